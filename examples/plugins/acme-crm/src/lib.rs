@@ -1,0 +1,205 @@
+//! Appointments and orders in the Acme back office: the authoring example of DESIGN.md.
+
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! {
+    namespace = "acme",
+    engine = ">=0.1, <2",
+    display_name = "Acme",
+    description = {
+        "en-US": "Order status and appointments from the Acme back office.",
+        "it-IT": "Stato degli ordini e appuntamenti dal gestionale Acme.",
+    },
+}
+
+/// The arguments of `book_appointment`.
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct BookAppointment {
+    /// The patient's id in the CRM, such as `p-1042`.
+    pub patient_id: String,
+    /// Day of the appointment, ISO 8601 (`2026-12-01`).
+    pub date: String,
+    /// Free note for the clinic; null when there is none.
+    pub note: Option<String>,
+}
+
+/// A booked appointment.
+#[derive(Debug, Serialize, JsonSchema, PartialEq)]
+pub struct Booking {
+    /// The booking's id, stable for the same patient and day.
+    pub id: String,
+    pub patient_id: String,
+    pub date: String,
+    pub note: Option<String>,
+}
+
+/// Book an appointment in the CRM for a patient on a day. Booking the same patient on
+/// the same day again returns the same booking.
+#[define_tool(
+    summary = {
+        "en-US": "Books an appointment in the CRM.",
+        "it-IT": "Prenota un appuntamento nel CRM.",
+    },
+    category = "crm",
+    idempotent,
+    example = r#"{ "patient_id": "p-1042", "date": "2026-12-01", "note": null }"#,
+    example = r#"{ "patient_id": "p-7", "date": "2027-01-15", "note": "Needs a wheelchair ramp." }"#,
+)]
+pub async fn book_appointment(args: BookAppointment) -> Result<Booking, ToolError> {
+    let date = parse_iso_date(&args.date)?;
+    if args.patient_id.trim().is_empty() {
+        return Err(ToolError::invalid_arguments(
+            "`patient_id` is empty: pass the patient's CRM id, such as `p-1042`",
+        ));
+    }
+    Ok(Booking {
+        id: format!("bk-{}-{}", args.patient_id, date.replace('-', "")),
+        patient_id: args.patient_id,
+        date,
+        note: args.note.filter(|note| !note.trim().is_empty()),
+    })
+}
+
+/// Checks `YYYY-MM-DD` (strict mode has no `format`, so the body validates).
+fn parse_iso_date(text: &str) -> Result<String, ToolError> {
+    let invalid = || {
+        ToolError::invalid_arguments(format!(
+            "`date` must be an ISO 8601 day such as `2026-12-01`, not `{text}`"
+        ))
+    };
+    let parts: Vec<&str> = text.split('-').collect();
+    let [year, month, day] = parts.as_slice() else {
+        return Err(invalid());
+    };
+    let number = |part: &str, len: usize| {
+        (part.len() == len && part.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| part.parse::<u32>().ok())
+            .flatten()
+    };
+    let (Some(_), Some(month), Some(day)) = (number(year, 4), number(month, 2), number(day, 2))
+    else {
+        return Err(invalid());
+    };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return Err(invalid());
+    }
+    Ok(text.to_owned())
+}
+
+/// Where an order is in its life.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, ToolArgs, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderState {
+    Received,
+    Shipped,
+    Delivered,
+    Returned,
+}
+
+/// The arguments of `find_orders`.
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct FindOrders {
+    /// The customer's id, such as `c-12`.
+    pub customer_id: String,
+    /// Only orders in this state; null for every state.
+    pub state: Option<OrderState>,
+}
+
+/// One order.
+#[derive(Debug, Serialize, JsonSchema, PartialEq)]
+pub struct Order {
+    pub order_id: String,
+    pub state: OrderState,
+}
+
+/// List a customer's orders, optionally only those in one state.
+#[define_tool(
+    summary = { "en-US": "Lists a customer's orders.", "it-IT": "Elenca gli ordini di un cliente." },
+    category = "orders",
+    read_only,
+    example = r#"{ "customer_id": "c-12", "state": "shipped" }"#,
+)]
+pub async fn find_orders(args: FindOrders, ctx: &ToolContext) -> Vec<Order> {
+    let _ = ctx;
+    const BOOK: &[(&str, &str, OrderState)] = &[
+        ("c-12", "o-1001", OrderState::Delivered),
+        ("c-12", "o-1002", OrderState::Shipped),
+        ("c-12", "o-1003", OrderState::Returned),
+        ("c-40", "o-2001", OrderState::Received),
+    ];
+    BOOK.iter()
+        .filter(|(customer, _, state)| {
+            *customer == args.customer_id && args.state.is_none_or(|wanted| wanted == *state)
+        })
+        .map(|(_, order_id, state)| Order {
+            order_id: (*order_id).to_owned(),
+            state: *state,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run<F: std::future::Future>(future: F) -> F::Output {
+        // The tools never wait on anything, so one poll completes them.
+        let waker = std::task::Waker::noop();
+        let mut context = std::task::Context::from_waker(waker);
+        match std::pin::pin!(future).poll(&mut context) {
+            std::task::Poll::Ready(output) => output,
+            std::task::Poll::Pending => unreachable!("the example tools never wait"),
+        }
+    }
+
+    #[test]
+    fn booking_is_stable_for_the_same_patient_and_day() {
+        let args = || BookAppointment {
+            patient_id: "p-1".into(),
+            date: "2026-12-01".into(),
+            note: Some(" ".into()),
+        };
+        let first = run(book_appointment(args())).unwrap();
+        assert_eq!(first, run(book_appointment(args())).unwrap());
+        assert_eq!(first.id, "bk-p-1-20261201");
+        assert_eq!(first.note, None, "a blank note is no note");
+    }
+
+    #[test]
+    fn booking_rejects_a_date_that_is_not_iso() {
+        let args = BookAppointment {
+            patient_id: "p-1".into(),
+            date: "01/12/2026".into(),
+            note: None,
+        };
+        let error = run(book_appointment(args)).unwrap_err();
+        assert!(error.message().contains("ISO 8601"), "{error}");
+    }
+
+    #[test]
+    fn orders_filter_by_state() {
+        let ctx = ToolContext::new();
+        let shipped = run(find_orders(
+            FindOrders {
+                customer_id: "c-12".into(),
+                state: Some(OrderState::Shipped),
+            },
+            &ctx,
+        ));
+        assert_eq!(
+            shipped,
+            [Order {
+                order_id: "o-1002".into(),
+                state: OrderState::Shipped
+            }]
+        );
+        let all = run(find_orders(
+            FindOrders {
+                customer_id: "c-12".into(),
+                state: None,
+            },
+            &ctx,
+        ));
+        assert_eq!(all.len(), 3);
+    }
+}

@@ -1,0 +1,144 @@
+//! The `key`, `key = value` argument lists shared by `#[define_tool(...)]`, `plugin! {...}`
+//! and `#[tool_args(...)]`, parsed into typed values that keep their spans.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{braced, Ident, LitBool, LitStr, Token};
+
+use crate::errors::Errors;
+use crate::localized::Localized;
+
+/// One `key` or `key = value`.
+pub struct Arg {
+    pub key: Ident,
+    pub value: Value,
+}
+
+/// What stands after `=`, or nothing.
+pub enum Value {
+    Flag,
+    Str(LitStr),
+    Bool(LitBool),
+    Map(Localized),
+    Path(syn::Path),
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        // `crate` is a keyword: accept it as a key.
+        let key = Ident::parse_any(input)?;
+        if !input.peek(Token![=]) {
+            return Ok(Self {
+                key,
+                value: Value::Flag,
+            });
+        }
+        input.parse::<Token![=]>()?;
+        let value = if input.peek(syn::token::Brace) {
+            let content;
+            let brace = braced!(content in input);
+            Value::Map(Localized::parse_map(brace.span.join(), &content)?)
+        } else if input.peek(LitStr) {
+            Value::Str(input.parse()?)
+        } else if input.peek(LitBool) {
+            Value::Bool(input.parse()?)
+        } else if key == "crate" {
+            Value::Path(input.parse()?)
+        } else {
+            return Err(input.error(
+                "expected a string literal, `true`/`false` or a `{ \"tag\": \"text\" }` map",
+            ));
+        };
+        Ok(Self { key, value })
+    }
+}
+
+/// Parses a comma-separated list of arguments.
+pub fn parse_args(input: ParseStream) -> syn::Result<Vec<Arg>> {
+    Ok(Punctuated::<Arg, Token![,]>::parse_terminated(input)?
+        .into_iter()
+        .collect())
+}
+
+/// A setting that may be given once; the second occurrence is reported there.
+pub struct Once<T>(Option<T>);
+
+impl<T> Default for Once<T> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
+impl<T> Once<T> {
+    pub fn set(&mut self, key: &Ident, value: T, errors: &mut Errors) {
+        if self.0.is_some() {
+            errors.at(key.span(), format_args!("`{key}` is set multiple times"));
+        } else {
+            self.0 = Some(value);
+        }
+    }
+
+    pub fn get(self) -> Option<T> {
+        self.0
+    }
+}
+
+impl Arg {
+    /// The value as a string literal, or an error saying so.
+    pub fn string(self, errors: &mut Errors) -> Option<LitStr> {
+        match self.value {
+            Value::Str(lit) => Some(lit),
+            _ => self.expected("a string literal", errors),
+        }
+    }
+
+    /// The value as LocalizedText: a string or a `{ "tag": "text" }` map.
+    pub fn localized(self, errors: &mut Errors) -> Option<Localized> {
+        match self.value {
+            Value::Str(lit) => Some(Localized::Plain(lit)),
+            Value::Map(map) => Some(map),
+            _ => self.expected("a string or a `{ \"en-US\": \"...\" }` map", errors),
+        }
+    }
+
+    /// A flag: `key` (true) or `key = true|false`.
+    pub fn flag(self, errors: &mut Errors) -> Option<(bool, Span)> {
+        match self.value {
+            Value::Flag => Some((true, self.key.span())),
+            Value::Bool(lit) => Some((lit.value, lit.span)),
+            _ => self.expected("nothing or `true`/`false`", errors),
+        }
+    }
+
+    /// A path: `crate = ::renamed_sdk`.
+    pub fn path(self, errors: &mut Errors) -> Option<syn::Path> {
+        match self.value {
+            Value::Path(path) => Some(path),
+            _ => self.expected("a path such as `::plugin_sdk`", errors),
+        }
+    }
+
+    fn expected<T>(&self, what: &str, errors: &mut Errors) -> Option<T> {
+        errors.at(self.key.span(), format_args!("`{}` takes {what}", self.key));
+        None
+    }
+
+    /// Reports a key the item does not know, listing the ones it does.
+    pub fn unknown(&self, known: &[&str], errors: &mut Errors) {
+        errors.at(
+            self.key.span(),
+            format_args!(
+                "unknown attribute `{}`; expected one of: {}",
+                self.key,
+                known.join(", ")
+            ),
+        );
+    }
+}
+
+/// The path generated code uses to reach plugin-sdk: `crate = path`, else `::plugin_sdk`.
+pub fn sdk_path(krate: Option<syn::Path>) -> syn::Path {
+    krate.unwrap_or_else(|| syn::parse_quote!(::plugin_sdk))
+}

@@ -1,0 +1,36 @@
+//! Procedural macros of `plugin-sdk`. Depend on `plugin-sdk`, which re-exports them and
+//! everything their expansions need; this crate is an implementation detail.
+//!
+//! Each macro reads as parse → check → expand: the input becomes typed values that keep
+//! their spans, every rule is checked with errors accumulated, and only then is code
+//! generated. On an error the author's item is emitted unchanged beside it.
+#![forbid(unsafe_code)]
+
+mod attr;
+mod doc;
+mod errors;
+mod localized;
+mod names;
+mod plugin;
+mod tool;
+mod tool_args;
+
+use proc_macro::TokenStream;
+
+/// Registers an `async fn` as a tool. See `plugin_sdk` for the attributes.
+#[proc_macro_attribute]
+pub fn define_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tool::define_tool(attr.into(), item.into()).into()
+}
+
+/// Declares the crate's plugin: namespace, engine requirement, localized names.
+#[proc_macro]
+pub fn plugin(input: TokenStream) -> TokenStream {
+    plugin::plugin(input.into()).into()
+}
+
+/// Checks a type against strict mode and makes it usable in tool arguments.
+#[proc_macro_derive(ToolArgs, attributes(tool_args))]
+pub fn derive_tool_args(input: TokenStream) -> TokenStream {
+    tool_args::derive(input.into()).into()
+}

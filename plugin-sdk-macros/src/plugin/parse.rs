@@ -1,0 +1,95 @@
+//! The fields of `plugin! { ... }`, parsed and checked.
+
+use proc_macro2::Span;
+
+use crate::attr::{Arg, Once};
+use crate::errors::Errors;
+use crate::localized::Localized;
+use crate::names::check_namespace;
+
+const KEYS: &[&str] = &[
+    "namespace",
+    "engine",
+    "display_name",
+    "description",
+    "crate",
+];
+
+pub struct Manifest {
+    pub sdk: Option<syn::Path>,
+    pub namespace: String,
+    pub engine: String,
+    pub display_name: Option<Localized>,
+    pub description: Option<Localized>,
+}
+
+impl Manifest {
+    pub fn from_args(args: Vec<Arg>, errors: &mut Errors) -> Self {
+        let mut namespace = Once::default();
+        let mut engine = Once::default();
+        let mut display_name = Once::default();
+        let mut description = Once::default();
+        let mut krate = Once::default();
+        for arg in args {
+            let key = arg.key.clone();
+            match key.to_string().as_str() {
+                "namespace" => arg.string(errors).map(|v| namespace.set(&key, v, errors)),
+                "engine" => arg.string(errors).map(|v| engine.set(&key, v, errors)),
+                "display_name" => arg
+                    .localized(errors)
+                    .map(|v| display_name.set(&key, v, errors)),
+                "description" => arg
+                    .localized(errors)
+                    .map(|v| description.set(&key, v, errors)),
+                "crate" => arg.path(errors).map(|v| krate.set(&key, v, errors)),
+                _ => Some(arg.unknown(KEYS, errors)),
+            };
+        }
+
+        let namespace = match namespace.get() {
+            Some(lit) => checked_namespace(lit.value(), lit.span(), errors),
+            None => default_namespace(errors),
+        };
+        let engine = match engine.get() {
+            Some(lit) => {
+                if let Err(error) = semver::VersionReq::parse(&lit.value()) {
+                    errors.at(lit.span(), format_args!("`{}` is not a semver requirement ({error}): write one such as `>=0.1, <2`", lit.value()));
+                }
+                lit.value()
+            }
+            None => {
+                errors.at(Span::call_site(), "`plugin!` needs `engine = \"...\"`, the engine versions this plugin supports, such as `engine = \">=0.1, <2\"`");
+                String::new()
+            }
+        };
+        let display_name = display_name.get();
+        let description = description.get();
+        for text in [&display_name, &description].into_iter().flatten() {
+            text.check(errors);
+        }
+        Self {
+            sdk: krate.get(),
+            namespace,
+            engine,
+            display_name,
+            description,
+        }
+    }
+}
+
+fn checked_namespace(namespace: String, span: Span, errors: &mut Errors) -> String {
+    if let Err(message) = check_namespace(&namespace) {
+        errors.at(span, message);
+    }
+    namespace
+}
+
+/// The package name in kebab-case, when no `namespace` is given.
+fn default_namespace(errors: &mut Errors) -> String {
+    let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+    let namespace = package.replace('_', "-").to_ascii_lowercase();
+    if let Err(message) = check_namespace(&namespace) {
+        errors.at(Span::call_site(), format_args!("the namespace defaults to the package name, but {message}; set `namespace = \"...\"`"));
+    }
+    namespace
+}

@@ -1,0 +1,161 @@
+//! The rules a tool function must follow; each error says what to write instead.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{FnArg, ItemFn, ReturnType, Type};
+
+use super::parse::ToolAttrs;
+use crate::attr::sdk_path;
+use crate::doc::doc_comment;
+use crate::errors::Errors;
+use crate::localized::Localized;
+use crate::names;
+
+/// A checked tool, ready to expand.
+pub struct Tool<'a> {
+    pub sdk: syn::Path,
+    pub function: &'a ItemFn,
+    pub name: String,
+    pub description: String,
+    pub summary: Option<Localized>,
+    pub category: Option<String>,
+    pub annotations: Annotations,
+    /// Example arguments, re-serialized as compact JSON.
+    pub examples: Vec<String>,
+    pub strict: bool,
+    pub params: Vec<&'a Type>,
+    pub output: Output<'a>,
+}
+
+pub struct Annotations {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+}
+
+/// How the function's return type becomes the tool's output.
+pub enum Output<'a> {
+    /// `-> Result<T, E>`: `T` is the output, `E` converts into `ToolError`.
+    Result(&'a Type),
+    /// `-> T`.
+    Value(&'a Type),
+    /// No return type: `()`.
+    Unit,
+}
+
+pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> Tool<'a> {
+    let signature = &function.sig;
+    if signature.asyncness.is_none() {
+        errors.at(
+            signature.fn_token.span,
+            "a tool is an `async fn`: write `async fn` here",
+        );
+    }
+    if !signature.generics.params.is_empty() || signature.generics.where_clause.is_some() {
+        errors.at(signature.generics.span(), "a tool function cannot be generic: name concrete types (references need no lifetime, write `&ToolContext`)");
+    }
+    if let Some(variadic) = &signature.variadic {
+        errors.at(variadic.span(), "a tool function cannot be variadic");
+    }
+
+    let name = match &attrs.name {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (signature.ident.to_string(), signature.ident.span()),
+    };
+    if let Err(message) = names::check_tool_name(&name.0) {
+        errors.at(name.1, message);
+    }
+
+    let description = doc_comment(&function.attrs).unwrap_or_else(|| {
+        errors.at(signature.ident.span(), "a tool needs a doc comment: it is the description the model reads; add `/// What the tool does, in English.` above the function");
+        String::new()
+    });
+
+    if let Some(summary) = &attrs.summary {
+        summary.check(errors);
+    }
+    let category = attrs.category.map(|lit| {
+        if let Err(message) = names::check_category(&lit.value()) {
+            errors.at(lit.span(), message);
+        }
+        lit.value()
+    });
+    let examples = attrs
+        .examples
+        .iter()
+        .filter_map(|lit| check_example(lit, errors))
+        .collect();
+
+    let mut params = Vec::new();
+    for input in &signature.inputs {
+        match input {
+            FnArg::Typed(typed) => params.push(&*typed.ty),
+            FnArg::Receiver(receiver) => {
+                errors.at(receiver.span(), "a tool is a free function: remove `self`")
+            }
+        }
+    }
+
+    let output = match &signature.output {
+        ReturnType::Default => Output::Unit,
+        ReturnType::Type(_, ty) if is_result(ty) => Output::Result(ty),
+        ReturnType::Type(_, ty) => Output::Value(ty),
+    };
+
+    Tool {
+        sdk: sdk_path(attrs.krate),
+        function,
+        name: name.0,
+        description,
+        summary: attrs.summary,
+        category,
+        annotations: Annotations {
+            read_only: attrs.read_only.map(|(value, _)| value),
+            destructive: attrs.destructive.map(|(value, _)| value),
+            idempotent: attrs.idempotent.map(|(value, _)| value),
+            open_world: attrs.open_world.map(|(value, _)| value),
+        },
+        examples,
+        strict: attrs.strict.is_none_or(|(value, _)| value),
+        params,
+        output,
+    }
+}
+
+/// An example must be a JSON object: the arguments the model would send.
+fn check_example(lit: &syn::LitStr, errors: &mut Errors) -> Option<String> {
+    let fail = |errors: &mut Errors, message: String| {
+        errors.at(lit.span(), message);
+        None
+    };
+    match serde_json::from_str::<serde_json::Value>(&lit.value()) {
+        Ok(value @ serde_json::Value::Object(_)) => Some(value.to_string()),
+        Ok(_) => fail(errors, "an example is the arguments object the model would send: write `r#\"{ \"field\": ... }\"#`".into()),
+        Err(error) => fail(errors, format!("this example is not valid JSON ({error}): write the arguments object, e.g. `r#\"{{ \"city\": \"Rome\" }}\"#`")),
+    }
+}
+
+/// `Result<..>` by its last path segment, so `io::Result` and aliases named `Result`
+/// count; the conversion is then checked by the `IntoToolResult` bound.
+fn is_result(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) => {
+            path.qself.is_none()
+                && path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|segment| segment.ident == "Result")
+        }
+        _ => false,
+    }
+}
+
+/// The span of the whole return type, or of the function name without one.
+pub fn output_span(function: &ItemFn) -> Span {
+    match &function.sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => function.sig.ident.span(),
+    }
+}

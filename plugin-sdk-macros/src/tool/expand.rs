@@ -1,0 +1,186 @@
+//! The registration of a checked tool: the author's function, unchanged, and beside it
+//! a constant descriptor submitted to the engine's registry.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::check::{output_span, Output, Tool};
+use crate::localized::expand_option;
+
+pub fn tool(tool: &Tool) -> TokenStream {
+    let Tool {
+        sdk,
+        function,
+        name,
+        description,
+        ..
+    } = tool;
+    let private = quote!(#sdk::__private);
+    let ident = &function.sig.ident;
+    let params = &tool.params;
+    let bindings: Vec<_> = (0..params.len())
+        .map(|i| format_ident!("__param{i}"))
+        .collect();
+
+    // Each bound is checked at the author's type, so an error points at it.
+    let param_checks = params
+        .iter()
+        .map(|ty| quote_spanned!(ty.span()=> #private::assert_param::<#ty>();));
+    let output_ty = match &tool.output {
+        Output::Result(ty) => quote!(<#ty as #private::IntoToolResult>::Output),
+        Output::Value(ty) => quote!(#ty),
+        Output::Unit => quote!(()),
+    };
+    let output_check =
+        quote_spanned!(output_span(function)=> #private::assert_output::<#output_ty>(););
+    let into_output = match &tool.output {
+        Output::Result(_) => quote!(#private::IntoToolResult::into_tool_result(__returned)?),
+        Output::Value(_) | Output::Unit => quote!(__returned),
+    };
+
+    let arguments_count =
+        quote!(0usize #(+ <#params as #private::ToolParam<'static>>::ARGUMENTS as usize)*);
+    let params_strict = quote!(true #(&& <#params as #private::ToolParam<'static>>::STRICT)*);
+    let strict = tool.strict;
+    let input_schemas = params
+        .iter()
+        .map(|ty| quote!(<#ty as #private::ToolParam<'static>>::input_schema));
+    let argument_checks: Vec<_> = params
+        .iter()
+        .map(|ty| quote!(<#ty as #private::ToolParam<'static>>::check_arguments))
+        .collect();
+
+    let summary = expand_option(tool.summary.as_ref(), sdk);
+    let category = match &tool.category {
+        Some(category) => quote!(::core::option::Option::Some(#category)),
+        None => quote!(::core::option::Option::None),
+    };
+    let hint = |value: Option<bool>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let (read_only, destructive, idempotent, open_world) = (
+        hint(tool.annotations.read_only),
+        hint(tool.annotations.destructive),
+        hint(tool.annotations.idempotent),
+        hint(tool.annotations.open_world),
+    );
+    let examples = &tool.examples;
+    let example_tests = example_tests(tool, &arguments_count, &argument_checks);
+
+    quote! {
+        #function
+
+        const _: () = {
+            #[allow(dead_code)]
+            fn __assert_signature() {
+                #(#param_checks)*
+                #output_check
+            }
+
+            const __ARGUMENTS: usize = #arguments_count;
+            const _: () = if __ARGUMENTS > 1 {
+                ::core::panic!("a tool takes one arguments struct (`#[derive(ToolArgs)]`): put every field the model fills into that one struct")
+            };
+            const _: () = if #strict && !(#params_strict) {
+                ::core::panic!("the arguments type opted out of strict mode (`#[tool_args(strict = false)]`): mark the tool `#[define_tool(strict = false)]` too")
+            };
+
+            fn __input_schema() -> #private::Schema {
+                #private::first_input_schema(&[#(#input_schemas),*])
+            }
+
+            fn __output_schema() -> #private::Schema {
+                #private::output_schema_for::<#output_ty>()
+            }
+
+            fn __call<'a>(
+                __input: #private::CallInput<'a>,
+            ) -> #private::BoxFuture<'a, ::core::result::Result<::std::string::String, #private::ToolError>> {
+                ::std::boxed::Box::pin(async move {
+                    if __ARGUMENTS == 0 {
+                        #private::expect_no_arguments(__input.arguments())?;
+                    }
+                    #(let #bindings = <#params as #private::ToolParam<'a>>::extract(&__input)?;)*
+                    let __returned = #ident(#(#bindings),*).await;
+                    let __output = #into_output;
+                    #private::serialize_output(&__output)
+                })
+            }
+
+            fn __plugin() -> &'static #private::PluginManifest {
+                // Finds the trait that `plugin!` defines at the crate root; see `__private`.
+                #[allow(unused_imports)]
+                use crate::*;
+                #[allow(unused_imports)]
+                use #private::NoPluginYet as _;
+                #private::declared_plugin((&#private::PluginProbe).__plugin_sdk_plugin())
+            }
+
+            #private::inventory::submit! {
+                #private::ToolDescriptor {
+                    name: #name,
+                    description: #description,
+                    summary: #summary,
+                    category: #category,
+                    annotations: #private::ToolAnnotations {
+                        read_only: #read_only,
+                        destructive: #destructive,
+                        idempotent: #idempotent,
+                        open_world: #open_world,
+                    },
+                    strict: #strict,
+                    examples: &[#(#examples),*],
+                    plugin: __plugin,
+                    input_schema: __input_schema,
+                    output_schema: __output_schema,
+                    call: __call,
+                    location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
+                }
+            }
+        };
+
+        #example_tests
+    }
+}
+
+/// One unit test per example, deserializing it into the tool's parameters.
+fn example_tests(
+    tool: &Tool,
+    arguments_count: &TokenStream,
+    argument_checks: &[TokenStream],
+) -> TokenStream {
+    if tool.examples.is_empty() {
+        return TokenStream::new();
+    }
+    let private = {
+        let sdk = &tool.sdk;
+        quote!(#sdk::__private)
+    };
+    let module = format_ident!("__{}_examples", tool.function.sig.ident);
+    let tests = tool.examples.iter().enumerate().map(|(index, example)| {
+        let test = format_ident!("example_{}", index + 1);
+        let name = &tool.name;
+        quote! {
+            #[test]
+            fn #test() {
+                if let ::core::result::Result::Err(error) =
+                    #private::check_example(#example, #arguments_count, &[#(#argument_checks),*])
+                {
+                    ::core::panic!("example {} of tool `{}` does not fit its arguments: {}", #index + 1, #name, error);
+                }
+            }
+        }
+    });
+    quote! {
+        #[cfg(test)]
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        mod #module {
+            #[allow(unused_imports)]
+            use super::*;
+            #(#tests)*
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! The arguments of `#[define_tool(...)]`, typed, each keeping its span.
+
+use proc_macro2::Span;
+use syn::LitStr;
+
+use crate::attr::{Arg, Once};
+use crate::errors::Errors;
+use crate::localized::Localized;
+
+pub const KEYS: &[&str] = &[
+    "name",
+    "summary",
+    "category",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "example",
+    "strict",
+    "crate",
+];
+
+#[derive(Default)]
+pub struct ToolAttrs {
+    pub name: Option<LitStr>,
+    pub summary: Option<Localized>,
+    pub category: Option<LitStr>,
+    pub read_only: Option<(bool, Span)>,
+    pub destructive: Option<(bool, Span)>,
+    pub idempotent: Option<(bool, Span)>,
+    pub open_world: Option<(bool, Span)>,
+    pub examples: Vec<LitStr>,
+    pub strict: Option<(bool, Span)>,
+    pub krate: Option<syn::Path>,
+}
+
+impl ToolAttrs {
+    /// Sorts the arguments into fields; unknown keys and repeated ones are errors.
+    pub fn from_args(args: Vec<Arg>, errors: &mut Errors) -> Self {
+        let mut name = Once::default();
+        let mut summary = Once::default();
+        let mut category = Once::default();
+        let mut read_only = Once::default();
+        let mut destructive = Once::default();
+        let mut idempotent = Once::default();
+        let mut open_world = Once::default();
+        let mut strict = Once::default();
+        let mut krate = Once::default();
+        let mut examples = Vec::new();
+        for arg in args {
+            let key = arg.key.clone();
+            match key.to_string().as_str() {
+                "name" => arg.string(errors).map(|v| name.set(&key, v, errors)),
+                "summary" => arg.localized(errors).map(|v| summary.set(&key, v, errors)),
+                "category" => arg.string(errors).map(|v| category.set(&key, v, errors)),
+                "read_only" => arg.flag(errors).map(|v| read_only.set(&key, v, errors)),
+                "destructive" => arg.flag(errors).map(|v| destructive.set(&key, v, errors)),
+                "idempotent" => arg.flag(errors).map(|v| idempotent.set(&key, v, errors)),
+                "open_world" => arg.flag(errors).map(|v| open_world.set(&key, v, errors)),
+                "strict" => arg.flag(errors).map(|v| strict.set(&key, v, errors)),
+                "crate" => arg.path(errors).map(|v| krate.set(&key, v, errors)),
+                "example" => arg.string(errors).map(|v| examples.push(v)),
+                _ => Some(arg.unknown(KEYS, errors)),
+            };
+        }
+        Self {
+            name: name.get(),
+            summary: summary.get(),
+            category: category.get(),
+            read_only: read_only.get(),
+            destructive: destructive.get(),
+            idempotent: idempotent.get(),
+            open_world: open_world.get(),
+            examples,
+            strict: strict.get(),
+            krate: krate.get(),
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! The serde and schemars attributes strict mode forbids, and the shapes it cannot
+//! express. Field types are checked by rustc, through the `StrictSchema` bounds that
+//! `expand` emits at each field.
+
+use super::parse::{Field, Input, Key, Shape};
+use crate::errors::Errors;
+
+/// Where an attribute stands, since what is allowed differs.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    Container,
+    Field,
+    Variant,
+}
+
+/// Forbidden keys: (tool, key, where it is forbidden, why and what to write instead).
+const FORBIDDEN: &[(&str, &str, &[Place], &str)] = &[
+    ("serde", "default", &[Place::Container, Place::Field], "`#[serde(default)]` makes a field omittable, which strict mode does not allow: make it `Option<T>` (nullable, always sent) and apply the default in the tool body"),
+    ("serde", "skip", &[Place::Field, Place::Variant], "a skipped field is not something the model sends: remove it from the arguments and compute it in the tool body"),
+    ("serde", "skip_deserializing", &[Place::Field, Place::Variant], "a skipped field is not something the model sends: remove it from the arguments and compute it in the tool body"),
+    ("serde", "deserialize_with", &[Place::Field, Place::Variant], "a custom deserializer transforms the value, so the schema would not describe what the model sends: take the plain type and convert it in the tool body"),
+    ("serde", "with", &[Place::Field, Place::Variant], "`with` transforms the value, so the schema would not describe what the model sends: take the plain type and convert it in the tool body"),
+    ("serde", "from", &[Place::Container], "`from` converts after parsing, so the schema would describe another type: derive on the type the model sends and convert in the tool body"),
+    ("serde", "try_from", &[Place::Container], "`try_from` converts after parsing, so the schema would describe another type: derive on the type the model sends and validate in the tool body"),
+    ("serde", "transparent", &[Place::Container], "`transparent` hides the type behind its field: use the field's type directly"),
+    ("serde", "flatten", &[Place::Field], "`flatten` merges another type's properties into this object (and a flattened map opens it): nest it as a named field, or write its fields out"),
+    ("schemars", "with", &[Place::Container, Place::Field, Place::Variant], "`#[schemars(with)]` replaces the schema without the strict checks: let the type give its own schema"),
+    ("schemars", "schema_with", &[Place::Container, Place::Field, Place::Variant], "`#[schemars(schema_with)]` replaces the schema without the strict checks: let the type give its own schema"),
+    ("schemars", "default", &[Place::Container, Place::Field], "`#[schemars(default)]` makes a field omittable, which strict mode does not allow: make it `Option<T>` and apply the default in the tool body"),
+];
+
+pub fn rules(input: &Input, errors: &mut Errors) {
+    if !input.strict {
+        return;
+    }
+    check_keys(&input.keys, Place::Container, errors);
+    match &input.shape {
+        Shape::Named(fields) => check_fields(fields, errors),
+        Shape::Newtype(field) => check_fields(std::slice::from_ref(field), errors),
+        Shape::Unsupported { span, what } => errors.at(
+            *span,
+            format_args!("{what}, which strict mode does not accept: tool arguments are a struct with named fields, `struct Name {{ field: Type }}`"),
+        ),
+        Shape::Enum(variants) => {
+            for variant in variants {
+                check_keys(&variant.keys, Place::Variant, errors);
+                check_fields(&variant.fields, errors);
+                if variant.is_tuple {
+                    errors.at(
+                        variant.ident.span(),
+                        "a tuple variant renders as a positional array, which strict mode does not accept: give it named fields, `Variant { field: Type }`",
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_fields(fields: &[Field], errors: &mut Errors) {
+    for field in fields {
+        check_keys(&field.keys, Place::Field, errors);
+    }
+}
+
+fn check_keys(keys: &[Key], place: Place, errors: &mut Errors) {
+    for key in keys {
+        let rule = FORBIDDEN.iter().find(|(tool, name, places, _)| {
+            *tool == key.tool && *name == key.name && places.contains(&place)
+        });
+        if let Some((tool, name, _, why)) = rule {
+            errors.at(
+                key.span,
+                format_args!("`#[{tool}({name})]` is not allowed in tool arguments: {why}"),
+            );
+        }
+    }
+}

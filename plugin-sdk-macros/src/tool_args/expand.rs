@@ -1,0 +1,110 @@
+//! The impls: `StrictSchema` with a bound per field at the field's own type, and for a
+//! struct with named fields, `ToolArgs` and the `ToolParam` that deserializes it.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{parse_quote, Generics};
+
+use super::parse::{Field, Input, Shape};
+
+pub fn impls(input: &Input) -> TokenStream {
+    let sdk = &input.sdk;
+    let private = quote!(#sdk::__private);
+    let ident = &input.ast.ident;
+    let bounded = bounded_generics(&input.ast.generics, &parse_quote!(#private::StrictSchema));
+    let (impl_generics, type_generics, where_clause) = bounded.split_for_impl();
+
+    let param = if matches!(input.shape, Shape::Named(_)) {
+        tool_param(input)
+    } else {
+        TokenStream::new()
+    };
+    if !input.strict {
+        return param;
+    }
+
+    let field_checks = fields(&input.shape).map(|field| {
+        let ty = field.ty;
+        quote_spanned!(ty.span()=> #private::assert_strict::<#ty>();)
+    });
+    let arguments = matches!(input.shape, Shape::Named(_)).then(|| {
+        let mut generics = bounded.clone();
+        generics
+            .make_where_clause()
+            .predicates
+            .push(parse_quote!(#ident #type_generics: #private::DeserializeOwned));
+        let where_clause = &generics.where_clause;
+        quote!(impl #impl_generics #private::ToolArgs for #ident #type_generics #where_clause {})
+    });
+    quote! {
+        impl #impl_generics #private::StrictSchema for #ident #type_generics #where_clause {}
+
+        const _: () = {
+            #[allow(dead_code)]
+            fn __assert_fields #impl_generics () #where_clause {
+                #(#field_checks)*
+            }
+        };
+
+        #arguments
+        #param
+    }
+}
+
+/// `ToolParam` for the arguments struct: deserialized from the model's JSON.
+fn tool_param(input: &Input) -> TokenStream {
+    let sdk = &input.sdk;
+    let private = quote!(#sdk::__private);
+    let ident = &input.ast.ident;
+    let strict = input.strict;
+    let bound: syn::TypeParamBound = if strict {
+        parse_quote!(#private::StrictSchema)
+    } else {
+        parse_quote!(#private::JsonSchema)
+    };
+    let mut generics = bounded_generics(&input.ast.generics, &bound);
+    let (_, type_generics, _) = input.ast.generics.split_for_impl();
+    generics.params.insert(0, parse_quote!('__a));
+    generics
+        .make_where_clause()
+        .predicates
+        .push(parse_quote!(#ident #type_generics: #private::DeserializeOwned));
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    quote! {
+        impl #impl_generics #private::ToolParam<'__a> for #ident #type_generics #where_clause {
+            const ARGUMENTS: bool = true;
+            const STRICT: bool = #strict;
+
+            fn input_schema() -> ::core::option::Option<#private::Schema> {
+                ::core::option::Option::Some(#private::input_schema_for::<Self>(#strict))
+            }
+
+            fn check_arguments(arguments: &str) -> ::core::result::Result<(), #private::ToolError> {
+                #private::deserialize_arguments::<Self>(arguments).map(::core::mem::drop)
+            }
+
+            fn extract(input: &#private::CallInput<'__a>) -> ::core::result::Result<Self, #private::ToolError> {
+                #private::deserialize_arguments(input.arguments())
+            }
+        }
+    }
+}
+
+fn fields<'a>(shape: &'a Shape) -> Box<dyn Iterator<Item = &'a Field<'a>> + 'a> {
+    match shape {
+        Shape::Named(fields) => Box::new(fields.iter()),
+        Shape::Newtype(field) => Box::new(std::iter::once(field)),
+        Shape::Enum(variants) => Box::new(variants.iter().flat_map(|variant| &variant.fields)),
+        Shape::Unsupported { .. } => Box::new(std::iter::empty()),
+    }
+}
+
+/// The type's generics with `bound` on every type parameter, as serde does.
+fn bounded_generics(generics: &Generics, bound: &syn::TypeParamBound) -> Generics {
+    let mut generics = generics.clone();
+    for param in generics.type_params_mut() {
+        param.bounds.push(bound.clone());
+    }
+    generics
+}

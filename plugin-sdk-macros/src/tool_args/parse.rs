@@ -1,0 +1,153 @@
+//! The derive input in our own terms: shape, fields, and the serde and schemars
+//! attributes that matter to strict mode, each with its span.
+
+use proc_macro2::Span;
+use syn::punctuated::Punctuated;
+use syn::{Attribute, Data, DeriveInput, Fields, Meta, Token, Type};
+
+use crate::attr::{parse_args, sdk_path, Once};
+use crate::errors::Errors;
+
+pub struct Input<'a> {
+    pub ast: &'a DeriveInput,
+    pub sdk: syn::Path,
+    /// `false` with `#[tool_args(strict = false)]`.
+    pub strict: bool,
+    pub shape: Shape<'a>,
+    /// serde and schemars keys on the container.
+    pub keys: Vec<Key>,
+}
+
+pub enum Shape<'a> {
+    /// `struct S { a: A }`: the only shape that can be a tool's arguments.
+    Named(Vec<Field<'a>>),
+    /// `struct S(A)`: nested only, rendered as `A`.
+    Newtype(Field<'a>),
+    /// A tuple struct of several fields, a unit struct or a union.
+    Unsupported {
+        span: Span,
+        what: &'static str,
+    },
+    Enum(Vec<Variant<'a>>),
+}
+
+pub struct Field<'a> {
+    pub ty: &'a Type,
+    pub keys: Vec<Key>,
+}
+
+pub struct Variant<'a> {
+    pub ident: &'a syn::Ident,
+    /// Several unnamed fields: a positional array.
+    pub is_tuple: bool,
+    pub fields: Vec<Field<'a>>,
+    pub keys: Vec<Key>,
+}
+
+/// One key of a `#[serde(...)]` or `#[schemars(...)]` attribute: `serde(default)`.
+pub struct Key {
+    pub tool: &'static str,
+    pub name: String,
+    pub span: Span,
+}
+
+impl<'a> Input<'a> {
+    pub fn from_ast(ast: &'a DeriveInput, errors: &mut Errors) -> Self {
+        let (krate, strict) = tool_args_attrs(&ast.attrs, errors);
+        let shape = match &ast.data {
+            Data::Struct(data) => match &data.fields {
+                Fields::Named(named) => Shape::Named(fields(&named.named, errors)),
+                Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+                    Shape::Newtype(fields(&unnamed.unnamed, errors).remove(0))
+                }
+                Fields::Unnamed(_) => Shape::Unsupported { span: ast.ident.span(), what: "a tuple struct renders as a positional array" },
+                Fields::Unit => Shape::Unsupported { span: ast.ident.span(), what: "a unit struct renders as `null`" },
+            },
+            Data::Enum(data) => Shape::Enum(
+                data.variants
+                    .iter()
+                    .map(|variant| Variant {
+                        ident: &variant.ident,
+                        is_tuple: matches!(&variant.fields, Fields::Unnamed(f) if f.unnamed.len() > 1),
+                        fields: fields(&variant.fields, errors),
+                        keys: keys(&variant.attrs, errors),
+                    })
+                    .collect(),
+            ),
+            Data::Union(data) => Shape::Unsupported { span: data.union_token.span, what: "a union has no schema" },
+        };
+        Self {
+            ast,
+            sdk: sdk_path(krate),
+            strict,
+            shape,
+            keys: keys(&ast.attrs, errors),
+        }
+    }
+}
+
+fn fields<'a>(
+    fields: impl IntoIterator<Item = &'a syn::Field>,
+    errors: &mut Errors,
+) -> Vec<Field<'a>> {
+    fields
+        .into_iter()
+        .map(|field| Field {
+            ty: &field.ty,
+            keys: keys(&field.attrs, errors),
+        })
+        .collect()
+}
+
+/// The keys of every `#[serde(...)]` and `#[schemars(...)]` attribute.
+fn keys(attrs: &[Attribute], errors: &mut Errors) -> Vec<Key> {
+    let mut keys = Vec::new();
+    for attr in attrs {
+        let tool = if attr.path().is_ident("serde") {
+            "serde"
+        } else if attr.path().is_ident("schemars") {
+            "schemars"
+        } else {
+            continue;
+        };
+        match attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated) {
+            Ok(metas) => keys.extend(metas.iter().filter_map(|meta| {
+                let ident = meta.path().get_ident()?;
+                Some(Key {
+                    tool,
+                    name: ident.to_string(),
+                    span: ident.span(),
+                })
+            })),
+            Err(error) => errors.push(error),
+        }
+    }
+    keys
+}
+
+/// `#[tool_args(crate = path, strict = false)]`.
+fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<syn::Path>, bool) {
+    let mut krate = Once::default();
+    let mut strict = Once::default();
+    for attr in attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("tool_args"))
+    {
+        let args = match attr.parse_args_with(parse_args) {
+            Ok(args) => args,
+            Err(error) => {
+                errors.push(error);
+                continue;
+            }
+        };
+        for arg in args {
+            let key = arg.key.clone();
+            match key.to_string().as_str() {
+                "crate" => arg.path(errors).map(|v| krate.set(&key, v, errors)),
+                "strict" => arg.flag(errors).map(|(v, _)| strict.set(&key, v, errors)),
+                _ => Some(arg.unknown(&["crate", "strict"], errors)),
+            };
+        }
+    }
+    (krate.get(), strict.get().unwrap_or(true))
+}

@@ -1,0 +1,71 @@
+//! Write tools for an agent engine that links them statically.
+//!
+//! A plugin crate depends on `plugin-sdk`, `serde` and `schemars`, declares itself once
+//! with [`plugin!`], and annotates `async fn`s with [`define_tool`]. Each tool's arguments
+//! are a struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]`, checked at compile
+//! time against the strict-mode rules every model provider accepts. Linking the crate
+//! into an engine is what installs it: no list to keep anywhere.
+//!
+//! ```
+//! use plugin_sdk::prelude::*;
+//!
+//! plugin_sdk::plugin! {
+//!     namespace = "acme",
+//!     engine = ">=0.1, <2",
+//!     display_name = "Acme",
+//! }
+//!
+//! #[derive(Deserialize, JsonSchema, ToolArgs)]
+//! struct Lookup {
+//!     /// The order number, as printed on the receipt.
+//!     order: String,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Status {
+//!     shipped: bool,
+//! }
+//!
+//! /// Look up whether an order has shipped.
+//! #[define_tool(summary = { "en-US": "Order status", "it-IT": "Stato dell'ordine" }, read_only)]
+//! async fn order_status(args: Lookup) -> Result<Status, ToolError> {
+//!     Ok(Status { shipped: args.order.starts_with('S') })
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! See the README of the repository for every attribute and the strict-mode rules.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod context;
+mod error;
+mod localized;
+mod output;
+mod param;
+mod plugin;
+pub mod schema;
+mod strict;
+mod tool;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use context::ToolContext;
+pub use error::{ToolError, ToolErrorKind};
+pub use localized::LocalizedText;
+pub use output::{IntoToolResult, ToolOutput};
+pub use param::{CallInput, ToolParam};
+pub use plugin::{linked_plugins, PluginManifest};
+pub use strict::{OpenMap, StrictSchema, ToolArgs};
+pub use tool::{linked_tools, BoxFuture, CallFn, SourceLocation, ToolAnnotations, ToolDescriptor};
+
+pub use plugin_sdk_macros::{define_tool, plugin, ToolArgs};
+
+/// What a plugin module usually needs, in one import.
+pub mod prelude {
+    pub use crate::{define_tool, ToolArgs, ToolContext, ToolError};
+    pub use schemars::JsonSchema;
+    pub use serde::{Deserialize, Serialize};
+}

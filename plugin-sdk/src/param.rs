@@ -1,0 +1,72 @@
+//! Parameters of a tool function: the arguments and the extractors.
+
+use schemars::Schema;
+
+use crate::{ToolContext, ToolError};
+
+/// What a call hands to the parameters of a tool: the model's JSON arguments and the
+/// call's context.
+#[derive(Clone, Copy, Debug)]
+pub struct CallInput<'a> {
+    arguments: &'a str,
+    context: &'a ToolContext,
+}
+
+impl<'a> CallInput<'a> {
+    /// A call with `arguments` (JSON text) in `context`.
+    pub fn new(arguments: &'a str, context: &'a ToolContext) -> Self {
+        Self { arguments, context }
+    }
+
+    /// The arguments as the model sent them (JSON text).
+    pub fn arguments(&self) -> &'a str {
+        self.arguments
+    }
+
+    /// The call's context.
+    pub fn context(&self) -> &'a ToolContext {
+        self.context
+    }
+}
+
+/// A type a `#[define_tool]` function can take as a parameter.
+///
+/// The signature is the declaration: the one arguments struct (`#[derive(ToolArgs)]`),
+/// `&ToolContext`, and extractors that take what they need from the call. Each is built
+/// by [`ToolParam::extract`] before the tool runs.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a tool",
+    label = "not a tool parameter",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar) and `&ToolContext`",
+    note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
+)]
+pub trait ToolParam<'a>: Sized {
+    /// Whether this parameter is the tool's arguments, deserialized from the model's JSON.
+    /// A tool has at most one.
+    const ARGUMENTS: bool = false;
+
+    /// Whether this parameter keeps the tool strict; `false` for an arguments type with
+    /// `#[tool_args(strict = false)]`.
+    const STRICT: bool = true;
+
+    /// The strict JSON Schema of the arguments, for the arguments parameter.
+    fn input_schema() -> Option<Schema> {
+        None
+    }
+
+    /// Checks that `arguments` (JSON text) deserializes into this parameter; used by the
+    /// unit tests that `#[define_tool(example = ...)]` generates.
+    fn check_arguments(arguments: &str) -> Result<(), ToolError> {
+        let _ = arguments;
+        Ok(())
+    }
+
+    /// Builds the parameter for one call.
+    fn extract(input: &CallInput<'a>) -> Result<Self, ToolError>;
+}
+
+impl<'a> ToolParam<'a> for &'a ToolContext {
+    fn extract(input: &CallInput<'a>) -> Result<Self, ToolError> {
+        Ok(input.context)
+    }
+}

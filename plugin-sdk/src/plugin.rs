@@ -1,0 +1,33 @@
+//! The manifest of a plugin crate, declared once with `plugin_sdk::plugin! { ... }`.
+
+use crate::LocalizedText;
+
+/// Who a plugin is and which engines it supports. `plugin!` builds it at compile time.
+#[derive(Debug)]
+pub struct PluginManifest {
+    /// Prefix of every tool id: `<namespace>:<tool>`. Kebab-case, at most 32 characters.
+    pub namespace: &'static str,
+    /// The Cargo package that declared the plugin.
+    pub package: &'static str,
+    /// The package's version.
+    pub version: &'static str,
+    /// The semver requirement on the engine's version, checked by the macro's parser.
+    pub engine: &'static str,
+    /// How people see the plugin named; without it, the namespace.
+    pub display_name: Option<LocalizedText>,
+    /// One sentence on what the plugin's tools are for.
+    pub description: Option<LocalizedText>,
+}
+
+/// One linked plugin, as `plugin!` submits it to the registry.
+#[doc(hidden)]
+pub struct PluginEntry(pub &'static PluginManifest);
+
+inventory::collect!(PluginEntry);
+
+/// Every plugin manifest linked into this binary, in link order.
+pub fn linked_plugins() -> impl Iterator<Item = &'static PluginManifest> {
+    inventory::iter::<PluginEntry>
+        .into_iter()
+        .map(|entry| entry.0)
+}

@@ -1,0 +1,134 @@
+//! What generated code reaches, and nothing else. Not a public API: it changes with
+//! the macros, which are pinned to this crate's exact version.
+
+pub use inventory;
+pub use schemars::{JsonSchema, Schema};
+
+pub use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+pub use crate::output::{IntoToolResult, ToolOutput};
+pub use crate::param::{CallInput, ToolParam};
+pub use crate::plugin::{PluginEntry, PluginManifest};
+pub use crate::schema::{empty_object_schema, input_schema_for, output_schema_for};
+pub use crate::strict::{StrictSchema, ToolArgs};
+pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor};
+pub use crate::{LocalizedText, ToolContext, ToolError};
+
+/// Deserializes a tool's arguments, as a model-readable error on failure.
+pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
+    serde_json::from_str(arguments)
+        .map_err(|error| ToolError::invalid_arguments(format!("invalid arguments: {error}")))
+}
+
+/// Accepts the arguments of a tool that takes none: `{}` or `null`.
+pub fn expect_no_arguments(arguments: &str) -> Result<(), ToolError> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct NoArguments {}
+    deserialize_arguments::<Option<NoArguments>>(arguments).map(drop)
+}
+
+/// Serializes a tool's output to JSON text.
+pub fn serialize_output<T: Serialize>(output: &T) -> Result<String, ToolError> {
+    serde_json::to_string(output).map_err(|error| {
+        ToolError::with_kind(
+            crate::ToolErrorKind::Output,
+            format!("the tool's output could not be serialized: {error}"),
+        )
+    })
+}
+
+/// Checks one `example = ...` of a tool against its parameters (for generated tests).
+pub fn check_example(
+    example: &str,
+    arguments: usize,
+    checks: &[fn(&str) -> Result<(), ToolError>],
+) -> Result<(), ToolError> {
+    if arguments == 0 {
+        return expect_no_arguments(example);
+    }
+    checks.iter().try_for_each(|check| check(example))
+}
+
+/// The schema of the tool's arguments parameter, or the empty object without one.
+pub fn first_input_schema(candidates: &[fn() -> Option<Schema>]) -> Schema {
+    candidates
+        .iter()
+        .find_map(|candidate| candidate())
+        .unwrap_or_else(empty_object_schema)
+}
+
+// Compile-time assertions, called from generated code with the author's span so that
+// an unmet bound is reported at the offending type.
+
+/// The type is allowed in strict tool arguments.
+pub fn assert_strict<T: StrictSchema + ?Sized>() {}
+/// The type can be a parameter of a tool.
+pub fn assert_param<'a, T: ToolParam<'a>>() {}
+/// The type can be a tool's output.
+pub fn assert_output<T: ToolOutput>() {}
+
+// Finding the crate's plugin from a tool, wherever the tool is defined in the crate.
+//
+// `plugin!` defines, at the crate root, a trait implemented for `PluginProbe` whose
+// method answers `Declared`. A tool calls that method through `use crate::*`; when the
+// crate has no `plugin!`, method resolution falls back (by autoref) to `NoPluginYet`,
+// whose answer fails the `DeclaredPlugin` bound with a message saying to add one.
+
+/// The receiver of the plugin look-up.
+pub struct PluginProbe;
+
+/// What the look-up answers when the crate has a `plugin!`.
+pub struct Declared(pub &'static PluginManifest);
+
+/// What the look-up answers when it does not.
+pub struct NoPlugin;
+
+/// The fallback look-up, reached only when the crate root has no `plugin!`.
+pub trait NoPluginYet {
+    /// Answers that there is no plugin.
+    fn __plugin_sdk_plugin(&self) -> NoPlugin {
+        NoPlugin
+    }
+}
+
+impl NoPluginYet for &PluginProbe {}
+
+/// Proof that the crate declared its plugin.
+#[diagnostic::on_unimplemented(
+    message = "this crate defines a tool but has no `plugin_sdk::plugin! {{ ... }}`",
+    label = "this tool belongs to the crate's plugin, which is not declared",
+    note = "add `plugin_sdk::plugin! {{ namespace = \"...\", engine = \">=0.1\" }}` once, at the crate root (src/lib.rs), above the modules that define tools"
+)]
+pub trait DeclaredPlugin {
+    /// The crate's manifest.
+    fn manifest(self) -> &'static PluginManifest;
+}
+
+impl DeclaredPlugin for Declared {
+    fn manifest(self) -> &'static PluginManifest {
+        self.0
+    }
+}
+
+/// The manifest that the look-up found.
+pub fn declared_plugin<D: DeclaredPlugin>(found: D) -> &'static PluginManifest {
+    found.manifest()
+}
+
+/// Whether `module_path` is the root module of the crate `crate_name`.
+pub const fn is_crate_root(module_path: &str, crate_name: &str) -> bool {
+    let (a, b) = (module_path.as_bytes(), crate_name.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}

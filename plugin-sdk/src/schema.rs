@@ -1,0 +1,306 @@
+//! The canonical JSON Schemas of a tool, and the strict-mode checker the engine runs.
+//!
+//! Schemas come from schemars with every subschema inlined (a `$ref` remains only
+//! where a type contains itself), then [`make_canonical`] rewrites them into the form
+//! every provider accepts in strict mode, so none needs repair on the provider's side.
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema};
+use serde_json::{Map, Value};
+
+/// The arguments schema of `T`: strict (closed, every property required) when `strict`.
+pub fn input_schema_for<T: JsonSchema>(strict: bool) -> Schema {
+    generate::<T>(strict)
+}
+
+/// The output schema of `T`, in the same canonical form without forcing strictness.
+pub fn output_schema_for<T: JsonSchema>() -> Schema {
+    generate::<T>(false)
+}
+
+/// The schema of a tool that takes no arguments: the empty closed object.
+pub fn empty_object_schema() -> Schema {
+    let value = serde_json::json!({
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": false,
+    });
+    Schema::try_from(value).unwrap_or_default()
+}
+
+fn generate<T: JsonSchema>(strict: bool) -> Schema {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.meta_schema = None;
+            settings.inline_subschemas = true;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>();
+    if let Some(root) = schema.as_object_mut() {
+        // The root title is the Rust type's name: noise for the model.
+        root.remove("title");
+    }
+    let mut value = schema.to_value();
+    make_canonical(&mut value, strict);
+    Schema::try_from(value).unwrap_or_default()
+}
+
+/// Rewrites a schema (and every subschema) into the canonical form:
+///
+/// - `oneOf` becomes `anyOf`; `default` and `$schema` go; numeric `format`s (`int32`,
+///   `uint8`, ...) go, since strict mode has no numeric formats;
+/// - a `title` that schemars split from a doc comment joins the `description`;
+/// - a `$ref` with siblings becomes `anyOf: [{"$ref": ...}]` beside them;
+/// - with `strict`, every object is closed (`additionalProperties: false`, unless a
+///   schema is already there) and lists every property in `required`.
+///
+/// Applying it twice changes nothing.
+pub fn make_canonical(value: &mut Value, strict: bool) {
+    let Value::Object(node) = value else { return };
+    node.remove("$schema");
+    node.remove("default");
+    join_title_into_description(node);
+    if let Some(one_of) = node.remove("oneOf") {
+        match node.get_mut("anyOf") {
+            Some(Value::Array(any_of)) => any_of.extend(as_array(one_of)),
+            _ => {
+                node.insert("anyOf".into(), one_of);
+            }
+        }
+    }
+    if is_numeric(node) {
+        node.remove("format");
+    }
+    if node.contains_key("$ref") && node.len() > 1 {
+        if let Some(target) = node.remove("$ref") {
+            let reference = Value::Object(Map::from_iter([("$ref".to_owned(), target)]));
+            node.insert("anyOf".into(), Value::Array(vec![reference]));
+        }
+    }
+    if strict && is_object(node) {
+        node.entry("additionalProperties")
+            .or_insert(Value::Bool(false));
+        let keys: Vec<Value> = match node.get("properties") {
+            Some(Value::Object(properties)) => {
+                properties.keys().cloned().map(Value::String).collect()
+            }
+            _ => Vec::new(),
+        };
+        node.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        node.insert("required".into(), Value::Array(keys));
+    }
+    for child in subschemas_mut(node) {
+        make_canonical(child, strict);
+    }
+}
+
+fn join_title_into_description(node: &mut Map<String, Value>) {
+    let Some(Value::String(title)) = node.remove("title") else {
+        return;
+    };
+    let description = match node.get("description") {
+        Some(Value::String(rest)) => format!("{title}\n\n{rest}"),
+        _ => title,
+    };
+    node.insert("description".into(), Value::String(description));
+}
+
+fn as_array(value: Value) -> Vec<Value> {
+    match value {
+        Value::Array(items) => items,
+        other => vec![other],
+    }
+}
+
+fn types(node: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    let listed: &[Value] = match node.get("type") {
+        Some(Value::Array(list)) => list,
+        Some(single) => std::slice::from_ref(single),
+        None => &[],
+    };
+    listed.iter().filter_map(Value::as_str)
+}
+
+fn is_numeric(node: &Map<String, Value>) -> bool {
+    types(node).any(|t| t == "integer" || t == "number")
+}
+
+fn is_object(node: &Map<String, Value>) -> bool {
+    node.contains_key("properties") || types(node).any(|t| t == "object")
+}
+
+/// Keywords whose value is one subschema.
+const SINGLE_SUBSCHEMA: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+];
+/// Keywords whose value is a list of subschemas.
+const LIST_OF_SUBSCHEMAS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+/// Keywords whose value maps names to subschemas.
+const MAP_OF_SUBSCHEMAS: &[&str] = &["properties", "$defs", "definitions", "patternProperties"];
+
+fn subschemas_mut(node: &mut Map<String, Value>) -> Vec<&mut Value> {
+    let mut children = Vec::new();
+    for (key, value) in node.iter_mut() {
+        let key = key.as_str();
+        match value {
+            Value::Object(_) if SINGLE_SUBSCHEMA.contains(&key) => children.push(value),
+            Value::Array(list) if LIST_OF_SUBSCHEMAS.contains(&key) => {
+                children.extend(list.iter_mut())
+            }
+            Value::Object(map) if MAP_OF_SUBSCHEMAS.contains(&key) => {
+                children.extend(map.values_mut())
+            }
+            _ => {}
+        }
+    }
+    children
+}
+
+/// One way a schema breaks strict mode, with where and what to do instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON pointer to the offending subschema (`""` is the root).
+    pub pointer: String,
+    /// What is wrong and what to write instead.
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "the root"
+        } else {
+            &self.pointer
+        };
+        write!(f, "at {at}: {}", self.message)
+    }
+}
+
+/// Keywords strict mode rejects, each with the fix.
+const FORBIDDEN: &[(&str, &str)] = &[
+    ("oneOf", "`oneOf` is not accepted: use `anyOf`"),
+    ("allOf", "`allOf` is not accepted: write the merged object out"),
+    ("not", "`not` is not accepted: check the value in the tool body"),
+    ("if", "`if`/`then`/`else` are not accepted: check the value in the tool body"),
+    ("then", "`if`/`then`/`else` are not accepted: check the value in the tool body"),
+    ("else", "`if`/`then`/`else` are not accepted: check the value in the tool body"),
+    ("default", "`default` is not accepted: make the field nullable and apply the default in the tool body"),
+    ("format", "string `format`s are not accepted everywhere: take a plain string and validate it in the tool body"),
+    ("patternProperties", "`patternProperties` make an open object: list the properties"),
+    ("prefixItems", "tuples are not accepted: use an object with named fields"),
+];
+
+/// Every way `schema` breaks strict mode, each with its JSON pointer. Empty when the
+/// schema is strict. The engine runs this at start-up for every strict tool.
+pub fn check_strict(schema: &Value) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    let root_is_object = schema
+        .as_object()
+        .is_some_and(|node| types(node).eq(["object"]) && !node.contains_key("anyOf"));
+    if !root_is_object {
+        violations.push(Violation {
+            pointer: String::new(),
+            message: "the root must be a plain object (`\"type\": \"object\"`): make the arguments a struct with named fields".into(),
+        });
+    }
+    check_node(schema, &mut String::new(), &mut violations);
+    violations
+}
+
+fn check_node(value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
+    let Value::Object(node) = value else {
+        return out.push(at(
+            pointer,
+            "a boolean schema is not accepted: describe the value with a type",
+        ));
+    };
+    for (keyword, fix) in FORBIDDEN {
+        if node.contains_key(*keyword) {
+            out.push(at(pointer, fix));
+        }
+    }
+    if let Some(reference) = node.get("$ref") {
+        if node.len() > 1 {
+            out.push(at(
+                pointer,
+                "a `$ref` must have no sibling keywords: wrap it as `anyOf: [{\"$ref\": ...}]`",
+            ));
+        }
+        if !reference
+            .as_str()
+            .is_some_and(|r| r == "#" || r.starts_with("#/$defs/"))
+        {
+            out.push(at(
+                pointer,
+                "a `$ref` must point into this schema's `$defs`",
+            ));
+        }
+    }
+    if is_object(node) {
+        check_object(node, pointer, out);
+    }
+    for (key, child) in node {
+        let key = key.as_str();
+        match child {
+            Value::Object(_)
+                if SINGLE_SUBSCHEMA.contains(&key) && key != "additionalProperties" =>
+            {
+                visit(pointer, &[key], child, out)
+            }
+            Value::Array(list) if LIST_OF_SUBSCHEMAS.contains(&key) => {
+                for (index, item) in list.iter().enumerate() {
+                    visit(pointer, &[key, &index.to_string()], item, out);
+                }
+            }
+            Value::Object(map) if MAP_OF_SUBSCHEMAS.contains(&key) => {
+                for (name, item) in map {
+                    visit(pointer, &[key, name], item, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Checks `child`, found at `pointer` followed by `segments` (escaped per RFC 6901).
+fn visit(pointer: &mut String, segments: &[&str], child: &Value, out: &mut Vec<Violation>) {
+    let length = pointer.len();
+    for segment in segments {
+        pointer.push('/');
+        pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+    }
+    check_node(child, pointer, out);
+    pointer.truncate(length);
+}
+
+fn check_object(node: &Map<String, Value>, pointer: &str, out: &mut Vec<Violation>) {
+    if node.get("additionalProperties") != Some(&Value::Bool(false)) {
+        out.push(at(pointer, "every object must be closed with `\"additionalProperties\": false`: maps and open objects are not accepted; list the properties in a struct"));
+    }
+    let properties = node.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for name in properties.into_iter().flat_map(Map::keys) {
+        if !required.contains(&name.as_str()) {
+            out.push(at(pointer, &format!("property `{name}` must be listed in `required`: make an optional field nullable (`Option<T>`) instead of omittable")));
+        }
+    }
+}
+
+fn at(pointer: &str, message: &str) -> Violation {
+    Violation {
+        pointer: pointer.to_owned(),
+        message: message.to_owned(),
+    }
+}

@@ -1,0 +1,67 @@
+//! Strict mode as trait bounds: what may appear in a tool's arguments.
+//!
+//! `#[derive(ToolArgs)]` asks, for every field, that its type implements
+//! [`StrictSchema`]. The trait is implemented only for types whose schema is closed,
+//! fully required and free of `format`s, so a violation anywhere (nested, behind a type
+//! alias, in a generic argument) is a compile error at the offending type.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+/// A type whose JSON Schema every provider accepts in strict mode.
+///
+/// Implemented for strings, booleans, numbers, `Option<T>`, `Vec<T>`, `VecDeque<T>`,
+/// `Box<T>`, and the types that `#[derive(ToolArgs)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot appear in the arguments of a strict tool",
+    label = "not allowed in strict tool arguments",
+    note = "allowed: String, bool, integers, floats, Option<T>, Vec<T>, Box<T>, and your own structs and enums with `#[derive(Deserialize, JsonSchema, ToolArgs)]`",
+    note = "serde_json::Value and types whose schema has a string `format` (Uuid, Url, DateTime, IpAddr, ...) are not: take a `String` and parse or validate it in the tool body"
+)]
+pub trait StrictSchema: JsonSchema {}
+
+/// The arguments of a tool: a struct with named fields whose schema is strict.
+///
+/// Derive it with `#[derive(Deserialize, JsonSchema, ToolArgs)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool arguments struct",
+    note = "the arguments of a tool are one struct with named fields and `#[derive(Deserialize, JsonSchema, ToolArgs)]`"
+)]
+pub trait ToolArgs: StrictSchema + DeserializeOwned {}
+
+macro_rules! strict_leaves {
+    ($($ty:ty),* $(,)?) => { $(impl StrictSchema for $ty {})* };
+}
+
+strict_leaves!(String, bool, char, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
+
+impl<T: StrictSchema> StrictSchema for Option<T> {}
+impl<T: StrictSchema> StrictSchema for Vec<T> {}
+impl<T: StrictSchema> StrictSchema for VecDeque<T> {}
+impl<T: StrictSchema + ?Sized> StrictSchema for Box<T> {}
+
+/// Maps render as objects whose keys are unknown, which strict mode cannot express.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is an open map, which strict mode cannot express",
+    label = "a map in strict tool arguments",
+    note = "strict schemas list every property: use a struct with the known keys, or a `Vec` of a struct with `key` and `value` fields"
+)]
+pub trait OpenMap {}
+
+impl<K, V, S> StrictSchema for HashMap<K, V, S>
+where
+    K: JsonSchema,
+    V: JsonSchema,
+    Self: OpenMap,
+{
+}
+
+impl<K, V> StrictSchema for BTreeMap<K, V>
+where
+    K: JsonSchema,
+    V: JsonSchema,
+    Self: OpenMap,
+{
+}

@@ -1,0 +1,88 @@
+//! The descriptor `#[define_tool]` registers: everything the engine needs about a tool.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use schemars::Schema;
+
+use crate::{CallInput, LocalizedText, PluginManifest, ToolError};
+
+/// A boxed future a tool call returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The type-erased entry of a tool: JSON arguments in, JSON output text out.
+pub type CallFn = for<'a> fn(CallInput<'a>) -> BoxFuture<'a, Result<String, ToolError>>;
+
+/// A tool, as `#[define_tool]` registers it: a constant built at compile time.
+///
+/// Schemas are functions so that the engine builds each one once, at start-up.
+pub struct ToolDescriptor {
+    /// The tool's name within its plugin (`book_appointment`).
+    pub name: &'static str,
+    /// What the model reads: the function's doc comment, in English.
+    pub description: &'static str,
+    /// What people read; without it, the first line of the description.
+    pub summary: Option<LocalizedText>,
+    /// A grouping id (`crm`, `email`), not text.
+    pub category: Option<&'static str>,
+    /// Hints for clients (MCP tool annotations).
+    pub annotations: ToolAnnotations,
+    /// Whether the arguments schema is strict; `false` only with `strict = false`.
+    pub strict: bool,
+    /// Example arguments, as compact JSON text, each checked by a generated unit test.
+    pub examples: &'static [&'static str],
+    /// The manifest of the plugin that defines the tool.
+    pub plugin: fn() -> &'static PluginManifest,
+    /// The JSON Schema of the arguments.
+    pub input_schema: fn() -> Schema,
+    /// The JSON Schema of the output.
+    pub output_schema: fn() -> Schema,
+    /// Runs the tool.
+    pub call: CallFn,
+    /// Where the tool is defined, for messages at start-up.
+    pub location: SourceLocation,
+}
+
+/// Hints about a tool's behaviour, as MCP's `ToolAnnotations`. `None` is "not declared".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolAnnotations {
+    /// The tool does not change its environment.
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data.
+    pub destructive: Option<bool>,
+    /// Calling the tool twice with the same arguments has no further effect.
+    pub idempotent: Option<bool>,
+    /// The tool reaches things outside the engine (the web, a third-party API).
+    pub open_world: Option<bool>,
+}
+
+/// A place in a plugin's source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceLocation {
+    /// The file, as `file!()` gives it.
+    pub file: &'static str,
+    /// The line.
+    pub line: u32,
+}
+
+impl ToolDescriptor {
+    /// The canonical id, `<namespace>:<name>`.
+    pub fn id(&self) -> String {
+        format!("{}:{}", (self.plugin)().namespace, self.name)
+    }
+
+    /// The summary for a reader of `locale`; without one, the description's first line.
+    pub fn summary_for(&self, locale: &str) -> &'static str {
+        match self.summary {
+            Some(summary) => summary.resolve(locale),
+            None => self.description.lines().next().unwrap_or_default(),
+        }
+    }
+}
+
+inventory::collect!(ToolDescriptor);
+
+/// Every tool linked into this binary, in link order.
+pub fn linked_tools() -> impl Iterator<Item = &'static ToolDescriptor> {
+    inventory::iter::<ToolDescriptor>.into_iter()
+}

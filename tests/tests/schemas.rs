@@ -1,0 +1,172 @@
+//! The emitted schemas: snapshots, the runtime strict check, and the OpenAI Agents SDK
+//! oracle.
+
+mod support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+fn snapshot_path(id: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("snapshots")
+        .join(format!("{}.json", id.replace(':', "__")))
+}
+
+/// Compares every linked tool's input schema with `snapshots/<id>.json`.
+/// `UPDATE_SNAPSHOTS=1` rewrites them; review the diff.
+#[test]
+fn input_schemas_match_their_snapshots() {
+    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
+    let mut mismatched = Vec::new();
+    for tool in support::tools() {
+        let id = tool.id();
+        let actual = serde_json::to_string_pretty(&(tool.input_schema)()).unwrap() + "\n";
+        let path = snapshot_path(&id);
+        if update {
+            std::fs::write(&path, &actual).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(actual.as_str()) {
+            mismatched.push(format!("{id} ({}):\n{actual}", path.display()));
+        }
+    }
+    assert!(
+        mismatched.is_empty(),
+        "schemas differ from their snapshots (UPDATE_SNAPSHOTS=1 rewrites them):\n{}",
+        mismatched.join("\n")
+    );
+}
+
+#[test]
+fn every_linked_strict_schema_passes_the_runtime_check() {
+    for tool in support::tools() {
+        assert!(tool.strict, "{} is strict", tool.id());
+        let violations = plugin_sdk::schema::check_strict((tool.input_schema)().as_value());
+        assert!(violations.is_empty(), "{}: {violations:?}", tool.id());
+    }
+}
+
+#[test]
+fn schemas_have_no_schema_keyword_root_title_one_of_or_default() {
+    for tool in support::tools() {
+        let schema = (tool.input_schema)().to_value();
+        assert!(schema.get("title").is_none(), "{}", tool.id());
+        let text = schema.to_string();
+        for keyword in [
+            "\"$schema\"",
+            "\"oneOf\"",
+            "\"default\"",
+            "\"format\"",
+            "\"title\"",
+        ] {
+            assert!(
+                !text.contains(keyword),
+                "{} has {keyword}: {text}",
+                tool.id()
+            );
+        }
+    }
+}
+
+fn python() -> PathBuf {
+    let path = std::env::var_os("PLUGIN_SDK_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"));
+    assert!(
+        path.exists(),
+        "the oracle needs Python with openai-agents: run `bash scripts/test` (it creates .venv), or set PLUGIN_SDK_PYTHON (looked for {})",
+        path.display()
+    );
+    path
+}
+
+/// Runs the oracle on `(id, schema)` pairs and returns its verdicts by id.
+fn oracle(schemas: &[(String, Value)]) -> Vec<Value> {
+    let input: Vec<Value> = schemas
+        .iter()
+        .map(|(id, schema)| json!({ "id": id, "schema": schema }))
+        .collect();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracle/strict_check.py");
+    let mut child = Command::new(python())
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the oracle");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(Value::Array(input).to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "the oracle failed");
+    serde_json::from_slice(&output.stdout).expect("the oracle's verdicts")
+}
+
+fn has_ref(schema: &Value) -> bool {
+    schema.to_string().contains("\"$ref\"")
+}
+
+#[test]
+fn the_openai_agents_oracle_accepts_every_schema_unchanged() {
+    let schemas: Vec<(String, Value)> = support::tools()
+        .iter()
+        .map(|tool| (tool.id(), (tool.input_schema)().to_value()))
+        .collect();
+    assert!(schemas.len() >= 10, "the representative set is linked");
+    for verdict in oracle(&schemas) {
+        let id = verdict["id"].as_str().unwrap();
+        let recursive = has_ref(&schemas.iter().find(|(i, _)| i == id).unwrap().1);
+        let lenient = &verdict["lenient"];
+        assert_eq!(lenient["accepted"], true, "{id}: {verdict}");
+        assert_eq!(
+            lenient["unchanged"], true,
+            "{id} was rewritten by the oracle: {verdict}"
+        );
+        let strict = &verdict["strict"];
+        if recursive {
+            // With `_reject_open_objects=True` the oracle refuses any `$ref`, and a type
+            // that contains itself needs one; OpenAI's API accepts it.
+            assert_eq!(strict["accepted"], false, "{id}: {verdict}");
+            assert!(
+                strict["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("reference whose target was not validated"),
+                "{id}: {verdict}"
+            );
+        } else {
+            assert_eq!(strict["accepted"], true, "{id}: {verdict}");
+            assert_eq!(
+                strict["unchanged"], true,
+                "{id} was rewritten by the oracle: {verdict}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_oracle_rejects_what_strict_mode_forbids() {
+    // The same oracle run must be able to fail: an open map and an omittable field.
+    let open_map =
+        serde_json::to_value(schemars::schema_for!(std::collections::HashMap<String, String>))
+            .unwrap();
+    let omittable = json!({
+        "type": "object",
+        "properties": { "a": { "type": "string" } },
+        "required": [],
+        "additionalProperties": false,
+    });
+    let verdicts = oracle(&[
+        ("open_map".into(), open_map),
+        ("omittable".into(), omittable),
+    ]);
+    assert_eq!(verdicts[0]["strict"]["accepted"], false, "{}", verdicts[0]);
+    assert_eq!(
+        verdicts[1]["strict"]["unchanged"], false,
+        "the oracle adds the missing `required`: {}",
+        verdicts[1]
+    );
+}

@@ -1,0 +1,24 @@
+//! What several integration tests share: the linked tools, looked up by id.
+
+#![allow(dead_code)]
+
+use plugin_sdk::ToolDescriptor;
+
+// Linking is installing: name each plugin crate once so the linker keeps it.
+use acme_crm as _;
+use sdk_tests as _;
+use weather as _;
+
+/// The linked tool with this canonical id.
+pub fn tool(id: &str) -> &'static ToolDescriptor {
+    plugin_sdk::linked_tools()
+        .find(|tool| tool.id() == id)
+        .unwrap_or_else(|| panic!("no linked tool `{id}`"))
+}
+
+/// Every linked tool, sorted by id.
+pub fn tools() -> Vec<&'static ToolDescriptor> {
+    let mut tools: Vec<_> = plugin_sdk::linked_tools().collect();
+    tools.sort_by_key(|tool| tool.id());
+    tools
+}
