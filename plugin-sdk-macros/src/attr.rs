@@ -72,7 +72,9 @@ impl<T> Default for Once<T> {
 }
 
 impl<T> Once<T> {
-    pub fn set(&mut self, key: &Ident, value: T, errors: &mut Errors) {
+    /// Records `value`; `None` (a value already reported as malformed) is skipped.
+    pub fn set(&mut self, key: &Ident, value: Option<T>, errors: &mut Errors) {
+        let Some(value) = value else { return };
         if self.0.is_some() {
             errors.at(key.span(), format_args!("`{key}` is set multiple times"));
         } else {

@@ -58,7 +58,7 @@ pub use localized::LocalizedText;
 pub use output::{IntoToolResult, ToolOutput};
 pub use param::{CallInput, ToolParam};
 pub use plugin::{linked_plugins, PluginManifest};
-pub use strict::{OpenMap, StrictSchema, ToolArgs};
+pub use strict::{StrictSchema, ToolArgs};
 pub use tool::{linked_tools, BoxFuture, CallFn, SourceLocation, ToolAnnotations, ToolDescriptor};
 
 pub use plugin_sdk_macros::{define_tool, plugin, ToolArgs};

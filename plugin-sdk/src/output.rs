@@ -12,10 +12,29 @@ use crate::ToolError;
     label = "this output needs `Serialize` and `JsonSchema`",
     note = "a tool returns `T` or `Result<T, ToolError>` where `T` has `#[derive(Serialize, JsonSchema)]`"
 )]
-pub trait ToolOutput: Serialize + JsonSchema {}
+pub trait ToolOutput {
+    /// The output schema, in the canonical form.
+    fn output_schema() -> schemars::Schema;
 
+    /// The output as JSON text.
+    fn to_json(&self) -> Result<String, ToolError>;
+}
+
+// The bounds sit on the impl, not the trait, so that an output without them is reported
+// as "cannot be the output of a tool" rather than as each missing trait.
 #[diagnostic::do_not_recommend]
-impl<T: Serialize + JsonSchema> ToolOutput for T {}
+impl<T: Serialize + JsonSchema> ToolOutput for T {
+    fn output_schema() -> schemars::Schema {
+        crate::schema::output_schema_for::<T>()
+    }
+
+    fn to_json(&self) -> Result<String, ToolError> {
+        serde_json::to_string(self).map_err(|error| {
+            let message = format!("the tool's output could not be serialized: {error}");
+            ToolError::with_kind(crate::ToolErrorKind::Output, message)
+        })
+    }
+}
 
 /// A `Result` a tool returns, split into its success type and a [`ToolError`].
 pub trait IntoToolResult {

@@ -40,7 +40,7 @@ impl<'a> CallInput<'a> {
     note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar) and `&ToolContext`",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
-pub trait ToolParam<'a>: Sized {
+pub trait ToolParam {
     /// Whether this parameter is the tool's arguments, deserialized from the model's JSON.
     /// A tool has at most one.
     const ARGUMENTS: bool = false;
@@ -61,12 +61,18 @@ pub trait ToolParam<'a>: Sized {
         Ok(())
     }
 
+    /// What the tool function receives for this parameter in a call that lives `'a`:
+    /// `Self` for owned values, `&'a ToolContext` for the context.
+    type Extracted<'a>;
+
     /// Builds the parameter for one call.
-    fn extract(input: &CallInput<'a>) -> Result<Self, ToolError>;
+    fn extract<'a>(input: &CallInput<'a>) -> Result<Self::Extracted<'a>, ToolError>;
 }
 
-impl<'a> ToolParam<'a> for &'a ToolContext {
-    fn extract(input: &CallInput<'a>) -> Result<Self, ToolError> {
+impl ToolParam for &ToolContext {
+    type Extracted<'a> = &'a ToolContext;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a ToolContext, ToolError> {
         Ok(input.context)
     }
 }

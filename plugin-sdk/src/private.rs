@@ -5,12 +5,12 @@ pub use inventory;
 pub use schemars::{JsonSchema, Schema};
 
 pub use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 pub use crate::output::{IntoToolResult, ToolOutput};
 pub use crate::param::{CallInput, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest};
-pub use crate::schema::{empty_object_schema, input_schema_for, output_schema_for};
+pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor};
 pub use crate::{LocalizedText, ToolContext, ToolError};
@@ -29,21 +29,14 @@ pub fn expect_no_arguments(arguments: &str) -> Result<(), ToolError> {
     deserialize_arguments::<Option<NoArguments>>(arguments).map(drop)
 }
 
-/// Serializes a tool's output to JSON text.
-pub fn serialize_output<T: Serialize>(output: &T) -> Result<String, ToolError> {
-    serde_json::to_string(output).map_err(|error| {
-        ToolError::with_kind(
-            crate::ToolErrorKind::Output,
-            format!("the tool's output could not be serialized: {error}"),
-        )
-    })
-}
+/// Checks whether example arguments (JSON text) fit one parameter.
+pub type ArgumentsCheck = fn(&str) -> Result<(), ToolError>;
 
 /// Checks one `example = ...` of a tool against its parameters (for generated tests).
 pub fn check_example(
     example: &str,
     arguments: usize,
-    checks: &[fn(&str) -> Result<(), ToolError>],
+    checks: &[ArgumentsCheck],
 ) -> Result<(), ToolError> {
     if arguments == 0 {
         return expect_no_arguments(example);
@@ -58,16 +51,6 @@ pub fn first_input_schema(candidates: &[fn() -> Option<Schema>]) -> Schema {
         .find_map(|candidate| candidate())
         .unwrap_or_else(empty_object_schema)
 }
-
-// Compile-time assertions, called from generated code with the author's span so that
-// an unmet bound is reported at the offending type.
-
-/// The type is allowed in strict tool arguments.
-pub fn assert_strict<T: StrictSchema + ?Sized>() {}
-/// The type can be a parameter of a tool.
-pub fn assert_param<'a, T: ToolParam<'a>>() {}
-/// The type can be a tool's output.
-pub fn assert_output<T: ToolOutput>() {}
 
 // Finding the crate's plugin from a tool, wherever the tool is defined in the crate.
 //
@@ -117,15 +100,12 @@ pub fn declared_plugin<D: DeclaredPlugin>(found: D) -> &'static PluginManifest {
     found.manifest()
 }
 
-/// Whether `module_path` is the root module of the crate `crate_name`.
-pub const fn is_crate_root(module_path: &str, crate_name: &str) -> bool {
-    let (a, b) = (module_path.as_bytes(), crate_name.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
+/// Whether `module_path` (from `module_path!()`) names a crate's root module.
+pub const fn is_crate_root(module_path: &str) -> bool {
+    let bytes = module_path.as_bytes();
     let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
+    while i < bytes.len() {
+        if bytes[i] == b':' {
             return false;
         }
         i += 1;

@@ -14,7 +14,7 @@ pub fn input_schema_for<T: JsonSchema>(strict: bool) -> Schema {
 }
 
 /// The output schema of `T`, in the same canonical form without forcing strictness.
-pub fn output_schema_for<T: JsonSchema>() -> Schema {
+pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Schema {
     generate::<T>(false)
 }
 
@@ -29,7 +29,7 @@ pub fn empty_object_schema() -> Schema {
     Schema::try_from(value).unwrap_or_default()
 }
 
-fn generate<T: JsonSchema>(strict: bool) -> Schema {
+fn generate<T: JsonSchema + ?Sized>(strict: bool) -> Schema {
     let generator = SchemaSettings::draft2020_12()
         .with(|settings| {
             settings.meta_schema = None;
@@ -302,5 +302,116 @@ fn at(pointer: &str, message: &str) -> Violation {
     Violation {
         pointer: pointer.to_owned(),
         message: message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_strict, make_canonical};
+    use serde_json::json;
+
+    fn pointers(schema: serde_json::Value) -> Vec<(String, String)> {
+        check_strict(&schema)
+            .into_iter()
+            .map(|v| (v.pointer, v.message))
+            .collect()
+    }
+
+    #[test]
+    fn a_canonical_schema_has_no_violation() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "a": { "type": ["string", "null"] } },
+            "required": ["a"],
+            "additionalProperties": false,
+        });
+        assert_eq!(pointers(schema), []);
+    }
+
+    #[test]
+    fn every_violation_is_reported_with_its_pointer() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "open": { "type": "object", "additionalProperties": { "type": "string" } },
+                "when": { "type": "string", "format": "date-time" },
+                "choice": { "oneOf": [{ "type": "string" }, { "type": "integer", "default": 1 }] },
+                "a/b": { "$ref": "#/$defs/X", "description": "x" },
+            },
+            "required": ["open", "when", "choice"],
+            "additionalProperties": false,
+            "$defs": { "X": { "type": "object", "properties": {} } },
+        });
+        let found: Vec<String> = pointers(schema)
+            .into_iter()
+            .map(|(pointer, _)| pointer)
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "",
+                "/properties/open",
+                "/properties/when",
+                "/properties/choice",
+                "/properties/choice/oneOf/1",
+                "/properties/a~1b",
+                "/$defs/X",
+            ]
+        );
+    }
+
+    #[test]
+    fn violations_say_the_fix() {
+        let omittable = json!({
+            "type": "object",
+            "properties": { "note": { "type": "string" } },
+            "required": [],
+            "additionalProperties": false,
+        });
+        let messages = pointers(omittable);
+        assert_eq!(messages.len(), 1);
+        assert!(
+            messages[0]
+                .1
+                .contains("make an optional field nullable (`Option<T>`)"),
+            "{messages:?}"
+        );
+    }
+
+    #[test]
+    fn the_root_must_be_a_plain_object() {
+        let found = pointers(json!({ "type": "string" }));
+        assert_eq!(found[0].0, "");
+        assert!(found[0].1.contains("struct with named fields"));
+    }
+
+    #[test]
+    fn canonicalizing_closes_objects_and_rewrites_what_providers_reject() {
+        let mut schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "n": { "type": "integer", "format": "uint8", "default": 3 },
+                "e": { "oneOf": [{ "const": "a" }], "title": "Short", "description": "Long." },
+                "r": { "$ref": "#", "description": "Self." },
+            },
+        });
+        make_canonical(&mut schema, true);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "n": { "type": "integer" },
+                    "e": { "anyOf": [{ "const": "a" }], "description": "Short\n\nLong." },
+                    "r": { "anyOf": [{ "$ref": "#" }], "description": "Self." },
+                },
+                "additionalProperties": false,
+                "required": ["n", "e", "r"],
+            })
+        );
+        let once = schema.clone();
+        make_canonical(&mut schema, true);
+        assert_eq!(schema, once, "canonicalizing twice changes nothing");
     }
 }

@@ -5,7 +5,7 @@
 //! fully required and free of `format`s, so a violation anywhere (nested, behind a type
 //! alias, in a generic argument) is a compile error at the offending type.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -18,9 +18,15 @@ use serde::de::DeserializeOwned;
     message = "`{Self}` cannot appear in the arguments of a strict tool",
     label = "not allowed in strict tool arguments",
     note = "allowed: String, bool, integers, floats, Option<T>, Vec<T>, Box<T>, and your own structs and enums with `#[derive(Deserialize, JsonSchema, ToolArgs)]`",
+    note = "maps (HashMap, BTreeMap) are open objects: use a struct with the known keys, or a `Vec` of a struct with `key` and `value` fields",
     note = "serde_json::Value and types whose schema has a string `format` (Uuid, Url, DateTime, IpAddr, ...) are not: take a `String` and parse or validate it in the tool body"
 )]
-pub trait StrictSchema: JsonSchema {}
+pub trait StrictSchema: JsonSchema {
+    /// Named by generated code as `<T as StrictSchema>::ASSERT`, so that an unmet bound
+    /// is reported at the author's type and nowhere else.
+    #[doc(hidden)]
+    const ASSERT: () = ();
+}
 
 /// The arguments of a tool: a struct with named fields whose schema is strict.
 ///
@@ -41,27 +47,3 @@ impl<T: StrictSchema> StrictSchema for Option<T> {}
 impl<T: StrictSchema> StrictSchema for Vec<T> {}
 impl<T: StrictSchema> StrictSchema for VecDeque<T> {}
 impl<T: StrictSchema + ?Sized> StrictSchema for Box<T> {}
-
-/// Maps render as objects whose keys are unknown, which strict mode cannot express.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is an open map, which strict mode cannot express",
-    label = "a map in strict tool arguments",
-    note = "strict schemas list every property: use a struct with the known keys, or a `Vec` of a struct with `key` and `value` fields"
-)]
-pub trait OpenMap {}
-
-impl<K, V, S> StrictSchema for HashMap<K, V, S>
-where
-    K: JsonSchema,
-    V: JsonSchema,
-    Self: OpenMap,
-{
-}
-
-impl<K, V> StrictSchema for BTreeMap<K, V>
-where
-    K: JsonSchema,
-    V: JsonSchema,
-    Self: OpenMap,
-{
-}

@@ -44,7 +44,7 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
         use __plugin_sdk_plugin::Lookup as _;
 
         const _: () = ::core::assert!(
-            #private::is_crate_root(::core::module_path!(), ::core::env!("CARGO_CRATE_NAME")),
+            #private::is_crate_root(::core::module_path!()),
             "`plugin!` belongs at the crate root (src/lib.rs), once per crate"
         );
     }

@@ -33,17 +33,13 @@ impl Manifest {
         for arg in args {
             let key = arg.key.clone();
             match key.to_string().as_str() {
-                "namespace" => arg.string(errors).map(|v| namespace.set(&key, v, errors)),
-                "engine" => arg.string(errors).map(|v| engine.set(&key, v, errors)),
-                "display_name" => arg
-                    .localized(errors)
-                    .map(|v| display_name.set(&key, v, errors)),
-                "description" => arg
-                    .localized(errors)
-                    .map(|v| description.set(&key, v, errors)),
-                "crate" => arg.path(errors).map(|v| krate.set(&key, v, errors)),
-                _ => Some(arg.unknown(KEYS, errors)),
-            };
+                "namespace" => namespace.set(&key, arg.string(errors), errors),
+                "engine" => engine.set(&key, arg.string(errors), errors),
+                "display_name" => display_name.set(&key, arg.localized(errors), errors),
+                "description" => description.set(&key, arg.localized(errors), errors),
+                "crate" => krate.set(&key, arg.path(errors), errors),
+                _ => arg.unknown(KEYS, errors),
+            }
         }
 
         let namespace = match namespace.get() {

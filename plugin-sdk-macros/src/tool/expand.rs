@@ -23,32 +23,39 @@ pub fn tool(tool: &Tool) -> TokenStream {
         .map(|i| format_ident!("__param{i}"))
         .collect();
 
-    // Each bound is checked at the author's type, so an error points at it.
-    let param_checks = params
-        .iter()
-        .map(|ty| quote_spanned!(ty.span()=> #private::assert_param::<#ty>();));
     let output_ty = match &tool.output {
-        Output::Result(ty) => quote!(<#ty as #private::IntoToolResult>::Output),
+        Output::Result(ty) => {
+            quote_spanned!(ty.span()=> <#ty as #private::IntoToolResult>::Output)
+        }
         Output::Value(ty) => quote!(#ty),
         Output::Unit => quote!(()),
     };
-    let output_check =
-        quote_spanned!(output_span(function)=> #private::assert_output::<#output_ty>(););
+    // Reached only through `<T as ToolOutput>`, at the return type: one error there.
+    let as_output = quote_spanned!(output_span(function)=> <#output_ty as #private::ToolOutput>);
     let into_output = match &tool.output {
         Output::Result(_) => quote!(#private::IntoToolResult::into_tool_result(__returned)?),
         Output::Value(_) | Output::Unit => quote!(__returned),
     };
 
-    let arguments_count =
-        quote!(0usize #(+ <#params as #private::ToolParam<'static>>::ARGUMENTS as usize)*);
-    let params_strict = quote!(true #(&& <#params as #private::ToolParam<'static>>::STRICT)*);
+    // Parameter types are reached only through `<T as ToolParam>`, spanned at the
+    // author's type: an unmet bound gives identical diagnostics there, which rustc
+    // reports once.
+    let params_as_trait: Vec<_> = params
+        .iter()
+        .map(|ty| quote_spanned!(ty.span()=> <#ty as #private::ToolParam>))
+        .collect();
+    let extractions = params.iter().zip(&params_as_trait).zip(&bindings).map(|((ty, param), binding)| {
+        quote_spanned!(ty.span()=> let #binding = #param::extract(&__input)?;)
+    });
+    let arguments_count = quote!(0usize #(+ #params_as_trait::ARGUMENTS as usize)*);
+    let params_strict = quote!(true #(&& #params_as_trait::STRICT)*);
     let strict = tool.strict;
-    let input_schemas = params
+    let input_schemas = params_as_trait
         .iter()
-        .map(|ty| quote!(<#ty as #private::ToolParam<'static>>::input_schema));
-    let argument_checks: Vec<_> = params
+        .map(|param| quote!(#param::input_schema));
+    let argument_checks: Vec<_> = params_as_trait
         .iter()
-        .map(|ty| quote!(<#ty as #private::ToolParam<'static>>::check_arguments))
+        .map(|param| quote!(#param::check_arguments))
         .collect();
 
     let summary = expand_option(tool.summary.as_ref(), sdk);
@@ -73,12 +80,6 @@ pub fn tool(tool: &Tool) -> TokenStream {
         #function
 
         const _: () = {
-            #[allow(dead_code)]
-            fn __assert_signature() {
-                #(#param_checks)*
-                #output_check
-            }
-
             const __ARGUMENTS: usize = #arguments_count;
             const _: () = if __ARGUMENTS > 1 {
                 ::core::panic!("a tool takes one arguments struct (`#[derive(ToolArgs)]`): put every field the model fills into that one struct")
@@ -92,7 +93,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
             }
 
             fn __output_schema() -> #private::Schema {
-                #private::output_schema_for::<#output_ty>()
+                #as_output::output_schema()
             }
 
             fn __call<'a>(
@@ -102,10 +103,10 @@ pub fn tool(tool: &Tool) -> TokenStream {
                     if __ARGUMENTS == 0 {
                         #private::expect_no_arguments(__input.arguments())?;
                     }
-                    #(let #bindings = <#params as #private::ToolParam<'a>>::extract(&__input)?;)*
+                    #(#extractions)*
                     let __returned = #ident(#(#bindings),*).await;
                     let __output = #into_output;
-                    #private::serialize_output(&__output)
+                    #as_output::to_json(&__output)
                 })
             }
 

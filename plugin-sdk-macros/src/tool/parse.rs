@@ -50,18 +50,18 @@ impl ToolAttrs {
         for arg in args {
             let key = arg.key.clone();
             match key.to_string().as_str() {
-                "name" => arg.string(errors).map(|v| name.set(&key, v, errors)),
-                "summary" => arg.localized(errors).map(|v| summary.set(&key, v, errors)),
-                "category" => arg.string(errors).map(|v| category.set(&key, v, errors)),
-                "read_only" => arg.flag(errors).map(|v| read_only.set(&key, v, errors)),
-                "destructive" => arg.flag(errors).map(|v| destructive.set(&key, v, errors)),
-                "idempotent" => arg.flag(errors).map(|v| idempotent.set(&key, v, errors)),
-                "open_world" => arg.flag(errors).map(|v| open_world.set(&key, v, errors)),
-                "strict" => arg.flag(errors).map(|v| strict.set(&key, v, errors)),
-                "crate" => arg.path(errors).map(|v| krate.set(&key, v, errors)),
-                "example" => arg.string(errors).map(|v| examples.push(v)),
-                _ => Some(arg.unknown(KEYS, errors)),
-            };
+                "name" => name.set(&key, arg.string(errors), errors),
+                "summary" => summary.set(&key, arg.localized(errors), errors),
+                "category" => category.set(&key, arg.string(errors), errors),
+                "read_only" => read_only.set(&key, arg.flag(errors), errors),
+                "destructive" => destructive.set(&key, arg.flag(errors), errors),
+                "idempotent" => idempotent.set(&key, arg.flag(errors), errors),
+                "open_world" => open_world.set(&key, arg.flag(errors), errors),
+                "strict" => strict.set(&key, arg.flag(errors), errors),
+                "crate" => krate.set(&key, arg.path(errors), errors),
+                "example" => examples.extend(arg.string(errors)),
+                _ => arg.unknown(KEYS, errors),
+            }
         }
         Self {
             name: name.get(),

@@ -15,18 +15,18 @@ enum Place {
 
 /// Forbidden keys: (tool, key, where it is forbidden, why and what to write instead).
 const FORBIDDEN: &[(&str, &str, &[Place], &str)] = &[
-    ("serde", "default", &[Place::Container, Place::Field], "`#[serde(default)]` makes a field omittable, which strict mode does not allow: make it `Option<T>` (nullable, always sent) and apply the default in the tool body"),
+    ("serde", "default", &[Place::Container, Place::Field], "it makes a field omittable, which strict mode does not allow: make it `Option<T>` (nullable, always sent) and apply the default in the tool body"),
     ("serde", "skip", &[Place::Field, Place::Variant], "a skipped field is not something the model sends: remove it from the arguments and compute it in the tool body"),
     ("serde", "skip_deserializing", &[Place::Field, Place::Variant], "a skipped field is not something the model sends: remove it from the arguments and compute it in the tool body"),
     ("serde", "deserialize_with", &[Place::Field, Place::Variant], "a custom deserializer transforms the value, so the schema would not describe what the model sends: take the plain type and convert it in the tool body"),
-    ("serde", "with", &[Place::Field, Place::Variant], "`with` transforms the value, so the schema would not describe what the model sends: take the plain type and convert it in the tool body"),
-    ("serde", "from", &[Place::Container], "`from` converts after parsing, so the schema would describe another type: derive on the type the model sends and convert in the tool body"),
-    ("serde", "try_from", &[Place::Container], "`try_from` converts after parsing, so the schema would describe another type: derive on the type the model sends and validate in the tool body"),
-    ("serde", "transparent", &[Place::Container], "`transparent` hides the type behind its field: use the field's type directly"),
-    ("serde", "flatten", &[Place::Field], "`flatten` merges another type's properties into this object (and a flattened map opens it): nest it as a named field, or write its fields out"),
-    ("schemars", "with", &[Place::Container, Place::Field, Place::Variant], "`#[schemars(with)]` replaces the schema without the strict checks: let the type give its own schema"),
-    ("schemars", "schema_with", &[Place::Container, Place::Field, Place::Variant], "`#[schemars(schema_with)]` replaces the schema without the strict checks: let the type give its own schema"),
-    ("schemars", "default", &[Place::Container, Place::Field], "`#[schemars(default)]` makes a field omittable, which strict mode does not allow: make it `Option<T>` and apply the default in the tool body"),
+    ("serde", "with", &[Place::Field, Place::Variant], "it transforms the value, so the schema would not describe what the model sends: take the plain type and convert it in the tool body"),
+    ("serde", "from", &[Place::Container], "it converts after parsing, so the schema would describe another type: derive on the type the model sends and convert in the tool body"),
+    ("serde", "try_from", &[Place::Container], "it converts after parsing, so the schema would describe another type: derive on the type the model sends and validate in the tool body"),
+    ("serde", "transparent", &[Place::Container], "it hides the type behind its field: use the field's type directly"),
+    ("serde", "flatten", &[Place::Field], "it merges another type's properties into this object (and a flattened map opens it): nest it as a named field, or write its fields out"),
+    ("schemars", "with", &[Place::Container, Place::Field, Place::Variant], "it replaces the schema without the strict checks: let the type give its own schema"),
+    ("schemars", "schema_with", &[Place::Container, Place::Field, Place::Variant], "it replaces the schema without the strict checks: let the type give its own schema"),
+    ("schemars", "default", &[Place::Container, Place::Field], "it makes a field omittable, which strict mode does not allow: make it `Option<T>` and apply the default in the tool body"),
 ];
 
 pub fn rules(input: &Input, errors: &mut Errors) {

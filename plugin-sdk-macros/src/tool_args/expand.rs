@@ -26,7 +26,7 @@ pub fn impls(input: &Input) -> TokenStream {
 
     let field_checks = fields(&input.shape).map(|field| {
         let ty = field.ty;
-        quote_spanned!(ty.span()=> #private::assert_strict::<#ty>();)
+        quote_spanned!(ty.span()=> let () = <#ty as #private::StrictSchema>::ASSERT;)
     });
     let arguments = matches!(input.shape, Shape::Named(_)).then(|| {
         let mut generics = bounded.clone();
@@ -65,14 +65,13 @@ fn tool_param(input: &Input) -> TokenStream {
     };
     let mut generics = bounded_generics(&input.ast.generics, &bound);
     let (_, type_generics, _) = input.ast.generics.split_for_impl();
-    generics.params.insert(0, parse_quote!('__a));
     generics
         .make_where_clause()
         .predicates
         .push(parse_quote!(#ident #type_generics: #private::DeserializeOwned));
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     quote! {
-        impl #impl_generics #private::ToolParam<'__a> for #ident #type_generics #where_clause {
+        impl #impl_generics #private::ToolParam for #ident #type_generics #where_clause {
             const ARGUMENTS: bool = true;
             const STRICT: bool = #strict;
 
@@ -84,7 +83,9 @@ fn tool_param(input: &Input) -> TokenStream {
                 #private::deserialize_arguments::<Self>(arguments).map(::core::mem::drop)
             }
 
-            fn extract(input: &#private::CallInput<'__a>) -> ::core::result::Result<Self, #private::ToolError> {
+            type Extracted<'__a> = Self;
+
+            fn extract(input: &#private::CallInput<'_>) -> ::core::result::Result<Self, #private::ToolError> {
                 #private::deserialize_arguments(input.arguments())
             }
         }

@@ -16,10 +16,9 @@ pub fn derive(input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let parsed = parse::Input::from_ast(&input, &mut errors);
     check::rules(&parsed, &mut errors);
-    match errors.finish() {
-        Ok(()) => expand::impls(&parsed),
-        // A derive cannot change the item, so the fallback is the errors alone: no impl
-        // means no follow-on error beyond uses of the type as tool arguments.
-        Err(error) => error.into_compile_error(),
-    }
+    // The impls are emitted even beside errors, so that uses of the type do not add
+    // follow-on errors to the one that names the mistake.
+    let impls = expand::impls(&parsed);
+    let errors = errors.finish().err().map(syn::Error::into_compile_error);
+    quote::quote!(#impls #errors)
 }

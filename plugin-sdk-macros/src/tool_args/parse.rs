@@ -143,9 +143,9 @@ fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<syn::Pat
         for arg in args {
             let key = arg.key.clone();
             match key.to_string().as_str() {
-                "crate" => arg.path(errors).map(|v| krate.set(&key, v, errors)),
-                "strict" => arg.flag(errors).map(|(v, _)| strict.set(&key, v, errors)),
-                _ => Some(arg.unknown(&["crate", "strict"], errors)),
+                "crate" => krate.set(&key, arg.path(errors), errors),
+                "strict" => strict.set(&key, arg.flag(errors).map(|(value, _)| value), errors),
+                _ => arg.unknown(&["crate", "strict"], errors),
             };
         }
     }

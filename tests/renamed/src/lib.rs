@@ -1,0 +1,42 @@
+//! `plugin-sdk` is `sdk` here: there is no `::plugin_sdk` for generated code to reach,
+//! so this crate compiles only if every expansion follows `crate = ::sdk`.
+
+use schemars::JsonSchema;
+use sdk::{define_tool, ToolArgs};
+use serde::{Deserialize, Serialize};
+
+sdk::plugin! { crate = ::sdk, namespace = "renamed", engine = ">=0.1" }
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[tool_args(crate = ::sdk)]
+pub struct Args {
+    pub city: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Out {
+    pub city: String,
+}
+
+/// Echo the city.
+#[define_tool(crate = ::sdk, example = r#"{ "city": "Rome" }"#)]
+pub async fn echo(args: Args) -> Out {
+    Out { city: args.city }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_renamed_tool_is_registered_and_callable() {
+        let tool = sdk::linked_tools()
+            .find(|tool| tool.id() == "renamed:echo")
+            .expect("registered");
+        let context = sdk::ToolContext::new();
+        let output = futures::executor::block_on((tool.call)(sdk::CallInput::new(
+            r#"{"city":"Rome"}"#,
+            &context,
+        )))
+        .unwrap();
+        assert_eq!(output, r#"{"city":"Rome"}"#);
+    }
+}

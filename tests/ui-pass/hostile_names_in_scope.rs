@@ -1,0 +1,33 @@
+//! Generated code uses absolute paths: the author's own `Result`, `Option`, `Box`,
+//! `Some`, `Ok` and `core` do not disturb it.
+#![allow(dead_code)]
+
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "hostile", engine = ">=0.1" }
+
+struct Result;
+struct Option;
+struct Box;
+struct Some;
+struct Ok;
+mod core {}
+mod std {}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Args {
+    city: ::std::string::String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Out {
+    city: ::std::string::String,
+}
+
+/// Echo the city.
+#[define_tool]
+async fn echo(args: Args) -> ::core::result::Result<Out, ToolError> {
+    ::core::result::Result::Ok(Out { city: args.city })
+}
+
+fn main() {}

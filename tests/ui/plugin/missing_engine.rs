@@ -1,0 +1,3 @@
+plugin_sdk::plugin! { namespace = "demo" }
+
+fn main() {}

@@ -1,0 +1,3 @@
+plugin_sdk::plugin! { namespace = "Acme_CRM", engine = ">=0.1" }
+
+fn main() {}

@@ -1,0 +1,5 @@
+mod inner {
+    plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+}
+
+fn main() {}

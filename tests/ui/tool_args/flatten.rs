@@ -1,0 +1,29 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Args {
+    city: String,
+    #[serde(flatten)]
+    window: Window,
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Window {
+    days: u8,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Out {
+    ok: bool,
+}
+
+/// Look something up.
+#[define_tool]
+async fn lookup(args: Args) -> Out {
+    let _ = args;
+    Out { ok: true }
+}
+
+fn main() {}

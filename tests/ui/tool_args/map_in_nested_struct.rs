@@ -1,0 +1,27 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Args {
+    filter: Filter,
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Filter {
+    labels: std::collections::BTreeMap<String, u32>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Out {
+    ok: bool,
+}
+
+/// Look something up.
+#[define_tool]
+async fn lookup(args: Args) -> Out {
+    let _ = args;
+    Out { ok: true }
+}
+
+fn main() {}

@@ -1,0 +1,25 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Args {
+    point: Point,
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Point(f64, f64);
+
+#[derive(Serialize, JsonSchema)]
+struct Out {
+    ok: bool,
+}
+
+/// Look something up.
+#[define_tool]
+async fn lookup(args: Args) -> Out {
+    let _ = args;
+    Out { ok: true }
+}
+
+fn main() {}
