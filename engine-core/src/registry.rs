@@ -1,56 +1,225 @@
-//! Every plugin and tool linked into the binary, in a deterministic order.
+//! Every plugin and tool linked into the binary, validated, sorted and indexed once.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::time::Duration;
 
 use plugin_sdk::{PluginManifest, ToolDescriptor};
+use serde_json::Value;
 
-/// A plugin and the tools it defines, sorted by name.
-pub struct PluginTools {
-    /// The plugin's manifest.
-    pub plugin: &'static PluginManifest,
-    /// Its tools.
+use crate::catalog::Catalogs;
+use crate::validate::{self, StartupError};
+use crate::wire;
+
+/// What a binary linked, before any check: the raw registrations.
+///
+/// [`Linked::from_inventory`] is what an engine uses; tests and benchmarks build one by
+/// hand to start a registry on tools of their choosing.
+#[derive(Clone, Default)]
+pub struct Linked {
+    /// Plugin manifests, in any order.
+    pub plugins: Vec<&'static PluginManifest>,
+    /// Tool descriptors, in any order. A tool whose manifest is missing from `plugins`
+    /// brings it along.
     pub tools: Vec<&'static ToolDescriptor>,
 }
 
-/// What this binary linked: plugins sorted by namespace, each with its tools.
+impl Linked {
+    /// Everything `inventory` registered at link time.
+    pub fn from_inventory() -> Self {
+        Self {
+            plugins: plugin_sdk::linked_plugins().collect(),
+            tools: plugin_sdk::linked_tools().collect(),
+        }
+    }
+}
+
+/// A linked tool with what start-up worked out for it: ids and schemas, built once.
+pub struct Tool {
+    descriptor: &'static ToolDescriptor,
+    plugin: &'static PluginManifest,
+    id: String,
+    wire_name: String,
+    input_schema: Value,
+    output_schema: Value,
+}
+
+impl Tool {
+    fn new(descriptor: &'static ToolDescriptor) -> Self {
+        let plugin = (descriptor.plugin)();
+        Self {
+            descriptor,
+            plugin,
+            id: format!("{}:{}", plugin.namespace, descriptor.name),
+            wire_name: wire::wire_name(plugin.namespace, descriptor.name),
+            input_schema: (descriptor.input_schema)().to_value(),
+            output_schema: (descriptor.output_schema)().to_value(),
+        }
+    }
+
+    /// What `#[define_tool]` registered.
+    pub fn descriptor(&self) -> &'static ToolDescriptor {
+        self.descriptor
+    }
+
+    /// The plugin that defines the tool.
+    pub fn plugin(&self) -> &'static PluginManifest {
+        self.plugin
+    }
+
+    /// The canonical id, `<namespace>:<name>`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The name every catalog gives the tool (see [`wire`]).
+    pub fn wire_name(&self) -> &str {
+        &self.wire_name
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The JSON Schema of the output.
+    pub fn output_schema(&self) -> &Value {
+        &self.output_schema
+    }
+}
+
+/// A plugin and the range of [`Registry::tools`] it defines.
+struct PluginSlot {
+    manifest: &'static PluginManifest,
+    tools: Range<usize>,
+}
+
+/// Limits a registry applies to every call.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// How long a call may run when the caller sets no deadline.
+    pub default_timeout: Duration,
+    /// The largest arguments text accepted, in bytes; larger ones are refused unread.
+    pub max_argument_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            default_timeout: Duration::from_secs(30),
+            max_argument_bytes: 1 << 20,
+        }
+    }
+}
+
+/// The validated set of plugins and tools an engine serves.
 ///
-/// Link order depends on the linker, so everything is sorted once here and every
-/// listing the engine shows is the same from one build to the next.
+/// Built once at start-up: everything is sorted (link order depends on the linker),
+/// checked, indexed by id and wire name, and the provider catalogs are rendered to bytes.
+/// A registry exists only if every check passed.
 pub struct Registry {
-    plugins: Vec<PluginTools>,
+    plugins: Vec<PluginSlot>,
+    tools: Vec<Tool>,
+    by_name: HashMap<Box<str>, usize>,
+    pub(crate) catalogs: Catalogs,
+    pub(crate) limits: Limits,
 }
 
 impl Registry {
-    /// Collects the plugins and tools that `inventory` registered at link time.
-    pub fn linked() -> Self {
-        let mut plugins: Vec<PluginTools> = plugin_sdk::linked_plugins()
-            .map(|plugin| PluginTools {
-                plugin,
-                tools: Vec::new(),
+    /// Collects what this binary linked and validates it; the engine's start-up.
+    pub fn linked() -> Result<Self, StartupError> {
+        Self::build(Linked::from_inventory())
+    }
+
+    /// Validates `linked` and builds a registry, or reports every problem found.
+    pub fn build(linked: Linked) -> Result<Self, StartupError> {
+        let (plugins, tools) = sort(linked);
+        let mut problems = validate::validate(&plugins, &tools);
+        let catalogs = Catalogs::render(&tools, &mut problems);
+        if !problems.is_empty() {
+            return Err(StartupError::new(problems));
+        }
+        let mut by_name = HashMap::with_capacity(tools.len() * 2);
+        for (index, tool) in tools.iter().enumerate() {
+            by_name.insert(tool.id.clone().into_boxed_str(), index);
+            by_name.insert(tool.wire_name.clone().into_boxed_str(), index);
+        }
+        let plugins = plugins
+            .into_iter()
+            .map(|manifest| {
+                let start = tools.partition_point(|tool| {
+                    (tool.plugin.namespace, tool.plugin.package)
+                        < (manifest.namespace, manifest.package)
+                });
+                let end = start
+                    + tools[start..]
+                        .iter()
+                        .take_while(|tool| std::ptr::eq(tool.plugin, manifest))
+                        .count();
+                PluginSlot {
+                    manifest,
+                    tools: start..end,
+                }
             })
             .collect();
-        for tool in plugin_sdk::linked_tools() {
-            let owner = (tool.plugin)();
-            // `plugin!` submits the manifest its tools point at, so the owner is always
-            // listed; a tool is never dropped even if that ever changed.
-            match plugins
-                .iter_mut()
-                .find(|entry| std::ptr::eq(entry.plugin, owner))
-            {
-                Some(entry) => entry.tools.push(tool),
-                None => plugins.push(PluginTools {
-                    plugin: owner,
-                    tools: vec![tool],
-                }),
-            }
-        }
-        plugins.sort_by_key(|entry| entry.plugin.namespace);
-        for entry in &mut plugins {
-            entry.tools.sort_by_key(|tool| tool.name);
-        }
-        Self { plugins }
+        Ok(Self {
+            plugins,
+            tools,
+            by_name,
+            catalogs,
+            limits: Limits::default(),
+        })
+    }
+
+    /// The same registry with other call limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The plugins, sorted by namespace, each with its tools sorted by name.
-    pub fn plugins(&self) -> &[PluginTools] {
-        &self.plugins
+    pub fn plugins(&self) -> impl Iterator<Item = (&'static PluginManifest, &[Tool])> {
+        self.plugins
+            .iter()
+            .map(|slot| (slot.manifest, &self.tools[slot.tools.clone()]))
     }
+
+    /// Every tool, sorted by id.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool called `name`, by canonical id (`acme:book_appointment`) or wire name
+    /// (`acme__book_appointment`).
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).map(|&index| &self.tools[index])
+    }
+}
+
+/// Pairs tools with their manifests and sorts both, duplicates included, so that every
+/// listing and every report is the same from one build to the next.
+fn sort(linked: Linked) -> (Vec<&'static PluginManifest>, Vec<Tool>) {
+    let mut plugins = linked.plugins;
+    let mut tools: Vec<Tool> = linked.tools.into_iter().map(Tool::new).collect();
+    for tool in &tools {
+        if !plugins
+            .iter()
+            .any(|known| std::ptr::eq(*known, tool.plugin))
+        {
+            plugins.push(tool.plugin);
+        }
+    }
+    plugins.sort_by_key(|plugin| (plugin.namespace, plugin.package));
+    plugins.dedup_by(|a, b| std::ptr::eq(*a, *b));
+    tools.sort_by_key(|tool| {
+        let at = tool.descriptor.location;
+        (
+            tool.plugin.namespace,
+            tool.plugin.package,
+            tool.descriptor.name,
+            at.file,
+            at.line,
+        )
+    });
+    (plugins, tools)
 }

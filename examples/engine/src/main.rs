@@ -1,9 +1,14 @@
 //! An engine image: the plugins it links are the plugins it has.
+//!
+//! Every command starts the engine first, and the engine refuses to start on any problem
+//! with the linked plugins (exit status 1, every problem on stderr).
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use engine_core::Registry;
+use engine_core::{Call, Format, Registry};
+use plugin_sdk::ToolContext;
 
 // Linking is installing: name each plugin crate once so the linker keeps it.
 use acme_crm as _;
@@ -24,20 +29,93 @@ enum Command {
         #[arg(long, default_value = "en-US")]
         locale: String,
     },
+    /// Print a tool catalog as a provider or an MCP client receives it.
+    Catalog {
+        /// openai, anthropic, gemini or mcp.
+        #[arg(long)]
+        format: Format,
+        /// The reader's locale, for MCP titles.
+        #[arg(long, default_value = "en-US")]
+        locale: String,
+    },
+    /// Call a tool once with JSON arguments and print its output.
+    Call {
+        /// The tool, by id (`weather:weather`) or wire name (`weather__weather`).
+        tool: String,
+        /// The arguments, as JSON text.
+        arguments: String,
+        /// Stop the tool after this many milliseconds.
+        #[arg(long, default_value_t = 30_000)]
+        timeout_ms: u64,
+    },
+    /// Run the start-up validation and report what it found; exit 1 on any problem.
+    Check,
 }
 
 fn main() -> ExitCode {
-    let registry = Registry::linked();
-    match Cli::parse().command {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let registry = match Registry::linked() {
+        Ok(registry) => registry,
+        Err(error) => {
+            eprint!("{error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
         Command::Tools { locale } => print!("{}", list_tools(&registry, &locale)),
+        Command::Catalog { format, locale } => {
+            println!(
+                "{}",
+                String::from_utf8_lossy(&registry.catalog(format, &locale))
+            );
+        }
+        Command::Call {
+            tool,
+            arguments,
+            timeout_ms,
+        } => {
+            return call(
+                &registry,
+                &tool,
+                &arguments,
+                Duration::from_millis(timeout_ms),
+            )
+        }
+        Command::Check => print!("{}", check_report(&registry)),
     }
     ExitCode::SUCCESS
 }
 
+fn call(registry: &Registry, tool: &str, arguments: &str, timeout: Duration) -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime starts");
+    let context = ToolContext::new();
+    let outcome = runtime.block_on(async {
+        let deadline = tokio::time::Instant::now() + timeout;
+        registry
+            .call(Call::new(tool, arguments, &context).deadline(deadline))
+            .await
+    });
+    match outcome {
+        Ok(output) => {
+            println!("{output}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            println!("{}", error.to_json());
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn list_tools(registry: &Registry, locale: &str) -> String {
     let mut out = String::new();
-    for entry in registry.plugins() {
-        let plugin = entry.plugin;
+    for (plugin, tools) in registry.plugins() {
         let name = plugin
             .display_name
             .map_or(plugin.namespace, |text| text.resolve(locale));
@@ -48,14 +126,29 @@ fn list_tools(registry: &Registry, locale: &str) -> String {
         if let Some(description) = plugin.description {
             out += &format!("  {}\n", description.resolve(locale));
         }
-        for tool in &entry.tools {
-            let category = tool.category.unwrap_or("-");
+        for tool in tools {
+            let category = tool.descriptor().category.unwrap_or("-");
             out += &format!(
                 "  {:<28} [{category}] {}\n",
                 tool.id(),
-                tool.summary_for(locale)
+                tool.descriptor().summary_for(locale)
             );
         }
+    }
+    out
+}
+
+/// What `check` prints when the engine started: what it validated and rendered.
+fn check_report(registry: &Registry) -> String {
+    let plugins = registry.plugins().count();
+    let tools = registry.tools().len();
+    let mut out = format!(
+        "ok: {plugins} plugins, {tools} tools, engine-core {}\n",
+        engine_core::ENGINE_VERSION
+    );
+    for format in Format::ALL {
+        let bytes = registry.catalog(format, "en-US").len();
+        out += &format!("  catalog {format:<10} {bytes} bytes\n");
     }
     out
 }

@@ -1,0 +1,15 @@
+//! Names a plugin may not take: the engine's own tools and namespaces.
+
+/// The engine's built-in tools (the project-scoped file tools). A plugin tool with one of
+/// these names would put two `list_files` in front of the model, which then picks by
+/// description alone; the engine refuses to start instead.
+pub const BUILTIN_TOOL_NAMES: &[&str] = &[
+    "create_directory",
+    "get_text_content",
+    "list_files",
+    "read_path_meta",
+    "write_text_content",
+];
+
+/// Namespaces kept for the engine and its built-ins; no plugin may declare one.
+pub const RESERVED_NAMESPACES: &[&str] = &["builtin", "engine", "mcp", "system"];

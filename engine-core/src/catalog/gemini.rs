@@ -1,0 +1,202 @@
+//! Gemini function declarations, in the OpenAPI 3.0 schema subset Gemini accepts.
+//!
+//! The subset has no references, no `additionalProperties` and no `const`; nullability is
+//! `nullable: true` on a single `type`. Everything else the canonical schema says that
+//! the subset cannot is dropped: dispatch checks the arguments against the full type
+//! anyway.
+
+use serde_json::{json, Map, Value};
+
+use crate::registry::Tool;
+
+/// Keywords of the subset this renderer emits, each converted recursively if it holds
+/// schemas.
+const KEPT: &[&str] = &[
+    "type",
+    "title",
+    "description",
+    "enum",
+    "properties",
+    "required",
+    "items",
+    "anyOf",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+];
+
+pub(super) fn declaration(tool: &Tool) -> Result<Value, String> {
+    let mut declaration = json!({
+        "name": tool.wire_name(),
+        "description": tool.descriptor().description,
+    });
+    let parameters = convert(tool.input_schema())?;
+    // Gemini documents leaving `parameters` unset for a function without any.
+    let has_parameters = parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|properties| !properties.is_empty());
+    if has_parameters {
+        declaration["parameters"] = parameters;
+    }
+    Ok(declaration)
+}
+
+fn is_null_schema(schema: &Value) -> bool {
+    schema.get("type") == Some(&Value::from("null"))
+}
+
+/// One schema node in the subset.
+fn convert(schema: &Value) -> Result<Value, String> {
+    let Some(node) = schema.as_object() else {
+        return Err("it has an untyped value (`true`), which Gemini cannot declare".into());
+    };
+    if let Some(target) = node.get("$ref") {
+        return Err(format!(
+            "it refers to {target} (a recursive type), and Gemini's schema subset has no references"
+        ));
+    }
+    let mut out = Map::new();
+    let mut nullable = false;
+    for (key, value) in node {
+        match key.as_str() {
+            "type" => {
+                let (kind, null) = single_type(value)?;
+                out.insert("type".into(), kind);
+                nullable |= null;
+            }
+            "const" => {
+                out.insert("enum".into(), json!([value]));
+            }
+            "enum" => {
+                let values = value.as_array().map(Vec::as_slice).unwrap_or_default();
+                nullable |= values.contains(&Value::Null);
+                let kept: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+                out.insert("enum".into(), Value::Array(kept));
+            }
+            "anyOf" => {
+                let branches = value.as_array().map(Vec::as_slice).unwrap_or_default();
+                nullable |= branches.iter().any(is_null_schema);
+                let mut kept = branches
+                    .iter()
+                    .filter(|branch| !is_null_schema(branch))
+                    .map(convert)
+                    .collect::<Result<Vec<_>, _>>()?;
+                if kept.len() == 1 {
+                    // `Option<Struct>`: the struct itself, nullable; this node's own
+                    // description wins over the branch's.
+                    if let Value::Object(branch) = kept.remove(0) {
+                        for (key, value) in branch {
+                            out.entry(key).or_insert(value);
+                        }
+                    }
+                } else {
+                    out.insert("anyOf".into(), Value::Array(kept));
+                }
+            }
+            "properties" => {
+                let mut properties = Map::new();
+                for (name, property) in value.as_object().into_iter().flatten() {
+                    properties.insert(name.clone(), convert(property)?);
+                }
+                // Gemini orders properties alphabetically unless told otherwise; keep the
+                // author's order, which is the order the model reads them in.
+                let order: Vec<Value> = properties.keys().cloned().map(Value::from).collect();
+                out.insert("properties".into(), Value::Object(properties));
+                out.insert("propertyOrdering".into(), Value::Array(order));
+            }
+            "items" => {
+                out.insert("items".into(), convert(value)?);
+            }
+            _ if KEPT.contains(&key.as_str()) => {
+                out.insert(key.clone(), value.clone());
+            }
+            _ => {}
+        }
+    }
+    if nullable {
+        out.insert("nullable".into(), Value::Bool(true));
+    }
+    Ok(Value::Object(out))
+}
+
+/// The one type of a node and whether it is nullable: `["string", "null"]` is `string`.
+fn single_type(value: &Value) -> Result<(Value, bool), String> {
+    let Some(types) = value.as_array() else {
+        return Ok((value.clone(), false));
+    };
+    let null = types.iter().any(|kind| kind == "null");
+    let mut others = types.iter().filter(|kind| *kind != "null");
+    match (others.next(), others.next()) {
+        (Some(kind), None) => Ok((kind.clone(), null)),
+        _ => Err(format!(
+            "a value may be any of {value}, and Gemini takes one type per value"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nullable_types_enums_and_options_become_nullable() {
+        let schema = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "note": { "type": ["string", "null"], "description": "A note." },
+                "state": { "type": ["string", "null"], "enum": ["open", "shipped", null] },
+                "address": {
+                    "description": "Where.",
+                    "anyOf": [
+                        { "type": "object", "additionalProperties": false,
+                          "properties": { "city": { "type": "string" } }, "required": ["city"] },
+                        { "type": "null" }
+                    ]
+                },
+                "kind": { "anyOf": [{ "const": "a", "type": "string" }, { "const": "b", "type": "string" }] }
+            },
+            "required": ["note", "state", "address", "kind"]
+        });
+        let converted = convert(&schema).unwrap();
+        assert_eq!(
+            converted,
+            json!({
+                "type": "object",
+                "properties": {
+                    "note": { "type": "string", "description": "A note.", "nullable": true },
+                    "state": { "type": "string", "enum": ["open", "shipped"], "nullable": true },
+                    "address": {
+                        "description": "Where.",
+                        "type": "object",
+                        "properties": { "city": { "type": "string" } },
+                        "propertyOrdering": ["city"],
+                        "required": ["city"],
+                        "nullable": true
+                    },
+                    "kind": { "anyOf": [{ "enum": ["a"], "type": "string" }, { "enum": ["b"], "type": "string" }] }
+                },
+                "propertyOrdering": ["note", "state", "address", "kind"],
+                "required": ["note", "state", "address", "kind"]
+            })
+        );
+    }
+
+    #[test]
+    fn references_and_untyped_values_are_refused() {
+        let recursive =
+            json!({ "type": "object", "properties": { "next": { "$ref": "#/$defs/Node" } } });
+        assert!(convert(&recursive).unwrap_err().contains("#/$defs/Node"));
+        assert!(convert(&json!({ "properties": { "any": true } }))
+            .unwrap_err()
+            .contains("untyped"));
+        assert!(convert(&json!({ "type": ["string", "integer"] }))
+            .unwrap_err()
+            .contains("one type"));
+    }
+}

@@ -1,0 +1,138 @@
+//! Tool catalogs: one canonical definition, rendered once per provider to bytes.
+//!
+//! Each catalog is the JSON value that provider's request takes in its `tools` field
+//! (for MCP, the `tools/list` result). The model-facing catalogs are in English and are
+//! rendered at start-up; MCP's carries a title for people, so it is rendered per locale on
+//! first use and kept.
+
+mod anthropic;
+mod gemini;
+mod mcp;
+mod openai;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::RwLock;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::registry::{Registry, Tool};
+use crate::validate::{Problem, Rule};
+
+/// A catalog rendering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// OpenAI chat completions: `[{"type": "function", "function": {...}}]`.
+    OpenAi,
+    /// Anthropic messages: `[{"name", "description", "input_schema"}]`.
+    Anthropic,
+    /// Gemini: `[{"functionDeclarations": [...]}]`, in its OpenAPI schema subset.
+    Gemini,
+    /// MCP: the `tools/list` result, `{"tools": [...]}`.
+    Mcp,
+}
+
+impl Format {
+    /// Every format, in the order the command line lists them.
+    pub const ALL: [Format; 4] = [Self::OpenAi, Self::Anthropic, Self::Gemini, Self::Mcp];
+
+    /// The format's name on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|format| format.as_str() == text)
+            .ok_or_else(|| {
+                format!("unknown catalog format `{text}`: use openai, anthropic, gemini or mcp")
+            })
+    }
+}
+
+/// The rendered catalogs of a registry.
+pub(crate) struct Catalogs {
+    openai: Bytes,
+    anthropic: Bytes,
+    gemini: Bytes,
+    /// MCP renderings, keyed by the summaries a locale resolves to (see [`mcp::TitleKey`]),
+    /// so that the cache holds one entry per distinct rendering however many locale tags
+    /// clients send.
+    mcp: RwLock<HashMap<mcp::TitleKey, Bytes>>,
+}
+
+impl Catalogs {
+    /// Renders the model-facing catalogs; a tool Gemini cannot take is a problem.
+    pub(crate) fn render(tools: &[Tool], problems: &mut Vec<Problem>) -> Self {
+        let mut gemini = Vec::with_capacity(tools.len());
+        for tool in tools {
+            match gemini::declaration(tool) {
+                Ok(declaration) => gemini.push(declaration),
+                Err(reason) => problems.push(Problem::tool(
+                    Rule::GeminiSchema,
+                    tool,
+                    format!("Gemini cannot take the arguments schema: {reason}"),
+                    "make the arguments type non-recursive (a fixed number of levels, each its own struct)".into(),
+                )),
+            }
+        }
+        Self {
+            openai: to_bytes(&Value::Array(tools.iter().map(openai::tool).collect())),
+            anthropic: to_bytes(&Value::Array(tools.iter().map(anthropic::tool).collect())),
+            gemini: to_bytes(&serde_json::json!([{ "functionDeclarations": gemini }])),
+            mcp: RwLock::default(),
+        }
+    }
+}
+
+impl Registry {
+    /// The catalog in `format`, for a reader of `locale` (only MCP's depends on it).
+    ///
+    /// The bytes are rendered once and shared: serving a catalog copies no JSON.
+    pub fn catalog(&self, format: Format, locale: &str) -> Bytes {
+        let catalogs = &self.catalogs;
+        match format {
+            Format::OpenAi => catalogs.openai.clone(),
+            Format::Anthropic => catalogs.anthropic.clone(),
+            Format::Gemini => catalogs.gemini.clone(),
+            Format::Mcp => {
+                let key = mcp::TitleKey::new(self.tools(), locale);
+                let rendered = catalogs
+                    .mcp
+                    .read()
+                    .ok()
+                    .and_then(|cache| cache.get(&key).cloned());
+                rendered.unwrap_or_else(|| {
+                    let bytes = to_bytes(&mcp::tools_list(self.tools(), locale));
+                    // A poisoned lock only means another renderer panicked; serve uncached.
+                    if let Ok(mut cache) = catalogs.mcp.write() {
+                        cache.insert(key, bytes.clone());
+                    }
+                    bytes
+                })
+            }
+        }
+    }
+}
+
+fn to_bytes(value: &Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(value).expect("a JSON value always serializes"))
+}

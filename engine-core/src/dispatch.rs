@@ -1,0 +1,241 @@
+//! Calling a tool: look-up, arguments, deadline, cancellation, panics, in that order.
+//!
+//! Every way a call can go wrong ends as a [`CallError`] that the model can read; none
+//! of them unwinds past the registry or takes the process down.
+
+use std::any::Any;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::task::Poll;
+
+use futures::FutureExt;
+use plugin_sdk::{CallInput, ToolContext, ToolError, ToolErrorKind};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::registry::{Registry, Tool};
+
+/// One tool call, as the model (or a client) asked for it.
+#[derive(Clone, Copy)]
+pub struct Call<'a> {
+    tool: &'a str,
+    arguments: &'a str,
+    context: &'a ToolContext,
+    deadline: Option<Instant>,
+    cancel: Option<&'a CancellationToken>,
+}
+
+impl<'a> Call<'a> {
+    /// A call of `tool` (id or wire name) with `arguments` (JSON text) in `context`, under
+    /// the registry's default timeout and with no cancellation.
+    pub fn new(tool: &'a str, arguments: &'a str, context: &'a ToolContext) -> Self {
+        Self {
+            tool,
+            arguments,
+            context,
+            deadline: None,
+            cancel: None,
+        }
+    }
+
+    /// The same call, stopped at `deadline`.
+    pub fn deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// The same call, stopped when `token` is cancelled (the turn was abandoned).
+    pub fn cancel_on(mut self, token: &'a CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+/// Why a call produced no result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CallErrorKind {
+    /// No tool has that name.
+    UnknownTool,
+    /// The arguments are not valid JSON, or do not fit the tool's schema.
+    InvalidArguments,
+    /// The tool ran and reported a failure.
+    Failed,
+    /// The tool's output could not be serialized.
+    Output,
+    /// The tool panicked.
+    Panicked,
+    /// The tool did not finish before the deadline and was stopped.
+    TimedOut,
+    /// The call was cancelled before the tool finished.
+    Cancelled,
+}
+
+impl CallErrorKind {
+    /// The kind's name in the error JSON, such as `invalid_arguments`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UnknownTool => "unknown_tool",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::Failed => "failed",
+            Self::Output => "output",
+            Self::Panicked => "panicked",
+            Self::TimedOut => "timed_out",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A failed call, in words the model can act on. Nothing secret is in the message: no
+/// panic payload, no list of tools, no internal path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallError {
+    kind: CallErrorKind,
+    message: String,
+}
+
+impl CallError {
+    fn new(kind: CallErrorKind, message: String) -> Self {
+        Self { kind, message }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> CallErrorKind {
+        self.kind
+    }
+
+    /// The message for the model.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The error as the model reads it: `{"error": {"kind": ..., "message": ...}}`.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({ "error": { "kind": self.kind.as_str(), "message": self.message } })
+            .to_string()
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for CallError {}
+
+impl From<ToolError> for CallError {
+    fn from(error: ToolError) -> Self {
+        let kind = match error.kind() {
+            ToolErrorKind::InvalidArguments => CallErrorKind::InvalidArguments,
+            ToolErrorKind::Output => CallErrorKind::Output,
+            _ => CallErrorKind::Failed,
+        };
+        Self::new(kind, error.message().to_owned())
+    }
+}
+
+/// The longest part of an unknown name echoed back, so that a runaway model cannot make
+/// the error as large as its request.
+const ECHO_LIMIT: usize = 64;
+
+impl Registry {
+    /// Runs one call and returns the tool's output as JSON text.
+    ///
+    /// A tool that finishes on its first poll (most do) costs a look-up, one boxed future
+    /// and serde; only a tool that waits sets up the deadline and the cancellation, which
+    /// then need a Tokio runtime with its timer enabled.
+    pub async fn call(&self, call: Call<'_>) -> Result<String, CallError> {
+        let Some(tool) = self.tool(call.tool) else {
+            return Err(unknown_tool(call.tool));
+        };
+        if call.arguments.len() > self.limits.max_argument_bytes {
+            return Err(CallError::new(
+                CallErrorKind::InvalidArguments,
+                format!(
+                    "the arguments are {} bytes, more than the {} bytes a call may carry",
+                    call.arguments.len(),
+                    self.limits.max_argument_bytes
+                ),
+            ));
+        }
+        let input = CallInput::new(call.arguments, call.context);
+        let start = AssertUnwindSafe(|| (tool.descriptor().call)(input));
+        let mut running = match std::panic::catch_unwind(start) {
+            Ok(future) => AssertUnwindSafe(future).catch_unwind(),
+            Err(payload) => return Err(panicked(tool, payload)),
+        };
+        let first = std::future::poll_fn(|cx| Poll::Ready(running.poll_unpin(cx))).await;
+        let outcome = match first {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => {
+                let deadline = call
+                    .deadline
+                    .unwrap_or_else(|| Instant::now() + self.limits.default_timeout);
+                let cancelled = async {
+                    match call.cancel {
+                        Some(token) => token.cancelled().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    outcome = &mut running => outcome,
+                    () = tokio::time::sleep_until(deadline) => return Err(timed_out(tool)),
+                    () = cancelled => return Err(cancelled_call(tool)),
+                }
+            }
+        };
+        match outcome {
+            Ok(result) => result.map_err(CallError::from),
+            Err(payload) => Err(panicked(tool, payload)),
+        }
+    }
+}
+
+#[cold]
+fn unknown_tool(name: &str) -> CallError {
+    let shown: String = name.chars().take(ECHO_LIMIT).collect();
+    let ellipsis = if shown.len() < name.len() { "..." } else { "" };
+    CallError::new(
+        CallErrorKind::UnknownTool,
+        format!("there is no tool named `{shown}{ellipsis}`; call one of the tools you were given, by its exact name"),
+    )
+}
+
+#[cold]
+fn panicked(tool: &Tool, payload: Box<dyn Any + Send>) -> CallError {
+    let detail = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a non-text panic payload");
+    // The payload may hold anything the tool had in hand, so it goes to the log only.
+    tracing::error!(tool = tool.id(), panic = detail, "a tool panicked");
+    CallError::new(
+        CallErrorKind::Panicked,
+        format!("`{}` failed unexpectedly and was stopped; the error is in the engine's log. Do not retry with the same arguments.", tool.wire_name()),
+    )
+}
+
+#[cold]
+fn timed_out(tool: &Tool) -> CallError {
+    tracing::warn!(
+        tool = tool.id(),
+        "a tool call passed its deadline and was stopped"
+    );
+    CallError::new(
+        CallErrorKind::TimedOut,
+        format!(
+            "`{}` did not finish in time and was stopped",
+            tool.wire_name()
+        ),
+    )
+}
+
+#[cold]
+fn cancelled_call(tool: &Tool) -> CallError {
+    CallError::new(
+        CallErrorKind::Cancelled,
+        format!("the call of `{}` was cancelled", tool.wire_name()),
+    )
+}

@@ -1,0 +1,328 @@
+//! The start-up checks: every reason not to serve what was linked, found in one pass.
+//!
+//! The macros already refuse most mistakes at compile time. These checks cover what only
+//! the whole binary shows (two crates claiming one namespace, one id defined twice, a
+//! plugin built for another engine) and re-check what a descriptor claims, because a
+//! descriptor is plain data that need not come from the macros.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use plugin_sdk::{PluginManifest, SourceLocation};
+use semver::{Version, VersionReq};
+
+use crate::builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
+use crate::registry::Tool;
+use crate::wire::SURFACES;
+
+/// The version of engine-core this binary runs, which plugins' `engine` ranges must admit.
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Which start-up rule a problem breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Rule {
+    /// Two `plugin!` declarations claim one namespace.
+    NamespaceTaken,
+    /// Two tools have one canonical id.
+    DuplicateId,
+    /// Two tools have one wire name.
+    WireNameCollision,
+    /// A plugin or tool takes a name the engine keeps for itself.
+    ReservedName,
+    /// The plugin's `engine` range does not admit this engine's version.
+    EngineVersion,
+    /// A tool not marked `strict = false` has a schema that strict mode refuses.
+    StrictSchema,
+    /// A wire name that some surface refuses (too long, or a character it does not allow).
+    WireName,
+    /// A schema that the Gemini renderer cannot express.
+    GeminiSchema,
+}
+
+impl Rule {
+    /// The rule's name in reports, such as `duplicate-id`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NamespaceTaken => "namespace-taken",
+            Self::DuplicateId => "duplicate-id",
+            Self::WireNameCollision => "wire-name-collision",
+            Self::ReservedName => "reserved-name",
+            Self::EngineVersion => "engine-version",
+            Self::StrictSchema => "strict-schema",
+            Self::WireName => "wire-name",
+            Self::GeminiSchema => "gemini-schema",
+        }
+    }
+}
+
+/// One reason the engine refuses to start, with who caused it and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The rule broken.
+    pub rule: Rule,
+    /// The plugin crate at fault, as `package version`.
+    pub plugin: String,
+    /// The tool at fault, by canonical id, when the problem is a tool's.
+    pub tool: Option<String>,
+    /// Where the tool is defined.
+    pub location: Option<SourceLocation>,
+    /// What is wrong.
+    pub message: String,
+    /// What to change.
+    pub fix: String,
+}
+
+impl Problem {
+    fn plugin(rule: Rule, plugin: &PluginManifest, message: String, fix: String) -> Self {
+        Self {
+            rule,
+            plugin: format!("{} {}", plugin.package, plugin.version),
+            tool: None,
+            location: None,
+            message,
+            fix,
+        }
+    }
+
+    pub(crate) fn tool(rule: Rule, tool: &Tool, message: String, fix: String) -> Self {
+        Self {
+            tool: Some(tool.id().to_owned()),
+            location: Some(tool.descriptor().location),
+            ..Self::plugin(rule, tool.plugin(), message, fix)
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] plugin {}", self.rule.as_str(), self.plugin)?;
+        if let Some(tool) = &self.tool {
+            write!(f, ", tool `{tool}`")?;
+        }
+        if let Some(at) = self.location {
+            write!(f, " ({}:{})", at.file, at.line)?;
+        }
+        write!(f, ": {}\n    fix: {}", self.message, self.fix)
+    }
+}
+
+/// Why the engine did not start: every problem found, in a deterministic order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StartupError {
+    problems: Vec<Problem>,
+}
+
+impl StartupError {
+    pub(crate) fn new(mut problems: Vec<Problem>) -> Self {
+        problems.sort_by(|a, b| {
+            (&a.plugin, &a.tool, a.rule, &a.message).cmp(&(&b.plugin, &b.tool, b.rule, &b.message))
+        });
+        Self { problems }
+    }
+
+    /// The problems, sorted by plugin, tool and rule.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for StartupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = self.problems.len();
+        let noun = if count == 1 { "problem" } else { "problems" };
+        writeln!(
+            f,
+            "the engine refused to start: {count} {noun} with the linked plugins"
+        )?;
+        for problem in &self.problems {
+            writeln!(f, "  {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for StartupError {}
+
+/// Every problem with `plugins` and `tools` (both sorted), none skipped.
+pub(crate) fn validate(plugins: &[&'static PluginManifest], tools: &[Tool]) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for plugin in plugins {
+        check_engine_range(plugin, &mut problems);
+        check_reserved_namespace(plugin, &mut problems);
+    }
+    check_namespaces_unique(plugins, &mut problems);
+    check_ids_unique(tools, &mut problems);
+    check_wire_names_unique(tools, &mut problems);
+    for tool in tools {
+        check_builtin_name(tool, &mut problems);
+        check_wire_name(tool, &mut problems);
+        check_strict_schema(tool, &mut problems);
+    }
+    problems
+}
+
+fn check_engine_range(plugin: &PluginManifest, problems: &mut Vec<Problem>) {
+    let running = Version::parse(ENGINE_VERSION).expect("Cargo package versions are semver");
+    let fix = format!(
+        "build the plugin against a release whose `engine` range admits {ENGINE_VERSION}, or build the engine from an engine-core it supports"
+    );
+    match VersionReq::parse(plugin.engine) {
+        Ok(range) if range.matches(&running) => {}
+        Ok(_) => problems.push(Problem::plugin(
+            Rule::EngineVersion,
+            plugin,
+            format!(
+                "the plugin needs engine `{}`, and this engine is {ENGINE_VERSION}",
+                plugin.engine
+            ),
+            fix,
+        )),
+        Err(error) => problems.push(Problem::plugin(
+            Rule::EngineVersion,
+            plugin,
+            format!(
+                "the engine range `{}` is not semver: {error}",
+                plugin.engine
+            ),
+            fix,
+        )),
+    }
+}
+
+fn check_reserved_namespace(plugin: &PluginManifest, problems: &mut Vec<Problem>) {
+    if RESERVED_NAMESPACES.contains(&plugin.namespace) {
+        problems.push(Problem::plugin(
+            Rule::ReservedName,
+            plugin,
+            format!(
+                "the namespace `{}` is kept for the engine (reserved: {})",
+                plugin.namespace,
+                RESERVED_NAMESPACES.join(", ")
+            ),
+            "declare another namespace in `plugin! { namespace = \"...\" }`".into(),
+        ));
+    }
+}
+
+fn check_namespaces_unique(plugins: &[&'static PluginManifest], problems: &mut Vec<Problem>) {
+    for pair in plugins.windows(2) {
+        let (first, second) = (pair[0], pair[1]);
+        if first.namespace == second.namespace {
+            problems.push(Problem::plugin(
+                Rule::NamespaceTaken,
+                second,
+                format!(
+                    "the namespace `{}` is also declared by {} {}",
+                    second.namespace, first.package, first.version
+                ),
+                "link one version of each plugin, and give each plugin crate its own `namespace`"
+                    .into(),
+            ));
+        }
+    }
+}
+
+fn check_ids_unique(tools: &[Tool], problems: &mut Vec<Problem>) {
+    for pair in tools.windows(2) {
+        let (first, second) = (&pair[0], &pair[1]);
+        if first.id() == second.id() {
+            let at = first.descriptor().location;
+            problems.push(Problem::tool(
+                Rule::DuplicateId,
+                second,
+                format!(
+                    "the id `{}` is also defined at {}:{} by {}",
+                    first.id(),
+                    at.file,
+                    at.line,
+                    first.plugin().package
+                ),
+                "rename one of the tools (`#[define_tool(name = \"...\")]` or the function)".into(),
+            ));
+        }
+    }
+}
+
+fn check_wire_names_unique(tools: &[Tool], problems: &mut Vec<Problem>) {
+    let mut seen: HashMap<&str, &Tool> = HashMap::with_capacity(tools.len());
+    for tool in tools {
+        match seen.get(tool.wire_name()) {
+            // Same id: already reported as a duplicate id.
+            Some(first) if first.id() == tool.id() => {}
+            Some(first) => problems.push(Problem::tool(
+                Rule::WireNameCollision,
+                tool,
+                format!(
+                    "its wire name `{}` is also the wire name of `{}` ({}), so a call could not tell them apart",
+                    tool.wire_name(),
+                    first.id(),
+                    first.plugin().package
+                ),
+                "namespaces must not contain `_` and tool names must be unique: rename the namespace or the tool".into(),
+            )),
+            None => {
+                seen.insert(tool.wire_name(), tool);
+            }
+        }
+    }
+}
+
+fn check_builtin_name(tool: &Tool, problems: &mut Vec<Problem>) {
+    let name = tool.descriptor().name;
+    if BUILTIN_TOOL_NAMES.contains(&name) {
+        problems.push(Problem::tool(
+            Rule::ReservedName,
+            tool,
+            format!("`{name}` is the name of a built-in tool, and the model would see both"),
+            "name the tool after what it does in your plugin, such as `acme_list_files` (`#[define_tool(name = \"...\")]`)".into(),
+        ));
+    }
+}
+
+fn check_wire_name(tool: &Tool, problems: &mut Vec<Problem>) {
+    let wire = tool.wire_name();
+    let refusing: Vec<_> = SURFACES
+        .iter()
+        .filter(|rules| !rules.accepts(wire))
+        .collect();
+    if refusing.is_empty() {
+        return;
+    }
+    let rules: Vec<String> = refusing
+        .iter()
+        .map(|rules| {
+            format!(
+                "{} allows {}, at most {}",
+                rules.surface, rules.alphabet, rules.max_len
+            )
+        })
+        .collect();
+    problems.push(Problem::tool(
+        Rule::WireName,
+        tool,
+        format!(
+            "the wire name `{wire}` ({} characters) is refused: {}",
+            wire.len(),
+            rules.join("; ")
+        ),
+        "shorten the tool name (`#[define_tool(name = \"...\")]`) or the plugin's namespace".into(),
+    ));
+}
+
+fn check_strict_schema(tool: &Tool, problems: &mut Vec<Problem>) {
+    if !tool.descriptor().strict {
+        return;
+    }
+    let violations = plugin_sdk::schema::check_strict(tool.input_schema());
+    if violations.is_empty() {
+        return;
+    }
+    let found: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    problems.push(Problem::tool(
+        Rule::StrictSchema,
+        tool,
+        format!("the arguments schema is not strict: {}", found.join("; ")),
+        "fix the hand-written `JsonSchema` or `StrictSchema` impl behind it, or opt out with `#[tool_args(strict = false)]` and `#[define_tool(strict = false)]`".into(),
+    ));
+}

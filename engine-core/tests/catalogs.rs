@@ -1,0 +1,175 @@
+//! The catalogs of the example plugins, one per provider, from one definition.
+
+use acme_crm as _;
+use engine_core::{Format, Registry};
+use serde_json::{json, Value};
+use weather as _;
+
+fn registry() -> Registry {
+    Registry::linked().expect("the example plugins are valid")
+}
+
+fn parse(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).expect("catalogs are JSON")
+}
+
+const NAMES: [&str; 3] = [
+    "acme__book_appointment",
+    "acme__find_orders",
+    "weather__weather",
+];
+
+/// Every value under a key named `key`, anywhere in `value`.
+fn find_key<'a>(value: &'a Value, key: &str, found: &mut Vec<&'a Value>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(hit) = map.get(key) {
+                found.push(hit);
+            }
+            map.values().for_each(|child| find_key(child, key, found));
+        }
+        Value::Array(items) => items.iter().for_each(|child| find_key(child, key, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn openai_tools_are_strict_functions_named_on_the_wire() {
+    let registry = registry();
+    let catalog = parse(&registry.catalog(Format::OpenAi, "en-US"));
+    let tools = catalog.as_array().unwrap();
+    assert_eq!(tools.len(), 3);
+    for (tool, name) in tools.iter().zip(NAMES) {
+        assert_eq!(tool["type"], "function");
+        let function = &tool["function"];
+        assert_eq!(function["name"], name);
+        assert_eq!(function["strict"], true);
+        let canonical = registry.tool(name).unwrap();
+        assert_eq!(function["description"], canonical.descriptor().description);
+        assert_eq!(&function["parameters"], canonical.input_schema());
+        assert_eq!(
+            function.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["name", "description", "parameters", "strict"]
+        );
+    }
+}
+
+#[test]
+fn anthropic_tools_carry_the_same_schema_as_input_schema() {
+    let registry = registry();
+    let catalog = parse(&registry.catalog(Format::Anthropic, "en-US"));
+    for (tool, name) in catalog.as_array().unwrap().iter().zip(NAMES) {
+        assert_eq!(tool["name"], name);
+        assert_eq!(
+            &tool["input_schema"],
+            registry.tool(name).unwrap().input_schema()
+        );
+        assert_eq!(tool["strict"], true);
+    }
+}
+
+#[test]
+fn gemini_declarations_stay_inside_its_schema_subset() {
+    let catalog = parse(&registry().catalog(Format::Gemini, "en-US"));
+    let declarations = catalog[0]["functionDeclarations"].as_array().unwrap();
+    let names: Vec<&Value> = declarations.iter().map(|d| &d["name"]).collect();
+    assert_eq!(names, NAMES);
+    for key in [
+        "additionalProperties",
+        "$defs",
+        "$ref",
+        "const",
+        "oneOf",
+        "strict",
+    ] {
+        let mut found = Vec::new();
+        find_key(&catalog, key, &mut found);
+        assert!(
+            found.is_empty(),
+            "`{key}` is outside Gemini's subset: {found:?}"
+        );
+    }
+    let mut types = Vec::new();
+    find_key(&catalog, "type", &mut types);
+    assert!(
+        types.iter().all(|kind| kind.is_string()),
+        "one type per value: {types:?}"
+    );
+    let state = &declarations[1]["parameters"]["properties"]["state"];
+    assert_eq!(
+        *state,
+        json!({
+            "type": "string",
+            "enum": ["received", "shipped", "delivered", "returned"],
+            "description": "Only orders in this state; null for every state.",
+            "nullable": true
+        })
+    );
+    assert_eq!(
+        declarations[2]["parameters"]["propertyOrdering"],
+        json!(["city", "days", "units"])
+    );
+}
+
+#[test]
+fn mcp_tools_have_localized_titles_annotations_and_object_output_schemas() {
+    let registry = registry();
+    let english = parse(&registry.catalog(Format::Mcp, "en-US"));
+    let italian = parse(&registry.catalog(Format::Mcp, "it-IT"));
+    let book = &english["tools"][0];
+    assert_eq!(book["name"], "acme__book_appointment");
+    assert_eq!(book["title"], "Books an appointment in the CRM.");
+    assert_eq!(
+        italian["tools"][0]["title"],
+        "Prenota un appuntamento nel CRM."
+    );
+    assert_eq!(
+        book["description"], italian["tools"][0]["description"],
+        "descriptions are for the model, never translated"
+    );
+    assert_eq!(book["annotations"], json!({ "idempotentHint": true }));
+    assert_eq!(book["outputSchema"]["type"], "object");
+    // `find_orders` returns a list: MCP's structured content is an object, so no schema.
+    let orders = &english["tools"][1];
+    assert_eq!(orders["name"], "acme__find_orders");
+    assert!(orders.get("outputSchema").is_none(), "{orders}");
+    assert_eq!(
+        english["tools"][2]["annotations"],
+        json!({ "readOnlyHint": true, "idempotentHint": true })
+    );
+}
+
+#[test]
+fn serving_a_rendered_catalog_hands_out_the_same_bytes() {
+    let registry = registry();
+    for format in Format::ALL {
+        let first = registry.catalog(format, "it-IT");
+        let second = registry.catalog(format, "it-IT");
+        assert_eq!(
+            first.as_ptr(),
+            second.as_ptr(),
+            "{format} was rendered twice"
+        );
+    }
+    // Locales that resolve every title alike share one rendering, so clients cannot
+    // grow the cache by sending new tags.
+    let swiss = registry.catalog(Format::Mcp, "it-CH");
+    let italian = registry.catalog(Format::Mcp, "it-IT");
+    assert_eq!(swiss.as_ptr(), italian.as_ptr());
+    let english = registry.catalog(Format::Mcp, "en-US");
+    let unknown = registry.catalog(Format::Mcp, "xx-unknown");
+    assert_eq!(english.as_ptr(), unknown.as_ptr());
+    assert_ne!(english.as_ptr(), italian.as_ptr());
+}
+
+#[test]
+fn formats_parse_from_their_command_line_names() {
+    for format in Format::ALL {
+        assert_eq!(format.as_str().parse::<Format>(), Ok(format));
+    }
+    let error = "openapi".parse::<Format>().unwrap_err();
+    assert!(
+        error.contains("openai, anthropic, gemini or mcp"),
+        "{error}"
+    );
+}

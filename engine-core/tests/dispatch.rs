@@ -1,0 +1,286 @@
+//! Dispatch: every way a call can go wrong comes back as an error the model reads, and
+//! the registry keeps serving afterwards.
+//!
+//! This test binary links only the tools defined here.
+
+use std::time::Duration;
+
+use engine_core::{Call, CallErrorKind, CancellationToken, Registry};
+use plugin_sdk::prelude::*;
+use serde_json::{json, Value};
+
+plugin_sdk::plugin! {
+    namespace = "probe",
+    engine = ">=0.1",
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Address {
+    city: String,
+    zip: u32,
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Parcel {
+    weight_grams: u32,
+    to: Address,
+    tags: Vec<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Receipt {
+    city: String,
+    zip: u32,
+    grams: u32,
+    tags: usize,
+}
+
+/// Ship a parcel.
+#[define_tool]
+async fn ship(parcel: Parcel) -> Receipt {
+    Receipt {
+        city: parcel.to.city,
+        zip: parcel.to.zip,
+        grams: parcel.weight_grams,
+        tags: parcel.tags.len(),
+    }
+}
+
+/// Always fails.
+#[define_tool]
+async fn refuse(_parcel: Parcel) -> Result<Receipt, ToolError> {
+    Err(ToolError::new("the depot is closed on Sundays"))
+}
+
+/// Panics while running.
+#[define_tool]
+async fn explode(_parcel: Parcel) -> Receipt {
+    panic!("secret token sk-123 leaked in a panic")
+}
+
+/// Waits for ever.
+#[define_tool]
+async fn hang(_parcel: Parcel) -> Receipt {
+    std::future::pending().await
+}
+
+/// Waits a little, then answers.
+#[define_tool]
+async fn nap(parcel: Parcel) -> Receipt {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ship(parcel).await
+}
+
+const PARCEL: &str =
+    r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": 118}, "tags": ["fragile"]}"#;
+
+fn registry() -> Registry {
+    Registry::linked().expect("the probe tools are valid")
+}
+
+async fn call(
+    registry: &Registry,
+    tool: &str,
+    arguments: &str,
+) -> Result<Value, engine_core::CallError> {
+    let context = ToolContext::new();
+    let output = registry.call(Call::new(tool, arguments, &context)).await?;
+    Ok(serde_json::from_str(&output).expect("tools return JSON"))
+}
+
+fn expect_error(result: Result<Value, engine_core::CallError>, kind: CallErrorKind) -> String {
+    let error = result.expect_err("the call must fail");
+    assert_eq!(error.kind(), kind, "{error}");
+    let rendered: Value = serde_json::from_str(&error.to_json()).unwrap();
+    assert_eq!(rendered["error"]["kind"], kind.as_str());
+    assert_eq!(rendered["error"]["message"], error.message());
+    error.message().to_owned()
+}
+
+#[tokio::test]
+async fn a_call_by_id_or_wire_name_returns_the_tools_json() {
+    let registry = registry();
+    let expected = json!({"city": "Rome", "zip": 118, "grams": 900, "tags": 1});
+    assert_eq!(
+        call(&registry, "probe:ship", PARCEL).await.unwrap(),
+        expected
+    );
+    assert_eq!(
+        call(&registry, "probe__ship", PARCEL).await.unwrap(),
+        expected
+    );
+}
+
+#[tokio::test]
+async fn bad_json_is_reported_as_such() {
+    let message = expect_error(
+        call(&registry(), "probe__ship", r#"{"weight_grams": 9"#).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert!(
+        message.starts_with("the arguments are not valid JSON"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_type_names_the_field_and_the_expected_type() {
+    let arguments = r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": "00118"}, "tags": []}"#;
+    let message = expect_error(
+        call(&registry(), "probe__ship", arguments).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        message,
+        r#"invalid arguments: `to.zip`: invalid type: string "00118", expected u32"#
+    );
+}
+
+#[tokio::test]
+async fn a_missing_field_is_named() {
+    let arguments = r#"{"weight_grams": 900, "to": {"city": "Rome"}, "tags": []}"#;
+    let message = expect_error(
+        call(&registry(), "probe__ship", arguments).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(message, "invalid arguments: `to`: missing field `zip`");
+    let message = expect_error(
+        call(&registry(), "probe__ship", "{}").await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(message, "invalid arguments: missing field `weight_grams`");
+}
+
+#[tokio::test]
+async fn an_element_of_a_list_is_named_by_index() {
+    let arguments = r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": 1}, "tags": ["a", 7]}"#;
+    let message = expect_error(
+        call(&registry(), "probe__ship", arguments).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        message,
+        "invalid arguments: `tags[1]`: invalid type: integer `7`, expected a string"
+    );
+}
+
+#[tokio::test]
+async fn deeply_nested_and_oversized_arguments_are_refused() {
+    let registry = registry();
+    let deep = format!(
+        r#"{{"weight_grams": 1, "extra": {}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let message = expect_error(
+        call(&registry, "probe__ship", &deep).await,
+        CallErrorKind::InvalidArguments,
+    );
+    // serde_json skips an unknown field without recursing, so 100,000 levels cost no stack.
+    assert_eq!(message, "invalid arguments: missing field `to`");
+
+    let huge = format!(r#"{{"tags": ["{}"]}}"#, "x".repeat(2 << 20));
+    let message = expect_error(
+        call(&registry, "probe__ship", &huge).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert!(message.contains("more than the 1048576 bytes"), "{message}");
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_refused_without_listing_any_tool() {
+    let registry = registry();
+    let message = expect_error(
+        call(&registry, "probe:missing", "{}").await,
+        CallErrorKind::UnknownTool,
+    );
+    assert!(message.contains("`probe:missing`"), "{message}");
+    for name in ["ship", "explode", "hang"] {
+        assert!(!message.contains(name), "the error lists a tool: {message}");
+    }
+    let long = "x".repeat(10_000);
+    let message = expect_error(
+        call(&registry, &long, "{}").await,
+        CallErrorKind::UnknownTool,
+    );
+    assert!(
+        message.len() < 200,
+        "the name is echoed in full: {} bytes",
+        message.len()
+    );
+}
+
+#[tokio::test]
+async fn a_tools_own_error_reaches_the_model() {
+    let message = expect_error(
+        call(&registry(), "probe__refuse", PARCEL).await,
+        CallErrorKind::Failed,
+    );
+    assert_eq!(message, "the depot is closed on Sundays");
+}
+
+#[tokio::test]
+async fn a_panic_is_caught_reported_without_its_payload_and_the_registry_serves_on() {
+    let registry = registry();
+    let message = expect_error(
+        call(&registry, "probe__explode", PARCEL).await,
+        CallErrorKind::Panicked,
+    );
+    assert!(
+        !message.contains("sk-123"),
+        "the panic payload reached the model: {message}"
+    );
+    assert!(message.contains("probe__explode"), "{message}");
+    assert!(call(&registry, "probe__ship", PARCEL).await.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_past_its_deadline_is_stopped() {
+    let registry = registry();
+    let context = ToolContext::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let error = registry
+        .call(Call::new("probe__hang", PARCEL, &context).deadline(deadline))
+        .await
+        .expect_err("a hanging tool must time out");
+    assert_eq!(error.kind(), CallErrorKind::TimedOut);
+    assert!(tokio::time::Instant::now() >= deadline);
+    // A tool that waits less than its deadline is not cut short.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let fine = registry
+        .call(Call::new("probe__nap", PARCEL, &context).deadline(deadline))
+        .await;
+    assert!(fine.is_ok(), "{fine:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_deadline_the_default_timeout_applies() {
+    let registry = registry().with_limits(engine_core::Limits {
+        default_timeout: Duration::from_secs(2),
+        ..Default::default()
+    });
+    let started = tokio::time::Instant::now();
+    let result = call(&registry, "probe__hang", PARCEL).await;
+    expect_error(result, CallErrorKind::TimedOut);
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn a_cancelled_call_stops_at_once() {
+    let registry = registry();
+    let context = ToolContext::new();
+    let token = CancellationToken::new();
+    let canceller = {
+        let token = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            token.cancel();
+        })
+    };
+    let error = registry
+        .call(Call::new("probe__hang", PARCEL, &context).cancel_on(&token))
+        .await
+        .expect_err("a cancelled call must end");
+    assert_eq!(error.kind(), CallErrorKind::Cancelled);
+    canceller.await.unwrap();
+}
