@@ -131,6 +131,15 @@ impl Registry {
         Self::build(Linked::from_inventory())
     }
 
+    /// [`Registry::linked`] for an engine's `main`: on any problem, prints the report to
+    /// stderr and exits with status 1, before anything is served.
+    pub fn linked_or_exit() -> Self {
+        Self::linked().unwrap_or_else(|error| {
+            eprint!("{error}");
+            std::process::exit(1)
+        })
+    }
+
     /// Validates `linked` and builds a registry, or reports every problem found.
     pub fn build(linked: Linked) -> Result<Self, StartupError> {
         let (plugins, tools) = sort(linked);

@@ -3,9 +3,9 @@
 
 mod support;
 
-use std::io::Write;
+use support::oracle::oracle;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
@@ -67,42 +67,6 @@ fn schemas_have_no_schema_keyword_root_title_one_of_or_default() {
             );
         }
     }
-}
-
-fn python() -> PathBuf {
-    let path = std::env::var_os("PLUGIN_SDK_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"));
-    assert!(
-        path.exists(),
-        "the oracle needs Python with openai-agents: run `bash scripts/test` (it creates .venv), or set PLUGIN_SDK_PYTHON (looked for {})",
-        path.display()
-    );
-    path
-}
-
-/// Runs the oracle on `(id, schema)` pairs and returns its verdicts by id.
-fn oracle(schemas: &[(String, Value)]) -> Vec<Value> {
-    let input: Vec<Value> = schemas
-        .iter()
-        .map(|(id, schema)| json!({ "id": id, "schema": schema }))
-        .collect();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracle/strict_check.py");
-    let mut child = Command::new(python())
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the oracle");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(Value::Array(input).to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "the oracle failed");
-    serde_json::from_slice(&output.stdout).expect("the oracle's verdicts")
 }
 
 fn has_ref(schema: &Value) -> bool {

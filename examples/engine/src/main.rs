@@ -57,13 +57,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let registry = match Registry::linked() {
-        Ok(registry) => registry,
-        Err(error) => {
-            eprint!("{error}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let registry = Registry::linked_or_exit();
     match cli.command {
         Command::Tools { locale } => print!("{}", list_tools(&registry, &locale)),
         Command::Catalog { format, locale } => {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod oracle;
+
 use plugin_sdk::ToolDescriptor;
 
 // Linking is installing: name each plugin crate once so the linker keeps it.

@@ -1,0 +1,27 @@
+//! The engine re-checks every strict schema and refuses one that is not.
+
+#[path = "../../engine_process.rs"]
+mod engine_process;
+
+use engine_core::{Registry, Rule};
+use refuse_non_strict_schema as _;
+
+#[test]
+fn a_schema_that_fails_the_strict_recheck_stops_the_engine() {
+    let error = Registry::linked()
+        .err()
+        .expect("the engine must refuse this plugin");
+    let [problem] = error.problems() else {
+        panic!("one problem expected: {error}");
+    };
+    assert_eq!(problem.rule, Rule::StrictSchema);
+    assert_eq!(problem.tool.as_deref(), Some("labels:tag"));
+    assert!(
+        problem
+            .message
+            .starts_with("the arguments schema is not strict: at /properties/labels"),
+        "{error}"
+    );
+    assert!(problem.fix.contains("strict = false"), "{error}");
+    engine_process::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-non-strict-schema"), &error);
+}
