@@ -5,6 +5,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::task::Poll;
 
@@ -135,6 +136,9 @@ impl From<ToolError> for CallError {
     }
 }
 
+/// How a tool's future ends: its own result, or the payload of its panic.
+type Outcome = Result<Result<String, ToolError>, Box<dyn Any + Send>>;
+
 /// The longest part of an unknown name echoed back, so that a runaway model cannot make
 /// the error as large as its request.
 const ECHO_LIMIT: usize = 64;
@@ -168,26 +172,39 @@ impl Registry {
         let first = std::future::poll_fn(|cx| Poll::Ready(running.poll_unpin(cx))).await;
         let outcome = match first {
             Poll::Ready(outcome) => outcome,
-            Poll::Pending => {
-                let deadline = call
-                    .deadline
-                    .unwrap_or_else(|| Instant::now() + self.limits.default_timeout);
-                let cancelled = async {
-                    match call.cancel {
-                        Some(token) => token.cancelled().await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    outcome = &mut running => outcome,
-                    () = tokio::time::sleep_until(deadline) => return Err(timed_out(tool)),
-                    () = cancelled => return Err(cancelled_call(tool)),
-                }
-            }
+            // Boxed so that the timer and the token live only in calls that wait, and the
+            // future of a call that does not stays small.
+            Poll::Pending => Box::pin(self.wait(tool, running, &call)).await?,
         };
         match outcome {
             Ok(result) => result.map_err(CallError::from),
             Err(payload) => Err(panicked(tool, payload)),
+        }
+    }
+}
+
+impl Registry {
+    /// The rest of a call whose tool did not finish on its first poll: the tool against
+    /// the deadline and the cancellation token.
+    async fn wait(
+        &self,
+        tool: &Tool,
+        running: impl Future<Output = Outcome> + Unpin,
+        call: &Call<'_>,
+    ) -> Result<Outcome, CallError> {
+        let deadline = call
+            .deadline
+            .unwrap_or_else(|| Instant::now() + self.limits.default_timeout);
+        let cancelled = async {
+            match call.cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            outcome = running => Ok(outcome),
+            () = tokio::time::sleep_until(deadline) => Err(timed_out(tool)),
+            () = cancelled => Err(cancelled_call(tool)),
         }
     }
 }

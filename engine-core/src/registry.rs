@@ -1,10 +1,10 @@
 //! Every plugin and tool linked into the binary, validated, sorted and indexed once.
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Duration;
 
 use plugin_sdk::{PluginManifest, ToolDescriptor};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::catalog::Catalogs;
@@ -120,7 +120,10 @@ impl Default for Limits {
 pub struct Registry {
     plugins: Vec<PluginSlot>,
     tools: Vec<Tool>,
-    by_name: HashMap<Box<str>, usize>,
+    /// Ids and wire names. Fx rather than SipHash: the keys are fixed at start-up, so a
+    /// caller choosing the names it looks up cannot lengthen any chain, and every call
+    /// hashes one.
+    by_name: FxHashMap<Box<str>, usize>,
     pub(crate) catalogs: Catalogs,
     pub(crate) limits: Limits,
 }
@@ -148,7 +151,7 @@ impl Registry {
         if !problems.is_empty() {
             return Err(StartupError::new(problems));
         }
-        let mut by_name = HashMap::with_capacity(tools.len() * 2);
+        let mut by_name = FxHashMap::with_capacity_and_hasher(tools.len() * 2, Default::default());
         for (index, tool) in tools.iter().enumerate() {
             by_name.insert(tool.id.clone().into_boxed_str(), index);
             by_name.insert(tool.wire_name.clone().into_boxed_str(), index);

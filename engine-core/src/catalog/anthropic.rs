@@ -1,17 +1,24 @@
 //! Anthropic messages: `{"name", "description", "input_schema", "strict"}`.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::registry::Tool;
 
-pub(super) fn tool(tool: &Tool) -> Value {
-    let mut rendered = json!({
-        "name": tool.wire_name(),
-        "description": tool.descriptor().description,
-        "input_schema": tool.input_schema(),
-    });
-    if tool.descriptor().strict {
-        rendered["strict"] = Value::Bool(true);
+#[derive(Serialize)]
+pub(super) struct AnthropicTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
+}
+
+pub(super) fn tool(tool: &Tool) -> AnthropicTool<'_> {
+    AnthropicTool {
+        name: tool.wire_name(),
+        description: tool.descriptor().description,
+        input_schema: tool.input_schema(),
+        strict: tool.descriptor().strict.then_some(true),
     }
-    rendered
 }

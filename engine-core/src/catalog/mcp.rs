@@ -1,6 +1,7 @@
 //! MCP: the `tools/list` result, with titles for people in the reader's locale.
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::registry::Tool;
 
@@ -24,38 +25,58 @@ impl TitleKey {
     }
 }
 
-pub(super) fn tools_list(tools: &[Tool], locale: &str) -> Value {
-    let tools: Vec<Value> = tools.iter().map(|tool| self::tool(tool, locale)).collect();
-    json!({ "tools": tools })
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct McpTool<'a> {
+    name: &'a str,
+    title: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Annotations::is_empty")]
+    annotations: Annotations,
 }
 
-fn tool(tool: &Tool, locale: &str) -> Value {
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Annotations {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_only_hint: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    destructive_hint: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idempotent_hint: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    open_world_hint: Option<bool>,
+}
+
+impl Annotations {
+    fn is_empty(&self) -> bool {
+        self.read_only_hint.is_none()
+            && self.destructive_hint.is_none()
+            && self.idempotent_hint.is_none()
+            && self.open_world_hint.is_none()
+    }
+}
+
+pub(super) fn tool<'a>(tool: &'a Tool, locale: &str) -> McpTool<'a> {
     let descriptor = tool.descriptor();
-    let mut rendered = json!({
-        "name": tool.wire_name(),
-        "title": descriptor.summary_for(locale),
-        "description": descriptor.description,
-        "inputSchema": tool.input_schema(),
-    });
+    let hints = descriptor.annotations;
     // MCP's `structuredContent` is an object, so only an object output gets a schema; a
     // tool returning a list or a scalar is served as text content alone.
-    if tool.output_schema().get("type") == Some(&Value::from("object")) {
-        rendered["outputSchema"] = tool.output_schema().clone();
+    let object_output = tool.output_schema().get("type") == Some(&Value::from("object"));
+    McpTool {
+        name: tool.wire_name(),
+        title: descriptor.summary_for(locale),
+        description: descriptor.description,
+        input_schema: tool.input_schema(),
+        output_schema: object_output.then(|| tool.output_schema()),
+        annotations: Annotations {
+            read_only_hint: hints.read_only,
+            destructive_hint: hints.destructive,
+            idempotent_hint: hints.idempotent,
+            open_world_hint: hints.open_world,
+        },
     }
-    let hints = descriptor.annotations;
-    let mut annotations = Map::new();
-    for (key, hint) in [
-        ("readOnlyHint", hints.read_only),
-        ("destructiveHint", hints.destructive),
-        ("idempotentHint", hints.idempotent),
-        ("openWorldHint", hints.open_world),
-    ] {
-        if let Some(hint) = hint {
-            annotations.insert(key.into(), Value::Bool(hint));
-        }
-    }
-    if !annotations.is_empty() {
-        rendered["annotations"] = Value::Object(annotations);
-    }
-    rendered
 }

@@ -16,6 +16,7 @@ use std::str::FromStr;
 use std::sync::RwLock;
 
 use bytes::Bytes;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::registry::{Registry, Tool};
@@ -94,10 +95,14 @@ impl Catalogs {
                 )),
             }
         }
+        let openai: Vec<_> = tools.iter().map(openai::tool).collect();
+        let anthropic: Vec<_> = tools.iter().map(anthropic::tool).collect();
         Self {
-            openai: to_bytes(&Value::Array(tools.iter().map(openai::tool).collect())),
-            anthropic: to_bytes(&Value::Array(tools.iter().map(anthropic::tool).collect())),
-            gemini: to_bytes(&serde_json::json!([{ "functionDeclarations": gemini }])),
+            openai: to_bytes(&openai),
+            anthropic: to_bytes(&anthropic),
+            gemini: to_bytes(&[GeminiTool {
+                function_declarations: gemini,
+            }]),
             mcp: RwLock::default(),
         }
     }
@@ -121,7 +126,12 @@ impl Registry {
                     .ok()
                     .and_then(|cache| cache.get(&key).cloned());
                 rendered.unwrap_or_else(|| {
-                    let bytes = to_bytes(&mcp::tools_list(self.tools(), locale));
+                    let tools = self
+                        .tools()
+                        .iter()
+                        .map(|tool| mcp::tool(tool, locale))
+                        .collect();
+                    let bytes = to_bytes(&McpToolsList { tools });
                     // A poisoned lock only means another renderer panicked; serve uncached.
                     if let Ok(mut cache) = catalogs.mcp.write() {
                         cache.insert(key, bytes.clone());
@@ -133,6 +143,22 @@ impl Registry {
     }
 }
 
-fn to_bytes(value: &Value) -> Bytes {
-    Bytes::from(serde_json::to_vec(value).expect("a JSON value always serializes"))
+/// Gemini's `Tool`: the declarations travel in one entry of the request's `tools`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiTool {
+    function_declarations: Vec<Value>,
+}
+
+/// MCP's `tools/list` result.
+#[derive(Serialize)]
+struct McpToolsList<'a> {
+    tools: Vec<mcp::McpTool<'a>>,
+}
+
+/// Serializes a catalog straight from the registry's schemas, borrowed, not cloned.
+fn to_bytes(catalog: &impl Serialize) -> Bytes {
+    let mut bytes = Vec::with_capacity(64 * 1024);
+    serde_json::to_writer(&mut bytes, catalog).expect("catalogs have string keys only");
+    Bytes::from(bytes)
 }

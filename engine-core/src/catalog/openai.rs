@@ -1,19 +1,36 @@
 //! OpenAI chat completions: `{"type": "function", "function": {...}}`.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::registry::Tool;
 
-pub(super) fn tool(tool: &Tool) -> Value {
-    let mut function = json!({
-        "name": tool.wire_name(),
-        "description": tool.descriptor().description,
-        "parameters": tool.input_schema(),
-    });
-    // Without `strict: true` OpenAI treats the schema as a hint, which is what a tool
-    // marked `strict = false` asked for.
-    if tool.descriptor().strict {
-        function["strict"] = Value::Bool(true);
+#[derive(Serialize)]
+pub(super) struct OpenAiTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    /// Without `strict: true` OpenAI treats the schema as a hint, which is what a tool
+    /// marked `strict = false` asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
+}
+
+pub(super) fn tool(tool: &Tool) -> OpenAiTool<'_> {
+    OpenAiTool {
+        kind: "function",
+        function: Function {
+            name: tool.wire_name(),
+            description: tool.descriptor().description,
+            parameters: tool.input_schema(),
+            strict: tool.descriptor().strict.then_some(true),
+        },
     }
-    json!({ "type": "function", "function": function })
 }

@@ -1,0 +1,150 @@
+//! Dispatch of one small tool, JSON text in to JSON text out, against the floor (serde and
+//! a direct call) and against rmcp's `ToolRouter`.
+
+use std::hint::black_box;
+
+use benchmarks::{
+    alternate, forecast, print_ratios, weather, Contender, Forecast, WeatherQuery, ARGUMENTS,
+};
+use criterion::{criterion_group, Criterion};
+use engine_core::{Call, Registry};
+use futures::executor::block_on;
+use plugin_sdk::{CallInput, ToolContext, ToolDescriptor};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
+use rmcp::service::{serve_directly, RequestContext};
+use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
+
+/// The same tool, written for rmcp.
+#[derive(Clone)]
+struct RmcpServer;
+
+#[tool_router]
+impl RmcpServer {
+    #[tool(description = "Typical temperatures for a city.")]
+    async fn weather(&self, Parameters(query): Parameters<WeatherQuery>) -> Json<Forecast> {
+        Json(forecast(query))
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for RmcpServer {}
+
+/// The floor: what any dispatcher must at least do.
+fn floor() -> String {
+    let query: WeatherQuery = serde_json::from_str(ARGUMENTS).unwrap();
+    let output = block_on(weather(query));
+    serde_json::to_string(&output).unwrap()
+}
+
+/// The tool's type-erased entry alone, without look-up or the registry's guards: the
+/// part of the engine's cost that the boxed future is.
+fn entry_only(descriptor: &ToolDescriptor, context: &ToolContext) -> String {
+    block_on((descriptor.call)(CallInput::new(ARGUMENTS, context))).unwrap()
+}
+
+fn engine(registry: &Registry, context: &ToolContext) -> String {
+    block_on(registry.call(Call::new("bench__weather", ARGUMENTS, context))).unwrap()
+}
+
+/// rmcp's router, built once, called as its server calls it: the arguments parsed to a
+/// JSON object, a request context, the result serialized.
+fn rmcp_call(
+    router: &rmcp::handler::server::router::tool::ToolRouter<RmcpServer>,
+    peer: &Peer<RoleServer>,
+) -> String {
+    let arguments: JsonObject = serde_json::from_str(ARGUMENTS).unwrap();
+    let params = CallToolRequestParams::new("weather").with_arguments(arguments);
+    let context = ToolCallContext::new(
+        &RmcpServer,
+        params,
+        RequestContext::new(NumberOrString::Number(1), peer.clone()),
+    );
+    let CallToolResponse::Complete(result) = block_on(router.call(context)).unwrap() else {
+        panic!("the tool completes");
+    };
+    serde_json::to_string(&result).unwrap()
+}
+
+/// A peer for rmcp's request contexts: a server on an in-memory pipe.
+fn rmcp_peer(runtime: &tokio::runtime::Runtime) -> Peer<RoleServer> {
+    runtime.block_on(async {
+        let (server_side, _client_side) = tokio::io::duplex(64 * 1024);
+        let running = serve_directly::<RoleServer, _, _, _, _>(RmcpServer, server_side, None);
+        let peer = running.peer().clone();
+        std::mem::forget(running);
+        std::mem::forget(_client_side);
+        peer
+    })
+}
+
+fn bench(c: &mut Criterion) {
+    let registry = Registry::linked().expect("the bench plugin is valid");
+    let context = ToolContext::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let peer = rmcp_peer(&runtime);
+    let router = RmcpServer::tool_router();
+    let descriptor = registry.tool("bench__weather").unwrap().descriptor();
+
+    // All three give the same forecast.
+    let expected = floor();
+    assert_eq!(engine(&registry, &context), expected);
+    assert!(rmcp_call(&router, &peer).contains(&expected[1..expected.len() - 1]));
+
+    let mut group = c.benchmark_group("dispatch");
+    group.bench_function("floor: serde + direct call", |b| {
+        b.iter(|| black_box(floor()))
+    });
+    group.bench_function("engine-core: Registry::call", |b| {
+        b.iter(|| black_box(engine(&registry, black_box(&context))))
+    });
+    group.bench_function("rmcp: stored ToolRouter", |b| {
+        b.iter(|| black_box(rmcp_call(&router, &peer)))
+    });
+    group.bench_function("rmcp: router rebuilt per call", |b| {
+        b.iter(|| black_box(rmcp_call(&RmcpServer::tool_router(), &peer)))
+    });
+    group.finish();
+
+    let medians = alternate(
+        &mut [
+            Contender {
+                name: "floor: serde + direct call",
+                run: Box::new(|| drop(black_box(floor()))),
+            },
+            Contender {
+                name: "the boxed entry alone (no look-up)",
+                run: Box::new(|| drop(black_box(entry_only(descriptor, &context)))),
+            },
+            Contender {
+                name: "engine-core: Registry::call",
+                run: Box::new(|| drop(black_box(engine(&registry, &context)))),
+            },
+            Contender {
+                name: "rmcp: stored ToolRouter",
+                run: Box::new(|| drop(black_box(rmcp_call(&router, &peer)))),
+            },
+            Contender {
+                name: "rmcp: router rebuilt per call",
+                run: Box::new(|| drop(black_box(rmcp_call(&RmcpServer::tool_router(), &peer)))),
+            },
+        ],
+        41,
+        5_000,
+    );
+    print_ratios("dispatch of one small tool", &medians);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(std::time::Duration::from_secs(3));
+    targets = bench
+}
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
