@@ -146,9 +146,9 @@ const ECHO_LIMIT: usize = 64;
 impl Registry {
     /// Runs one call and returns the tool's output as JSON text.
     ///
-    /// A tool that finishes on its first poll (most do) costs a look-up, one boxed future
-    /// and serde; only a tool that waits sets up the deadline and the cancellation, which
-    /// then need a Tokio runtime with its timer enabled.
+    /// A tool whose body has no `.await` runs at once, at the cost of a look-up and serde.
+    /// Any other is polled once inline; only a tool that then waits sets up the deadline
+    /// and the cancellation, which need a Tokio runtime with its timer enabled.
     pub async fn call(&self, call: Call<'_>) -> Result<String, CallError> {
         let Some(tool) = self.tool(call.tool) else {
             return Err(unknown_tool(call.tool));
@@ -164,6 +164,14 @@ impl Registry {
             ));
         }
         let input = CallInput::new(call.arguments, call.context);
+        if let Some(ready) = tool.descriptor().call_ready {
+            // The body has no `.await`: it runs to completion here, with no future to box
+            // and nothing a deadline could interrupt.
+            return match std::panic::catch_unwind(AssertUnwindSafe(|| ready(input))) {
+                Ok(result) => result.map_err(CallError::from),
+                Err(payload) => Err(panicked(tool, payload)),
+            };
+        }
         let start = AssertUnwindSafe(|| (tool.descriptor().call)(input));
         let mut running = match std::panic::catch_unwind(start) {
             Ok(future) => AssertUnwindSafe(future).catch_unwind(),

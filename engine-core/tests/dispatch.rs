@@ -284,3 +284,24 @@ async fn a_cancelled_call_stops_at_once() {
     assert_eq!(error.kind(), CallErrorKind::Cancelled);
     canceller.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_body_without_await_runs_without_a_future_and_agrees_with_the_async_entry() {
+    let registry = registry();
+    let descriptor = |name: &str| registry.tool(name).unwrap().descriptor();
+    for name in ["probe__ship", "probe__refuse", "probe__explode"] {
+        assert!(
+            descriptor(name).call_ready.is_some(),
+            "{name} has no `.await`"
+        );
+    }
+    for name in ["probe__hang", "probe__nap"] {
+        assert!(descriptor(name).call_ready.is_none(), "{name} awaits");
+    }
+    let context = ToolContext::new();
+    let input = plugin_sdk::CallInput::new(PARCEL, &context);
+    let ship = descriptor("probe__ship");
+    let ready = (ship.call_ready.unwrap())(input).unwrap();
+    let polled = (ship.call)(input).await.unwrap();
+    assert_eq!(ready, polled);
+}

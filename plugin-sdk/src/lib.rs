@@ -59,7 +59,9 @@ pub use output::{IntoToolResult, ToolOutput};
 pub use param::{CallInput, ToolParam};
 pub use plugin::{linked_plugins, PluginManifest};
 pub use strict::{StrictSchema, ToolArgs};
-pub use tool::{linked_tools, BoxFuture, CallFn, SourceLocation, ToolAnnotations, ToolDescriptor};
+pub use tool::{
+    linked_tools, BoxFuture, CallFn, ReadyFn, SourceLocation, ToolAnnotations, ToolDescriptor,
+};
 
 pub use plugin_sdk_macros::{define_tool, plugin, ToolArgs};
 

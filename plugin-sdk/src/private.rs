@@ -15,6 +15,19 @@ pub use crate::strict::{StrictSchema, ToolArgs};
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor};
 pub use crate::{LocalizedText, ToolContext, ToolError};
 
+/// Runs the future of a tool body that has no `.await`, which is ready on its first poll.
+pub fn run_ready<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(output) => output,
+        // `#[define_tool]` emits this call only for bodies without a suspension point.
+        std::task::Poll::Pending => {
+            panic!("a tool body without `.await` suspended: a bug in `#[define_tool]`")
+        }
+    }
+}
+
 /// Deserializes a tool's arguments, as a model-readable error on failure.
 pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
     serde_json::from_str(arguments).map_err(|error| arguments_error::<T>(arguments, error))

@@ -13,6 +13,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// The type-erased entry of a tool: JSON arguments in, JSON output text out.
 pub type CallFn = for<'a> fn(CallInput<'a>) -> BoxFuture<'a, Result<String, ToolError>>;
 
+/// The entry of a tool whose body never suspends: JSON arguments in, JSON text out,
+/// without a future.
+pub type ReadyFn = for<'a> fn(CallInput<'a>) -> Result<String, ToolError>;
+
 /// A tool, as `#[define_tool]` registers it: a constant built at compile time.
 ///
 /// Schemas are functions so that the engine builds each one once, at start-up.
@@ -39,6 +43,9 @@ pub struct ToolDescriptor {
     pub output_schema: fn() -> Schema,
     /// Runs the tool.
     pub call: CallFn,
+    /// Runs the tool to completion at once, for a body without `.await` (which cannot
+    /// suspend); the engine prefers it to `call`, which it then skips a boxed future for.
+    pub call_ready: Option<ReadyFn>,
     /// Where the tool is defined, for messages at start-up.
     pub location: SourceLocation,
 }

@@ -44,9 +44,9 @@ pub fn tool(tool: &Tool) -> TokenStream {
         .iter()
         .map(|ty| quote_spanned!(ty.span()=> <#ty as #private::ToolParam>))
         .collect();
-    let extractions = params.iter().zip(&params_as_trait).zip(&bindings).map(|((ty, param), binding)| {
+    let extractions: Vec<_> = params.iter().zip(&params_as_trait).zip(&bindings).map(|((ty, param), binding)| {
         quote_spanned!(ty.span()=> let #binding = #param::extract(&__input)?;)
-    });
+    }).collect();
     let arguments_count = quote!(0usize #(+ #params_as_trait::ARGUMENTS as usize)*);
     let params_strict = quote!(true #(&& #params_as_trait::STRICT)*);
     let strict = tool.strict;
@@ -74,6 +74,25 @@ pub fn tool(tool: &Tool) -> TokenStream {
         hint(tool.annotations.open_world),
     );
     let examples = &tool.examples;
+    // A body that cannot suspend also gets a plain function; see `suspend`.
+    let (call_ready_fn, call_ready) = if super::suspend::may_suspend(&function.block) {
+        (quote!(), quote!(::core::option::Option::None))
+    } else {
+        let body = quote! {
+            fn __call_ready(
+                __input: #private::CallInput<'_>,
+            ) -> ::core::result::Result<::std::string::String, #private::ToolError> {
+                if __ARGUMENTS == 0 {
+                    #private::expect_no_arguments(__input.arguments())?;
+                }
+                #(#extractions)*
+                let __returned = #private::run_ready(#ident(#(#bindings),*));
+                let __output = #into_output;
+                #as_output::to_json(&__output)
+            }
+        };
+        (body, quote!(::core::option::Option::Some(__call_ready)))
+    };
     let example_tests = example_tests(tool, &arguments_count, &argument_checks);
 
     quote! {
@@ -110,6 +129,8 @@ pub fn tool(tool: &Tool) -> TokenStream {
                 })
             }
 
+            #call_ready_fn
+
             fn __plugin() -> &'static #private::PluginManifest {
                 // Finds the trait that `plugin!` defines at the crate root; see `__private`.
                 #[allow(unused_imports)]
@@ -137,6 +158,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
                     input_schema: __input_schema,
                     output_schema: __output_schema,
                     call: __call,
+                    call_ready: #call_ready,
                     location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
                 }
             }

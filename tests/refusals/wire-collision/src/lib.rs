@@ -59,6 +59,7 @@ inventory::submit!(ToolDescriptor {
     input_schema: plugin_sdk::schema::empty_object_schema,
     output_schema: plugin_sdk::schema::empty_object_schema,
     call,
+    call_ready: None,
     location: SourceLocation {
         file: file!(),
         line: line!(),
