@@ -24,6 +24,7 @@
 mod builtins;
 mod catalog;
 mod dispatch;
+mod parallel;
 mod registry;
 mod validate;
 pub mod wire;

@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::catalog::Catalogs;
+use crate::parallel;
 use crate::validate::{self, StartupError};
 use crate::wire;
 
@@ -212,7 +213,7 @@ impl Registry {
 /// listing and every report is the same from one build to the next.
 fn sort(linked: Linked) -> (Vec<&'static PluginManifest>, Vec<Tool>) {
     let mut plugins = linked.plugins;
-    let mut tools: Vec<Tool> = linked.tools.into_iter().map(Tool::new).collect();
+    let mut tools: Vec<Tool> = parallel::map(&linked.tools, |descriptor| Tool::new(descriptor));
     for tool in &tools {
         if !plugins
             .iter()

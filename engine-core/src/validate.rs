@@ -8,10 +8,12 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use plugin_sdk::schema::Violation;
 use plugin_sdk::{PluginManifest, SourceLocation};
 use semver::{Version, VersionReq};
 
 use crate::builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
+use crate::parallel;
 use crate::registry::Tool;
 use crate::wire::SURFACES;
 
@@ -154,10 +156,17 @@ pub(crate) fn validate(plugins: &[&'static PluginManifest], tools: &[Tool]) -> V
     check_namespaces_unique(plugins, &mut problems);
     check_ids_unique(tools, &mut problems);
     check_wire_names_unique(tools, &mut problems);
-    for tool in tools {
+    let strict_violations = parallel::map(tools, |tool| {
+        if tool.descriptor().strict {
+            plugin_sdk::schema::check_strict(tool.input_schema())
+        } else {
+            Vec::new()
+        }
+    });
+    for (tool, violations) in tools.iter().zip(strict_violations) {
         check_builtin_name(tool, &mut problems);
         check_wire_name(tool, &mut problems);
-        check_strict_schema(tool, &mut problems);
+        check_strict_schema(tool, &violations, &mut problems);
     }
     problems
 }
@@ -310,11 +319,9 @@ fn check_wire_name(tool: &Tool, problems: &mut Vec<Problem>) {
     ));
 }
 
-fn check_strict_schema(tool: &Tool, problems: &mut Vec<Problem>) {
-    if !tool.descriptor().strict {
-        return;
-    }
-    let violations = plugin_sdk::schema::check_strict(tool.input_schema());
+/// `violations`: what `check_strict` found in the schema of a tool not marked
+/// `strict = false`.
+fn check_strict_schema(tool: &Tool, violations: &[Violation], problems: &mut Vec<Problem>) {
     if violations.is_empty() {
         return;
     }

@@ -58,10 +58,10 @@ fn generate<T: JsonSchema + ?Sized>(strict: bool) -> Schema {
 /// Applying it twice changes nothing.
 pub fn make_canonical(value: &mut Value, strict: bool) {
     let Value::Object(node) = value else { return };
-    node.remove("$schema");
-    node.remove("default");
+    take(node, "$schema");
+    take(node, "default");
     join_title_into_description(node);
-    if let Some(one_of) = node.remove("oneOf") {
+    if let Some(one_of) = take(node, "oneOf") {
         match node.get_mut("anyOf") {
             Some(Value::Array(any_of)) => any_of.extend(as_array(one_of)),
             _ => {
@@ -70,10 +70,10 @@ pub fn make_canonical(value: &mut Value, strict: bool) {
         }
     }
     if is_numeric(node) {
-        node.remove("format");
+        take(node, "format");
     }
-    if node.contains_key("$ref") && node.len() > 1 {
-        if let Some(target) = node.remove("$ref") {
+    if node.len() > 1 {
+        if let Some(target) = take(node, "$ref") {
             let reference = Value::Object(Map::from_iter([("$ref".to_owned(), target)]));
             node.insert("anyOf".into(), Value::Array(vec![reference]));
         }
@@ -96,8 +96,19 @@ pub fn make_canonical(value: &mut Value, strict: bool) {
     }
 }
 
+/// Removes `key` if present. A schema node has a handful of keys: scanning them is
+/// cheaper than hashing `key` with serde_json's SipHash-keyed map, and this runs for
+/// every node of every tool at start-up.
+fn take(node: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    if node.keys().any(|present| present == key) {
+        node.remove(key)
+    } else {
+        None
+    }
+}
+
 fn join_title_into_description(node: &mut Map<String, Value>) {
-    let Some(Value::String(title)) = node.remove("title") else {
+    let Some(Value::String(title)) = take(node, "title") else {
         return;
     };
     let description = match node.get("description") {
@@ -222,8 +233,9 @@ fn check_node(value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
             "a boolean schema is not accepted: describe the value with a type",
         ));
     };
-    for (keyword, fix) in FORBIDDEN {
-        if node.contains_key(*keyword) {
+    // One pass over the node's few keys, rather than a hashed look-up per keyword.
+    for key in node.keys() {
+        if let Some((_, fix)) = FORBIDDEN.iter().find(|(keyword, _)| key == keyword) {
             out.push(at(pointer, fix));
         }
     }

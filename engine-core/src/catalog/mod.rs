@@ -19,6 +19,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::parallel;
 use crate::registry::{Registry, Tool};
 use crate::validate::{Problem, Rule};
 
@@ -83,9 +84,10 @@ pub(crate) struct Catalogs {
 impl Catalogs {
     /// Renders the model-facing catalogs; a tool Gemini cannot take is a problem.
     pub(crate) fn render(tools: &[Tool], problems: &mut Vec<Problem>) -> Self {
+        let declarations = parallel::map(tools, gemini::declaration);
         let mut gemini = Vec::with_capacity(tools.len());
-        for tool in tools {
-            match gemini::declaration(tool) {
+        for (tool, declaration) in tools.iter().zip(declarations) {
+            match declaration {
                 Ok(declaration) => gemini.push(declaration),
                 Err(reason) => problems.push(Problem::tool(
                     Rule::GeminiSchema,
@@ -95,14 +97,22 @@ impl Catalogs {
                 )),
             }
         }
-        let openai: Vec<_> = tools.iter().map(openai::tool).collect();
-        let anthropic: Vec<_> = tools.iter().map(anthropic::tool).collect();
+        let ((openai, anthropic), gemini) = parallel::join(
+            || {
+                let openai: Vec<_> = tools.iter().map(openai::tool).collect();
+                let anthropic: Vec<_> = tools.iter().map(anthropic::tool).collect();
+                (to_bytes(&openai), to_bytes(&anthropic))
+            },
+            || {
+                to_bytes(&[GeminiTool {
+                    function_declarations: gemini,
+                }])
+            },
+        );
         Self {
-            openai: to_bytes(&openai),
-            anthropic: to_bytes(&anthropic),
-            gemini: to_bytes(&[GeminiTool {
-                function_declarations: gemini,
-            }]),
+            openai,
+            anthropic,
+            gemini,
             mcp: RwLock::default(),
         }
     }

@@ -1,0 +1,44 @@
+//! Start-up work spread over every core: each tool's schemas, checks and renderings are
+//! independent of the others', and a schema costs microseconds, enough to pay for a
+//! thread per core.
+
+use std::num::NonZeroUsize;
+use std::thread;
+
+/// Below this many items a thread costs more than it saves.
+const SEQUENTIAL_BELOW: usize = 64;
+
+/// `items` mapped by `f`, in order, on as many threads as there are cores.
+pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let cores = thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    if cores < 2 || items.len() < SEQUENTIAL_BELOW {
+        return items.iter().map(f).collect();
+    }
+    let f = &f;
+    thread::scope(|scope| {
+        let parts: Vec<_> = items
+            .chunks(items.len().div_ceil(cores))
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        parts.into_iter().flat_map(finish).collect()
+    })
+}
+
+/// Runs `a` and `b` at the same time and returns both results.
+pub(crate) fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B,
+) -> (A, B) {
+    thread::scope(|scope| {
+        let a = scope.spawn(a);
+        let b = b();
+        (finish(a), b)
+    })
+}
+
+/// A scoped thread's result; its panic, if it panicked, goes on in this thread.
+fn finish<R>(handle: thread::ScopedJoinHandle<'_, R>) -> R {
+    handle
+        .join()
+        .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+}
