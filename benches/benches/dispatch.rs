@@ -9,7 +9,7 @@ use benchmarks::{
 use criterion::{criterion_group, Criterion};
 use engine_core::{Call, Registry};
 use futures::executor::block_on;
-use plugin_sdk::{CallInput, ToolContext, ToolDescriptor};
+use plugin_sdk::ToolContext;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
@@ -45,15 +45,9 @@ fn floor() -> String {
     serde_json::to_string(&output).unwrap()
 }
 
-/// The tool's boxed, type-erased entry alone, without look-up or the registry's guards:
-/// what dispatch would cost if every tool body awaited.
-fn entry_only(descriptor: &ToolDescriptor, context: &ToolContext) -> String {
-    block_on((descriptor.call)(CallInput::new(arguments(), context))).unwrap()
-}
-
-fn engine(registry: &Registry, context: &ToolContext) -> String {
-    let tool = black_box("bench__weather");
-    block_on(registry.call(Call::new(tool, arguments(), context))).unwrap()
+/// `tool` through the registry: look-up by wire name, guards, serde.
+fn engine(registry: &Registry, tool: &str, context: &ToolContext) -> String {
+    block_on(registry.call(Call::new(black_box(tool), arguments(), context))).unwrap()
 }
 
 /// rmcp's router, built once, called as its server calls it: the arguments parsed to a
@@ -95,11 +89,10 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let peer = rmcp_peer(&runtime);
     let router = RmcpServer::tool_router();
-    let descriptor = registry.tool("bench__weather").unwrap().descriptor();
 
     // All three give the same forecast.
     let expected = floor();
-    assert_eq!(engine(&registry, &context), expected);
+    assert_eq!(engine(&registry, "bench__weather", &context), expected);
     assert!(rmcp_call(&router, &peer).contains(&expected[1..expected.len() - 1]));
 
     let mut group = c.benchmark_group("dispatch");
@@ -107,7 +100,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(floor()))
     });
     group.bench_function("engine-core: Registry::call", |b| {
-        b.iter(|| black_box(engine(&registry, black_box(&context))))
+        b.iter(|| black_box(engine(&registry, "bench__weather", black_box(&context))))
     });
     group.bench_function("rmcp: stored ToolRouter", |b| {
         b.iter(|| black_box(rmcp_call(&router, &peer)))
@@ -124,12 +117,18 @@ fn bench(c: &mut Criterion) {
                 run: Box::new(|| drop(black_box(floor()))),
             },
             Contender {
-                name: "the boxed async entry alone (no look-up)",
-                run: Box::new(|| drop(black_box(entry_only(descriptor, &context)))),
+                name: "engine-core: Registry::call",
+                run: Box::new(|| drop(black_box(engine(&registry, "bench__weather", &context)))),
             },
             Contender {
-                name: "engine-core: Registry::call",
-                run: Box::new(|| drop(black_box(engine(&registry, &context)))),
+                name: "engine-core, a body with .await",
+                run: Box::new(|| {
+                    drop(black_box(engine(
+                        &registry,
+                        "bench__weather_awaiting",
+                        &context,
+                    )))
+                }),
             },
             Contender {
                 name: "rmcp: stored ToolRouter",

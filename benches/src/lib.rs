@@ -58,6 +58,14 @@ pub async fn weather(query: WeatherQuery) -> Forecast {
     forecast(query)
 }
 
+/// The same tool with an `.await` in its body (on a future that is already ready): it
+/// takes the engine's async path, a boxed future polled once.
+#[define_tool(read_only)]
+pub async fn weather_awaiting(query: WeatherQuery) -> Forecast {
+    std::future::ready(()).await;
+    forecast(query)
+}
+
 /// The bench plugin's manifest, which generated tools point at.
 fn manifest() -> &'static PluginManifest {
     let tool = plugin_sdk::linked_tools()

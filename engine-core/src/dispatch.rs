@@ -10,7 +10,7 @@ use std::panic::AssertUnwindSafe;
 use std::task::Poll;
 
 use futures::FutureExt;
-use plugin_sdk::{CallInput, ToolContext, ToolError, ToolErrorKind};
+use plugin_sdk::{CallInput, ToolContext, ToolEntry, ToolError, ToolErrorKind};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -146,9 +146,10 @@ const ECHO_LIMIT: usize = 64;
 impl Registry {
     /// Runs one call and returns the tool's output as JSON text.
     ///
-    /// A tool whose body has no `.await` runs at once, at the cost of a look-up and serde.
-    /// Any other is polled once inline; only a tool that then waits sets up the deadline
-    /// and the cancellation, which need a Tokio runtime with its timer enabled.
+    /// A tool whose body has no `.await` ([`ToolEntry::Ready`]) runs at once, at the cost
+    /// of a look-up and serde. Any other is polled once inline; only a tool that then
+    /// waits sets up the deadline and the cancellation, which need a Tokio runtime with
+    /// its timer enabled.
     pub async fn call(&self, call: Call<'_>) -> Result<String, CallError> {
         let Some(tool) = self.tool(call.tool) else {
             return Err(unknown_tool(call.tool));
@@ -164,16 +165,18 @@ impl Registry {
             ));
         }
         let input = CallInput::new(call.arguments, call.context);
-        if let Some(ready) = tool.descriptor().call_ready {
-            // The body has no `.await`: it runs to completion here, with no future to box
+        let call_fn = match tool.descriptor().entry {
+            // The body cannot suspend: it runs to completion here, with no future to box
             // and nothing a deadline could interrupt.
-            return match std::panic::catch_unwind(AssertUnwindSafe(|| ready(input))) {
-                Ok(result) => result.map_err(CallError::from),
-                Err(payload) => Err(panicked(tool, payload)),
-            };
-        }
-        let start = AssertUnwindSafe(|| (tool.descriptor().call)(input));
-        let mut running = match std::panic::catch_unwind(start) {
+            ToolEntry::Ready(run) => {
+                return match std::panic::catch_unwind(AssertUnwindSafe(|| run(input))) {
+                    Ok(result) => result.map_err(CallError::from),
+                    Err(payload) => Err(panicked(tool, payload)),
+                };
+            }
+            ToolEntry::Async(call_fn) => call_fn,
+        };
+        let mut running = match std::panic::catch_unwind(AssertUnwindSafe(|| call_fn(input))) {
             Ok(future) => AssertUnwindSafe(future).catch_unwind(),
             Err(payload) => return Err(panicked(tool, payload)),
         };

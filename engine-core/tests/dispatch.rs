@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use engine_core::{Call, CallErrorKind, CancellationToken, Registry};
 use plugin_sdk::prelude::*;
+use plugin_sdk::ToolEntry;
 use serde_json::{json, Value};
 
 plugin_sdk::plugin! {
@@ -286,22 +287,30 @@ async fn a_cancelled_call_stops_at_once() {
 }
 
 #[tokio::test]
-async fn a_body_without_await_runs_without_a_future_and_agrees_with_the_async_entry() {
+async fn a_body_without_await_gets_a_ready_entry_and_one_that_awaits_an_async_one() {
     let registry = registry();
-    let descriptor = |name: &str| registry.tool(name).unwrap().descriptor();
+    let entry = |name: &str| registry.tool(name).unwrap().descriptor().entry;
     for name in ["probe__ship", "probe__refuse", "probe__explode"] {
         assert!(
-            descriptor(name).call_ready.is_some(),
+            matches!(entry(name), ToolEntry::Ready(_)),
             "{name} has no `.await`"
         );
     }
     for name in ["probe__hang", "probe__nap"] {
-        assert!(descriptor(name).call_ready.is_none(), "{name} awaits");
+        assert!(matches!(entry(name), ToolEntry::Async(_)), "{name} awaits");
     }
+    // Both kinds answer alike through the descriptor's uniform future.
     let context = ToolContext::new();
-    let input = plugin_sdk::CallInput::new(PARCEL, &context);
-    let ship = descriptor("probe__ship");
-    let ready = (ship.call_ready.unwrap())(input).unwrap();
-    let polled = (ship.call)(input).await.unwrap();
-    assert_eq!(ready, polled);
+    let ship = registry.tool("probe__ship").unwrap().descriptor();
+    let via_future = ship
+        .call(plugin_sdk::CallInput::new(PARCEL, &context))
+        .await
+        .unwrap();
+    assert_eq!(
+        via_future,
+        call(&registry, "probe__ship", PARCEL)
+            .await
+            .unwrap()
+            .to_string()
+    );
 }

@@ -61,6 +61,7 @@ pub use plugin::{linked_plugins, PluginManifest};
 pub use strict::{StrictSchema, ToolArgs};
 pub use tool::{
     linked_tools, BoxFuture, CallFn, ReadyFn, SourceLocation, ToolAnnotations, ToolDescriptor,
+    ToolEntry,
 };
 
 pub use plugin_sdk_macros::{define_tool, plugin, ToolArgs};

@@ -12,7 +12,7 @@ pub use crate::param::{CallInput, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
-pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor};
+pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{LocalizedText, ToolContext, ToolError};
 
 /// Runs the future of a tool body that has no `.await`, which is ready on its first poll.

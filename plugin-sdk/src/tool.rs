@@ -42,12 +42,33 @@ pub struct ToolDescriptor {
     /// The JSON Schema of the output.
     pub output_schema: fn() -> Schema,
     /// Runs the tool.
-    pub call: CallFn,
-    /// Runs the tool to completion at once, for a body without `.await` (which cannot
-    /// suspend); the engine prefers it to `call`, which it then skips a boxed future for.
-    pub call_ready: Option<ReadyFn>,
+    pub entry: ToolEntry,
     /// Where the tool is defined, for messages at start-up.
     pub location: SourceLocation,
+}
+
+/// How a tool runs: at once, or as a future.
+///
+/// `#[define_tool]` picks `Ready` for a body without `.await` (and without a macro that
+/// could hide one): such a body cannot suspend, so it needs no future, no box and no
+/// timer.
+#[derive(Clone, Copy)]
+pub enum ToolEntry {
+    /// A body that cannot suspend, run to completion.
+    Ready(ReadyFn),
+    /// A body that may suspend: a future the engine polls under a deadline.
+    Async(CallFn),
+}
+
+impl ToolEntry {
+    /// Runs the tool as a future, whatever its entry (for tests and simple callers; the
+    /// engine matches on the entry instead).
+    pub fn call<'a>(self, input: CallInput<'a>) -> BoxFuture<'a, Result<String, ToolError>> {
+        match self {
+            Self::Ready(run) => Box::pin(std::future::ready(run(input))),
+            Self::Async(call) => call(input),
+        }
+    }
 }
 
 /// Hints about a tool's behaviour, as MCP's `ToolAnnotations`. `None` is "not declared".
@@ -73,6 +94,11 @@ pub struct SourceLocation {
 }
 
 impl ToolDescriptor {
+    /// Runs the tool once with `input`, as a future (see [`ToolEntry::call`]).
+    pub fn call<'a>(&self, input: CallInput<'a>) -> BoxFuture<'a, Result<String, ToolError>> {
+        self.entry.call(input)
+    }
+
     /// The canonical id, `<namespace>:<name>`.
     pub fn id(&self) -> String {
         format!("{}:{}", (self.plugin)().namespace, self.name)

@@ -8,9 +8,7 @@ use serde_json::{json, Value};
 
 fn call(id: &str, arguments: &str) -> Result<Value, plugin_sdk::ToolError> {
     let context = ToolContext::new();
-    let output = block_on((support::tool(id).call)(CallInput::new(
-        arguments, &context,
-    )))?;
+    let output = block_on(support::tool(id).call(CallInput::new(arguments, &context)))?;
     Ok(serde_json::from_str(&output).expect("the output is JSON"))
 }
 

@@ -74,24 +74,41 @@ pub fn tool(tool: &Tool) -> TokenStream {
         hint(tool.annotations.open_world),
     );
     let examples = &tool.examples;
-    // A body that cannot suspend also gets a plain function; see `suspend`.
-    let (call_ready_fn, call_ready) = if super::suspend::may_suspend(&function.block) {
-        (quote!(), quote!(::core::option::Option::None))
+    let check_no_arguments = quote! {
+        if __ARGUMENTS == 0 {
+            #private::expect_no_arguments(__input.arguments())?;
+        }
+    };
+    // A body that cannot suspend runs as a plain function, with no future to box; see
+    // `suspend`.
+    let entry = if super::suspend::may_suspend(&function.block) {
+        quote! {
+            fn __call<'a>(
+                __input: #private::CallInput<'a>,
+            ) -> #private::BoxFuture<'a, ::core::result::Result<::std::string::String, #private::ToolError>> {
+                ::std::boxed::Box::pin(async move {
+                    #check_no_arguments
+                    #(#extractions)*
+                    let __returned = #ident(#(#bindings),*).await;
+                    let __output = #into_output;
+                    #as_output::to_json(&__output)
+                })
+            }
+            const __ENTRY: #private::ToolEntry = #private::ToolEntry::Async(__call);
+        }
     } else {
-        let body = quote! {
-            fn __call_ready(
+        quote! {
+            fn __call(
                 __input: #private::CallInput<'_>,
             ) -> ::core::result::Result<::std::string::String, #private::ToolError> {
-                if __ARGUMENTS == 0 {
-                    #private::expect_no_arguments(__input.arguments())?;
-                }
+                #check_no_arguments
                 #(#extractions)*
                 let __returned = #private::run_ready(#ident(#(#bindings),*));
                 let __output = #into_output;
                 #as_output::to_json(&__output)
             }
-        };
-        (body, quote!(::core::option::Option::Some(__call_ready)))
+            const __ENTRY: #private::ToolEntry = #private::ToolEntry::Ready(__call);
+        }
     };
     let example_tests = example_tests(tool, &arguments_count, &argument_checks);
 
@@ -115,21 +132,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
                 #as_output::output_schema()
             }
 
-            fn __call<'a>(
-                __input: #private::CallInput<'a>,
-            ) -> #private::BoxFuture<'a, ::core::result::Result<::std::string::String, #private::ToolError>> {
-                ::std::boxed::Box::pin(async move {
-                    if __ARGUMENTS == 0 {
-                        #private::expect_no_arguments(__input.arguments())?;
-                    }
-                    #(#extractions)*
-                    let __returned = #ident(#(#bindings),*).await;
-                    let __output = #into_output;
-                    #as_output::to_json(&__output)
-                })
-            }
-
-            #call_ready_fn
+            #entry
 
             fn __plugin() -> &'static #private::PluginManifest {
                 // Finds the trait that `plugin!` defines at the crate root; see `__private`.
@@ -157,8 +160,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
                     plugin: __plugin,
                     input_schema: __input_schema,
                     output_schema: __output_schema,
-                    call: __call,
-                    call_ready: #call_ready,
+                    entry: __ENTRY,
                     location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
                 }
             }

@@ -32,10 +32,9 @@ mod tests {
             .find(|tool| tool.id() == "renamed:echo")
             .expect("registered");
         let context = sdk::ToolContext::new();
-        let output = futures::executor::block_on((tool.call)(sdk::CallInput::new(
-            r#"{"city":"Rome"}"#,
-            &context,
-        )))
+        let output = futures::executor::block_on(
+            tool.call(sdk::CallInput::new(r#"{"city":"Rome"}"#, &context)),
+        )
         .unwrap();
         assert_eq!(output, r#"{"city":"Rome"}"#);
     }

@@ -9,6 +9,7 @@ use plugin_sdk::__private::PluginEntry;
 use plugin_sdk::prelude::*;
 use plugin_sdk::{
     BoxFuture, CallInput, PluginManifest, SourceLocation, ToolAnnotations, ToolDescriptor,
+    ToolEntry,
 };
 
 plugin_sdk::plugin! {
@@ -58,8 +59,7 @@ inventory::submit!(ToolDescriptor {
     plugin: || &HAND_MADE,
     input_schema: plugin_sdk::schema::empty_object_schema,
     output_schema: plugin_sdk::schema::empty_object_schema,
-    call,
-    call_ready: None,
+    entry: ToolEntry::Async(call),
     location: SourceLocation {
         file: file!(),
         line: line!(),
