@@ -164,6 +164,16 @@ impl Registry {
                 ),
             ));
         }
+        // A turn that was abandoned, or a call already late, runs nothing.
+        if call.cancel.is_some_and(CancellationToken::is_cancelled) {
+            return Err(cancelled_call(tool));
+        }
+        if call
+            .deadline
+            .is_some_and(|deadline| deadline <= Instant::now())
+        {
+            return Err(timed_out(tool));
+        }
         let input = CallInput::new(call.arguments, call.context);
         let call_fn = match tool.descriptor().entry {
             // The body cannot suspend: it runs to completion here, with no future to box
@@ -192,9 +202,7 @@ impl Registry {
             Err(payload) => Err(panicked(tool, payload)),
         }
     }
-}
 
-impl Registry {
     /// The rest of a call whose tool did not finish on its first poll: the tool against
     /// the deadline and the cancellation token.
     async fn wait(

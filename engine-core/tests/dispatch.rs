@@ -314,3 +314,23 @@ async fn a_body_without_await_gets_a_ready_entry_and_one_that_awaits_an_async_on
             .to_string()
     );
 }
+
+#[tokio::test]
+async fn a_call_already_cancelled_or_late_runs_nothing() {
+    let registry = registry();
+    let context = ToolContext::new();
+    let token = CancellationToken::new();
+    token.cancel();
+    let error = registry
+        .call(Call::new("probe__explode", PARCEL, &context).cancel_on(&token))
+        .await
+        .expect_err("a cancelled turn runs no tool");
+    // `explode` panics when it runs: a `Cancelled` error means it never ran.
+    assert_eq!(error.kind(), CallErrorKind::Cancelled);
+    let past = tokio::time::Instant::now() - Duration::from_millis(1);
+    let error = registry
+        .call(Call::new("probe__explode", PARCEL, &context).deadline(past))
+        .await
+        .expect_err("a late call runs no tool");
+    assert_eq!(error.kind(), CallErrorKind::TimedOut);
+}
