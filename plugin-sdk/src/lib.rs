@@ -40,6 +40,7 @@
 
 mod context;
 mod error;
+mod json_path;
 mod localized;
 mod output;
 mod param;

@@ -30,28 +30,23 @@ pub fn run_ready<F: std::future::Future>(future: F) -> F::Output {
 
 /// Deserializes a tool's arguments, as a model-readable error on failure.
 pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
-    serde_json::from_str(arguments).map_err(|error| arguments_error::<T>(arguments, error))
+    serde_json::from_str(arguments).map_err(|error| arguments_error(arguments, error))
 }
 
-/// Explains why `arguments` did not deserialize into `T`, naming the field.
-///
-/// The path is found by deserializing a second time with `serde_path_to_error`, so that a
-/// call with good arguments pays nothing for it.
+/// Explains why `arguments` did not deserialize, naming the field (`to.zip`) found at
+/// the position serde_json reports. Not generic: a tool's error path costs no code per
+/// arguments type.
 #[cold]
-fn arguments_error<T: DeserializeOwned>(arguments: &str, error: serde_json::Error) -> ToolError {
+fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
     if error.is_syntax() || error.is_eof() {
         return ToolError::invalid_arguments(format!("the arguments are not valid JSON: {error}"));
     }
-    let deserializer = &mut serde_json::Deserializer::from_str(arguments);
-    let (path, error) = match serde_path_to_error::deserialize::<_, T>(deserializer) {
-        Err(error) => (error.path().to_string(), error.into_inner()),
-        Ok(_) => (String::from("."), error),
-    };
+    let path = crate::json_path::path_at(arguments, error.line(), error.column());
     // The model addresses fields, not lines and columns of its own JSON.
     let full = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
     let reason = full.strip_suffix(&position).unwrap_or(&full);
-    let message = if path == "." {
+    let message = if path.is_empty() {
         format!("invalid arguments: {reason}")
     } else {
         format!("invalid arguments: `{path}`: {reason}")
