@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use plugin_sdk::{PluginManifest, ToolDescriptor};
 use rustc_hash::FxHashMap;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::catalog::Catalogs;
@@ -43,18 +44,25 @@ pub struct Tool {
     wire_name: String,
     input_schema: Value,
     output_schema: Value,
+    /// The schemas as JSON text, serialized once: every catalog embeds the same text.
+    input_json: Box<RawValue>,
+    output_json: Box<RawValue>,
 }
 
 impl Tool {
     fn new(descriptor: &'static ToolDescriptor) -> Self {
         let plugin = (descriptor.plugin)();
+        let input_schema = (descriptor.input_schema)().to_value();
+        let output_schema = (descriptor.output_schema)().to_value();
         Self {
             descriptor,
             plugin,
-            id: format!("{}:{}", plugin.namespace, descriptor.name),
+            id: descriptor.id(),
             wire_name: wire::wire_name(plugin.namespace, descriptor.name),
-            input_schema: (descriptor.input_schema)().to_value(),
-            output_schema: (descriptor.output_schema)().to_value(),
+            input_json: raw_json(&input_schema),
+            output_json: raw_json(&output_schema),
+            input_schema,
+            output_schema,
         }
     }
 
@@ -87,6 +95,18 @@ impl Tool {
     pub fn output_schema(&self) -> &Value {
         &self.output_schema
     }
+
+    pub(crate) fn input_json(&self) -> &RawValue {
+        &self.input_json
+    }
+
+    pub(crate) fn output_json(&self) -> &RawValue {
+        &self.output_json
+    }
+}
+
+fn raw_json(schema: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(schema).expect("a JSON value always serializes")
 }
 
 /// A plugin and the range of [`Registry::tools`] it defines.

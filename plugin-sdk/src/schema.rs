@@ -287,7 +287,11 @@ fn visit(pointer: &mut String, segments: &[&str], child: &Value, out: &mut Vec<V
     let length = pointer.len();
     for segment in segments {
         pointer.push('/');
-        pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+        if segment.contains(['~', '/']) {
+            pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+        } else {
+            pointer.push_str(segment);
+        }
     }
     check_node(child, pointer, out);
     pointer.truncate(length);

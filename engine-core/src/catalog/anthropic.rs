@@ -1,7 +1,7 @@
 //! Anthropic messages: `{"name", "description", "input_schema", "strict"}`.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::registry::Tool;
 
@@ -9,7 +9,7 @@ use crate::registry::Tool;
 pub(super) struct AnthropicTool<'a> {
     name: &'a str,
     description: &'a str,
-    input_schema: &'a Value,
+    input_schema: &'a RawValue,
     #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<bool>,
 }
@@ -18,7 +18,7 @@ pub(super) fn tool(tool: &Tool) -> AnthropicTool<'_> {
     AnthropicTool {
         name: tool.wire_name(),
         description: tool.descriptor().description,
-        input_schema: tool.input_schema(),
+        input_schema: tool.input_json(),
         strict: tool.descriptor().strict.then_some(true),
     }
 }

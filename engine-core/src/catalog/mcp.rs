@@ -1,6 +1,7 @@
 //! MCP: the `tools/list` result, with titles for people in the reader's locale.
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::registry::Tool;
@@ -31,9 +32,9 @@ pub(super) struct McpTool<'a> {
     name: &'a str,
     title: &'a str,
     description: &'a str,
-    input_schema: &'a Value,
+    input_schema: &'a RawValue,
     #[serde(skip_serializing_if = "Option::is_none")]
-    output_schema: Option<&'a Value>,
+    output_schema: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Annotations::is_empty")]
     annotations: Annotations,
 }
@@ -70,8 +71,8 @@ pub(super) fn tool<'a>(tool: &'a Tool, locale: &str) -> McpTool<'a> {
         name: tool.wire_name(),
         title: descriptor.summary_for(locale),
         description: descriptor.description,
-        input_schema: tool.input_schema(),
-        output_schema: object_output.then(|| tool.output_schema()),
+        input_schema: tool.input_json(),
+        output_schema: object_output.then(|| tool.output_json()),
         annotations: Annotations {
             read_only_hint: hints.read_only,
             destructive_hint: hints.destructive,

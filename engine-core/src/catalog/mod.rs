@@ -2,8 +2,8 @@
 //!
 //! Each catalog is the JSON value that provider's request takes in its `tools` field
 //! (for MCP, the `tools/list` result). The model-facing catalogs are in English and are
-//! rendered at start-up; MCP's carries a title for people, so it is rendered per locale on
-//! first use and kept.
+//! rendered at start-up; MCP's carries a title for people, so it is rendered at start-up
+//! for `en-US` and for any other locale on first use, and kept.
 
 mod anthropic;
 mod gemini;
@@ -97,25 +97,35 @@ impl Catalogs {
                 )),
             }
         }
-        let ((openai, anthropic), gemini) = parallel::join(
+        let ((openai, anthropic), (gemini, mcp)) = parallel::join(
             || {
                 let openai: Vec<_> = tools.iter().map(openai::tool).collect();
                 let anthropic: Vec<_> = tools.iter().map(anthropic::tool).collect();
                 (to_bytes(&openai), to_bytes(&anthropic))
             },
             || {
-                to_bytes(&[GeminiTool {
+                let gemini = to_bytes(&[GeminiTool {
                     function_declarations: gemini,
-                }])
+                }]);
+                let key = mcp::TitleKey::new(tools, DEFAULT_LOCALE);
+                (gemini, (key, render_mcp(tools, DEFAULT_LOCALE)))
             },
         );
         Self {
             openai,
             anthropic,
             gemini,
-            mcp: RwLock::default(),
+            mcp: RwLock::new(HashMap::from([mcp])),
         }
     }
+}
+
+/// The locale whose MCP catalog is rendered at start-up; others are rendered on first use.
+const DEFAULT_LOCALE: &str = "en-US";
+
+fn render_mcp(tools: &[Tool], locale: &str) -> Bytes {
+    let tools = tools.iter().map(|tool| mcp::tool(tool, locale)).collect();
+    to_bytes(&McpToolsList { tools })
 }
 
 impl Registry {
@@ -136,12 +146,7 @@ impl Registry {
                     .ok()
                     .and_then(|cache| cache.get(&key).cloned());
                 rendered.unwrap_or_else(|| {
-                    let tools = self
-                        .tools()
-                        .iter()
-                        .map(|tool| mcp::tool(tool, locale))
-                        .collect();
-                    let bytes = to_bytes(&McpToolsList { tools });
+                    let bytes = render_mcp(self.tools(), locale);
                     // A poisoned lock only means another renderer panicked; serve uncached.
                     if let Ok(mut cache) = catalogs.mcp.write() {
                         cache.insert(key, bytes.clone());

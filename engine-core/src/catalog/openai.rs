@@ -1,7 +1,7 @@
 //! OpenAI chat completions: `{"type": "function", "function": {...}}`.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::registry::Tool;
 
@@ -16,7 +16,7 @@ pub(super) struct OpenAiTool<'a> {
 struct Function<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: &'a RawValue,
     /// Without `strict: true` OpenAI treats the schema as a hint, which is what a tool
     /// marked `strict = false` asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -29,7 +29,7 @@ pub(super) fn tool(tool: &Tool) -> OpenAiTool<'_> {
         function: Function {
             name: tool.wire_name(),
             description: tool.descriptor().description,
-            parameters: tool.input_schema(),
+            parameters: tool.input_json(),
             strict: tool.descriptor().strict.then_some(true),
         },
     }
