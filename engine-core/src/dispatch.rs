@@ -7,10 +7,11 @@ use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::task::Poll;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use futures::FutureExt;
-use plugin_sdk::{CallInput, ToolContext, ToolEntry, ToolError, ToolErrorKind};
+use plugin_sdk::{BoxFuture, CallFn, CallInput, ToolContext, ToolEntry, ToolError, ToolErrorKind};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -136,6 +137,44 @@ impl From<ToolError> for CallError {
     }
 }
 
+/// The future of [`Registry::call`].
+#[must_use = "a call does nothing unless it is awaited"]
+pub struct CallFuture<'a> {
+    state: CallState<'a>,
+}
+
+enum CallState<'a> {
+    /// Not polled yet: nothing has run.
+    Start(&'a Registry, Call<'a>),
+    /// A tool that may suspend, running.
+    Running(BoxFuture<'a, Result<String, CallError>>),
+    /// Finished; the result until it is taken.
+    Done(Option<Result<String, CallError>>),
+}
+
+impl Future for CallFuture<'_> {
+    type Output = Result<String, CallError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let state = &mut self.state;
+        if let CallState::Start(registry, call) = *state {
+            *state = registry.start(call);
+        }
+        match state {
+            CallState::Start(..) => unreachable!("started above"),
+            CallState::Running(future) => {
+                let result = std::task::ready!(future.as_mut().poll(cx));
+                *state = CallState::Done(None);
+                Poll::Ready(result)
+            }
+            CallState::Done(result) => match result.take() {
+                Some(result) => Poll::Ready(result),
+                None => panic!("a CallFuture was polled after it completed"),
+            },
+        }
+    }
+}
+
 /// How a tool's future ends: its own result, or the payload of its panic.
 type Outcome = Result<Result<String, ToolError>, Box<dyn Any + Send>>;
 
@@ -144,13 +183,45 @@ type Outcome = Result<Result<String, ToolError>, Box<dyn Any + Send>>;
 const ECHO_LIMIT: usize = 64;
 
 impl Registry {
-    /// Runs one call and returns the tool's output as JSON text.
+    /// Runs one call; the future gives the tool's output as JSON text.
     ///
-    /// A tool whose body has no `.await` ([`ToolEntry::Ready`]) runs at once, at the cost
-    /// of a look-up and serde. Any other is polled once inline; only a tool that then
-    /// waits sets up the deadline and the cancellation, which need a Tokio runtime with
-    /// its timer enabled.
-    pub async fn call(&self, call: Call<'_>) -> Result<String, CallError> {
+    /// A tool whose body has no `.await` ([`ToolEntry::Ready`]) runs on the first poll,
+    /// at the cost of a look-up and serde. Any other runs in a boxed future, polled once
+    /// inline; only a tool that then waits sets up the deadline and the cancellation,
+    /// which need a Tokio runtime with its timer enabled.
+    pub fn call<'a>(&'a self, call: Call<'a>) -> CallFuture<'a> {
+        CallFuture {
+            state: CallState::Start(self, call),
+        }
+    }
+
+    /// What the first poll of a call does: every check, then the tool if it cannot
+    /// suspend, or the future that runs it.
+    fn start<'a>(&'a self, call: Call<'a>) -> CallState<'a> {
+        let tool = match self.admit(&call) {
+            Ok(tool) => tool,
+            Err(error) => return CallState::Done(Some(Err(error))),
+        };
+        let input = CallInput::new(call.arguments, call.context);
+        match tool.descriptor().entry {
+            // The body cannot suspend: it runs to completion here, with no future to box
+            // and nothing a deadline could interrupt.
+            ToolEntry::Ready(run) => {
+                let result = match std::panic::catch_unwind(AssertUnwindSafe(|| run(input))) {
+                    Ok(result) => result.map_err(CallError::from),
+                    Err(payload) => Err(panicked(tool, payload)),
+                };
+                CallState::Done(Some(result))
+            }
+            ToolEntry::Async(call_fn) => {
+                CallState::Running(Box::pin(self.run_async(tool, call_fn, input, call)))
+            }
+        }
+    }
+
+    /// The checks before a tool runs: its name, the size of the arguments, and whether
+    /// the call is still wanted.
+    fn admit(&self, call: &Call<'_>) -> Result<&Tool, CallError> {
         let Some(tool) = self.tool(call.tool) else {
             return Err(unknown_tool(call.tool));
         };
@@ -174,18 +245,18 @@ impl Registry {
         {
             return Err(timed_out(tool));
         }
-        let input = CallInput::new(call.arguments, call.context);
-        let call_fn = match tool.descriptor().entry {
-            // The body cannot suspend: it runs to completion here, with no future to box
-            // and nothing a deadline could interrupt.
-            ToolEntry::Ready(run) => {
-                return match std::panic::catch_unwind(AssertUnwindSafe(|| run(input))) {
-                    Ok(result) => result.map_err(CallError::from),
-                    Err(payload) => Err(panicked(tool, payload)),
-                };
-            }
-            ToolEntry::Async(call_fn) => call_fn,
-        };
+        Ok(tool)
+    }
+
+    /// A tool whose body may suspend: polled once inline, then, if it waits, against the
+    /// deadline and the token.
+    async fn run_async(
+        &self,
+        tool: &Tool,
+        call_fn: CallFn,
+        input: CallInput<'_>,
+        call: Call<'_>,
+    ) -> Result<String, CallError> {
         let mut running = match std::panic::catch_unwind(AssertUnwindSafe(|| call_fn(input))) {
             Ok(future) => AssertUnwindSafe(future).catch_unwind(),
             Err(payload) => return Err(panicked(tool, payload)),
@@ -193,9 +264,7 @@ impl Registry {
         let first = std::future::poll_fn(|cx| Poll::Ready(running.poll_unpin(cx))).await;
         let outcome = match first {
             Poll::Ready(outcome) => outcome,
-            // Boxed so that the timer and the token live only in calls that wait, and the
-            // future of a call that does not stays small.
-            Poll::Pending => Box::pin(self.wait(tool, running, &call)).await?,
+            Poll::Pending => self.wait(tool, running, &call).await?,
         };
         match outcome {
             Ok(result) => result.map_err(CallError::from),

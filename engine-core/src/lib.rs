@@ -31,7 +31,7 @@ pub mod wire;
 
 pub use builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use catalog::Format;
-pub use dispatch::{Call, CallError, CallErrorKind};
+pub use dispatch::{Call, CallError, CallErrorKind, CallFuture};
 pub use registry::{Limits, Linked, Registry, Tool};
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 

@@ -224,6 +224,7 @@ impl Registry {
 
     /// The tool called `name`, by canonical id (`acme:book_appointment`) or wire name
     /// (`acme__book_appointment`).
+    #[inline]
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.by_name.get(name).map(|&index| &self.tools[index])
     }
