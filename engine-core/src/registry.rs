@@ -3,12 +3,13 @@
 use std::ops::Range;
 use std::time::Duration;
 
+use plugin_sdk::schema::Violation;
 use plugin_sdk::{PluginManifest, ToolDescriptor};
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::catalog::Catalogs;
+use crate::catalog::{gemini, Catalogs};
 use crate::parallel;
 use crate::validate::{self, StartupError};
 use crate::wire;
@@ -47,20 +48,36 @@ pub struct Tool {
     /// The schemas as JSON text, serialized once: every catalog embeds the same text.
     input_json: Box<RawValue>,
     output_json: Box<RawValue>,
+    /// What the strict re-check found (nothing for a tool marked `strict = false`).
+    strict_violations: Vec<Violation>,
+    /// The Gemini declaration as JSON text, or why Gemini cannot take the schema.
+    gemini_declaration: Result<Box<RawValue>, String>,
 }
 
 impl Tool {
+    /// Everything start-up works out for one tool, in one pass while its schema is in
+    /// cache: the schemas and their text, the strict re-check, the Gemini declaration.
     fn new(descriptor: &'static ToolDescriptor) -> Self {
         let plugin = (descriptor.plugin)();
         let input_schema = (descriptor.input_schema)().to_value();
         let output_schema = (descriptor.output_schema)().to_value();
+        let wire_name = wire::wire_name(plugin.namespace, descriptor.name);
+        let strict_violations = if descriptor.strict {
+            plugin_sdk::schema::check_strict(&input_schema)
+        } else {
+            Vec::new()
+        };
+        let gemini_declaration =
+            gemini::declaration(&wire_name, descriptor.description, &input_schema);
         Self {
             descriptor,
             plugin,
             id: descriptor.id(),
-            wire_name: wire::wire_name(plugin.namespace, descriptor.name),
+            wire_name,
             input_json: raw_json(&input_schema),
             output_json: raw_json(&output_schema),
+            strict_violations,
+            gemini_declaration,
             input_schema,
             output_schema,
         }
@@ -102,6 +119,17 @@ impl Tool {
 
     pub(crate) fn output_json(&self) -> &RawValue {
         &self.output_json
+    }
+
+    pub(crate) fn strict_violations(&self) -> &[Violation] {
+        &self.strict_violations
+    }
+
+    pub(crate) fn gemini_declaration(&self) -> Result<&RawValue, &str> {
+        match &self.gemini_declaration {
+            Ok(declaration) => Ok(declaration),
+            Err(reason) => Err(reason),
+        }
     }
 }
 

@@ -13,7 +13,6 @@ use plugin_sdk::{PluginManifest, SourceLocation};
 use semver::{Version, VersionReq};
 
 use crate::builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
-use crate::parallel;
 use crate::registry::Tool;
 use crate::wire::SURFACES;
 
@@ -156,17 +155,10 @@ pub(crate) fn validate(plugins: &[&'static PluginManifest], tools: &[Tool]) -> V
     check_namespaces_unique(plugins, &mut problems);
     check_ids_unique(tools, &mut problems);
     check_wire_names_unique(tools, &mut problems);
-    let strict_violations = parallel::map(tools, |tool| {
-        if tool.descriptor().strict {
-            plugin_sdk::schema::check_strict(tool.input_schema())
-        } else {
-            Vec::new()
-        }
-    });
-    for (tool, violations) in tools.iter().zip(strict_violations) {
+    for tool in tools {
         check_builtin_name(tool, &mut problems);
         check_wire_name(tool, &mut problems);
-        check_strict_schema(tool, &violations, &mut problems);
+        check_strict_schema(tool, tool.strict_violations(), &mut problems);
     }
     problems
 }

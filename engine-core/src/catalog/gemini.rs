@@ -5,9 +5,8 @@
 //! the subset cannot is dropped: dispatch checks the arguments against the full type
 //! anyway.
 
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-
-use crate::registry::Tool;
 
 /// Keywords of the subset this renderer emits, each converted recursively if it holds
 /// schemas.
@@ -29,12 +28,14 @@ const KEPT: &[&str] = &[
     "pattern",
 ];
 
-pub(super) fn declaration(tool: &Tool) -> Result<Value, String> {
-    let mut declaration = json!({
-        "name": tool.wire_name(),
-        "description": tool.descriptor().description,
-    });
-    let parameters = convert(tool.input_schema())?;
+/// The declaration of the tool `name`, as JSON text, or why Gemini cannot take it.
+pub(crate) fn declaration(
+    name: &str,
+    description: &str,
+    input_schema: &Value,
+) -> Result<Box<RawValue>, String> {
+    let mut declaration = json!({ "name": name, "description": description });
+    let parameters = convert(input_schema)?;
     // Gemini documents leaving `parameters` unset for a function without any.
     let has_parameters = parameters
         .get("properties")
@@ -43,7 +44,7 @@ pub(super) fn declaration(tool: &Tool) -> Result<Value, String> {
     if has_parameters {
         declaration["parameters"] = parameters;
     }
-    Ok(declaration)
+    Ok(serde_json::value::to_raw_value(&declaration).expect("a JSON value always serializes"))
 }
 
 fn is_null_schema(schema: &Value) -> bool {

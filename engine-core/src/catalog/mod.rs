@@ -6,7 +6,7 @@
 //! for `en-US` and for any other locale on first use, and kept.
 
 mod anthropic;
-mod gemini;
+pub(crate) mod gemini;
 mod mcp;
 mod openai;
 
@@ -17,7 +17,7 @@ use std::sync::RwLock;
 
 use bytes::Bytes;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::parallel;
 use crate::registry::{Registry, Tool};
@@ -84,10 +84,9 @@ pub(crate) struct Catalogs {
 impl Catalogs {
     /// Renders the model-facing catalogs; a tool Gemini cannot take is a problem.
     pub(crate) fn render(tools: &[Tool], problems: &mut Vec<Problem>) -> Self {
-        let declarations = parallel::map(tools, gemini::declaration);
         let mut gemini = Vec::with_capacity(tools.len());
-        for (tool, declaration) in tools.iter().zip(declarations) {
-            match declaration {
+        for tool in tools {
+            match tool.gemini_declaration() {
                 Ok(declaration) => gemini.push(declaration),
                 Err(reason) => problems.push(Problem::tool(
                     Rule::GeminiSchema,
@@ -161,8 +160,8 @@ impl Registry {
 /// Gemini's `Tool`: the declarations travel in one entry of the request's `tools`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct GeminiTool {
-    function_declarations: Vec<Value>,
+struct GeminiTool<'a> {
+    function_declarations: Vec<&'a RawValue>,
 }
 
 /// MCP's `tools/list` result.
