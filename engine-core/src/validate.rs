@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use plugin_sdk::schema::Violation;
 use plugin_sdk::{PluginManifest, SourceLocation};
 use semver::{Version, VersionReq};
 
@@ -158,7 +157,7 @@ pub(crate) fn validate(plugins: &[&'static PluginManifest], tools: &[Tool]) -> V
     for tool in tools {
         check_builtin_name(tool, &mut problems);
         check_wire_name(tool, &mut problems);
-        check_strict_schema(tool, tool.strict_violations(), &mut problems);
+        check_strict_schema(tool, &mut problems);
     }
     problems
 }
@@ -311,9 +310,9 @@ fn check_wire_name(tool: &Tool, problems: &mut Vec<Problem>) {
     ));
 }
 
-/// `violations`: what `check_strict` found in the schema of a tool not marked
-/// `strict = false`.
-fn check_strict_schema(tool: &Tool, violations: &[Violation], problems: &mut Vec<Problem>) {
+/// The strict re-check's findings, computed with the tool's schemas (see `Tool::new`).
+fn check_strict_schema(tool: &Tool, problems: &mut Vec<Problem>) {
+    let violations = tool.strict_violations();
     if violations.is_empty() {
         return;
     }
