@@ -1,11 +1,12 @@
-//! The `key`, `key = value` argument lists shared by `#[define_tool(...)]`, `plugin! {...}`
-//! and `#[tool_args(...)]`, parsed into typed values that keep their spans.
+//! The `key`, `key = value` argument lists shared by `#[define_tool(...)]`,
+//! `#[define_hook(...)]`, `plugin! {...}` and `#[tool_args(...)]`, parsed into typed values
+//! that keep their spans.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{braced, Ident, LitBool, LitStr, Token};
+use syn::{braced, Ident, LitBool, LitInt, LitStr, Token};
 
 use crate::errors::Errors;
 use crate::localized::Localized;
@@ -21,6 +22,7 @@ pub enum Value {
     Flag,
     Str(LitStr),
     Bool(LitBool),
+    Int(LitInt),
     Map(Localized),
     Path(syn::Path),
 }
@@ -44,11 +46,13 @@ impl Parse for Arg {
             Value::Str(input.parse()?)
         } else if input.peek(LitBool) {
             Value::Bool(input.parse()?)
+        } else if input.peek(LitInt) {
+            Value::Int(input.parse()?)
         } else if key == "crate" {
             Value::Path(input.parse()?)
         } else {
             return Err(input.error(
-                "expected a string literal, `true`/`false` or a `{ \"tag\": \"text\" }` map",
+                "expected a string literal, a number, `true`/`false` or a `{ \"tag\": \"text\" }` map",
             ));
         };
         Ok(Self { key, value })
@@ -111,6 +115,25 @@ impl Arg {
             Value::Flag => Some((true, self.key.span())),
             Value::Bool(lit) => Some((lit.value, lit.span)),
             _ => self.expected("nothing or `true`/`false`", errors),
+        }
+    }
+
+    /// A whole number in `range`: `position = 10`.
+    pub fn int(
+        self,
+        range: std::ops::RangeInclusive<u64>,
+        errors: &mut Errors,
+    ) -> Option<(u64, Span)> {
+        let what = format!("a whole number from {} to {}", range.start(), range.end());
+        match &self.value {
+            Value::Int(lit) => match lit.base10_parse::<u64>() {
+                Ok(value) if range.contains(&value) => Some((value, lit.span())),
+                _ => {
+                    errors.at(lit.span(), format_args!("`{}` takes {what}", self.key));
+                    None
+                }
+            },
+            _ => self.expected(&what, errors),
         }
     }
 

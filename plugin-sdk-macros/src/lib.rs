@@ -9,9 +9,12 @@
 mod attr;
 mod doc;
 mod errors;
+mod function;
+mod hook;
 mod localized;
 mod names;
 mod plugin;
+mod suspend;
 mod tool;
 mod tool_args;
 
@@ -21,6 +24,13 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn define_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::define_tool(attr.into(), item.into()).into()
+}
+
+/// Registers a function as a hook at one of a turn's events. See `plugin_sdk` for the
+/// attributes.
+#[proc_macro_attribute]
+pub fn define_hook(attr: TokenStream, item: TokenStream) -> TokenStream {
+    hook::define_hook(attr.into(), item.into()).into()
 }
 
 /// Declares the crate's plugin: namespace, engine requirement, localized names.

@@ -1,13 +1,14 @@
-//! The shapes of ids: tool names, categories and namespaces.
+//! The shapes of ids: tool and hook names, categories and namespaces.
 
-/// Letters, digits and `_`, starting with a letter, at most 64 characters.
-pub fn check_tool_name(name: &str) -> Result<(), String> {
+/// The name of a `kind` (`"tool"`, `"hook"`): letters, digits and `_`, starting with a
+/// letter, at most 64 characters.
+pub fn check_name(kind: &str, name: &str) -> Result<(), String> {
     let starts_with_letter = name.starts_with(|c: char| c.is_ascii_alphabetic());
     let allowed = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if starts_with_letter && allowed && name.len() <= 64 {
         Ok(())
     } else {
-        Err(format!("`{name}` is not a valid tool name: use letters, digits and `_`, starting with a letter, at most 64 characters (set it with `name = \"...\"`)"))
+        Err(format!("`{name}` is not a valid {kind} name: use letters, digits and `_`, starting with a letter, at most 64 characters (set it with `name = \"...\"`)"))
     }
 }
 

@@ -40,6 +40,7 @@
 
 mod context;
 mod error;
+pub mod hook;
 mod json_path;
 mod localized;
 mod output;
@@ -55,6 +56,7 @@ pub mod __private;
 
 pub use context::ToolContext;
 pub use error::{ToolError, ToolErrorKind};
+pub use hook::{linked_hooks, HookDescriptor};
 pub use localized::LocalizedText;
 pub use output::{IntoToolResult, ToolOutput};
 pub use param::{CallInput, ToolParam};
@@ -65,11 +67,15 @@ pub use tool::{
     ToolEntry,
 };
 
-pub use plugin_sdk_macros::{define_tool, plugin, ToolArgs};
+pub use plugin_sdk_macros::{define_hook, define_tool, plugin, ToolArgs};
 
 /// What a plugin module usually needs, in one import.
 pub mod prelude {
-    pub use crate::{define_tool, ToolArgs, ToolContext, ToolError};
+    pub use crate::hook::{
+        ConversationStart, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,
+        ResponseSent,
+    };
+    pub use crate::{define_hook, define_tool, ToolArgs, ToolContext, ToolError};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }

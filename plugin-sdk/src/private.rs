@@ -7,6 +7,11 @@ pub use schemars::{JsonSchema, Schema};
 pub use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+pub use crate::hook::{
+    ConversationStart, ConversationStartReturn, HookDescriptor, HookEntry, HookHandler, HookInput,
+    HookParam, HookResult, MessageReceived, MessageReceivedReturn, MutatingResponseGeneratedReturn,
+    ResponseGenerated, ResponseGeneratedReturn, ResponseSent, ResponseSentReturn,
+};
 pub use crate::output::{IntoToolResult, ToolOutput};
 pub use crate::param::{CallInput, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest};
@@ -15,15 +20,18 @@ pub use crate::strict::{StrictSchema, ToolArgs};
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{LocalizedText, ToolContext, ToolError};
 
-/// Runs the future of a tool body that has no `.await`, which is ready on its first poll.
+/// Runs the future of a tool or hook body that has no `.await`, which is ready on its
+/// first poll.
 pub fn run_ready<F: std::future::Future>(future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut context) {
         std::task::Poll::Ready(output) => output,
-        // `#[define_tool]` emits this call only for bodies without a suspension point.
+        // The macros emit this call only for bodies without a suspension point.
         std::task::Poll::Pending => {
-            panic!("a tool body without `.await` suspended: a bug in `#[define_tool]`")
+            panic!(
+                "a body without `.await` suspended: a bug in `#[define_tool]` or `#[define_hook]`"
+            )
         }
     }
 }
@@ -113,9 +121,9 @@ impl NoPluginYet for &PluginProbe {}
 
 /// Proof that the crate declared its plugin.
 #[diagnostic::on_unimplemented(
-    message = "this crate defines a tool but has no `plugin_sdk::plugin! {{ ... }}`",
-    label = "this tool belongs to the crate's plugin, which is not declared",
-    note = "add `plugin_sdk::plugin! {{ namespace = \"...\", engine = \">=0.1\" }}` once, at the crate root (src/lib.rs), above the modules that define tools"
+    message = "this crate defines a tool or hook but has no `plugin_sdk::plugin! {{ ... }}`",
+    label = "this belongs to the crate's plugin, which is not declared",
+    note = "add `plugin_sdk::plugin! {{ namespace = \"...\", engine = \">=0.1\" }}` once, at the crate root (src/lib.rs), above the modules that define tools and hooks"
 )]
 pub trait DeclaredPlugin {
     /// The crate's manifest.

@@ -1,5 +1,5 @@
 //! Generated code uses absolute paths: the author's own `Result`, `Option`, `Box`,
-//! `Some`, `Ok` and `core` do not disturb it.
+//! `Some`, `Ok` and `core` do not disturb it, in tools and in hooks.
 #![allow(dead_code)]
 
 use plugin_sdk::prelude::*;
@@ -28,6 +28,20 @@ struct Out {
 #[define_tool]
 async fn echo(args: Args) -> ::core::result::Result<Out, ToolError> {
     ::core::result::Result::Ok(Out { city: args.city })
+}
+
+/// Observes every reply, through an `async fn` that awaits.
+#[define_hook(event = "response_generated")]
+async fn observe(event: &ResponseGenerated) -> ::core::result::Result<(), ::std::string::String> {
+    let _ = event;
+    ::std::future::ready(()).await;
+    ::core::result::Result::Ok(())
+}
+
+/// Injects context from a plain function.
+#[define_hook(event = "message_received")]
+fn inject(event: &MessageReceived) -> PreModelOutcome {
+    PreModelOutcome::InjectContext(event.message().into())
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 //! The manifest as a static, its registration, and the crate-root trait through which
-//! every tool of the crate finds it.
+//! every tool and hook of the crate finds it.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -47,5 +47,19 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
             #private::is_crate_root(::core::module_path!()),
             "`plugin!` belongs at the crate root (src/lib.rs), once per crate"
         );
+    }
+}
+
+/// `fn __plugin() -> &'static PluginManifest`, for a tool or hook anywhere in the crate:
+/// it finds the trait that `plugin!` defines at the crate root (see `__private`).
+pub fn lookup(private: &TokenStream) -> TokenStream {
+    quote! {
+        fn __plugin() -> &'static #private::PluginManifest {
+            #[allow(unused_imports)]
+            use crate::*;
+            #[allow(unused_imports)]
+            use #private::NoPluginYet as _;
+            #private::declared_plugin((&#private::PluginProbe).__plugin_sdk_plugin())
+        }
     }
 }

@@ -3,6 +3,8 @@
 mod expand;
 mod parse;
 
+pub use expand::lookup;
+
 use proc_macro2::TokenStream;
 
 use crate::errors::Errors;

@@ -1,13 +1,12 @@
 //! The rules a tool function must follow; each error says what to write instead.
 
-use proc_macro2::Span;
-use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, ReturnType, Type};
+use syn::{ItemFn, ReturnType, Type};
 
 use super::parse::ToolAttrs;
 use crate::attr::sdk_path;
 use crate::doc::doc_comment;
 use crate::errors::Errors;
+use crate::function;
 use crate::localized::Localized;
 use crate::names;
 
@@ -52,18 +51,18 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
             "a tool is an `async fn`: write `async fn` here",
         );
     }
-    if !signature.generics.params.is_empty() || signature.generics.where_clause.is_some() {
-        errors.at(signature.generics.span(), "a tool function cannot be generic: name concrete types (references need no lifetime, write `&ToolContext`)");
-    }
-    if let Some(variadic) = &signature.variadic {
-        errors.at(variadic.span(), "a tool function cannot be variadic");
-    }
+    let params = function::params(
+        signature,
+        "tool",
+        "name concrete types (references need no lifetime, write `&ToolContext`)",
+        errors,
+    );
 
     let name = match &attrs.name {
         Some(lit) => (lit.value(), lit.span()),
         None => (signature.ident.to_string(), signature.ident.span()),
     };
-    if let Err(message) = names::check_tool_name(&name.0) {
+    if let Err(message) = names::check_name("tool", &name.0) {
         errors.at(name.1, message);
     }
 
@@ -86,16 +85,6 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         .iter()
         .filter_map(|lit| check_example(lit, errors))
         .collect();
-
-    let mut params = Vec::new();
-    for input in &signature.inputs {
-        match input {
-            FnArg::Typed(typed) => params.push(&*typed.ty),
-            FnArg::Receiver(receiver) => {
-                errors.at(receiver.span(), "a tool is a free function: remove `self`")
-            }
-        }
-    }
 
     let output = match &signature.output {
         ReturnType::Default => Output::Unit,
@@ -149,13 +138,5 @@ fn is_result(ty: &Type) -> bool {
                     .is_some_and(|segment| segment.ident == "Result")
         }
         _ => false,
-    }
-}
-
-/// The span of the whole return type, or of the function name without one.
-pub fn output_span(function: &ItemFn) -> Span {
-    match &function.sig.output {
-        ReturnType::Type(_, ty) => ty.span(),
-        ReturnType::Default => function.sig.ident.span(),
     }
 }

@@ -5,7 +5,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::check::{output_span, Output, Tool};
+use super::check::{Output, Tool};
+use crate::function::output_span;
 use crate::localized::expand_option;
 
 pub fn tool(tool: &Tool) -> TokenStream {
@@ -81,7 +82,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
     };
     // A body that cannot suspend runs as a plain function, with no future to box; see
     // `suspend`.
-    let entry = if super::suspend::may_suspend(&function.block) {
+    let entry = if crate::suspend::may_suspend(&function.block) {
         quote! {
             fn __call<'a>(
                 __input: #private::CallInput<'a>,
@@ -111,6 +112,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
         }
     };
     let example_tests = example_tests(tool, &arguments_count, &argument_checks);
+    let plugin_lookup = crate::plugin::lookup(&private);
 
     quote! {
         #function
@@ -134,14 +136,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
 
             #entry
 
-            fn __plugin() -> &'static #private::PluginManifest {
-                // Finds the trait that `plugin!` defines at the crate root; see `__private`.
-                #[allow(unused_imports)]
-                use crate::*;
-                #[allow(unused_imports)]
-                use #private::NoPluginYet as _;
-                #private::declared_plugin((&#private::PluginProbe).__plugin_sdk_plugin())
-            }
+            #plugin_lookup
 
             #private::inventory::submit! {
                 #private::ToolDescriptor {

@@ -3,7 +3,6 @@
 mod check;
 mod expand;
 mod parse;
-mod suspend;
 
 use proc_macro2::TokenStream;
 use quote::quote;

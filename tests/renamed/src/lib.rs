@@ -2,7 +2,8 @@
 //! so this crate compiles only if every expansion follows `crate = ::sdk`.
 
 use schemars::JsonSchema;
-use sdk::{define_tool, ToolArgs};
+use sdk::hook::{MessageReceived, PreModelOutcome};
+use sdk::{define_hook, define_tool, ToolArgs};
 use serde::{Deserialize, Serialize};
 
 sdk::plugin! { crate = ::sdk, namespace = "renamed", engine = ">=0.1" }
@@ -24,6 +25,12 @@ pub async fn echo(args: Args) -> Out {
     Out { city: args.city }
 }
 
+/// Injects the message back as context.
+#[define_hook(crate = ::sdk, event = "message_received")]
+pub fn echo_context(event: &MessageReceived) -> PreModelOutcome {
+    PreModelOutcome::InjectContext(event.message().to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -37,5 +44,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(output, r#"{"city":"Rome"}"#);
+    }
+
+    #[test]
+    fn the_renamed_hook_is_registered_and_runs() {
+        let hook = sdk::linked_hooks()
+            .find(|hook| hook.id() == "renamed:echo_context")
+            .expect("registered");
+        let sdk::hook::HookHandler::MessageReceived(sdk::hook::HookEntry::Ready(run)) =
+            hook.handler
+        else {
+            panic!("a ready message_received hook expected");
+        };
+        let payload = super::MessageReceived::new(sdk::hook::Turn::new("c"), "hi");
+        let outcome = run(sdk::hook::HookInput::new(&payload));
+        assert_eq!(
+            outcome,
+            Ok(super::PreModelOutcome::InjectContext("hi".into()))
+        );
     }
 }

@@ -1,8 +1,8 @@
-//! Whether a tool's body can suspend, decided from its syntax.
+//! Whether a tool's or hook's body can suspend, decided from its syntax.
 //!
 //! An `async fn` whose body has no `.await` has no suspension point: its future is ready
-//! on the first poll. For such a tool the macro also emits a plain function that runs
-//! the body to completion, and the engine calls that one: no boxed future, no timer.
+//! on the first poll. For such a function the macros emit a plain function that runs the
+//! body to completion, and the engine calls that one: no boxed future, no timer.
 //! The analysis is conservative: a macro it does not know might expand to an `.await`
 //! (`tokio::join!`, `select!`), so any other macro counts as one.
 

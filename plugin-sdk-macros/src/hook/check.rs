@@ -1,0 +1,119 @@
+//! The rules a hook function follows; each error says what to write instead.
+
+use proc_macro2::Span;
+use syn::{ItemFn, Type};
+
+use super::event::{closest, Event};
+use super::parse::HookAttrs;
+use crate::attr::sdk_path;
+use crate::doc::doc_comment;
+use crate::errors::Errors;
+use crate::function;
+use crate::localized::Localized;
+use crate::names;
+
+/// Where a hook runs among its event's hooks when it does not say.
+const DEFAULT_POSITION: u32 = 100;
+/// How long a hook may run when it does not say.
+const DEFAULT_TIMEOUT_MS: u64 = 2_000;
+
+/// A checked hook, ready to expand.
+pub struct Hook<'a> {
+    pub sdk: syn::Path,
+    pub function: &'a ItemFn,
+    pub event: Event,
+    pub name: String,
+    pub description: String,
+    pub summary: Option<Localized>,
+    pub position: u32,
+    pub timeout_ms: u64,
+    pub mutates_response: bool,
+    pub params: Vec<&'a Type>,
+}
+
+/// The checked hook, or `None` when its event is missing or unknown (with that error
+/// recorded). Every other mistake is recorded too, so the author sees all of them.
+pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> Option<Hook<'a>> {
+    let signature = &function.sig;
+    let event = event(attrs.event.as_ref(), errors);
+    let params = function::params(
+        signature,
+        "hook",
+        "name concrete types (references need no lifetime: write `event: &MessageReceived`)",
+        errors,
+    );
+
+    let name = match &attrs.name {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (signature.ident.to_string(), signature.ident.span()),
+    };
+    if let Err(message) = names::check_name("hook", &name.0) {
+        errors.at(name.1, message);
+    }
+    let description = doc_comment(&function.attrs).unwrap_or_else(|| {
+        errors.at(signature.ident.span(), "a hook needs a doc comment: it describes the hook to the people who configure agents; add `/// What the hook does, in English.` above the function");
+        String::new()
+    });
+    if let Some(summary) = &attrs.summary {
+        summary.check(errors);
+    }
+
+    let mutates_response = match (attrs.mutates_response, event) {
+        (Some((true, span)), Some(event)) if event != Event::ResponseGenerated => {
+            errors.at(
+                span,
+                format_args!(
+                    "`mutates_response` is for `response_generated` hooks, and this is a `{}` hook: {}; remove `mutates_response`",
+                    event.name(),
+                    event.allows()
+                ),
+            );
+            false
+        }
+        (flag, _) => flag.is_some_and(|(value, _)| value),
+    };
+
+    Some(Hook {
+        sdk: sdk_path(attrs.krate),
+        function,
+        event: event?,
+        name: name.0,
+        description,
+        summary: attrs.summary,
+        position: attrs.position.map_or(DEFAULT_POSITION, |(value, _)| {
+            u32::try_from(value).expect("parsed within u32's range")
+        }),
+        timeout_ms: attrs
+            .timeout_ms
+            .map_or(DEFAULT_TIMEOUT_MS, |(value, _)| value),
+        mutates_response,
+        params,
+    })
+}
+
+fn event(lit: Option<&syn::LitStr>, errors: &mut Errors) -> Option<Event> {
+    let events = Event::ALL
+        .map(|event| format!("`{}`", event.name()))
+        .join(", ");
+    let Some(lit) = lit else {
+        errors.at(
+            Span::call_site(),
+            format_args!(
+                "a hook names the event it runs at: add `event = \"...\"`, one of {events}"
+            ),
+        );
+        return None;
+    };
+    let name = lit.value();
+    let found = Event::from_name(&name);
+    if found.is_none() {
+        let hint = closest(&name)
+            .map(|event| format!("did you mean `{}`? ", event.name()))
+            .unwrap_or_default();
+        errors.at(
+            lit.span(),
+            format_args!("there is no hook event `{name}`: {hint}the events are {events}"),
+        );
+    }
+    found
+}

@@ -1,0 +1,107 @@
+//! The registration of a checked hook: the author's function, unchanged, and beside it a
+//! constant descriptor submitted to the engine's registry.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::ReturnType;
+
+use super::check::Hook;
+use crate::function::output_span;
+use crate::localized::expand_option;
+
+pub fn hook(hook: &Hook) -> TokenStream {
+    let Hook {
+        sdk,
+        function,
+        name,
+        description,
+        position,
+        timeout_ms,
+        mutates_response,
+        ..
+    } = hook;
+    let private = quote!(#sdk::__private);
+    let ident = &function.sig.ident;
+    let payload = Ident::new(hook.event.payload(), Span::call_site());
+    let payload = quote!(#private::#payload);
+
+    // Parameters are reached only through `HookParam`, spanned at the author's type, so
+    // a wrong one is reported there, naming the event.
+    let bindings: Vec<_> = (0..hook.params.len())
+        .map(|i| format_ident!("__param{i}"))
+        .collect();
+    let extractions = hook.params.iter().zip(&bindings).map(|(ty, binding)| {
+        quote_spanned!(ty.span()=> let #binding = <#ty as #private::HookParam<'_, #payload>>::extract(__input);)
+    });
+    // The return type is reached only through the event's return trait, at the return
+    // type: its message names the event and what it allows.
+    let returned = match &function.sig.output {
+        ReturnType::Type(_, ty) => quote!(#ty),
+        ReturnType::Default => quote!(()),
+    };
+    let return_trait = Ident::new(
+        hook.event.return_trait(*mutates_response),
+        Span::call_site(),
+    );
+    let into_outcome = quote_spanned!(output_span(function)=>
+        <#returned as #private::#return_trait>::into_outcome(__returned)
+    );
+
+    let is_async = function.sig.asyncness.is_some();
+    let entry = if is_async && crate::suspend::may_suspend(&function.block) {
+        quote! {
+            fn __run<'a>(
+                __input: #private::HookInput<'a, #payload>,
+            ) -> #private::BoxFuture<'a, #private::HookResult<#payload>> {
+                ::std::boxed::Box::pin(async move {
+                    #(#extractions)*
+                    let __returned = #ident(#(#bindings),*).await;
+                    #into_outcome
+                })
+            }
+            const __ENTRY: #private::HookEntry<#payload> = #private::HookEntry::Async(__run);
+        }
+    } else {
+        let call = if is_async {
+            quote!(#private::run_ready(#ident(#(#bindings),*)))
+        } else {
+            quote!(#ident(#(#bindings),*))
+        };
+        quote! {
+            fn __run(__input: #private::HookInput<'_, #payload>) -> #private::HookResult<#payload> {
+                #(#extractions)*
+                let __returned = #call;
+                #into_outcome
+            }
+            const __ENTRY: #private::HookEntry<#payload> = #private::HookEntry::Ready(__run);
+        }
+    };
+
+    let variant = Ident::new(hook.event.payload(), Span::call_site());
+    let summary = expand_option(hook.summary.as_ref(), sdk);
+    let plugin_lookup = crate::plugin::lookup(&private);
+    quote! {
+        #function
+
+        const _: () = {
+            #entry
+
+            #plugin_lookup
+
+            #private::inventory::submit! {
+                #private::HookDescriptor {
+                    name: #name,
+                    description: #description,
+                    summary: #summary,
+                    position: #position,
+                    timeout: ::core::time::Duration::from_millis(#timeout_ms),
+                    mutates_response: #mutates_response,
+                    plugin: __plugin,
+                    handler: #private::HookHandler::#variant(__ENTRY),
+                    location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
+                }
+            }
+        };
+    }
+}

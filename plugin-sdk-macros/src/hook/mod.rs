@@ -1,0 +1,39 @@
+//! `#[define_hook]`: parse the attribute, check the function, expand the registration.
+
+mod check;
+mod event;
+mod expand;
+mod parse;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::errors::Errors;
+
+pub fn define_hook(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let function: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(function) => function,
+        Err(_) => {
+            let error = syn::Error::new_spanned(&item, "`#[define_hook]` goes on a function");
+            return fallback(item, error);
+        }
+    };
+    let mut errors = Errors::default();
+    let attrs = match syn::parse::Parser::parse2(crate::attr::parse_args, attr) {
+        Ok(args) => parse::HookAttrs::from_args(args, &mut errors),
+        Err(error) => return fallback(quote!(#function), error),
+    };
+    let hook = check::hook(attrs, &function, &mut errors);
+    match (hook, errors.finish()) {
+        (Some(hook), Ok(())) => expand::hook(&hook),
+        (_, Err(error)) => fallback(quote!(#function), error),
+        (None, Ok(())) => unreachable!("a hook without an event has an error recorded"),
+    }
+}
+
+/// The author's item as written, beside the errors: one mistake gives one error, and
+/// code that calls the function keeps compiling.
+fn fallback(item: TokenStream, error: syn::Error) -> TokenStream {
+    let error = error.into_compile_error();
+    quote!(#item #error)
+}

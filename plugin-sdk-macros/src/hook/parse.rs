@@ -1,0 +1,66 @@
+//! The arguments of `#[define_hook(...)]`, typed, each keeping its span.
+
+use proc_macro2::Span;
+use syn::LitStr;
+
+use crate::attr::{Arg, Once};
+use crate::errors::Errors;
+use crate::localized::Localized;
+
+pub const KEYS: &[&str] = &[
+    "event",
+    "name",
+    "summary",
+    "position",
+    "timeout_ms",
+    "mutates_response",
+    "crate",
+];
+
+pub struct HookAttrs {
+    pub event: Option<LitStr>,
+    pub name: Option<LitStr>,
+    pub summary: Option<Localized>,
+    pub position: Option<(u64, Span)>,
+    pub timeout_ms: Option<(u64, Span)>,
+    pub mutates_response: Option<(bool, Span)>,
+    pub krate: Option<syn::Path>,
+}
+
+/// The longest timeout a hook may declare: it runs inside every turn of its event.
+pub const MAX_TIMEOUT_MS: u64 = 60_000;
+
+impl HookAttrs {
+    /// Sorts the arguments into fields; unknown keys and repeated ones are errors.
+    pub fn from_args(args: Vec<Arg>, errors: &mut Errors) -> Self {
+        let mut event = Once::default();
+        let mut name = Once::default();
+        let mut summary = Once::default();
+        let mut position = Once::default();
+        let mut timeout_ms = Once::default();
+        let mut mutates_response = Once::default();
+        let mut krate = Once::default();
+        for arg in args {
+            let key = arg.key.clone();
+            match key.to_string().as_str() {
+                "event" => event.set(&key, arg.string(errors), errors),
+                "name" => name.set(&key, arg.string(errors), errors),
+                "summary" => summary.set(&key, arg.localized(errors), errors),
+                "position" => position.set(&key, arg.int(0..=u32::MAX.into(), errors), errors),
+                "timeout_ms" => timeout_ms.set(&key, arg.int(1..=MAX_TIMEOUT_MS, errors), errors),
+                "mutates_response" => mutates_response.set(&key, arg.flag(errors), errors),
+                "crate" => krate.set(&key, arg.path(errors), errors),
+                _ => arg.unknown(KEYS, errors),
+            }
+        }
+        Self {
+            event: event.get(),
+            name: name.get(),
+            summary: summary.get(),
+            position: position.get(),
+            timeout_ms: timeout_ms.get(),
+            mutates_response: mutates_response.get(),
+            krate: krate.get(),
+        }
+    }
+}

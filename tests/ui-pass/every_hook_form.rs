@@ -1,0 +1,64 @@
+//! Every event, with every return form it admits, sync and async, with and without the
+//! payload, and every attribute.
+
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "forms", engine = ">=0.1" }
+
+/// Starts a conversation with context; takes no payload.
+#[define_hook(event = "conversation_start", position = 0, timeout_ms = 60000)]
+fn start() -> PreModelOutcome {
+    PreModelOutcome::InjectContext("first turn".into())
+}
+
+/// Observes the start of a conversation, or fails.
+#[define_hook(event = "conversation_start")]
+async fn start_or_fail(event: &ConversationStart) -> Result<(), std::io::Error> {
+    let _ = event.turn().conversation();
+    Ok(())
+}
+
+/// Halts on a command.
+#[define_hook(
+    event = "message_received",
+    name = "command",
+    summary = { "en-US": "Answers commands.", "it-IT": "Risponde ai comandi." },
+    position = 4294967295,
+    timeout_ms = 1,
+)]
+async fn halt_on_command(event: &MessageReceived) -> Result<PreModelOutcome, String> {
+    std::future::ready(()).await;
+    Ok(match event.message() {
+        "/ping" => PreModelOutcome::Halt {
+            message: "pong".into(),
+            persist: false,
+        },
+        _ => PreModelOutcome::Observe,
+    })
+}
+
+/// Regenerates or replaces.
+#[define_hook(event = "response_generated", mutates_response, summary = "Guards replies.")]
+fn guard(event: &ResponseGenerated) -> ResponseOutcome {
+    if event.regeneration_count() == 0 {
+        ResponseOutcome::Regenerate { reason: None }
+    } else {
+        ResponseOutcome::ReplaceResponse {
+            message: event.response().to_uppercase(),
+        }
+    }
+}
+
+/// Observes replies without mutating them; `mutates_response = false` says so.
+#[define_hook(event = "response_generated", mutates_response = false)]
+fn watch(event: &ResponseGenerated) {
+    let _ = event.message();
+}
+
+/// Observes what was sent.
+#[define_hook(event = "response_sent")]
+async fn sent(event: &ResponseSent) {
+    let _ = event.response();
+}
+
+fn main() {}

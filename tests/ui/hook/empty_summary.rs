@@ -1,0 +1,11 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+/// Observes.
+#[define_hook(event = "message_received", summary = "  ")]
+fn observe(event: &MessageReceived) {
+    let _ = event;
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+/// Observes.
+#[define_hook(position = 10)]
+fn observe(event: &MessageReceived) {
+    let _ = event;
+}
+
+fn main() {}
