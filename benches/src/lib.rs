@@ -88,6 +88,7 @@ pub fn generated_tools(count: usize) -> engine_core::Linked {
     engine_core::Linked {
         plugins: vec![manifest()],
         tools,
+        hooks: Vec::new(),
     }
 }
 

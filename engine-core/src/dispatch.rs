@@ -309,17 +309,25 @@ fn unknown_tool(name: &str) -> CallError {
 
 #[cold]
 fn panicked(tool: &Tool, payload: Box<dyn Any + Send>) -> CallError {
-    let detail = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a non-text panic payload");
     // The payload may hold anything the tool had in hand, so it goes to the log only.
-    tracing::error!(tool = tool.id(), panic = detail, "a tool panicked");
+    tracing::error!(
+        tool = tool.id(),
+        panic = panic_text(&*payload),
+        "a tool panicked"
+    );
     CallError::new(
         CallErrorKind::Panicked,
         format!("`{}` failed unexpectedly and was stopped; the error is in the engine's log. Do not retry with the same arguments.", tool.wire_name()),
     )
+}
+
+/// A panic's message, for the log.
+pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a non-text panic payload")
 }
 
 #[cold]

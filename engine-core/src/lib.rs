@@ -24,6 +24,7 @@
 mod builtins;
 mod catalog;
 mod dispatch;
+mod hooks;
 mod parallel;
 mod registry;
 mod validate;
@@ -32,6 +33,10 @@ pub mod wire;
 pub use builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use catalog::Format;
 pub use dispatch::{Call, CallError, CallErrorKind, CallFuture};
+pub use hooks::{
+    Halt, Hook, Hooks, ModelInput, PreModel, Regeneration, Replacement, ResponsePass, TurnEnd,
+    TurnOutcome,
+};
 pub use registry::{Limits, Linked, Registry, Tool};
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 

@@ -4,12 +4,13 @@ use std::ops::Range;
 use std::time::Duration;
 
 use plugin_sdk::schema::Violation;
-use plugin_sdk::{PluginManifest, ToolDescriptor};
+use plugin_sdk::{HookDescriptor, PluginManifest, ToolDescriptor};
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::catalog::{gemini, Catalogs};
+use crate::hooks::{Hook, Hooks};
 use crate::parallel;
 use crate::validate::{self, StartupError};
 use crate::wire;
@@ -25,6 +26,8 @@ pub struct Linked {
     /// Tool descriptors, in any order. A tool whose manifest is missing from `plugins`
     /// brings it along.
     pub tools: Vec<&'static ToolDescriptor>,
+    /// Hook descriptors, in any order; like tools, they bring their manifests along.
+    pub hooks: Vec<&'static HookDescriptor>,
 }
 
 impl Linked {
@@ -33,6 +36,7 @@ impl Linked {
         Self {
             plugins: plugin_sdk::linked_plugins().collect(),
             tools: plugin_sdk::linked_tools().collect(),
+            hooks: plugin_sdk::linked_hooks().collect(),
         }
     }
 }
@@ -143,13 +147,15 @@ struct PluginSlot {
     tools: Range<usize>,
 }
 
-/// Limits a registry applies to every call.
+/// Limits a registry applies to every call and every turn.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// How long a call may run when the caller sets no deadline.
     pub default_timeout: Duration,
     /// The largest arguments text accepted, in bytes; larger ones are refused unread.
     pub max_argument_bytes: usize,
+    /// How many times hooks may replay one turn; past it the engine keeps the last reply.
+    pub max_regenerations: u32,
 }
 
 impl Default for Limits {
@@ -157,6 +163,7 @@ impl Default for Limits {
         Self {
             default_timeout: Duration::from_secs(30),
             max_argument_bytes: 1 << 20,
+            max_regenerations: 2,
         }
     }
 }
@@ -173,6 +180,7 @@ pub struct Registry {
     /// caller choosing the names it looks up cannot lengthen any chain, and every call
     /// hashes one.
     by_name: FxHashMap<Box<str>, usize>,
+    pub(crate) hooks: Hooks,
     pub(crate) catalogs: Catalogs,
     pub(crate) limits: Limits,
 }
@@ -194,8 +202,8 @@ impl Registry {
 
     /// Validates `linked` and builds a registry, or reports every problem found.
     pub fn build(linked: Linked) -> Result<Self, StartupError> {
-        let (plugins, tools) = sort(linked);
-        let mut problems = validate::validate(&plugins, &tools);
+        let (plugins, tools, hooks) = sort(linked);
+        let mut problems = validate::validate(&plugins, &tools, &hooks);
         let catalogs = Catalogs::render(&tools, &mut problems);
         if !problems.is_empty() {
             return Err(StartupError::new(problems));
@@ -227,6 +235,7 @@ impl Registry {
             plugins,
             tools,
             by_name,
+            hooks: Hooks::new(hooks),
             catalogs,
             limits: Limits::default(),
         })
@@ -250,6 +259,11 @@ impl Registry {
         &self.tools
     }
 
+    /// The hooks, by event, in the order they run.
+    pub fn hooks(&self) -> &Hooks {
+        &self.hooks
+    }
+
     /// The tool called `name`, by canonical id (`acme:book_appointment`) or wire name
     /// (`acme__book_appointment`).
     #[inline]
@@ -258,17 +272,19 @@ impl Registry {
     }
 }
 
-/// Pairs tools with their manifests and sorts both, duplicates included, so that every
-/// listing and every report is the same from one build to the next.
-fn sort(linked: Linked) -> (Vec<&'static PluginManifest>, Vec<Tool>) {
+/// Pairs tools and hooks with their manifests and sorts all three, duplicates included,
+/// so that every listing and every report is the same from one build to the next.
+fn sort(linked: Linked) -> (Vec<&'static PluginManifest>, Vec<Tool>, Vec<Hook>) {
     let mut plugins = linked.plugins;
     let mut tools: Vec<Tool> = parallel::map(&linked.tools, |descriptor| Tool::new(descriptor));
-    for tool in &tools {
-        if !plugins
-            .iter()
-            .any(|known| std::ptr::eq(*known, tool.plugin))
-        {
-            plugins.push(tool.plugin);
+    let mut hooks: Vec<Hook> = linked.hooks.into_iter().map(Hook::new).collect();
+    let owners = tools
+        .iter()
+        .map(|tool| tool.plugin)
+        .chain(hooks.iter().map(Hook::plugin));
+    for owner in owners {
+        if !plugins.iter().any(|known| std::ptr::eq(*known, owner)) {
+            plugins.push(owner);
         }
     }
     plugins.sort_by_key(|plugin| (plugin.namespace, plugin.package));
@@ -283,5 +299,9 @@ fn sort(linked: Linked) -> (Vec<&'static PluginManifest>, Vec<Tool>) {
             at.line,
         )
     });
-    (plugins, tools)
+    hooks.sort_by(|a, b| {
+        let (at_a, at_b) = (a.descriptor().location, b.descriptor().location);
+        (a.id(), at_a.file, at_a.line).cmp(&(b.id(), at_b.file, at_b.line))
+    });
+    (plugins, tools, hooks)
 }

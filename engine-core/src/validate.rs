@@ -8,10 +8,12 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use plugin_sdk::hook::Event;
 use plugin_sdk::{PluginManifest, SourceLocation};
 use semver::{Version, VersionReq};
 
 use crate::builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
+use crate::hooks::Hook;
 use crate::registry::Tool;
 use crate::wire::SURFACES;
 
@@ -24,7 +26,7 @@ pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub enum Rule {
     /// Two `plugin!` declarations claim one namespace.
     NamespaceTaken,
-    /// Two tools have one canonical id.
+    /// Two tools, or two hooks, have one canonical id.
     DuplicateId,
     /// Two tools have one wire name.
     WireNameCollision,
@@ -38,6 +40,10 @@ pub enum Rule {
     WireName,
     /// A schema that the Gemini renderer cannot express.
     GeminiSchema,
+    /// A hook declares `mutates_response` at an event other than `response_generated`.
+    HookMutation,
+    /// A hook's timeout is zero.
+    HookTimeout,
 }
 
 impl Rule {
@@ -52,6 +58,8 @@ impl Rule {
             Self::StrictSchema => "strict-schema",
             Self::WireName => "wire-name",
             Self::GeminiSchema => "gemini-schema",
+            Self::HookMutation => "hook-mutation",
+            Self::HookTimeout => "hook-timeout",
         }
     }
 }
@@ -65,7 +73,9 @@ pub struct Problem {
     pub plugin: String,
     /// The tool at fault, by canonical id, when the problem is a tool's.
     pub tool: Option<String>,
-    /// Where the tool is defined.
+    /// The hook at fault, by canonical id, when the problem is a hook's.
+    pub hook: Option<String>,
+    /// Where the tool or hook is defined.
     pub location: Option<SourceLocation>,
     /// What is wrong.
     pub message: String,
@@ -79,6 +89,7 @@ impl Problem {
             rule,
             plugin: format!("{} {}", plugin.package, plugin.version),
             tool: None,
+            hook: None,
             location: None,
             message,
             fix,
@@ -92,6 +103,14 @@ impl Problem {
             ..Self::plugin(rule, tool.plugin(), message, fix)
         }
     }
+
+    fn hook(rule: Rule, hook: &Hook, message: String, fix: String) -> Self {
+        Self {
+            hook: Some(hook.id().to_owned()),
+            location: Some(hook.descriptor().location),
+            ..Self::plugin(rule, hook.plugin(), message, fix)
+        }
+    }
 }
 
 impl fmt::Display for Problem {
@@ -99,6 +118,9 @@ impl fmt::Display for Problem {
         write!(f, "[{}] plugin {}", self.rule.as_str(), self.plugin)?;
         if let Some(tool) = &self.tool {
             write!(f, ", tool `{tool}`")?;
+        }
+        if let Some(hook) = &self.hook {
+            write!(f, ", hook `{hook}`")?;
         }
         if let Some(at) = self.location {
             write!(f, " ({}:{})", at.file, at.line)?;
@@ -116,7 +138,8 @@ pub struct StartupError {
 impl StartupError {
     pub(crate) fn new(mut problems: Vec<Problem>) -> Self {
         problems.sort_by(|a, b| {
-            (&a.plugin, &a.tool, a.rule, &a.message).cmp(&(&b.plugin, &b.tool, b.rule, &b.message))
+            (&a.plugin, &a.tool, &a.hook, a.rule, &a.message)
+                .cmp(&(&b.plugin, &b.tool, &b.hook, b.rule, &b.message))
         });
         Self { problems }
     }
@@ -144,8 +167,12 @@ impl fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
-/// Every problem with `plugins` and `tools` (both sorted), none skipped.
-pub(crate) fn validate(plugins: &[&'static PluginManifest], tools: &[Tool]) -> Vec<Problem> {
+/// Every problem with `plugins`, `tools` and `hooks` (all sorted), none skipped.
+pub(crate) fn validate(
+    plugins: &[&'static PluginManifest],
+    tools: &[Tool],
+    hooks: &[Hook],
+) -> Vec<Problem> {
     let mut problems = Vec::new();
     for plugin in plugins {
         check_engine_range(plugin, &mut problems);
@@ -158,6 +185,10 @@ pub(crate) fn validate(plugins: &[&'static PluginManifest], tools: &[Tool]) -> V
         check_builtin_name(tool, &mut problems);
         check_wire_name(tool, &mut problems);
         check_strict_schema(tool, &mut problems);
+    }
+    check_hook_ids_unique(hooks, &mut problems);
+    for hook in hooks {
+        check_hook_settings(hook, &mut problems);
     }
     problems
 }
@@ -323,4 +354,47 @@ fn check_strict_schema(tool: &Tool, problems: &mut Vec<Problem>) {
         format!("the arguments schema is not strict: {}", found.join("; ")),
         "fix the hand-written `JsonSchema` or `StrictSchema` impl behind it, or opt out with `#[tool_args(strict = false)]` and `#[define_tool(strict = false)]`".into(),
     ));
+}
+
+fn check_hook_ids_unique(hooks: &[Hook], problems: &mut Vec<Problem>) {
+    for pair in hooks.windows(2) {
+        let (first, second) = (&pair[0], &pair[1]);
+        if first.id() == second.id() {
+            let at = first.descriptor().location;
+            problems.push(Problem::hook(
+                Rule::DuplicateId,
+                second,
+                format!(
+                    "the hook id `{}` is also defined at {}:{} by {}",
+                    first.id(),
+                    at.file,
+                    at.line,
+                    first.plugin().package
+                ),
+                "rename one of the hooks (`#[define_hook(name = \"...\")]` or the function)".into(),
+            ));
+        }
+    }
+}
+
+/// What the macro refuses at compile time, re-checked for descriptors written by hand.
+fn check_hook_settings(hook: &Hook, problems: &mut Vec<Problem>) {
+    let descriptor = hook.descriptor();
+    let event = hook.event();
+    if descriptor.mutates_response && event != Event::ResponseGenerated {
+        problems.push(Problem::hook(
+            Rule::HookMutation,
+            hook,
+            format!("the hook runs at `{event}` and declares `mutates_response`, which only `response_generated` hooks may"),
+            "set `mutates_response: false`, or move the hook to `response_generated`".into(),
+        ));
+    }
+    if descriptor.timeout.is_zero() {
+        problems.push(Problem::hook(
+            Rule::HookTimeout,
+            hook,
+            "the hook's timeout is zero, so it could never run".into(),
+            "give the hook a timeout of at least 1 ms (`timeout_ms = ...`)".into(),
+        ));
+    }
 }

@@ -82,6 +82,7 @@ fn every_problem_is_reported_at_once_in_a_stable_order() {
             }),
             weather,
         ],
+        hooks: Vec::new(),
     };
     let mut shuffled = linked.clone();
     shuffled.plugins.reverse();
@@ -128,7 +129,7 @@ fn two_plugins_claiming_one_namespace_are_refused() {
             .into_iter()
             .chain([&ACME_TWICE])
             .collect(),
-        tools: Vec::new(),
+        ..Linked::default()
     };
     let error = Registry::build(linked).err().expect("refused");
     let [problem] = error.problems() else {

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use engine_core::{Call, Format, Registry};
+use plugin_sdk::hook::Event;
 use plugin_sdk::ToolContext;
 
 // Linking is installing: name each plugin crate once so the linker keeps it.
 use acme_crm as _;
+use guard as _;
 use weather as _;
 
 #[derive(Parser)]
@@ -23,7 +25,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the linked plugins and their tools, with summaries for people.
+    /// List the linked plugins and their tools, then the hooks by event, with summaries
+    /// for people.
     Tools {
         /// The reader's locale (BCP 47), for display names and summaries.
         #[arg(long, default_value = "en-US")]
@@ -59,7 +62,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let registry = Registry::linked_or_exit();
     match cli.command {
-        Command::Tools { locale } => print!("{}", list_tools(&registry, &locale)),
+        Command::Tools { locale } => {
+            print!("{}", list_tools(&registry, &locale));
+            print!("{}", list_hooks(&registry, &locale));
+        }
         Command::Catalog { format, locale } => {
             println!(
                 "{}",
@@ -132,17 +138,67 @@ fn list_tools(registry: &Registry, locale: &str) -> String {
     out
 }
 
+/// The hooks of each event, in the order they run, with position and timeout.
+fn list_hooks(registry: &Registry, locale: &str) -> String {
+    let mut out = String::from("Hooks, by event, in the order they run\n");
+    for event in Event::ALL {
+        let hooks = registry.hooks().of(event);
+        if hooks.is_empty() {
+            out += &format!("  {event}: none\n");
+            continue;
+        }
+        out += &format!("  {event}:\n");
+        for hook in hooks {
+            let descriptor = hook.descriptor();
+            let mutates = if descriptor.mutates_response {
+                ", mutates the response"
+            } else {
+                ""
+            };
+            out += &format!(
+                "    {:>5}  {:<26} {} ({} ms{mutates})\n",
+                descriptor.position,
+                hook.id(),
+                descriptor.summary_for(locale),
+                descriptor.timeout.as_millis()
+            );
+        }
+    }
+    out
+}
+
 /// What `check` prints when the engine started: what it validated and rendered.
 fn check_report(registry: &Registry) -> String {
     let plugins = registry.plugins().count();
     let tools = registry.tools().len();
+    let hooks = registry.hooks().all().count();
     let mut out = format!(
-        "ok: {plugins} plugins, {tools} tools, engine-core {}\n",
+        "ok: {plugins} plugins, {tools} tools, {hooks} hooks, engine-core {}\n",
         engine_core::ENGINE_VERSION
     );
     for format in Format::ALL {
         let bytes = registry.catalog(format, "en-US").len();
         out += &format!("  catalog {format:<10} {bytes} bytes\n");
     }
+    for event in Event::ALL {
+        let ids: Vec<&str> = registry
+            .hooks()
+            .of(event)
+            .iter()
+            .map(|hook| hook.id())
+            .collect();
+        let listed = if ids.is_empty() {
+            "none".to_owned()
+        } else {
+            ids.join(", ")
+        };
+        out += &format!("  hooks {event:<18} {listed}\n");
+    }
+    let streaming = if registry.hooks().mutate_responses() {
+        "off: a hook may replace or regenerate replies"
+    } else {
+        "on"
+    };
+    out += &format!("  streaming of replies: {streaming}\n");
     out
 }

@@ -87,10 +87,46 @@ fn check_reports_what_it_validated() {
     assert!(output.status.success(), "{output:?}");
     let report = stdout(&output);
     assert!(
-        report.starts_with("ok: 2 plugins, 3 tools, engine-core 0.1.0\n"),
+        report.starts_with("ok: 3 plugins, 3 tools, 3 hooks, engine-core 0.1.0\n"),
         "{report}"
     );
     for format in ["openai", "anthropic", "gemini", "mcp"] {
         assert!(report.contains(&format!("catalog {format}")), "{report}");
     }
+    for line in [
+        "  hooks conversation_start none\n",
+        "  hooks message_received   guard:blank_message, acme:order_ids_hint\n",
+        "  hooks response_generated guard:dirty_output_guard\n",
+        "  hooks response_sent      none\n",
+        "  streaming of replies: off: a hook may replace or regenerate replies\n",
+    ] {
+        assert!(report.contains(line), "`{line}` is missing from:\n{report}");
+    }
+}
+
+#[test]
+fn tools_lists_hooks_by_event_in_the_order_they_run() {
+    let output = engine(&["tools", "--locale", "it-IT"]);
+    assert!(output.status.success(), "{output:?}");
+    let listing = stdout(&output);
+    let hooks = listing
+        .split_once("Hooks, by event, in the order they run\n")
+        .map(|(_, hooks)| hooks)
+        .unwrap_or_else(|| panic!("no hook section in:\n{listing}"));
+    assert_eq!(
+        hooks,
+        "  conversation_start: none\n\
+         \x20 message_received:\n\
+         \x20       0  guard:blank_message        Risponde ai messaggi vuoti. (2000 ms)\n\
+         \x20     100  acme:order_ids_hint        Spiega gli identificativi Acme quando si parla di ordini. (2000 ms)\n\
+         \x20 response_generated:\n\
+         \x20      10  guard:dirty_output_guard   Ripete un turno con output corrotto. (2000 ms, mutates the response)\n\
+         \x20 response_sent: none\n"
+    );
+    // Hooks are not tools: none is listed among a plugin's tools.
+    let tools = listing.split_once("Hooks, by event").unwrap().0;
+    assert!(
+        !tools.contains("guard:") && !tools.contains("order_ids_hint"),
+        "{tools}"
+    );
 }

@@ -138,9 +138,37 @@ pub async fn find_orders(args: FindOrders, ctx: &ToolContext) -> Vec<Order> {
         .collect()
 }
 
+/// When the user mentions an order, tells the model how Acme order and customer ids look,
+/// so that it asks for the customer id `find_orders` needs instead of guessing one.
+#[define_hook(
+    event = "message_received",
+    summary = { "en-US": "Explains Acme ids when orders come up.", "it-IT": "Spiega gli identificativi Acme quando si parla di ordini." },
+)]
+pub fn order_ids_hint(event: &MessageReceived) -> PreModelOutcome {
+    if event.message().to_lowercase().contains("order") {
+        PreModelOutcome::InjectContext(ORDER_IDS_HINT.into())
+    } else {
+        PreModelOutcome::Observe
+    }
+}
+
+/// The context `order_ids_hint` injects.
+pub const ORDER_IDS_HINT: &str = "Acme customer ids look like `c-12` and order ids like `o-1001`. To list orders, ask the user for their customer id if you do not have it.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use plugin_sdk::hook::Turn;
+
+    #[test]
+    fn the_order_hint_comes_only_when_orders_come_up() {
+        let asked = |text: &str| order_ids_hint(&MessageReceived::new(Turn::new("c"), text));
+        assert_eq!(
+            asked("Where is my Order?"),
+            PreModelOutcome::InjectContext(ORDER_IDS_HINT.into())
+        );
+        assert_eq!(asked("Book me a visit"), PreModelOutcome::Observe);
+    }
 
     fn run<F: std::future::Future>(future: F) -> F::Output {
         // The tools never wait on anything, so one poll completes them.

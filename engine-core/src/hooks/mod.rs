@@ -1,0 +1,106 @@
+//! The hooks an engine linked, sorted into each event's pipeline.
+//!
+//! A turn meets the events in order: `conversation_start` (first turn only) and
+//! `message_received` before the model, `response_generated` after each reply, and
+//! `response_sent` once the reply is out. Within an event, hooks run one after the other
+//! in position order; equal positions are ordered by hook id, then source location, so
+//! the order never depends on the linker.
+
+mod pipeline;
+mod run;
+mod turn;
+
+use std::time::Duration;
+
+use plugin_sdk::hook::Event;
+use plugin_sdk::{HookDescriptor, PluginManifest};
+
+pub use pipeline::{Halt, PreModel, Regeneration, Replacement, ResponsePass};
+pub use turn::{ModelInput, TurnEnd, TurnOutcome};
+
+/// A linked hook with its id, worked out once at start-up.
+pub struct Hook {
+    descriptor: &'static HookDescriptor,
+    plugin: &'static PluginManifest,
+    id: String,
+}
+
+impl Hook {
+    pub(crate) fn new(descriptor: &'static HookDescriptor) -> Self {
+        Self {
+            descriptor,
+            plugin: (descriptor.plugin)(),
+            id: descriptor.id(),
+        }
+    }
+
+    /// What `#[define_hook]` registered.
+    pub fn descriptor(&self) -> &'static HookDescriptor {
+        self.descriptor
+    }
+
+    /// The plugin that defines the hook.
+    pub fn plugin(&self) -> &'static PluginManifest {
+        self.plugin
+    }
+
+    /// The canonical id, `<namespace>:<name>`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The event the hook runs at.
+    pub fn event(&self) -> Event {
+        self.descriptor.event()
+    }
+
+    fn timeout(&self) -> Duration {
+        self.descriptor.timeout
+    }
+}
+
+/// Every linked hook, by event, each event's hooks in the order they run.
+pub struct Hooks {
+    /// Indexed by `Event as usize`, in `Event::ALL` order.
+    by_event: [Vec<Hook>; 4],
+}
+
+impl Hooks {
+    /// Sorts `hooks` into their events' pipelines.
+    pub(crate) fn new(hooks: Vec<Hook>) -> Self {
+        let mut by_event: [Vec<Hook>; 4] = Default::default();
+        for hook in hooks {
+            by_event[hook.event() as usize].push(hook);
+        }
+        for hooks in &mut by_event {
+            hooks.sort_by(|a, b| {
+                let (at_a, at_b) = (a.descriptor.location, b.descriptor.location);
+                (a.descriptor.position, &a.id, at_a.file, at_a.line).cmp(&(
+                    b.descriptor.position,
+                    &b.id,
+                    at_b.file,
+                    at_b.line,
+                ))
+            });
+        }
+        Self { by_event }
+    }
+
+    /// The hooks of `event`, in the order they run.
+    pub fn of(&self, event: Event) -> &[Hook] {
+        &self.by_event[event as usize]
+    }
+
+    /// Every hook, event by event, each event's in the order they run.
+    pub fn all(&self) -> impl Iterator<Item = &Hook> {
+        self.by_event.iter().flatten()
+    }
+
+    /// Whether a hook may replace or regenerate replies: the engine then serves turns
+    /// non-streamed, so that the mutation lands before anything reaches the user.
+    pub fn mutate_responses(&self) -> bool {
+        self.of(Event::ResponseGenerated)
+            .iter()
+            .any(|hook| hook.descriptor.mutates_response)
+    }
+}

@@ -1,0 +1,153 @@
+//! Each event's hooks, run in order and their outcomes folded into one decision.
+
+use std::sync::Arc;
+
+use plugin_sdk::hook::{
+    ConversationStart, HookEntry, HookEvent, MessageReceived, PreModelOutcome, ResponseGenerated,
+    ResponseOutcome, ResponseSent,
+};
+
+use super::{run::run, Hook, Hooks};
+
+/// What the hooks before the model decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreModel {
+    /// Ask the model, with these system messages added for this turn, in hook order.
+    Proceed {
+        /// The injected context, one system message per injection.
+        injected: Vec<String>,
+    },
+    /// Skip the model and reply with the halt's message.
+    Halt(Halt),
+}
+
+/// A hook's decision to end the turn before the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Halt {
+    /// The hook that halted.
+    pub hook: String,
+    /// The reply.
+    pub message: String,
+    /// `false`: the exchange leaves no trace (no message rows, no state flush).
+    pub persist: bool,
+}
+
+/// What one pass of `response_generated` hooks decided about one reply.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResponsePass {
+    /// The first regeneration asked for, in hook order. It beats a replacement.
+    pub regenerate: Option<Regeneration>,
+    /// The first replacement offered, in hook order.
+    pub replace: Option<Replacement>,
+}
+
+/// A hook's request to replay the turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Regeneration {
+    /// The hook that asked.
+    pub hook: String,
+    /// Why, as the hook said.
+    pub reason: Option<String>,
+}
+
+/// A hook's replacement for the reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    /// The hook that replaced.
+    pub hook: String,
+    /// The reply to send instead.
+    pub message: String,
+}
+
+impl Hooks {
+    /// Runs `conversation_start` hooks (when `start` is given: the conversation's first
+    /// turn) and then `message_received` hooks. The first halt ends the run: no later
+    /// hook of either event runs. Injections accumulate in the order their hooks ran.
+    pub async fn before_model(
+        &self,
+        start: Option<Arc<ConversationStart>>,
+        message: Arc<MessageReceived>,
+    ) -> PreModel {
+        let mut injected = Vec::new();
+        if let Some(start) = start {
+            if let Some(halt) = self.pre_model(&start, &mut injected).await {
+                return PreModel::Halt(halt);
+            }
+        }
+        match self.pre_model(&message, &mut injected).await {
+            Some(halt) => PreModel::Halt(halt),
+            None => PreModel::Proceed { injected },
+        }
+    }
+
+    /// One pre-model event's hooks: the first halt, or none with the injections added.
+    async fn pre_model<E: HookEvent<Outcome = PreModelOutcome>>(
+        &self,
+        payload: &Arc<E>,
+        injected: &mut Vec<String>,
+    ) -> Option<Halt> {
+        for (hook, entry) in self.entries::<E>() {
+            match run(hook, entry, payload).await {
+                Some(PreModelOutcome::Halt { message, persist }) => {
+                    return Some(Halt {
+                        hook: hook.id().to_owned(),
+                        message,
+                        persist,
+                    })
+                }
+                Some(PreModelOutcome::InjectContext(text)) => injected.push(text),
+                Some(PreModelOutcome::Observe) | None => {}
+            }
+        }
+        None
+    }
+
+    /// Runs every `response_generated` hook on one reply. Each sees the reply as the
+    /// model wrote it; a mutation from a hook not declared `mutates_response` (possible
+    /// only for a descriptor written by hand) is logged and ignored.
+    pub async fn response_generated(&self, payload: Arc<ResponseGenerated>) -> ResponsePass {
+        let mut pass = ResponsePass::default();
+        for (hook, entry) in self.entries::<ResponseGenerated>() {
+            let outcome = run(hook, entry, &payload).await;
+            if !matches!(outcome, None | Some(ResponseOutcome::Observe))
+                && !hook.descriptor.mutates_response
+            {
+                tracing::warn!(
+                    hook = hook.id(),
+                    "a hook not declared `mutates_response` tried to change the reply; ignored"
+                );
+                continue;
+            }
+            match outcome {
+                Some(ResponseOutcome::Regenerate { reason }) => {
+                    pass.regenerate.get_or_insert(Regeneration {
+                        hook: hook.id().to_owned(),
+                        reason,
+                    });
+                }
+                Some(ResponseOutcome::ReplaceResponse { message }) => {
+                    pass.replace.get_or_insert(Replacement {
+                        hook: hook.id().to_owned(),
+                        message,
+                    });
+                }
+                Some(ResponseOutcome::Observe) | None => {}
+            }
+        }
+        pass
+    }
+
+    /// Runs every `response_sent` hook: they observe the reply as sent.
+    pub async fn response_sent(&self, payload: Arc<ResponseSent>) {
+        for (hook, entry) in self.entries::<ResponseSent>() {
+            run(hook, entry, &payload).await;
+        }
+    }
+
+    /// The hooks of `E`'s event with their entries, in order.
+    fn entries<E: HookEvent>(&self) -> impl Iterator<Item = (&Hook, HookEntry<E>)> {
+        self.of(E::EVENT)
+            .iter()
+            .filter_map(|hook| E::entry(&hook.descriptor.handler).map(|entry| (hook, entry)))
+    }
+}
