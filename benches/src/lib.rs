@@ -1,5 +1,6 @@
-//! What the benchmarks share: the small tool of the dispatch benchmark, generated tools
-//! for the start-up benchmark, and an interleaved timer that reports ratios.
+//! What the benchmarks share: the small tool of the dispatch benchmark, the hooks of the
+//! hook benchmark, generated tools for the start-up benchmark, and an interleaved timer
+//! that reports ratios.
 //!
 //! Criterion measures each function on its own, one after the other; on a shared,
 //! noisy machine the ratio between two of them is more trustworthy when they take turns.
@@ -64,6 +65,22 @@ pub async fn weather(query: WeatherQuery) -> Forecast {
 pub async fn weather_awaiting(query: WeatherQuery) -> Forecast {
     std::future::ready(()).await;
     forecast(query)
+}
+
+/// The hook benchmark's plain function: it cannot suspend, so the engine runs it on the
+/// blocking pool, where even a blocking hook can be left behind at its timeout.
+#[define_hook(event = "message_received")]
+pub fn observe_sync(event: &MessageReceived) -> PreModelOutcome {
+    black_box(event.message());
+    PreModelOutcome::Observe
+}
+
+/// The same hook with an `.await`: a future polled on the turn's own task.
+#[define_hook(event = "message_received")]
+pub async fn observe_async(event: &MessageReceived) -> PreModelOutcome {
+    std::future::ready(()).await;
+    black_box(event.message());
+    PreModelOutcome::Observe
 }
 
 /// The bench plugin's manifest, which generated tools point at.

@@ -1,0 +1,8 @@
+//! An engine that links only this plugin: it must refuse to start.
+
+use refuse_duplicate_hook as _;
+
+fn main() {
+    engine_core::Registry::linked_or_exit();
+    println!("started");
+}
