@@ -1,6 +1,7 @@
 //! Accumulating errors, so that an author sees every mistake of an item at once.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
 use std::fmt::Display;
 
 /// The errors found so far; `finish` turns them into one combined `syn::Error`.
@@ -25,4 +26,11 @@ impl Errors {
     pub fn finish(self) -> syn::Result<()> {
         self.0.map_or(Ok(()), Err)
     }
+}
+
+/// The author's item as written, beside the errors: one mistake gives one error, and
+/// code that calls the function keeps compiling.
+pub fn fallback(item: TokenStream, error: syn::Error) -> TokenStream {
+    let error = error.into_compile_error();
+    quote!(#item #error)
 }

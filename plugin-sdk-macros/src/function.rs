@@ -3,9 +3,10 @@
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, ReturnType, Signature, Type};
+use syn::{FnArg, ItemFn, LitStr, ReturnType, Signature, Type};
 
 use crate::errors::Errors;
+use crate::names;
 
 /// The parameter types of `signature`, after reporting what a `kind` (`"tool"`, `"hook"`)
 /// cannot be: generic (`generic_hint` says what to write instead), variadic, a method.
@@ -46,4 +47,21 @@ pub fn output_span(function: &ItemFn) -> Span {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => function.sig.ident.span(),
     }
+}
+
+/// The registered name of a `kind`: `name = "..."`, else the function's; checked.
+pub fn name(
+    given: Option<&LitStr>,
+    signature: &Signature,
+    kind: &str,
+    errors: &mut Errors,
+) -> String {
+    let (name, span) = match given {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (signature.ident.to_string(), signature.ident.span()),
+    };
+    if let Err(message) = names::check_name(kind, &name) {
+        errors.at(span, message);
+    }
+    name
 }

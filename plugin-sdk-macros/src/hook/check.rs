@@ -10,7 +10,6 @@ use crate::doc::doc_comment;
 use crate::errors::Errors;
 use crate::function;
 use crate::localized::Localized;
-use crate::names;
 
 /// Where a hook runs among its event's hooks when it does not say.
 const DEFAULT_POSITION: u32 = 100;
@@ -43,13 +42,7 @@ pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         errors,
     );
 
-    let name = match &attrs.name {
-        Some(lit) => (lit.value(), lit.span()),
-        None => (signature.ident.to_string(), signature.ident.span()),
-    };
-    if let Err(message) = names::check_name("hook", &name.0) {
-        errors.at(name.1, message);
-    }
+    let name = function::name(attrs.name.as_ref(), signature, "hook", errors);
     let description = doc_comment(&function.attrs).unwrap_or_else(|| {
         errors.at(signature.ident.span(), "a hook needs a doc comment: it describes the hook to the people who configure agents; add `/// What the hook does, in English.` above the function");
         String::new()
@@ -77,7 +70,7 @@ pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         sdk: sdk_path(attrs.krate),
         function,
         event: event?,
-        name: name.0,
+        name,
         description,
         summary: attrs.summary,
         position: attrs.position.map_or(DEFAULT_POSITION, |(value, _)| {

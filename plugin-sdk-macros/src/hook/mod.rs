@@ -8,7 +8,7 @@ mod parse;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::errors::Errors;
+use crate::errors::{fallback, Errors};
 
 pub fn define_hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: syn::ItemFn = match syn::parse2(item.clone()) {
@@ -29,11 +29,4 @@ pub fn define_hook(attr: TokenStream, item: TokenStream) -> TokenStream {
         (_, Err(error)) => fallback(quote!(#function), error),
         (None, Ok(())) => unreachable!("a hook without an event has an error recorded"),
     }
-}
-
-/// The author's item as written, beside the errors: one mistake gives one error, and
-/// code that calls the function keeps compiling.
-fn fallback(item: TokenStream, error: syn::Error) -> TokenStream {
-    let error = error.into_compile_error();
-    quote!(#item #error)
 }

@@ -58,13 +58,7 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         errors,
     );
 
-    let name = match &attrs.name {
-        Some(lit) => (lit.value(), lit.span()),
-        None => (signature.ident.to_string(), signature.ident.span()),
-    };
-    if let Err(message) = names::check_name("tool", &name.0) {
-        errors.at(name.1, message);
-    }
+    let name = function::name(attrs.name.as_ref(), signature, "tool", errors);
 
     let description = doc_comment(&function.attrs).unwrap_or_else(|| {
         errors.at(signature.ident.span(), "a tool needs a doc comment: it is the description the model reads; add `/// What the tool does, in English.` above the function");
@@ -95,7 +89,7 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
     Tool {
         sdk: sdk_path(attrs.krate),
         function,
-        name: name.0,
+        name,
         description,
         summary: attrs.summary,
         category,

@@ -7,7 +7,7 @@ mod parse;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::errors::Errors;
+use crate::errors::{fallback, Errors};
 
 pub fn define_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: syn::ItemFn = match syn::parse2(item.clone()) {
@@ -27,11 +27,4 @@ pub fn define_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(()) => expand::tool(&tool),
         Err(error) => fallback(quote!(#function), error),
     }
-}
-
-/// The author's item as written, beside the errors: one mistake gives one error, and
-/// code that calls the function keeps compiling.
-fn fallback(item: TokenStream, error: syn::Error) -> TokenStream {
-    let error = error.into_compile_error();
-    quote!(#item #error)
 }
