@@ -1,0 +1,158 @@
+//! An engine's registry over MCP, built on rmcp (the official Rust MCP SDK): one handler,
+//! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`serve_http`]).
+//!
+//! `tools/list` is the registry's pre-rendered MCP catalog, with titles in the client's
+//! locale; `tools/call` goes through engine-core's dispatch, so its deadline, cancellation
+//! and error handling are the ones every other surface gets.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use engine_mcp::{McpServer, Options};
+//!
+//! let registry = Arc::new(engine_core::Registry::linked()?);
+//! engine_mcp::serve_stdio(McpServer::new(registry, Options::default())).await?;
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod call;
+mod locale;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine_core::{Format, Registry};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ResultType, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// How the server answers: the default locale and the time a call may take.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The locale of titles and of calls when a request names none (BCP 47).
+    pub locale: String,
+    /// How long a tool call may run before it is stopped and reported as timed out.
+    pub timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            locale: "en-US".into(),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The MCP face of a registry. Cheap to clone: one per HTTP session shares the registry.
+#[derive(Clone)]
+pub struct McpServer {
+    registry: Arc<Registry>,
+    options: Arc<Options>,
+}
+
+impl McpServer {
+    /// Serves `registry` with `options`.
+    pub fn new(registry: Arc<Registry>, options: Options) -> Self {
+        Self {
+            registry,
+            options: Arc::new(options),
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("plugin-sdk-engine", engine_core::ENGINE_VERSION),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let locale = locale::for_request(&context, &self.options.locale);
+        // The catalog was rendered at start-up (or once per set of titles): it is read
+        // into rmcp's result type, never rebuilt from the tools.
+        let catalog = self.registry.catalog(Format::Mcp, &locale);
+        let mut result: ListToolsResult = serde_json::from_slice(&catalog).map_err(|error| {
+            McpError::internal_error(format!("the MCP catalog does not parse: {error}"), None)
+        })?;
+        // What rmcp's constructors set; it drops the field again for older protocols.
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let locale = locale::for_request(&context, &self.options.locale);
+        call::call(
+            &self.registry,
+            &request,
+            &locale,
+            self.options.timeout,
+            &context.ct,
+        )
+        .await
+        .map(CallToolResponse::from)
+    }
+
+    /// A method rmcp does not know (a newer client's, or a typo): a JSON-RPC error that
+    /// names it, never silence.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("`{}` is not a method this server knows", request.method),
+            None,
+        ))
+    }
+}
+
+/// Serves `server` over stdin and stdout until the client disconnects (also before it
+/// initialized: a client that goes away is not an error). Log to stderr: stdout carries
+/// the protocol.
+pub async fn serve_stdio(server: McpServer) -> Result<(), Box<dyn std::error::Error>> {
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(error.into()),
+    };
+    running.waiting().await?;
+    Ok(())
+}
+
+/// Serves `server` over streamable HTTP at `/mcp` on `listener` until `shutdown` is
+/// cancelled. Only loopback `Host`s are accepted (rmcp's guard against DNS rebinding).
+pub async fn serve_http(
+    server: McpServer,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let config =
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    let service: StreamableHttpService<McpServer, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
+    let router = axum::Router::new().nest_service("/mcp", service);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+}

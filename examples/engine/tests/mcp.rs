@@ -1,0 +1,239 @@
+//! The example engine as an MCP server, driven by the official Python MCP client over
+//! stdio and over streamable HTTP.
+
+#[path = "../../../tests/mcp/driver.rs"]
+mod driver;
+
+use std::process::Command;
+
+use driver::{drive, drive_with_headers, Transport, BOTH};
+use serde_json::{json, Value};
+
+const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
+
+/// What `engine catalog --format mcp --locale LOCALE` prints: the MCP rendering.
+fn catalog(locale: &str) -> Value {
+    let output = Command::new(ENGINE)
+        .args(["catalog", "--format", "mcp", "--locale", locale])
+        .output()
+        .expect("the engine runs");
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).expect("a JSON catalog")
+}
+
+/// One step's entry of a report.
+fn step(report: &Value, index: usize) -> &Value {
+    &report["steps"][index]
+}
+
+/// The text of a result's only content block.
+fn text(result: &Value) -> &str {
+    let content = result["content"].as_array().expect("content blocks");
+    assert_eq!(content.len(), 1, "{result}");
+    assert_eq!(content[0]["type"], "text");
+    content[0]["text"].as_str().unwrap()
+}
+
+#[test]
+fn tools_list_is_the_mcp_catalog_in_the_clients_locale() {
+    for transport in BOTH {
+        let report = drive(
+            ENGINE,
+            &[],
+            transport,
+            json!([
+                { "list_tools": {} },
+                { "list_tools": { "locale": "it-IT" } },
+                { "list_tools": { "locale": "it-CH" } },
+            ]),
+        );
+        // The client probed `server/discover` and the server answered it.
+        assert_eq!(report["protocol"], "2026-07-28", "{transport:?}");
+        assert_eq!(
+            step(&report, 0)["tools"],
+            catalog("en-US")["tools"],
+            "{transport:?}"
+        );
+        let italian = &step(&report, 1)["tools"];
+        assert_eq!(*italian, catalog("it-IT")["tools"], "{transport:?}");
+        assert_eq!(italian[0]["title"], "Prenota un appuntamento nel CRM.");
+        // The fallback chain: it-CH reads the it-IT titles.
+        assert_eq!(step(&report, 2)["tools"], *italian, "{transport:?}");
+        let names: Vec<&str> = italian
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "acme__book_appointment",
+                "acme__find_orders",
+                "weather__weather"
+            ]
+        );
+    }
+}
+
+#[test]
+fn over_http_accept_language_chooses_the_titles_and_the_flag_is_the_default() {
+    let report = drive_with_headers(
+        ENGINE,
+        &[],
+        Transport::Http,
+        json!({ "Accept-Language": "de-DE;q=0.5, it-IT;q=0.9, *;q=0.1" }),
+        json!([{ "list_tools": {} }, { "list_tools": { "locale": "en-US" } }]),
+    );
+    assert_eq!(step(&report, 0)["tools"], catalog("it-IT")["tools"]);
+    // `_meta.locale` beats the header.
+    assert_eq!(step(&report, 1)["tools"], catalog("en-US")["tools"]);
+
+    for transport in BOTH {
+        let report = drive(
+            ENGINE,
+            &["--locale", "it-IT"],
+            transport,
+            json!([{ "list_tools": {} }]),
+        );
+        assert_eq!(
+            step(&report, 0)["tools"],
+            catalog("it-IT")["tools"],
+            "{transport:?}: the server's --locale applies when the client names none"
+        );
+    }
+}
+
+#[test]
+fn tools_call_returns_structured_content_and_the_same_json_as_text() {
+    for transport in BOTH {
+        let report = drive(
+            ENGINE,
+            &[],
+            transport,
+            json!([
+                { "call": "weather__weather", "arguments": { "city": "Rome", "days": 2, "units": null } },
+                { "call": "acme__book_appointment", "arguments": { "patient_id": "p-1", "date": "2026-12-01", "note": null } },
+                { "call": "acme__find_orders", "arguments": { "customer_id": "c-12", "state": "shipped" } },
+            ]),
+        );
+        for index in 0..2 {
+            let result = step(&report, index);
+            assert_eq!(result["isError"], false, "{transport:?}: {result}");
+            let parsed: Value = serde_json::from_str(text(result)).unwrap();
+            assert_eq!(result["structuredContent"], parsed, "{transport:?}");
+        }
+        assert_eq!(step(&report, 0)["structuredContent"]["city"], "Rome");
+        assert_eq!(
+            step(&report, 1)["structuredContent"]["id"],
+            "bk-p-1-20261201"
+        );
+        // A list is not an object: text only, as the catalog gives it no outputSchema.
+        let orders = step(&report, 2);
+        assert_eq!(orders["isError"], false, "{orders}");
+        assert!(orders.get("structuredContent").is_none(), "{orders}");
+        assert_eq!(
+            serde_json::from_str::<Value>(text(orders)).unwrap(),
+            json!([{ "order_id": "o-1002", "state": "shipped" }])
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_and_a_tools_own_error_are_error_results_the_model_can_read() {
+    for transport in BOTH {
+        let report = drive(
+            ENGINE,
+            &[],
+            transport,
+            json!([
+                { "call": "weather__weather", "arguments": { "city": "Rome", "days": "2", "units": null } },
+                { "call": "weather__weather", "arguments": { "days": 2, "units": null } },
+                { "call": "weather__weather", "arguments": { "city": "Atlantis", "days": 2, "units": null } },
+                { "call": "acme__book_appointment", "arguments": { "patient_id": "p-1", "date": "01/12/2026", "note": null } },
+            ]),
+        );
+        let expected = [
+            r#"invalid arguments: `days`: invalid type: string "2", expected u8"#,
+            "invalid arguments: missing field `city`",
+            "unknown city `Atlantis`; known cities:",
+            "`date` must be an ISO 8601 day such as `2026-12-01`, not `01/12/2026`",
+        ];
+        for (index, expected) in expected.iter().enumerate() {
+            let result = step(&report, index);
+            assert_eq!(result["isError"], true, "{transport:?}: {result}");
+            assert!(result.get("structuredContent").is_none(), "{result}");
+            let error: Value = serde_json::from_str(text(result)).unwrap();
+            assert_eq!(error["error"]["kind"], "invalid_arguments", "{result}");
+            let message = error["error"]["message"].as_str().unwrap();
+            assert!(message.starts_with(expected), "{transport:?}: {message}");
+        }
+    }
+}
+
+#[test]
+fn an_unknown_tool_and_an_unknown_method_are_json_rpc_errors() {
+    for transport in BOTH {
+        let report = drive(
+            ENGINE,
+            &[],
+            transport,
+            json!([
+                { "call": "acme__no_such_tool", "arguments": {} },
+                { "request": "tools/frobnicate" },
+                { "call": "weather__weather", "arguments": { "city": "Rome", "days": 1, "units": null } },
+            ]),
+        );
+        let unknown_tool = &step(&report, 0)["error"];
+        assert_eq!(unknown_tool["code"], -32602, "{transport:?}: {report}");
+        assert_eq!(
+            unknown_tool["message"],
+            "there is no tool named `acme__no_such_tool`; call one of the tools you were given, by its exact name"
+        );
+        let unknown_method = &step(&report, 1)["error"];
+        assert_eq!(unknown_method["code"], -32601, "{transport:?}: {report}");
+        assert_eq!(
+            unknown_method["message"],
+            "`tools/frobnicate` is not a method this server knows"
+        );
+        // The session goes on after both.
+        assert_eq!(step(&report, 2)["isError"], false, "{transport:?}");
+    }
+}
+
+#[test]
+fn the_readme_client_configuration_serves_the_tools() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let section = readme
+        .split_once("## Using the example engine from an MCP client")
+        .expect("the MCP section")
+        .1;
+    let snippet = section
+        .split_once("```json\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("a JSON snippet")
+        .0;
+    let config: Value = serde_json::from_str(snippet).expect("the snippet is JSON");
+    let server = &config["mcpServers"]["plugin-sdk-example"];
+    assert_eq!(
+        server["command"],
+        "/path/to/plugin-sdk/target/release/engine"
+    );
+    let args: Vec<&str> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .collect();
+    // The same binary, built here for tests, started with the snippet's arguments.
+    let (command, extra) = args.split_first().unwrap();
+    assert_eq!(*command, "mcp");
+    let report = drive(
+        ENGINE,
+        extra,
+        Transport::Stdio,
+        json!([{ "list_tools": {} }]),
+    );
+    assert_eq!(step(&report, 0)["tools"], catalog("en-US")["tools"]);
+}

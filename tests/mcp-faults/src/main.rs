@@ -1,0 +1,9 @@
+//! The example engine's command line with only the fault tools linked.
+
+use std::process::ExitCode;
+
+use mcp_faults as _;
+
+fn main() -> ExitCode {
+    engine::run()
+}
