@@ -298,7 +298,7 @@ impl Registry {
 }
 
 #[cold]
-fn unknown_tool(name: &str) -> CallError {
+pub(crate) fn unknown_tool(name: &str) -> CallError {
     let shown: String = name.chars().take(ECHO_LIMIT).collect();
     let ellipsis = if shown.len() < name.len() { "..." } else { "" };
     CallError::new(

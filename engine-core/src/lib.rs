@@ -23,20 +23,30 @@
 
 mod builtins;
 mod catalog;
+pub mod config;
+mod context;
 mod dispatch;
 mod hooks;
 mod parallel;
+mod redact;
 mod registry;
 mod validate;
 pub mod wire;
 
 pub use builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use catalog::Format;
+pub use config::{AgentConfig, EngineConfig};
+pub use context::artifacts::MemoryArtifacts;
+pub use context::knowledge::SqliteKnowledge;
+pub use context::model::{GatewayReply, ModelCall, ModelGateway, TurnSpend};
+pub use context::openai_gateway::OpenAiCompatibleGateway;
+pub use context::{redactor, Agent, AgentTurn, Engine, LeftOut, Stores, ToolCall, UnknownAgent};
 pub use dispatch::{Call, CallError, CallErrorKind, CallFuture};
 pub use hooks::{
     Halt, Hook, Hooks, ModelInput, PreModel, Regeneration, Replacement, ResponsePass, TurnEnd,
     TurnOutcome,
 };
+pub use redact::RedactingWriter;
 pub use registry::{Limits, Linked, Registry, Tool};
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 

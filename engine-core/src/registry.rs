@@ -204,7 +204,7 @@ impl Registry {
     pub fn build(linked: Linked) -> Result<Self, StartupError> {
         let (plugins, tools, hooks) = sort(linked);
         let mut problems = validate::validate(&plugins, &tools, &hooks);
-        let catalogs = Catalogs::render(&tools, &mut problems);
+        let catalogs = Catalogs::render(&tools.iter().collect::<Vec<_>>(), &mut problems);
         if !problems.is_empty() {
             return Err(StartupError::new(problems));
         }

@@ -2,44 +2,46 @@
 
 use std::time::Duration;
 
-use engine_core::{Call, CallError, CallErrorKind, Registry};
-use plugin_sdk::ToolContext;
+use engine_core::{AgentTurn, CallError, CallErrorKind, Engine, ToolCall};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::ErrorData as McpError;
 use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Calls the tool `request` names, stopped at `timeout` or when the client cancels
-/// (`cancel`, which rmcp fires on `notifications/cancelled`).
-///
-/// A result carries the output as a text block, and, when it is an object (what MCP's
-/// `structuredContent` must be, and what the catalog gives an `outputSchema`), as
-/// `structuredContent` too. A failure the model should read (bad arguments, the tool's
-/// own error, a panic, a timeout) is an `isError` result; a tool that does not exist is
-/// a JSON-RPC error (`-32602`, as the MCP specification has it).
-pub async fn call(
-    registry: &Registry,
-    request: &CallToolRequestParams,
-    locale: &str,
-    timeout: Duration,
-    cancel: &CancellationToken,
-) -> Result<CallToolResult, McpError> {
-    // rmcp hands over parsed arguments; dispatch reads JSON text, as from a provider.
-    let arguments = match &request.arguments {
-        Some(arguments) => Value::Object(arguments.clone()).to_string(),
-        None => "{}".to_owned(),
-    };
-    let context = ToolContext::new().with_locale(locale);
-    let call = Call::new(&request.name, &arguments, &context)
-        .deadline(Instant::now() + timeout)
-        .cancel_on(cancel);
-    match registry.call(call).await {
-        Ok(output) => Ok(success(output)),
-        Err(error) if error.kind() == CallErrorKind::UnknownTool => {
-            Err(McpError::invalid_params(error.message().to_owned(), None))
+/// One `tools/call`, as a session of the server's agent.
+pub struct Call<'a> {
+    pub engine: &'a Engine,
+    pub session: &'a AgentTurn,
+    pub timeout: Duration,
+    /// Fired by rmcp on the client's `notifications/cancelled`.
+    pub cancel: &'a CancellationToken,
+}
+
+impl Call<'_> {
+    /// Calls the tool `request` names, stopped at the timeout or when the client cancels.
+    ///
+    /// A result carries the output as a text block, and, when it is an object (what
+    /// MCP's `structuredContent` must be, and what the catalog gives an `outputSchema`),
+    /// as `structuredContent` too. A failure the model should read (bad arguments, the
+    /// tool's own error, a panic, a timeout) is an `isError` result; a tool the agent does
+    /// not have is a JSON-RPC error (`-32602`, as the MCP specification has it).
+    pub async fn run(&self, request: &CallToolRequestParams) -> Result<CallToolResult, McpError> {
+        // rmcp hands over parsed arguments; dispatch reads JSON text, as from a provider.
+        let arguments = match &request.arguments {
+            Some(arguments) => Value::Object(arguments.clone()).to_string(),
+            None => "{}".to_owned(),
+        };
+        let call = ToolCall::new(&request.name, &arguments)
+            .deadline(Instant::now() + self.timeout)
+            .cancel_on(self.cancel);
+        match self.engine.call(self.session, call).await {
+            Ok(output) => Ok(success(output)),
+            Err(error) if error.kind() == CallErrorKind::UnknownTool => {
+                Err(McpError::invalid_params(error.message().to_owned(), None))
+            }
+            Err(error) => Ok(failure(&error)),
         }
-        Err(error) => Ok(failure(&error)),
     }
 }
 

@@ -1,17 +1,21 @@
 //! An engine's registry over MCP, built on rmcp (the official Rust MCP SDK): one handler,
 //! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`serve_http`]).
 //!
-//! `tools/list` is the registry's pre-rendered MCP catalog, with titles in the client's
-//! locale; `tools/call` goes through engine-core's dispatch, so its deadline, cancellation
-//! and error handling are the ones every other surface gets.
+//! One server serves one agent: `tools/list` is that agent's pre-rendered MCP catalog,
+//! with titles in the client's locale; `tools/call` goes through the engine, so the
+//! agent's grants, the deadline, cancellation and error handling are the ones every other
+//! surface gets.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
+//! use engine_core::{Engine, EngineConfig, Registry};
 //! use engine_mcp::{McpServer, Options};
 //!
-//! let registry = Arc::new(engine_core::Registry::linked()?);
-//! engine_mcp::serve_stdio(McpServer::new(registry, Options::default())).await?;
+//! let config = EngineConfig::load(None, std::env::vars())?;
+//! let engine = Engine::from_config(Arc::new(Registry::linked()?), &config)?;
+//! let server = McpServer::new(Arc::new(engine), "default".into(), Options::default());
+//! engine_mcp::serve_stdio(server).await?;
 //! # Ok(()) }
 //! ```
 #![forbid(unsafe_code)]
@@ -23,7 +27,7 @@ mod locale;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine_core::{Format, Registry};
+use engine_core::{Engine, Format};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     Implementation, ListToolsResult, PaginatedRequestParams, ResultType, ServerCapabilities,
@@ -54,18 +58,22 @@ impl Default for Options {
     }
 }
 
-/// The MCP face of a registry. Cheap to clone: one per HTTP session shares the registry.
+/// The MCP face of one agent of an engine. Cheap to clone: one per HTTP session shares
+/// the engine.
 #[derive(Clone)]
 pub struct McpServer {
-    registry: Arc<Registry>,
+    engine: Arc<Engine>,
+    agent: Arc<str>,
     options: Arc<Options>,
 }
 
 impl McpServer {
-    /// Serves `registry` with `options`.
-    pub fn new(registry: Arc<Registry>, options: Options) -> Self {
+    /// Serves the tools `agent` (which must exist) equips in `engine`, with `options`.
+    pub fn new(engine: Arc<Engine>, agent: String, options: Options) -> Self {
+        assert!(engine.agent(&agent).is_some(), "no agent `{agent}`");
         Self {
-            registry,
+            engine,
+            agent: agent.into(),
             options: Arc::new(options),
         }
     }
@@ -86,7 +94,8 @@ impl ServerHandler for McpServer {
         let locale = locale::for_request(&context, &self.options.locale);
         // The catalog was rendered at start-up (or once per set of titles): it is read
         // into rmcp's result type, never rebuilt from the tools.
-        let catalog = self.registry.catalog(Format::Mcp, &locale);
+        let agent = self.engine.agent(&self.agent).expect("checked in `new`");
+        let catalog = agent.catalog(Format::Mcp, &locale);
         let mut result: ListToolsResult = serde_json::from_slice(&catalog).map_err(|error| {
             McpError::internal_error(format!("the MCP catalog does not parse: {error}"), None)
         })?;
@@ -101,15 +110,18 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let locale = locale::for_request(&context, &self.options.locale);
-        call::call(
-            &self.registry,
-            &request,
-            &locale,
-            self.options.timeout,
-            &context.ct,
-        )
-        .await
-        .map(CallToolResponse::from)
+        let session = self
+            .engine
+            .session(&self.agent)
+            .expect("checked in `new`")
+            .with_locale(locale);
+        let call = call::Call {
+            engine: &self.engine,
+            session: &session,
+            timeout: self.options.timeout,
+            cancel: &context.ct,
+        };
+        call.run(&request).await.map(CallToolResponse::from)
     }
 
     /// A method rmcp does not know (a newer client's, or a typo): a JSON-RPC error that

@@ -14,6 +14,7 @@ mod hook;
 mod localized;
 mod names;
 mod plugin;
+mod secrets;
 mod suspend;
 mod tool;
 mod tool_args;
@@ -43,4 +44,11 @@ pub fn plugin(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(ToolArgs, attributes(tool_args))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     tool_args::derive(input.into()).into()
+}
+
+/// Declares the secrets a tool needs: a struct of `Secret` fields, each with
+/// `#[secret(label = ..., description = ...)]`.
+#[proc_macro_derive(Secrets, attributes(secret))]
+pub fn derive_secrets(input: TokenStream) -> TokenStream {
+    secrets::derive(input.into()).into()
 }

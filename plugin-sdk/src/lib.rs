@@ -54,7 +54,14 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use context::ToolContext;
+pub use context::{
+    Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Artifacts, Audit, CanWrite,
+    ChatMessage, ChatReply, ChatRequest, Conversation, Document, DocumentSummary, FromSecret,
+    Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel, KnowledgeNeed, KnowledgeStore,
+    Level, Manage, Model, ModelAccess, ModelError, Mutation, Read, Redact, RedactValues, Refusal,
+    Role, Scope, SearchHit, Secret, SecretBundle, SecretSpec, State, StateMap, StateWrites,
+    Subscriber, Tier, ToolContext, TurnIdentity, Write, Written,
+};
 pub use error::{ToolError, ToolErrorKind};
 pub use hook::{linked_hooks, HookDescriptor};
 pub use localized::LocalizedText;
@@ -67,7 +74,7 @@ pub use tool::{
     ToolEntry,
 };
 
-pub use plugin_sdk_macros::{define_hook, define_tool, plugin, ToolArgs};
+pub use plugin_sdk_macros::{define_hook, define_tool, plugin, Secrets, ToolArgs};
 
 /// What a plugin module usually needs, in one import.
 pub mod prelude {
@@ -75,7 +82,11 @@ pub mod prelude {
         ConversationStart, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,
         ResponseSent,
     };
-    pub use crate::{define_hook, define_tool, ToolArgs, ToolContext, ToolError};
+    pub use crate::{
+        define_hook, define_tool, ArtifactHandle, Artifacts, Audit, ChatMessage, ChatRequest,
+        Conversation, Knowledge, Manage, Model, Read, Secret, Secrets, State, Subscriber, Tier,
+        ToolArgs, ToolContext, ToolError, Write,
+    };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }

@@ -2,6 +2,7 @@
 
 use schemars::Schema;
 
+use crate::context::{KnowledgeNeed, SecretSpec};
 use crate::{ToolContext, ToolError};
 
 /// What a call hands to the parameters of a tool: the model's JSON arguments and the
@@ -37,7 +38,7 @@ impl<'a> CallInput<'a> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar) and `&ToolContext`",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait ToolParam {
@@ -48,6 +49,12 @@ pub trait ToolParam {
     /// Whether this parameter keeps the tool strict; `false` for an arguments type with
     /// `#[tool_args(strict = false)]`.
     const STRICT: bool = true;
+
+    /// The secrets this parameter declares (a `#[derive(Secrets)]` struct's keys).
+    const SECRETS: &'static [SecretSpec] = &[];
+
+    /// The knowledge level this parameter needs, for a knowledge extractor.
+    const KNOWLEDGE: Option<KnowledgeNeed> = None;
 
     /// The strict JSON Schema of the arguments, for the arguments parameter.
     fn input_schema() -> Option<Schema> {
@@ -67,12 +74,4 @@ pub trait ToolParam {
 
     /// Builds the parameter for one call.
     fn extract<'a>(input: &CallInput<'a>) -> Result<Self::Extracted<'a>, ToolError>;
-}
-
-impl ToolParam for &ToolContext {
-    type Extracted<'a> = &'a ToolContext;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a ToolContext, ToolError> {
-        Ok(input.context)
-    }
 }

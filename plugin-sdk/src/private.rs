@@ -7,6 +7,7 @@ pub use schemars::{JsonSchema, Schema};
 pub use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+pub use crate::context::{FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretSpec};
 pub use crate::hook::{
     ConversationStart, ConversationStartReturn, HookDescriptor, HookEntry, HookHandler, HookInput,
     HookParam, HookResult, MessageReceived, MessageReceivedReturn, MutatingResponseGeneratedReturn,
@@ -19,6 +20,27 @@ pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{LocalizedText, ToolContext, ToolError};
+
+/// Builds a `#[derive(Secrets)]` struct from the call's secrets.
+pub fn secret_bundle<B: SecretBundle>(input: &CallInput<'_>) -> Result<B, ToolError> {
+    crate::context::secret_bundle(input)
+}
+
+/// The knowledge a tool needs: its one knowledge extractor's, if any.
+pub const fn knowledge_need(candidates: &[Option<KnowledgeNeed>]) -> Option<KnowledgeNeed> {
+    let mut found = None;
+    let mut i = 0;
+    while i < candidates.len() {
+        if candidates[i].is_some() {
+            if found.is_some() {
+                panic!("a tool takes at most one knowledge extractor: keep the one with the highest level it needs (`Knowledge<Write>` can also read)");
+            }
+            found = candidates[i];
+        }
+        i += 1;
+    }
+    found
+}
 
 /// Runs the future of a tool or hook body that has no `.await`, which is ready on its
 /// first poll.

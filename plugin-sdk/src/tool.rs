@@ -5,6 +5,7 @@ use std::pin::Pin;
 
 use schemars::Schema;
 
+use crate::context::{KnowledgeNeed, SecretSpec};
 use crate::{CallInput, LocalizedText, PluginManifest, ToolError};
 
 /// A boxed future a tool call returns.
@@ -43,6 +44,10 @@ pub struct ToolDescriptor {
     pub output_schema: fn() -> Schema,
     /// Runs the tool.
     pub entry: ToolEntry,
+    /// The secrets its parameters declare, by parameter.
+    pub secrets: &'static [&'static [SecretSpec]],
+    /// The knowledge level its knowledge extractor needs, if it has one.
+    pub knowledge: Option<KnowledgeNeed>,
     /// Where the tool is defined, for messages at start-up.
     pub location: SourceLocation,
 }
@@ -102,6 +107,11 @@ impl ToolDescriptor {
     /// The canonical id, `<namespace>:<name>`.
     pub fn id(&self) -> String {
         format!("{}:{}", (self.plugin)().namespace, self.name)
+    }
+
+    /// Every secret the tool declares.
+    pub fn secret_specs(&self) -> impl Iterator<Item = &'static SecretSpec> {
+        self.secrets.iter().flat_map(|specs| specs.iter())
     }
 
     /// The summary for a reader of `locale`; without one, the description's first line.

@@ -13,7 +13,7 @@ use crate::registry::Tool;
 pub(super) struct TitleKey(Vec<(usize, usize)>);
 
 impl TitleKey {
-    pub(super) fn new(tools: &[Tool], locale: &str) -> Self {
+    pub(super) fn new(tools: &[&Tool], locale: &str) -> Self {
         Self(
             tools
                 .iter()

@@ -82,8 +82,9 @@ pub(crate) struct Catalogs {
 }
 
 impl Catalogs {
-    /// Renders the model-facing catalogs; a tool Gemini cannot take is a problem.
-    pub(crate) fn render(tools: &[Tool], problems: &mut Vec<Problem>) -> Self {
+    /// Renders the model-facing catalogs of `tools`; a tool Gemini cannot take is a
+    /// problem.
+    pub(crate) fn render(tools: &[&Tool], problems: &mut Vec<Problem>) -> Self {
         let mut gemini = Vec::with_capacity(tools.len());
         for tool in tools {
             match tool.gemini_declaration() {
@@ -98,8 +99,8 @@ impl Catalogs {
         }
         let ((openai, anthropic), (gemini, mcp)) = parallel::join(
             || {
-                let openai: Vec<_> = tools.iter().map(openai::tool).collect();
-                let anthropic: Vec<_> = tools.iter().map(anthropic::tool).collect();
+                let openai: Vec<_> = tools.iter().map(|tool| openai::tool(tool)).collect();
+                let anthropic: Vec<_> = tools.iter().map(|tool| anthropic::tool(tool)).collect();
                 (to_bytes(&openai), to_bytes(&anthropic))
             },
             || {
@@ -122,38 +123,54 @@ impl Catalogs {
 /// The locale whose MCP catalog is rendered at start-up; others are rendered on first use.
 const DEFAULT_LOCALE: &str = "en-US";
 
-fn render_mcp(tools: &[Tool], locale: &str) -> Bytes {
+fn render_mcp(tools: &[&Tool], locale: &str) -> Bytes {
     let tools = tools.iter().map(|tool| mcp::tool(tool, locale)).collect();
     to_bytes(&McpToolsList { tools })
 }
 
-impl Registry {
-    /// The catalog in `format`, for a reader of `locale` (only MCP's depends on it).
-    ///
-    /// The bytes are rendered once and shared: serving a catalog copies no JSON.
-    pub fn catalog(&self, format: Format, locale: &str) -> Bytes {
-        let catalogs = &self.catalogs;
+impl Catalogs {
+    /// The catalog in `format` for a reader of `locale`, of the `tools` these catalogs
+    /// were rendered for (only MCP's needs them, to render another locale).
+    pub(crate) fn get<'t>(
+        &self,
+        format: Format,
+        locale: &str,
+        tools: impl FnOnce() -> Vec<&'t Tool>,
+    ) -> Bytes {
         match format {
-            Format::OpenAi => catalogs.openai.clone(),
-            Format::Anthropic => catalogs.anthropic.clone(),
-            Format::Gemini => catalogs.gemini.clone(),
+            Format::OpenAi => self.openai.clone(),
+            Format::Anthropic => self.anthropic.clone(),
+            Format::Gemini => self.gemini.clone(),
             Format::Mcp => {
-                let key = mcp::TitleKey::new(self.tools(), locale);
-                let rendered = catalogs
+                let tools = tools();
+                let key = mcp::TitleKey::new(&tools, locale);
+                let rendered = self
                     .mcp
                     .read()
                     .ok()
                     .and_then(|cache| cache.get(&key).cloned());
                 rendered.unwrap_or_else(|| {
-                    let bytes = render_mcp(self.tools(), locale);
+                    let bytes = render_mcp(&tools, locale);
                     // A poisoned lock only means another renderer panicked; serve uncached.
-                    if let Ok(mut cache) = catalogs.mcp.write() {
+                    if let Ok(mut cache) = self.mcp.write() {
                         cache.insert(key, bytes.clone());
                     }
                     bytes
                 })
             }
         }
+    }
+}
+
+impl Registry {
+    /// The catalog of every linked tool in `format`, for a reader of `locale` (only
+    /// MCP's depends on it). An agent's catalog leaves out the tools it does not equip:
+    /// see [`Agent::catalog`](crate::Agent::catalog).
+    ///
+    /// The bytes are rendered once and shared: serving a catalog copies no JSON.
+    pub fn catalog(&self, format: Format, locale: &str) -> Bytes {
+        self.catalogs
+            .get(format, locale, || self.tools().iter().collect())
     }
 }
 

@@ -11,29 +11,38 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod listing;
+
+use std::path::PathBuf;
+
 use clap::{Parser, Subcommand};
-use engine_core::{Call, CancellationToken, Format, Registry};
+use engine_core::{CancellationToken, Engine, EngineConfig, Format, Registry, ToolCall};
 use engine_mcp::McpServer;
-use plugin_sdk::hook::Event;
-use plugin_sdk::ToolContext;
 
 #[derive(Parser)]
 #[command(about = "An example engine built from engine-core and the example plugins")]
 struct Cli {
+    /// The engine's configuration (TOML): agents, their secrets and grants. Secrets may
+    /// also come from ENGINE_SECRET__<agent>__<key> variables.
+    #[arg(long, env = "ENGINE_CONFIG", global = true)]
+    config: Option<PathBuf>,
+    /// The agent whose tools a command uses.
+    #[arg(long, default_value = engine_core::config::DEFAULT_AGENT, global = true)]
+    agent: String,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the linked plugins and their tools, then the hooks by event, with summaries
-    /// for people.
+    /// List the linked plugins and their tools, the hooks by event, and what each agent
+    /// equips, with summaries for people.
     Tools {
         /// The reader's locale (BCP 47), for display names and summaries.
         #[arg(long, default_value = "en-US")]
         locale: String,
     },
-    /// Print a tool catalog as a provider or an MCP client receives it.
+    /// Print the agent's tool catalog as a provider or an MCP client receives it.
     Catalog {
         /// openai, anthropic, gemini or mcp.
         #[arg(long)]
@@ -42,8 +51,14 @@ enum Command {
         #[arg(long, default_value = "en-US")]
         locale: String,
     },
-    /// Call a tool once with JSON arguments and print its output.
+    /// Call one of the agent's tools once with JSON arguments and print its output.
     Call {
+        /// The end user the call is for; with `--conversation`, the call runs in a turn.
+        #[arg(long, requires = "conversation")]
+        subscriber: Option<String>,
+        /// The conversation the call belongs to.
+        #[arg(long, requires = "subscriber")]
+        conversation: Option<String>,
         /// The tool, by id (`weather:weather`) or wire name (`weather__weather`).
         tool: String,
         /// The arguments, as JSON text.
@@ -54,12 +69,12 @@ enum Command {
     },
     /// Run the start-up validation and report what it found; exit 1 on any problem.
     Check,
-    /// Serve the tools over MCP on stdin and stdout (for Claude Desktop, Cursor, ...).
+    /// Serve the agent's tools over MCP on stdin and stdout (Claude Desktop, Cursor, ...).
     Mcp {
         #[command(flatten)]
         options: McpArgs,
     },
-    /// Serve the tools over MCP's streamable HTTP at `http://ADDR/mcp`.
+    /// Serve the agent's tools over MCP's streamable HTTP at `http://ADDR/mcp`.
     Serve {
         /// The address to listen on; port 0 picks a free one. The URL is printed.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -93,50 +108,87 @@ impl McpArgs {
 /// Parses the command line, starts the engine on what the binary linked, and runs the
 /// command.
 pub fn run() -> ExitCode {
-    // Logs go to stderr: stdout carries command output, and the MCP protocol on stdio.
+    let cli = Cli::parse();
+    let config = match EngineConfig::load(cli.config.as_deref(), std::env::vars()) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("the engine refused to start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Logs go to stderr (stdout carries command output, and the MCP protocol on stdio),
+    // with every configured secret redacted from every line.
+    let redact = engine_core::redactor(&config);
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let cli = Cli::parse();
-    let registry = Registry::linked_or_exit();
+    let registry = Arc::new(Registry::linked_or_exit());
+    let engine = match Engine::from_config(registry, &config) {
+        Ok(engine) => Arc::new(engine),
+        Err(error) => {
+            eprintln!("the engine refused to start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if engine.agent(&cli.agent).is_none() {
+        let error = engine
+            .session(&cli.agent)
+            .err()
+            .expect("the agent is unknown");
+        eprintln!("{error}");
+        return ExitCode::from(2);
+    }
+    let agent = cli.agent;
     match cli.command {
         Command::Tools { locale } => {
-            print!("{}", list_tools(&registry, &locale));
-            print!("{}", list_hooks(&registry, &locale));
+            let registry = engine.registry();
+            print!("{}", listing::list_tools(registry, &locale));
+            print!("{}", listing::list_hooks(registry, &locale));
+            print!("{}", listing::list_agents(&engine));
         }
         Command::Catalog { format, locale } => {
-            println!(
-                "{}",
-                String::from_utf8_lossy(&registry.catalog(format, &locale))
-            );
+            let catalog = engine
+                .agent(&agent)
+                .expect("checked")
+                .catalog(format, &locale);
+            println!("{}", String::from_utf8_lossy(&catalog));
         }
         Command::Call {
+            subscriber,
+            conversation,
             tool,
             arguments,
             timeout_ms,
         } => {
+            let turn = match (subscriber, conversation) {
+                (Some(subscriber), Some(conversation)) => {
+                    engine.turn(&agent, subscriber, conversation)
+                }
+                _ => engine.session(&agent),
+            }
+            .expect("the agent was checked");
             return call(
-                &registry,
+                &engine,
+                &turn,
                 &tool,
                 &arguments,
                 Duration::from_millis(timeout_ms),
-            )
+            );
         }
-        Command::Check => print!("{}", check_report(&registry)),
+        Command::Check => print!("{}", listing::check_report(&engine)),
         Command::Mcp { options } => {
-            let server = McpServer::new(Arc::new(registry), options.options());
+            let server = McpServer::new(engine, agent, options.options());
             return serve(engine_mcp::serve_stdio(server));
         }
         Command::Serve { addr, options } => {
-            let server = McpServer::new(Arc::new(registry), options.options());
+            let server = McpServer::new(engine, agent, options.options());
             return serve(serve_http(server, addr));
         }
     }
     ExitCode::SUCCESS
 }
 
-/// Runs a server to its end on a multi-threaded runtime; exit 1 if it failed.
 fn serve<E: std::fmt::Display>(server: impl Future<Output = Result<(), E>>) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -169,16 +221,21 @@ async fn serve_http(server: McpServer, addr: SocketAddr) -> std::io::Result<()> 
     engine_mcp::serve_http(server, listener, shutdown).await
 }
 
-fn call(registry: &Registry, tool: &str, arguments: &str, timeout: Duration) -> ExitCode {
+fn call(
+    engine: &Engine,
+    turn: &engine_core::AgentTurn,
+    tool: &str,
+    arguments: &str,
+    timeout: Duration,
+) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()
         .expect("a current-thread runtime starts");
-    let context = ToolContext::new();
     let outcome = runtime.block_on(async {
         let deadline = tokio::time::Instant::now() + timeout;
-        registry
-            .call(Call::new(tool, arguments, &context).deadline(deadline))
+        engine
+            .call(turn, ToolCall::new(tool, arguments).deadline(deadline))
             .await
     });
     match outcome {
@@ -191,94 +248,4 @@ fn call(registry: &Registry, tool: &str, arguments: &str, timeout: Duration) -> 
             ExitCode::FAILURE
         }
     }
-}
-
-fn list_tools(registry: &Registry, locale: &str) -> String {
-    let mut out = String::new();
-    for (plugin, tools) in registry.plugins() {
-        let name = plugin
-            .display_name
-            .map_or(plugin.namespace, |text| text.resolve(locale));
-        out += &format!(
-            "{name} ({} {}, engine {})\n",
-            plugin.package, plugin.version, plugin.engine
-        );
-        if let Some(description) = plugin.description {
-            out += &format!("  {}\n", description.resolve(locale));
-        }
-        for tool in tools {
-            let category = tool.descriptor().category.unwrap_or("-");
-            out += &format!(
-                "  {:<28} [{category}] {}\n",
-                tool.id(),
-                tool.descriptor().summary_for(locale)
-            );
-        }
-    }
-    out
-}
-
-/// The hooks of each event, in the order they run, with position and timeout.
-fn list_hooks(registry: &Registry, locale: &str) -> String {
-    let mut out = String::from("Hooks, by event, in the order they run\n");
-    for event in Event::ALL {
-        let hooks = registry.hooks().of(event);
-        if hooks.is_empty() {
-            out += &format!("  {event}: none\n");
-            continue;
-        }
-        out += &format!("  {event}:\n");
-        for hook in hooks {
-            let descriptor = hook.descriptor();
-            let mutates = if descriptor.mutates_response {
-                ", mutates the response"
-            } else {
-                ""
-            };
-            out += &format!(
-                "    {:>5}  {:<26} {} ({} ms{mutates})\n",
-                descriptor.position,
-                hook.id(),
-                descriptor.summary_for(locale),
-                descriptor.timeout.as_millis()
-            );
-        }
-    }
-    out
-}
-
-/// What `check` prints when the engine started: what it validated and rendered.
-fn check_report(registry: &Registry) -> String {
-    let plugins = registry.plugins().count();
-    let tools = registry.tools().len();
-    let hooks = registry.hooks().all().count();
-    let mut out = format!(
-        "ok: {plugins} plugins, {tools} tools, {hooks} hooks, engine-core {}\n",
-        engine_core::ENGINE_VERSION
-    );
-    for format in Format::ALL {
-        let bytes = registry.catalog(format, "en-US").len();
-        out += &format!("  catalog {format:<10} {bytes} bytes\n");
-    }
-    for event in Event::ALL {
-        let ids: Vec<&str> = registry
-            .hooks()
-            .of(event)
-            .iter()
-            .map(|hook| hook.id())
-            .collect();
-        let listed = if ids.is_empty() {
-            "none".to_owned()
-        } else {
-            ids.join(", ")
-        };
-        out += &format!("  hooks {event:<18} {listed}\n");
-    }
-    let streaming = if registry.hooks().mutate_responses() {
-        "off: a hook may replace or regenerate replies"
-    } else {
-        "on"
-    };
-    out += &format!("  streaming of replies: {streaming}\n");
-    out
 }

@@ -111,7 +111,8 @@ fn tools_lists_hooks_by_event_in_the_order_they_run() {
     let listing = stdout(&output);
     let hooks = listing
         .split_once("Hooks, by event, in the order they run\n")
-        .map(|(_, hooks)| hooks)
+        .and_then(|(_, rest)| rest.split_once("Agents\n"))
+        .map(|(hooks, _)| hooks)
         .unwrap_or_else(|| panic!("no hook section in:\n{listing}"));
     assert_eq!(
         hooks,

@@ -122,6 +122,8 @@ pub fn tool(tool: &Tool) -> TokenStream {
             const _: () = if __ARGUMENTS > 1 {
                 ::core::panic!("a tool takes one arguments struct (`#[derive(ToolArgs)]`): put every field the model fills into that one struct")
             };
+            const __KNOWLEDGE: ::core::option::Option<#private::KnowledgeNeed> =
+                #private::knowledge_need(&[#(#params_as_trait::KNOWLEDGE),*]);
             const _: () = if #strict && !(#params_strict) {
                 ::core::panic!("the arguments type opted out of strict mode (`#[tool_args(strict = false)]`): mark the tool `#[define_tool(strict = false)]` too")
             };
@@ -156,6 +158,8 @@ pub fn tool(tool: &Tool) -> TokenStream {
                     input_schema: __input_schema,
                     output_schema: __output_schema,
                     entry: __ENTRY,
+                    secrets: &[#(#params_as_trait::SECRETS),*],
+                    knowledge: __KNOWLEDGE,
                     location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
                 }
             }

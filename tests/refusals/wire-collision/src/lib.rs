@@ -60,6 +60,8 @@ inventory::submit!(ToolDescriptor {
     input_schema: plugin_sdk::schema::empty_object_schema,
     output_schema: plugin_sdk::schema::empty_object_schema,
     entry: ToolEntry::Async(call),
+    secrets: &[],
+    knowledge: None,
     location: SourceLocation {
         file: file!(),
         line: line!(),

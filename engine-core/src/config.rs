@@ -1,0 +1,229 @@
+//! The engine's configuration: its agents, what each grants, and where data lives. Read
+//! from a TOML file, with secrets also from the environment.
+//!
+//! ```toml
+//! data_dir = "data"                 # knowledge.sqlite goes here
+//!
+//! [agents.support]
+//! knowledge = "write"               # read, write or manage; absent: no knowledge base
+//! secrets = { crm_api_key = "..." } # or ENGINE_SECRET__support__crm_api_key
+//! model = { spend_cap_usd = 0.05 }  # absent: no model access
+//!
+//! [gateway]                         # an OpenAI-compatible endpoint for model access
+//! base_url = "http://127.0.0.1:8000/v1"
+//! tiers.fast = { model = "small", usd_per_million_input = 0.2, usd_per_million_output = 0.8 }
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use plugin_sdk::{KnowledgeLevel, Tier};
+use serde::Deserialize;
+
+/// The prefix of environment variables that carry secrets:
+/// `ENGINE_SECRET__<agent>__<key>=<value>`.
+pub const SECRET_ENV_PREFIX: &str = "ENGINE_SECRET__";
+
+/// The agent an engine without configured agents has: it grants nothing.
+pub const DEFAULT_AGENT: &str = "default";
+
+/// Everything an engine is configured with.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineConfig {
+    /// Where the engine keeps data (the knowledge base); default `data`.
+    #[serde(default)]
+    pub data_dir: Option<PathBuf>,
+    /// The agents, by name.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentConfig>,
+    /// Limits of the artifact store.
+    #[serde(default)]
+    pub artifacts: ArtifactLimits,
+    /// Limits of the knowledge base.
+    #[serde(default)]
+    pub knowledge: KnowledgeLimits,
+    /// The model gateway, for agents that grant model access.
+    #[serde(default)]
+    pub gateway: Option<GatewayConfig>,
+}
+
+/// One agent: its secrets and its grants.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Secret values by key.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, String>,
+    /// How far tools may use the agent's knowledge base; `None`: not at all.
+    #[serde(default)]
+    pub knowledge: Option<KnowledgeLevel>,
+    /// Model access; `None`: tools get no model.
+    #[serde(default)]
+    pub model: Option<ModelGrant>,
+}
+
+impl fmt::Debug for AgentConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
+            .field("knowledge", &self.knowledge)
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// What an agent allows of model calls.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelGrant {
+    /// The most a turn may spend on model calls from tools, in US dollars.
+    pub spend_cap_usd: f64,
+}
+
+/// Limits of the artifact store.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ArtifactLimits {
+    /// The largest artifact, in bytes.
+    pub max_bytes: usize,
+    /// All artifacts together, in bytes.
+    pub capacity_bytes: usize,
+    /// How long an artifact lives at most, in seconds.
+    pub ttl_secs: u64,
+}
+
+impl Default for ArtifactLimits {
+    fn default() -> Self {
+        Self {
+            max_bytes: 10 << 20,
+            capacity_bytes: 256 << 20,
+            ttl_secs: 15 * 60,
+        }
+    }
+}
+
+impl ArtifactLimits {
+    /// The longest an artifact lives.
+    pub fn ttl(&self) -> Duration {
+        Duration::from_secs(self.ttl_secs)
+    }
+}
+
+/// Limits of the knowledge base.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KnowledgeLimits {
+    /// The largest document, in bytes.
+    pub max_document_bytes: usize,
+    /// The most documents an agent's knowledge base holds.
+    pub max_documents: usize,
+}
+
+impl Default for KnowledgeLimits {
+    fn default() -> Self {
+        Self {
+            max_document_bytes: 1 << 20,
+            max_documents: 10_000,
+        }
+    }
+}
+
+/// An OpenAI-compatible chat completions endpoint, and what each tier maps to.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// The base URL, such as `http://127.0.0.1:8000/v1` (plain HTTP).
+    pub base_url: String,
+    /// The model and prices of each tier the gateway serves.
+    pub tiers: BTreeMap<Tier, TierConfig>,
+}
+
+/// One tier's model and prices.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    /// The provider's model name.
+    pub model: String,
+    /// US dollars per million input tokens.
+    pub usd_per_million_input: f64,
+    /// US dollars per million output tokens.
+    pub usd_per_million_output: f64,
+}
+
+/// Why the configuration could not be read.
+#[derive(Debug)]
+pub struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl EngineConfig {
+    /// Reads `path` (if given) and the secrets among `env`, then makes sure there is an
+    /// agent: with none configured, the engine has [`DEFAULT_AGENT`], which grants nothing.
+    pub fn load(
+        path: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ConfigError> {
+        let mut config = match path {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|error| {
+                    ConfigError(format!(
+                        "cannot read the configuration {}: {error}",
+                        path.display()
+                    ))
+                })?;
+                Self::parse(&text)
+                    .map_err(|error| ConfigError(format!("{}: {error}", path.display())))?
+            }
+            None => Self::default(),
+        };
+        for (name, value) in env {
+            if let Some(rest) = name.strip_prefix(SECRET_ENV_PREFIX) {
+                let Some((agent, key)) = rest.split_once("__") else {
+                    return Err(ConfigError(format!(
+                        "`{name}` names no agent and key: write {SECRET_ENV_PREFIX}<agent>__<key>"
+                    )));
+                };
+                config
+                    .agents
+                    .entry(agent.to_owned())
+                    .or_default()
+                    .secrets
+                    .insert(key.to_owned(), value);
+            }
+        }
+        if config.agents.is_empty() {
+            config
+                .agents
+                .insert(DEFAULT_AGENT.to_owned(), AgentConfig::default());
+        }
+        Ok(config)
+    }
+
+    /// Parses TOML text.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|error| ConfigError(error.to_string()))
+    }
+
+    /// Where data lives.
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("data"))
+    }
+
+    /// Every configured secret value, for redaction.
+    pub fn secret_values(&self) -> impl Iterator<Item = &str> {
+        self.agents
+            .values()
+            .flat_map(|agent| agent.secrets.values().map(String::as_str))
+    }
+}

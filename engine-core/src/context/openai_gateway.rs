@@ -1,0 +1,140 @@
+//! A [`ModelGateway`] for OpenAI-compatible chat completions endpoints, over plain HTTP/1.1
+//! (a local model server, or a proxy that holds the TLS and the provider key).
+
+use std::collections::BTreeMap;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use plugin_sdk::{BoxFuture, ChatRequest, Role, Tier};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::model::{GatewayReply, ModelGateway};
+use crate::config::{GatewayConfig, TierConfig};
+
+/// POSTs `{base_url}/chat/completions`, prices the answer from its `usage`.
+pub struct OpenAiCompatibleGateway {
+    authority: String,
+    path: String,
+    tiers: BTreeMap<Tier, TierConfig>,
+}
+
+impl OpenAiCompatibleGateway {
+    /// The gateway `config` describes; its URL must be `http://host:port/path`.
+    pub fn new(config: &GatewayConfig) -> Result<Self, String> {
+        let rest = config
+            .base_url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("the gateway URL `{}` is not http://", config.base_url))?;
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        Ok(Self {
+            authority: authority.to_owned(),
+            path: format!("/{}/chat/completions", path.trim_end_matches('/')).replace("//", "/"),
+            tiers: config.tiers.clone(),
+        })
+    }
+
+    async fn post(&self, body: Value) -> Result<Value, String> {
+        let stream = tokio::net::TcpStream::connect(&self.authority)
+            .await
+            .map_err(|error| format!("cannot reach {}: {error}", self.authority))?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|error| error.to_string())?;
+        tokio::spawn(connection);
+        let request = Request::post(&self.path)
+            .header("host", &self.authority)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|error| error.to_string())?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|error| error.to_string())?;
+        let status = response.status();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|error| error.to_string())?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(format!(
+                "the provider answered {status}: {}",
+                String::from_utf8_lossy(&bytes)
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            ));
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|error| format!("the provider's answer is not JSON: {error}"))
+    }
+}
+
+#[derive(Deserialize)]
+struct Completion {
+    model: Option<String>,
+    choices: Vec<Choice>,
+    usage: Usage,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: Message,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    content: String,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+impl ModelGateway for OpenAiCompatibleGateway {
+    fn chat<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<GatewayReply, String>> {
+        Box::pin(async move {
+            let tier = self
+                .tiers
+                .get(&request.tier)
+                .ok_or_else(|| format!("the gateway serves no `{}` tier", request.tier.as_str()))?;
+            let mut messages = Vec::new();
+            if let Some(system) = &request.system {
+                messages.push(json!({ "role": "system", "content": system }));
+            }
+            for message in &request.messages {
+                let role = match message.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                messages.push(json!({ "role": role, "content": message.content }));
+            }
+            let answer = self
+                .post(json!({ "model": tier.model, "messages": messages }))
+                .await?;
+            let completion: Completion = serde_json::from_value(answer).map_err(|error| {
+                format!("the provider's answer has an unexpected shape: {error}")
+            })?;
+            let text = completion
+                .choices
+                .into_iter()
+                .next()
+                .ok_or("the provider answered no choice")?
+                .message
+                .content;
+            let cost_usd = completion.usage.prompt_tokens as f64 * tier.usd_per_million_input / 1e6
+                + completion.usage.completion_tokens as f64 * tier.usd_per_million_output / 1e6;
+            Ok(GatewayReply {
+                text,
+                model: completion.model.unwrap_or_else(|| tier.model.clone()),
+                cost_usd,
+            })
+        })
+    }
+}

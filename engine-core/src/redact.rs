@@ -1,0 +1,76 @@
+//! Keeping configured secrets out of every log line: the audit logger redacts at the
+//! source, and [`RedactingWriter`] redacts whatever else reaches the log (a panic message
+//! that quoted a key, a library's debug output).
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use plugin_sdk::{Redact, RedactValues};
+use tracing_subscriber::fmt::MakeWriter;
+
+/// A `tracing_subscriber` writer that redacts every configured secret value from each
+/// log line before `inner` writes it.
+///
+/// ```no_run
+/// # let config = engine_core::EngineConfig::default();
+/// let redact = engine_core::redactor(&config);
+/// tracing_subscriber::fmt()
+///     .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
+///     .init();
+/// ```
+#[derive(Clone)]
+pub struct RedactingWriter<M> {
+    redact: Arc<RedactValues>,
+    inner: M,
+}
+
+impl<M> RedactingWriter<M> {
+    /// Redacts with `redact` before writing to `inner`.
+    pub fn new(redact: Arc<RedactValues>, inner: M) -> Self {
+        Self { redact, inner }
+    }
+}
+
+/// One line being written: held until it is flushed or dropped, then redacted whole (a
+/// secret split across two writes is still found).
+pub struct RedactingLine<W: Write> {
+    redact: Arc<RedactValues>,
+    buffer: Vec<u8>,
+    inner: W,
+}
+
+impl<'a, M: MakeWriter<'a>> MakeWriter<'a> for RedactingWriter<M> {
+    type Writer = RedactingLine<M::Writer>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        RedactingLine {
+            redact: Arc::clone(&self.redact),
+            buffer: Vec::new(),
+            inner: self.inner.make_writer(),
+        }
+    }
+}
+
+impl<W: Write> Write for RedactingLine<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.buffer.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.buffer.is_empty() {
+            return self.inner.flush();
+        }
+        let text = String::from_utf8_lossy(&self.buffer);
+        let clean = self.redact.redact(&text);
+        self.inner.write_all(clean.as_bytes())?;
+        self.buffer.clear();
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for RedactingLine<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}

@@ -1,0 +1,135 @@
+//! What `tools` and `check` print: plugins and tools, hooks by event, agents and what
+//! each equips.
+
+use engine_core::{Engine, Format, Registry};
+use plugin_sdk::hook::Event;
+
+pub fn list_tools(registry: &Registry, locale: &str) -> String {
+    let mut out = String::new();
+    for (plugin, tools) in registry.plugins() {
+        let name = plugin
+            .display_name
+            .map_or(plugin.namespace, |text| text.resolve(locale));
+        out += &format!(
+            "{name} ({} {}, engine {})\n",
+            plugin.package, plugin.version, plugin.engine
+        );
+        if let Some(description) = plugin.description {
+            out += &format!("  {}\n", description.resolve(locale));
+        }
+        for tool in tools {
+            let category = tool.descriptor().category.unwrap_or("-");
+            out += &format!(
+                "  {:<28} [{category}] {}\n",
+                tool.id(),
+                tool.descriptor().summary_for(locale)
+            );
+        }
+    }
+    out
+}
+
+/// The hooks of each event, in the order they run, with position and timeout.
+pub fn list_hooks(registry: &Registry, locale: &str) -> String {
+    let mut out = String::from("Hooks, by event, in the order they run\n");
+    for event in Event::ALL {
+        let hooks = registry.hooks().of(event);
+        if hooks.is_empty() {
+            out += &format!("  {event}: none\n");
+            continue;
+        }
+        out += &format!("  {event}:\n");
+        for hook in hooks {
+            let descriptor = hook.descriptor();
+            let mutates = if descriptor.mutates_response {
+                ", mutates the response"
+            } else {
+                ""
+            };
+            out += &format!(
+                "    {:>5}  {:<26} {} ({} ms{mutates})\n",
+                descriptor.position,
+                hook.id(),
+                descriptor.summary_for(locale),
+                descriptor.timeout.as_millis()
+            );
+        }
+    }
+    out
+}
+
+/// What `check` prints when the engine started: what it validated and rendered.
+pub fn check_report(engine: &Engine) -> String {
+    let registry = engine.registry();
+    let plugins = registry.plugins().count();
+    let tools = registry.tools().len();
+    let hooks = registry.hooks().all().count();
+    let mut out = format!(
+        "ok: {plugins} plugins, {tools} tools, {hooks} hooks, engine-core {}\n",
+        engine_core::ENGINE_VERSION
+    );
+    for format in Format::ALL {
+        let bytes = registry.catalog(format, "en-US").len();
+        out += &format!("  catalog {format:<10} {bytes} bytes\n");
+    }
+    for event in Event::ALL {
+        let ids: Vec<&str> = registry
+            .hooks()
+            .of(event)
+            .iter()
+            .map(|hook| hook.id())
+            .collect();
+        let listed = if ids.is_empty() {
+            "none".to_owned()
+        } else {
+            ids.join(", ")
+        };
+        out += &format!("  hooks {event:<18} {listed}\n");
+    }
+    let streaming = if registry.hooks().mutate_responses() {
+        "off: a hook may replace or regenerate replies"
+    } else {
+        "on"
+    };
+    out += &format!("  streaming of replies: {streaming}\n");
+    for agent in engine.agents() {
+        out += &format!(
+            "  agent {:<12} {} tools equipped, {} left out\n",
+            agent.name(),
+            agent.tools().count(),
+            agent.left_out().len()
+        );
+        for left in agent.left_out() {
+            out += &format!("    left out {}: {}\n", left.tool, left.reasons.join("; "));
+        }
+    }
+    out
+}
+
+/// Each agent's grants, the tools it equips, and the ones it leaves out with the reason;
+/// the model never sees the left-out ones.
+pub fn list_agents(engine: &Engine) -> String {
+    let mut out = String::from("Agents\n");
+    for agent in engine.agents() {
+        let config = agent.config();
+        let knowledge = config.knowledge.map_or("none", |level| level.as_str());
+        let model = config.model.map_or("none".to_owned(), |grant| {
+            format!("spend cap ${}", grant.spend_cap_usd)
+        });
+        out += &format!(
+            "  {}: knowledge {knowledge}, model {model}, secrets {}\n",
+            agent.name(),
+            config.secrets.len()
+        );
+        let equipped: Vec<&str> = agent.tools().map(|tool| tool.id()).collect();
+        out += &format!("    equips: {}\n", equipped.join(", "));
+        for left in agent.left_out() {
+            out += &format!(
+                "    leaves out {}: {}\n",
+                left.tool,
+                left.reasons.join("; ")
+            );
+        }
+    }
+    out
+}

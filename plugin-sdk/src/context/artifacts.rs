@@ -1,0 +1,133 @@
+//! Artifacts: bytes one tool hands to another in the same conversation, by handle.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The handle `put` answers: an unguessable id to return to the model and take later.
+#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct ArtifactHandle(String);
+
+impl ArtifactHandle {
+    /// A handle from its text; for stores.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// The handle's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ArtifactHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ArtifactHandle({})", self.0)
+    }
+}
+
+/// A file: its bytes, its name and its MIME type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Artifact {
+    /// The content.
+    pub bytes: Vec<u8>,
+    /// A file name, such as `quote.pdf`.
+    pub filename: String,
+    /// A MIME type, such as `application/pdf`.
+    pub mime: String,
+}
+
+/// Why `put` refused an artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArtifactError {
+    /// The artifact is larger than the engine accepts.
+    TooLarge {
+        /// Its size, in bytes.
+        size: usize,
+        /// The most the engine accepts, in bytes.
+        limit: usize,
+    },
+    /// The store is full; try again later or hand over less.
+    StoreFull,
+}
+
+impl fmt::Display for ArtifactError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooLarge { size, limit } => write!(
+                f,
+                "the artifact is {size} bytes, and the engine accepts at most {limit}"
+            ),
+            Self::StoreFull => f.write_str("the artifact store is full; try again later"),
+        }
+    }
+}
+
+impl std::error::Error for ArtifactError {}
+
+/// Where the engine keeps artifacts. Implemented by the engine; a tool reaches it only
+/// through [`Artifacts`], bound to the call's conversation.
+pub trait ArtifactStore: Send + Sync {
+    /// Keeps `artifact` for `conversation`, for at most `ttl` (the store caps it).
+    fn put(
+        &self,
+        conversation: &str,
+        artifact: Artifact,
+        ttl: Option<Duration>,
+    ) -> Result<ArtifactHandle, ArtifactError>;
+
+    /// The artifact of `handle`, once, if it was put in `conversation` and has not
+    /// expired; `None` in every other case, whatever the reason.
+    fn take(&self, conversation: &str, handle: &ArtifactHandle) -> Option<Artifact>;
+}
+
+/// The artifacts of the call's conversation: take it as `artifacts: &Artifacts`.
+#[derive(Clone)]
+pub struct Artifacts {
+    store: Arc<dyn ArtifactStore>,
+    conversation: String,
+}
+
+impl Artifacts {
+    /// The artifacts of `conversation` in `store`; for engines.
+    pub fn new(store: Arc<dyn ArtifactStore>, conversation: impl Into<String>) -> Self {
+        Self {
+            store,
+            conversation: conversation.into(),
+        }
+    }
+
+    /// Keeps `bytes` as `filename` of type `mime`, and answers the handle to pass on.
+    /// Fails over the engine's size limit or when the store is full.
+    pub fn put(
+        &self,
+        bytes: Vec<u8>,
+        filename: impl Into<String>,
+        mime: impl Into<String>,
+    ) -> Result<ArtifactHandle, ArtifactError> {
+        let artifact = Artifact {
+            bytes,
+            filename: filename.into(),
+            mime: mime.into(),
+        };
+        self.store.put(&self.conversation, artifact, None)
+    }
+
+    /// Takes the artifact of `handle`: once, in this conversation, before it expires.
+    /// `None` does not say why (unknown, taken, expired or another conversation's).
+    pub fn take(&self, handle: &ArtifactHandle) -> Option<Artifact> {
+        self.store.take(&self.conversation, handle)
+    }
+}
+
+impl fmt::Debug for Artifacts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Artifacts")
+            .field("conversation", &self.conversation)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,135 @@
+//! The audit logger: structured events through `tracing`, with secrets redacted.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+/// Replaces secret values in text. The engine's redacts every secret it has configured.
+pub trait Redact: Send + Sync {
+    /// `text` with each secret value replaced by `[REDACTED]`.
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
+}
+
+/// Redacts each of a list of values.
+#[derive(Clone, Debug, Default)]
+pub struct RedactValues(Vec<String>);
+
+impl RedactValues {
+    /// Redacts `values` (empty ones are ignored: they would match everywhere).
+    pub fn new(values: impl IntoIterator<Item = String>) -> Self {
+        let mut values: Vec<String> = values.into_iter().filter(|v| !v.is_empty()).collect();
+        // Longest first, so that a secret containing another is replaced whole.
+        values.sort_by_key(|value| std::cmp::Reverse(value.len()));
+        values.dedup();
+        Self(values)
+    }
+
+    fn push(&mut self, value: &str) {
+        if !value.is_empty() && !self.0.iter().any(|known| known == value) {
+            self.0.push(value.to_owned());
+            self.0.sort_by_key(|value| std::cmp::Reverse(value.len()));
+        }
+    }
+}
+
+impl Redact for RedactValues {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut text = Cow::Borrowed(text);
+        for value in &self.0 {
+            if text.contains(value.as_str()) {
+                text = Cow::Owned(text.replace(value.as_str(), "[REDACTED]"));
+            }
+        }
+        text
+    }
+}
+
+/// The audit logger of a call: take it as `audit: &Audit`.
+///
+/// Each event goes to `tracing` (target `audit`) with the plugin, the tool and the
+/// subscriber, and every secret value the engine knows is redacted from it, wherever it
+/// appears: in the event's name or in any field of its detail.
+#[derive(Clone)]
+pub struct Audit {
+    engine: Option<Arc<dyn Redact>>,
+    /// The call's own secrets, redacted even without an engine's redactor.
+    own: RedactValues,
+    source: String,
+    subscriber: Option<String>,
+}
+
+impl Default for Audit {
+    fn default() -> Self {
+        Self {
+            engine: None,
+            own: RedactValues::default(),
+            source: "-".into(),
+            subscriber: None,
+        }
+    }
+}
+
+impl Audit {
+    /// The logger of the tool `source` (its id), redacting with `redact`; for engines.
+    pub fn new(redact: Arc<dyn Redact>, source: impl Into<String>) -> Self {
+        Self {
+            engine: Some(redact),
+            source: source.into(),
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn redact_too(&mut self, value: &str) {
+        self.own.push(value);
+    }
+
+    /// Takes over what `other` learned before it was replaced: its own secrets and the
+    /// subscriber.
+    pub(crate) fn absorb(&mut self, other: Audit) {
+        for value in other.own.0 {
+            self.own.push(&value);
+        }
+        if self.subscriber.is_none() {
+            self.subscriber = other.subscriber;
+        }
+    }
+
+    pub(crate) fn for_subscriber(&mut self, subscriber: &str) {
+        self.subscriber = Some(subscriber.to_owned());
+    }
+
+    /// Records `event` with `detail` (any serializable value, logged as JSON).
+    pub fn record(&self, event: &str, detail: impl Serialize) {
+        let detail = serde_json::to_string(&detail)
+            .unwrap_or_else(|error| format!("\"(detail not serializable: {error})\""));
+        let event = self.clean(event);
+        let detail = self.clean(&detail);
+        tracing::info!(
+            target: "audit",
+            source = %self.source,
+            subscriber = self.subscriber.as_deref().unwrap_or("-"),
+            event = %event,
+            detail = %detail,
+        );
+    }
+
+    fn clean<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let text = match &self.engine {
+            Some(engine) => engine.redact(text),
+            None => Cow::Borrowed(text),
+        };
+        match self.own.redact(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(cleaned) => Cow::Owned(cleaned),
+        }
+    }
+}
+
+impl std::fmt::Debug for Audit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audit")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,333 @@
+//! The agent's knowledge base, at the level a tool declares in its signature.
+//!
+//! A tool takes `Knowledge<Read>`, `Knowledge<Write>` or `Knowledge<Manage>` (or the same
+//! in an `Option`, to degrade when the agent grants less). The engine does not equip a
+//! tool whose required level the agent does not grant. Reads fail on a store error,
+//! which is not "not found"; mutations never fail: they answer the document or a
+//! [`Refusal`]. No method erases the whole store.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::BoxFuture;
+
+/// How far a grant goes; each level includes the ones before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KnowledgeLevel {
+    /// Search, get and list.
+    Read,
+    /// Also create documents, and update or delete the ones this plugin wrote.
+    Write,
+    /// Also update or delete any document.
+    Manage,
+}
+
+impl KnowledgeLevel {
+    /// The level's name, as configured (`read`, `write`, `manage`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Manage => "manage",
+        }
+    }
+}
+
+/// A level as a type, for [`Knowledge`]'s parameter.
+pub trait Level: sealed::Sealed + Send + Sync + 'static {
+    /// The level.
+    const LEVEL: KnowledgeLevel;
+}
+
+/// A level that may create, update and delete.
+pub trait CanWrite: Level {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! levels {
+    ($($name:ident $(+ $extra:ident)?),*) => {$(
+        #[doc = concat!("The `", stringify!($name), "` level, as a type.")]
+        #[derive(Debug)]
+        pub enum $name {}
+        impl sealed::Sealed for $name {}
+        impl Level for $name {
+            const LEVEL: KnowledgeLevel = KnowledgeLevel::$name;
+        }
+        $(impl $extra for $name {})?
+    )*};
+}
+
+levels!(Read, Write + CanWrite, Manage + CanWrite);
+
+/// What a tool's knowledge parameter asks of the agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KnowledgeNeed {
+    /// The level the tool's type names.
+    pub level: KnowledgeLevel,
+    /// `false` for the `Option` form: the tool is equipped anyway, and gets `None`.
+    pub required: bool,
+}
+
+/// A stored document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Document {
+    /// The store's id for it.
+    pub id: i64,
+    /// Its name, unique within the agent's knowledge base.
+    pub filename: String,
+    /// Its text.
+    pub content: String,
+    /// Who wrote it: a plugin's namespace, as the engine records it.
+    pub origin: String,
+}
+
+/// A document in a listing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DocumentSummary {
+    /// The store's id for it.
+    pub id: i64,
+    /// Its name.
+    pub filename: String,
+    /// Who wrote it.
+    pub origin: String,
+    /// Its size, in bytes.
+    pub size: usize,
+}
+
+/// A search result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// The document's id.
+    pub id: i64,
+    /// Its name.
+    pub filename: String,
+    /// The matching passage.
+    pub snippet: String,
+}
+
+/// Why a mutation was not done. Hand it back to the model: it is an answer, not a crash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason")]
+pub enum Refusal {
+    /// The agent does not grant what this needs.
+    NotGranted,
+    /// The document was written by someone else, and the level is below manage.
+    NotOwned,
+    /// No such document.
+    NotFound,
+    /// The content is larger than the store accepts.
+    TooLarge {
+        /// Its size, in bytes.
+        size: usize,
+        /// The most the store accepts.
+        limit: usize,
+    },
+    /// The agent's knowledge base holds as many documents as it may.
+    LimitReached {
+        /// The most it may hold.
+        limit: usize,
+    },
+    /// The store could not be reached; nothing was changed.
+    Unavailable,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotGranted => f.write_str("not granted"),
+            Self::NotOwned => f.write_str("not owned: another plugin or a person wrote it"),
+            Self::NotFound => f.write_str("not found"),
+            Self::TooLarge { size, limit } => {
+                write!(f, "too large: {size} bytes, at most {limit}")
+            }
+            Self::LimitReached { limit } => write!(f, "limit reached: {limit} documents"),
+            Self::Unavailable => f.write_str("the knowledge base is unavailable"),
+        }
+    }
+}
+
+/// A mutation's answer: the document (after the change) or why nothing changed.
+pub type Mutation = Result<Written, Refusal>;
+
+/// A document a mutation wrote (or deleted).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Written {
+    /// The document.
+    pub document: Document,
+    /// Whether a write created it (rather than updating it).
+    pub created: bool,
+}
+
+/// A read that failed because the store could not answer: not the same as "not found".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnowledgeError(pub String);
+
+impl fmt::Display for KnowledgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the knowledge base could not answer: {}", self.0)
+    }
+}
+
+impl std::error::Error for KnowledgeError {}
+
+/// Whose knowledge base a call reaches and with what rights: set by the engine, never by
+/// the tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scope {
+    /// The agent whose knowledge base it is.
+    pub agent: String,
+    /// Who writes: the calling plugin's namespace.
+    pub origin: String,
+    /// The level the tool declared.
+    pub level: KnowledgeLevel,
+}
+
+/// A knowledge store. Implemented by the engine (the embedded default is SQLite); a tool
+/// reaches it only through [`Knowledge`], scoped by the engine.
+pub trait KnowledgeStore: Send + Sync {
+    /// Documents matching `query` (full-text), best first, at most `limit`.
+    fn search<'a>(
+        &'a self,
+        scope: &'a Scope,
+        query: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<SearchHit>, KnowledgeError>>;
+
+    /// The document `id`, or `None` if there is none.
+    fn get<'a>(
+        &'a self,
+        scope: &'a Scope,
+        id: i64,
+    ) -> BoxFuture<'a, Result<Option<Document>, KnowledgeError>>;
+
+    /// The documents, by name, at most `limit`.
+    fn list<'a>(
+        &'a self,
+        scope: &'a Scope,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<DocumentSummary>, KnowledgeError>>;
+
+    /// Creates `filename` with `content`, or updates it where the scope may.
+    fn write<'a>(
+        &'a self,
+        scope: &'a Scope,
+        filename: &'a str,
+        content: &'a str,
+    ) -> BoxFuture<'a, Mutation>;
+
+    /// Deletes the document `id` where the scope may.
+    fn delete<'a>(&'a self, scope: &'a Scope, id: i64) -> BoxFuture<'a, Mutation>;
+}
+
+/// What the engine grants a call: the store and the agent's level.
+#[derive(Clone)]
+pub struct KnowledgeGrant {
+    store: Arc<dyn KnowledgeStore>,
+    agent: String,
+    origin: String,
+    granted: KnowledgeLevel,
+}
+
+impl KnowledgeGrant {
+    /// `agent`'s knowledge base in `store`, granted up to `granted`, written to as
+    /// `origin` (the calling plugin's namespace); for engines.
+    pub fn new(
+        store: Arc<dyn KnowledgeStore>,
+        agent: impl Into<String>,
+        origin: impl Into<String>,
+        granted: KnowledgeLevel,
+    ) -> Self {
+        Self {
+            store,
+            agent: agent.into(),
+            origin: origin.into(),
+            granted,
+        }
+    }
+
+    /// The level the agent grants.
+    pub fn granted(&self) -> KnowledgeLevel {
+        self.granted
+    }
+
+    pub(crate) fn at<L: Level>(&self) -> Option<Knowledge<L>> {
+        (self.granted >= L::LEVEL).then(|| Knowledge {
+            store: Arc::clone(&self.store),
+            scope: Scope {
+                agent: self.agent.clone(),
+                origin: self.origin.clone(),
+                level: L::LEVEL,
+            },
+            level: PhantomData,
+        })
+    }
+}
+
+impl fmt::Debug for KnowledgeGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KnowledgeGrant")
+            .field("agent", &self.agent)
+            .field("granted", &self.granted)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The agent's knowledge base at level `L`: take it as `kb: Knowledge<Read>` (or
+/// `Write`, `Manage`), or as `Option<Knowledge<L>>` to degrade without it.
+pub struct Knowledge<L: Level> {
+    store: Arc<dyn KnowledgeStore>,
+    scope: Scope,
+    level: PhantomData<L>,
+}
+
+impl<L: Level> Knowledge<L> {
+    /// The level this handle works at.
+    pub fn level(&self) -> KnowledgeLevel {
+        L::LEVEL
+    }
+
+    /// Documents matching `query`, best first, at most `limit`.
+    pub async fn search(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>, KnowledgeError> {
+        self.store.search(&self.scope, query, limit).await
+    }
+
+    /// The document `id`, or `None` if there is none.
+    pub async fn get(&self, id: i64) -> Result<Option<Document>, KnowledgeError> {
+        self.store.get(&self.scope, id).await
+    }
+
+    /// The documents, by name, at most `limit`.
+    pub async fn list(&self, limit: usize) -> Result<Vec<DocumentSummary>, KnowledgeError> {
+        self.store.list(&self.scope, limit).await
+    }
+}
+
+impl<L: CanWrite> Knowledge<L> {
+    /// Creates `filename`, or updates it if this plugin wrote it (any, at manage).
+    pub async fn write(&self, filename: &str, content: &str) -> Mutation {
+        self.store.write(&self.scope, filename, content).await
+    }
+
+    /// Deletes the document `id` if this plugin wrote it (any, at manage).
+    pub async fn delete(&self, id: i64) -> Mutation {
+        self.store.delete(&self.scope, id).await
+    }
+}
+
+impl<L: Level> fmt::Debug for Knowledge<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Knowledge")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}

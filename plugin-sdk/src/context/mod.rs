@@ -1,0 +1,252 @@
+//! What a tool receives from the engine besides its arguments, each piece an extractor:
+//! a parameter type of the tool function, so a tool's needs show in its signature.
+//!
+//! | parameter | what it is |
+//! | --- | --- |
+//! | `&ToolContext` | the call's locale |
+//! | a `#[derive(Secrets)]` struct | the secrets it declares, and no other |
+//! | `&Audit` | the audit logger, which redacts secrets |
+//! | `&State` | the conversation's state, over a snapshot |
+//! | `&Artifacts` | files handed between tools of one conversation |
+//! | `Knowledge<Read>` (`Write`, `Manage`), or in an `Option` | the agent's knowledge base |
+//! | `Option<Model>` | model access, by tier |
+//! | `Subscriber`, `Conversation` | the turn's identity |
+//!
+//! Nothing else: no model client or provider, no registry, no system prompt or catalog,
+//! no database handle, no logger that does not redact.
+
+mod artifacts;
+mod audit;
+mod knowledge;
+mod model;
+mod secret;
+mod state;
+mod turn;
+
+use std::fmt;
+
+pub use artifacts::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Artifacts};
+pub use audit::{Audit, Redact, RedactValues};
+pub use knowledge::{
+    CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel,
+    KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchHit, Write,
+    Written,
+};
+pub use model::{ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, Tier};
+pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};
+pub use state::{State, StateMap, StateWrites};
+pub use turn::{Conversation, Subscriber, TurnIdentity};
+
+use crate::{CallInput, ToolError, ToolParam};
+
+/// The context of one tool call, built by the engine for the agent and turn it runs in.
+///
+/// Take it as `ctx: &ToolContext` for the locale; every other piece is its own
+/// extractor (see the module's table). A context from [`ToolContext::new`] has none of
+/// them: the `with_*` methods are for engines and for tests that call a tool by hand.
+#[derive(Default)]
+#[non_exhaustive]
+pub struct ToolContext {
+    locale: Option<String>,
+    turn: Option<TurnIdentity>,
+    secrets: Vec<(String, Secret)>,
+    audit: Audit,
+    state: State,
+    artifacts: Option<Artifacts>,
+    knowledge: Option<KnowledgeGrant>,
+    model: Option<Model>,
+}
+
+impl ToolContext {
+    /// A context for a call outside any conversation (tests, the command line).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same context, for a reader of `locale` (a BCP 47 tag).
+    pub fn with_locale(mut self, locale: impl Into<String>) -> Self {
+        self.locale = Some(locale.into());
+        self
+    }
+
+    /// The same context, in the turn of `subscriber` in `conversation`.
+    pub fn with_turn(
+        mut self,
+        subscriber: impl Into<String>,
+        conversation: impl Into<String>,
+    ) -> Self {
+        let turn = TurnIdentity {
+            subscriber: subscriber.into(),
+            conversation: conversation.into(),
+        };
+        self.audit.for_subscriber(&turn.subscriber);
+        self.turn = Some(turn);
+        self
+    }
+
+    /// The same context, holding the secret `key`. The engine adds only the keys the
+    /// tool declares.
+    pub fn with_secret(mut self, key: impl Into<String>, value: Secret) -> Self {
+        self.audit.redact_too(value.expose());
+        self.secrets.push((key.into(), value));
+        self
+    }
+
+    /// The same context, auditing through `audit`.
+    pub fn with_audit(mut self, audit: Audit) -> Self {
+        let before = std::mem::replace(&mut self.audit, audit);
+        self.audit.absorb(before);
+        self
+    }
+
+    /// The same context, with the conversation's state as `state`.
+    pub fn with_state(mut self, state: State) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// The same context, with the conversation's artifacts.
+    pub fn with_artifacts(mut self, artifacts: Artifacts) -> Self {
+        self.artifacts = Some(artifacts);
+        self
+    }
+
+    /// The same context, with what the agent grants of its knowledge base.
+    pub fn with_knowledge(mut self, grant: KnowledgeGrant) -> Self {
+        self.knowledge = Some(grant);
+        self
+    }
+
+    /// The same context, with model access (the agent grants it).
+    pub fn with_model(mut self, model: Model) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// The locale of the person the turn is for, when the engine knows it.
+    pub fn locale(&self) -> Option<&str> {
+        self.locale.as_deref()
+    }
+
+    pub(crate) fn turn(&self) -> Option<&TurnIdentity> {
+        self.turn.as_ref()
+    }
+
+    /// The call's state, whose writes the engine applies after a successful call.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys: Vec<&str> = self.secrets.iter().map(|(key, _)| key.as_str()).collect();
+        f.debug_struct("ToolContext")
+            .field("locale", &self.locale)
+            .field("turn", &self.turn)
+            .field("secrets", &keys)
+            .field("artifacts", &self.artifacts.is_some())
+            .field(
+                "knowledge",
+                &self.knowledge.as_ref().map(KnowledgeGrant::granted),
+            )
+            .field("model", &self.model.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolParam for &ToolContext {
+    type Extracted<'a> = &'a ToolContext;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a ToolContext, ToolError> {
+        Ok(input.context())
+    }
+}
+
+impl ToolParam for &Audit {
+    type Extracted<'a> = &'a Audit;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Audit, ToolError> {
+        Ok(&input.context().audit)
+    }
+}
+
+impl ToolParam for &State {
+    type Extracted<'a> = &'a State;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a State, ToolError> {
+        Ok(&input.context().state)
+    }
+}
+
+impl ToolParam for &Artifacts {
+    type Extracted<'a> = &'a Artifacts;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Artifacts, ToolError> {
+        input.context().artifacts.as_ref().ok_or_else(|| {
+            ToolError::new("this tool hands files over through artifacts, which need a conversation; it was called outside one")
+        })
+    }
+}
+
+impl<L: Level> ToolParam for Knowledge<L> {
+    const KNOWLEDGE: Option<KnowledgeNeed> = Some(KnowledgeNeed {
+        level: L::LEVEL,
+        required: true,
+    });
+    type Extracted<'a> = Knowledge<L>;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<Knowledge<L>, ToolError> {
+        knowledge_at(input).ok_or_else(|| {
+            ToolError::new(format!(
+                "this tool needs the knowledge base at `{}`, which this agent does not grant",
+                L::LEVEL.as_str()
+            ))
+        })
+    }
+}
+
+impl<L: Level> ToolParam for Option<Knowledge<L>> {
+    const KNOWLEDGE: Option<KnowledgeNeed> = Some(KnowledgeNeed {
+        level: L::LEVEL,
+        required: false,
+    });
+    type Extracted<'a> = Option<Knowledge<L>>;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<Option<Knowledge<L>>, ToolError> {
+        Ok(knowledge_at(input))
+    }
+}
+
+fn knowledge_at<L: Level>(input: &CallInput<'_>) -> Option<Knowledge<L>> {
+    input
+        .context()
+        .knowledge
+        .as_ref()
+        .and_then(KnowledgeGrant::at)
+}
+
+impl ToolParam for Option<Model> {
+    type Extracted<'a> = Option<Model>;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<Option<Model>, ToolError> {
+        Ok(input.context().model.clone())
+    }
+}
+
+/// Builds a secret bundle from the call's secrets, for the code `#[derive(Secrets)]`
+/// generates.
+pub(crate) fn secret_bundle<B: SecretBundle>(input: &CallInput<'_>) -> Result<B, ToolError> {
+    let secrets = &input.context().secrets;
+    let lookup = |key: &str| {
+        secrets
+            .iter()
+            .find(|(held, _)| held == key)
+            .map(|(_, value)| value.clone())
+    };
+    B::from_values(&lookup).map_err(|key| {
+        ToolError::new(format!(
+            "the secret `{key}` is not configured for this agent"
+        ))
+    })
+}

@@ -1,0 +1,146 @@
+//! Asking a model from a tool: by tier, through the engine's gateway, within its caps.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::BoxFuture;
+
+/// How capable (and costly) a model the call needs. The agent maps tiers to models; a
+/// tool never names a provider or a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Quick, cheap answers: a classification, a yes or no.
+    Fast,
+    /// The agent's everyday model.
+    Balanced,
+    /// The most capable model the agent admits.
+    Deep,
+}
+
+/// Who says a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The user (or the tool, speaking for its data).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a chat.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who says it.
+    pub role: Role,
+    /// What is said.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+}
+
+/// A chat request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The tier.
+    pub tier: Tier,
+    /// Instructions, if any.
+    pub system: Option<String>,
+    /// The conversation so far, ending with the message to answer.
+    pub messages: Vec<ChatMessage>,
+}
+
+/// A model's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatReply {
+    /// The text.
+    pub text: String,
+}
+
+/// Why a chat produced no answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelError {
+    /// The turn's spend cap is reached: no more model calls in this turn.
+    SpendCapReached {
+        /// The cap, in US dollars.
+        cap_usd: f64,
+        /// Spent so far in the turn.
+        spent_usd: f64,
+    },
+    /// The tool's deadline passed first.
+    TimedOut,
+    /// The call was cancelled (the turn was abandoned).
+    Cancelled,
+    /// The gateway or the provider failed.
+    Gateway(String),
+}
+
+impl Tier {
+    /// The tier's name, as configured (`fast`, `balanced`, `deep`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fast => "fast",
+            Self::Balanced => "balanced",
+            Self::Deep => "deep",
+        }
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SpendCapReached { cap_usd, spent_usd } => write!(
+                f,
+                "the turn's model spend cap is reached (${spent_usd:.4} of ${cap_usd:.4}): no more model calls in this turn"
+            ),
+            Self::TimedOut => f.write_str("the model call passed the tool's deadline"),
+            Self::Cancelled => f.write_str("the model call was cancelled"),
+            Self::Gateway(reason) => write!(f, "the model gateway failed: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// The engine's side of model access, bound to one call (its agent, turn, deadline and
+/// cancellation). Implemented by the engine.
+pub trait ModelAccess: Send + Sync {
+    /// Answers `request`.
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatReply, ModelError>>;
+}
+
+/// Model access, present only when the agent grants it: take it as
+/// `model: Option<Model>`.
+#[derive(Clone)]
+pub struct Model {
+    access: Arc<dyn ModelAccess>,
+}
+
+impl Model {
+    /// Model access through `access`; for engines and tests.
+    pub fn new(access: Arc<dyn ModelAccess>) -> Self {
+        Self { access }
+    }
+
+    /// Asks the agent's model of `request.tier`. Recorded with its cost, counted towards
+    /// the turn's spend cap, and stopped at the tool's deadline or cancellation.
+    pub async fn chat(&self, request: ChatRequest) -> Result<ChatReply, ModelError> {
+        self.access.chat(request).await
+    }
+}
+
+impl fmt::Debug for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Model")
+    }
+}

@@ -1,0 +1,50 @@
+//! Who a turn is for, and which conversation: from the turn, never from the model.
+
+use crate::{CallInput, ToolError, ToolParam};
+
+/// The end user the turn is for, as the engine knows them (an id). A tool that takes it
+/// gets it from the turn: the model can neither see nor choose it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Subscriber(String);
+
+/// The conversation the call belongs to (an id).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Conversation(String);
+
+macro_rules! turn_id {
+    ($name:ident, $field:ident, $what:literal) => {
+        impl $name {
+            /// The id.
+            pub fn id(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl ToolParam for $name {
+            type Extracted<'a> = $name;
+
+            fn extract<'a>(input: &CallInput<'a>) -> Result<$name, ToolError> {
+                match input.context().turn() {
+                    Some(turn) => Ok($name(turn.$field.clone())),
+                    None => Err(ToolError::new(concat!(
+                        "this tool needs the ",
+                        $what,
+                        " of a turn, and was called outside a conversation"
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+turn_id!(Subscriber, subscriber, "subscriber");
+turn_id!(Conversation, conversation, "conversation");
+
+/// The turn a call belongs to, as the engine sets it on the context.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnIdentity {
+    /// The end user's id.
+    pub subscriber: String,
+    /// The conversation's id.
+    pub conversation: String,
+}
