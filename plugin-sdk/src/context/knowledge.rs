@@ -43,7 +43,8 @@ pub trait Level: sealed::Sealed + Send + Sync + 'static {
     const LEVEL: KnowledgeLevel;
 }
 
-/// A level that may create, update and delete.
+/// A level that may create, update and delete: `Write` and `Manage`. Calling `write` on a
+/// `Knowledge<Read>` fails to compile, saying `Read` does not satisfy it.
 pub trait CanWrite: Level {}
 
 mod sealed {

@@ -1,0 +1,11 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+/// Lists the other tools.
+#[define_tool]
+async fn list(registry: &engine_core::Registry) -> usize {
+    registry.tools().len()
+}
+
+fn main() {}
