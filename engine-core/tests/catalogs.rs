@@ -13,8 +13,9 @@ fn parse(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).expect("catalogs are JSON")
 }
 
-const NAMES: [&str; 3] = [
+const NAMES: [&str; 4] = [
     "acme__book_appointment",
+    "acme__contact_card",
     "acme__find_orders",
     "weather__weather",
 ];
@@ -38,7 +39,7 @@ fn openai_tools_are_strict_functions_named_on_the_wire() {
     let registry = registry();
     let catalog = parse(&registry.catalog(Format::OpenAi, "en-US"));
     let tools = catalog.as_array().unwrap();
-    assert_eq!(tools.len(), 3);
+    assert_eq!(tools.len(), 4);
     for (tool, name) in tools.iter().zip(NAMES) {
         assert_eq!(tool["type"], "function");
         let function = &tool["function"];
@@ -95,7 +96,7 @@ fn gemini_declarations_stay_inside_its_schema_subset() {
         types.iter().all(|kind| kind.is_string()),
         "one type per value: {types:?}"
     );
-    let state = &declarations[1]["parameters"]["properties"]["state"];
+    let state = &declarations[2]["parameters"]["properties"]["state"];
     assert_eq!(
         *state,
         json!({
@@ -106,7 +107,7 @@ fn gemini_declarations_stay_inside_its_schema_subset() {
         })
     );
     assert_eq!(
-        declarations[2]["parameters"]["propertyOrdering"],
+        declarations[3]["parameters"]["propertyOrdering"],
         json!(["city", "days", "units"])
     );
 }
@@ -130,11 +131,15 @@ fn mcp_tools_have_localized_titles_annotations_and_object_output_schemas() {
     assert_eq!(book["annotations"], json!({ "idempotentHint": true }));
     assert_eq!(book["outputSchema"]["type"], "object");
     // `find_orders` returns a list: MCP's structured content is an object, so no schema.
-    let orders = &english["tools"][1];
+    let orders = &english["tools"][2];
     assert_eq!(orders["name"], "acme__find_orders");
     assert!(orders.get("outputSchema").is_none(), "{orders}");
     assert_eq!(
-        english["tools"][2]["annotations"],
+        english["tools"][1]["annotations"],
+        json!({ "readOnlyHint": true, "openWorldHint": true })
+    );
+    assert_eq!(
+        english["tools"][3]["annotations"],
         json!({ "readOnlyHint": true, "idempotentHint": true })
     );
 }

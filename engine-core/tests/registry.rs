@@ -27,7 +27,14 @@ fn linked_plugins_and_tools_are_collected_sorted() {
     assert_eq!(
         listing,
         [
-            ("acme", vec!["acme:book_appointment", "acme:find_orders"]),
+            (
+                "acme",
+                vec![
+                    "acme:book_appointment",
+                    "acme:contact_card",
+                    "acme:find_orders"
+                ]
+            ),
             ("weather", vec!["weather:weather"])
         ]
     );

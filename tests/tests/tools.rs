@@ -19,6 +19,7 @@ fn every_defined_tool_is_registered_once_with_its_canonical_id() {
         ids,
         [
             "acme:book_appointment",
+            "acme:contact_card",
             "acme:find_orders",
             "fixtures:collections",
             "fixtures:enums",

@@ -87,7 +87,7 @@ fn check_reports_what_it_validated() {
     assert!(output.status.success(), "{output:?}");
     let report = stdout(&output);
     assert!(
-        report.starts_with("ok: 3 plugins, 3 tools, 3 hooks, engine-core 0.1.0\n"),
+        report.starts_with("ok: 4 plugins, 10 tools, 3 hooks, engine-core 0.1.0\n"),
         "{report}"
     );
     for format in ["openai", "anthropic", "gemini", "mcp"] {
@@ -99,6 +99,8 @@ fn check_reports_what_it_validated() {
         "  hooks response_generated guard:dirty_output_guard\n",
         "  hooks response_sent      none\n",
         "  streaming of replies: off: a hook may replace or regenerate replies\n",
+        "  agent default      8 tools equipped, 2 left out\n",
+        "    left out acme:contact_card: the secret `crm_api_key` is not configured\n",
     ] {
         assert!(report.contains(line), "`{line}` is missing from:\n{report}");
     }
@@ -129,5 +131,113 @@ fn tools_lists_hooks_by_event_in_the_order_they_run() {
     assert!(
         !tools.contains("guard:") && !tools.contains("order_ids_hint"),
         "{tools}"
+    );
+}
+
+#[test]
+fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["--config", "../../examples/engine.toml", "tools"])
+        .env(
+            "ENGINE_SECRET__support__crm_api_key",
+            "key-from-the-environment",
+        )
+        .output()
+        .expect("the engine runs");
+    assert!(output.status.success(), "{output:?}");
+    let listing = stdout(&output);
+    let agents = listing.split_once("Agents\n").expect("an agent section").1;
+    assert_eq!(
+        agents,
+        "  default: knowledge none, model none, secrets 0\n\
+         \x20   equips: acme:book_appointment, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:search_notes, notes:summarize, weather:weather\n\
+         \x20   leaves out acme:contact_card: the secret `crm_api_key` is not configured\n\
+         \x20   leaves out notes:save_note: it needs the knowledge base at `write`, and the agent grants nothing\n\
+         \x20 support: knowledge write, model spend cap $0.02, secrets 1\n\
+         \x20   equips: acme:book_appointment, acme:contact_card, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:save_note, notes:search_notes, notes:summarize, weather:weather\n"
+    );
+
+    // The default agent does not have the tool: the model would not see it either.
+    let catalog = engine(&[
+        "--config",
+        "../../examples/engine.toml",
+        "catalog",
+        "--format",
+        "openai",
+    ]);
+    assert!(!stdout(&catalog).contains("acme__contact_card"));
+}
+
+#[test]
+fn a_call_in_a_turn_gets_the_subscriber_from_the_turn_and_secrets_never_print() {
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args([
+            "--config",
+            "../../examples/engine.toml",
+            "--agent",
+            "support",
+            "call",
+            "--subscriber",
+            "c-12",
+            "--conversation",
+            "conversation-1",
+            "acme__contact_card",
+            "{}",
+        ])
+        .env(
+            "ENGINE_SECRET__support__crm_api_key",
+            "key-from-the-environment",
+        )
+        .output()
+        .expect("the engine runs");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        stdout(&output).trim(),
+        r#"{"customer_id":"c-12","channel":"email"}"#
+    );
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        log.contains("contact_card_read"),
+        "the audit event is logged: {log}"
+    );
+    assert!(!log.contains("key-from-the-environment") && !stdout(&output).contains("key-from"));
+
+    // Outside a turn there is no subscriber to read.
+    let outside = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args([
+            "--config",
+            "../../examples/engine.toml",
+            "--agent",
+            "support",
+            "call",
+            "acme__contact_card",
+            "{}",
+        ])
+        .env(
+            "ENGINE_SECRET__support__crm_api_key",
+            "key-from-the-environment",
+        )
+        .output()
+        .expect("the engine runs");
+    assert_eq!(outside.status.code(), Some(1));
+    assert!(
+        stdout(&outside).contains("called outside a conversation"),
+        "{outside:?}"
+    );
+}
+
+#[test]
+fn an_unknown_agent_is_refused_naming_the_configured_ones() {
+    let output = engine(&[
+        "--config",
+        "../../examples/engine.toml",
+        "--agent",
+        "sales",
+        "tools",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        "there is no agent `sales`; the configured agents are: default, support"
     );
 }

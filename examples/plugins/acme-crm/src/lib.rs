@@ -138,6 +138,48 @@ pub async fn find_orders(args: FindOrders, ctx: &ToolContext) -> Vec<Order> {
         .collect()
 }
 
+/// The key of the Acme CRM account the tools work in.
+#[derive(Secrets)]
+pub struct CrmSecrets {
+    /// The API key.
+    #[secret(
+        label = { "en-US": "CRM API key", "it-IT": "Chiave API del CRM" },
+        description = { "en-US": "Key of the CRM account the contact cards are read from.", "it-IT": "Chiave dell'account CRM da cui si leggono le schede contatto." },
+    )]
+    pub crm_api_key: Secret,
+}
+
+/// A contact card.
+#[derive(Debug, Serialize, JsonSchema, PartialEq)]
+pub struct ContactCard {
+    /// The customer's id in the CRM.
+    pub customer_id: String,
+    /// How the customer prefers to be reached.
+    pub channel: String,
+}
+
+/// Fetch the contact card of the customer this conversation is with. Takes no
+/// arguments: the customer is the conversation's, never one the model names.
+#[define_tool(
+    summary = { "en-US": "Reads the customer's contact card.", "it-IT": "Legge la scheda contatto del cliente." },
+    category = "crm",
+    read_only,
+    open_world,
+)]
+pub async fn contact_card(secrets: CrmSecrets, customer: Subscriber, audit: &Audit) -> ContactCard {
+    // A real plugin sends the key in an Authorization header; here it picks the channel.
+    let channel = if secrets.crm_api_key.expose().len().is_multiple_of(2) {
+        "email"
+    } else {
+        "phone"
+    };
+    audit.record("contact_card_read", customer.id());
+    ContactCard {
+        customer_id: customer.id().to_owned(),
+        channel: channel.to_owned(),
+    }
+}
+
 /// When the user mentions an order, tells the model how Acme order and customer ids look,
 /// so that it asks for the customer id `find_orders` needs instead of guessing one.
 #[define_hook(
@@ -159,6 +201,19 @@ pub const ORDER_IDS_HINT: &str = "Acme customer ids look like `c-12` and order i
 mod tests {
     use super::*;
     use plugin_sdk::hook::Turn;
+
+    #[test]
+    fn the_contact_card_is_the_conversations_customers() {
+        let ctx = ToolContext::new()
+            .with_turn("c-12", "conversation-1")
+            .with_secret("crm_api_key", Secret::new("key-1234"));
+        let input = plugin_sdk::CallInput::new("{}", &ctx);
+        let tool = plugin_sdk::linked_tools()
+            .find(|tool| tool.name == "contact_card")
+            .expect("linked");
+        let output = run(tool.call(input)).unwrap();
+        assert_eq!(output, r#"{"customer_id":"c-12","channel":"email"}"#);
+    }
 
     #[test]
     fn the_order_hint_comes_only_when_orders_come_up() {
