@@ -162,7 +162,7 @@ impl Engine {
         let result = self.registry.call(dispatch).await;
         if let (Ok(_), Some(identity)) = (&result, &turn.identity) {
             self.states
-                .apply(&identity.conversation, context.state().take_writes());
+                .apply(&identity.conversation, context.take_state_writes());
         }
         result
     }

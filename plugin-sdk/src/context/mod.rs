@@ -132,9 +132,9 @@ impl ToolContext {
         self.turn.as_ref()
     }
 
-    /// The call's state, whose writes the engine applies after a successful call.
-    pub fn state(&self) -> &State {
-        &self.state
+    /// The state writes of the call, for the engine to apply once the call succeeded.
+    pub fn take_state_writes(&self) -> StateWrites {
+        self.state.take_writes()
     }
 }
 
