@@ -227,3 +227,71 @@ impl EngineConfig {
             .flat_map(|agent| agent.secrets.values().map(String::as_str))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn secrets_come_from_the_environment_too_and_override_the_file() {
+        let dir = std::env::temp_dir().join(format!("engine-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("engine.toml");
+        std::fs::write(
+            &path,
+            "[agents.support]\nsecrets = { crm_api_key = \"from-file\", other = \"x\" }\n",
+        )
+        .unwrap();
+        let config = EngineConfig::load(
+            Some(&path),
+            env(&[
+                ("ENGINE_SECRET__support__crm_api_key", "from-env"),
+                ("ENGINE_SECRET__sales__mail_token", "t"),
+                ("PATH", "/bin"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.agents["support"].secrets["crm_api_key"], "from-env");
+        assert_eq!(config.agents["support"].secrets["other"], "x");
+        assert_eq!(config.agents["sales"].secrets["mail_token"], "t");
+        let mut values: Vec<&str> = config.secret_values().collect();
+        values.sort();
+        assert_eq!(values, ["from-env", "t", "x"]);
+    }
+
+    #[test]
+    fn without_agents_there_is_the_default_one_and_bad_input_is_named() {
+        let config = EngineConfig::load(None, Vec::new()).unwrap();
+        assert_eq!(config.agents.keys().collect::<Vec<_>>(), [DEFAULT_AGENT]);
+        let error = EngineConfig::load(None, env(&[("ENGINE_SECRET__nokey", "v")])).unwrap_err();
+        assert!(
+            error.to_string().contains("names no agent and key"),
+            "{error}"
+        );
+        let error = EngineConfig::parse("[agents.a]\nknowledge = \"everything\"\n").unwrap_err();
+        assert!(error.to_string().contains("knowledge"), "{error}");
+        let error = EngineConfig::parse("[agents.a]\nsecret = {}\n").unwrap_err();
+        assert!(
+            error.to_string().contains("unknown field `secret`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_agents_debug_output_names_its_keys_not_their_values() {
+        let config =
+            EngineConfig::parse("[agents.a]\nsecrets = { key = \"value-123\" }\n").unwrap();
+        let shown = format!("{config:?}");
+        assert!(
+            shown.contains("\"key\"") && !shown.contains("value-123"),
+            "{shown}"
+        );
+    }
+}

@@ -51,6 +51,12 @@ async fn crm_panic(secrets: CrmSecrets) -> String {
     panic!("the CRM refused key {}", secrets.crm_api_key.expose())
 }
 
+/// Shows what its context holds.
+#[define_tool]
+async fn context_keys(_secrets: CrmSecrets, context: &ToolContext) -> String {
+    format!("{context:?}")
+}
+
 /// Sends mail.
 #[define_tool]
 async fn mail_send(secrets: MailSecrets) -> bool {
@@ -280,6 +286,21 @@ async fn a_tool_is_equipped_only_where_every_key_it_declares_is_configured() {
         .next()
         .unwrap();
     assert_eq!(spec.label.resolve("it-IT"), "Chiave API del CRM");
+}
+
+#[tokio::test]
+async fn a_tool_holds_the_keys_it_declares_and_no_other() {
+    let engine = engine("[agents.both]\nsecrets = { crm_api_key = \"k1\", mail_token = \"k2\" }\n");
+    let turn = engine.session("both").unwrap();
+    let context = call(&engine, &turn, "ctx__context_keys", json!({}))
+        .await
+        .unwrap();
+    let context = context.as_str().unwrap();
+    assert!(context.contains("secrets: [\"crm_api_key\"]"), "{context}");
+    assert!(
+        !context.contains("mail_token") && !context.contains("k2"),
+        "{context}"
+    );
 }
 
 #[test]
