@@ -11,6 +11,19 @@ fn engine(args: &[&str]) -> Output {
         .expect("the engine runs")
 }
 
+/// The engine with `examples/engine.toml`, the support agent's CRM key in the
+/// environment, and `args`.
+fn configured_engine(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["--config", "../../examples/engine.toml"])
+        .args(args)
+        .env("ENGINE_SECRET__support__crm_api_key", SUPPORT_KEY)
+        .output()
+        .expect("the engine runs")
+}
+
+const SUPPORT_KEY: &str = "key-from-the-environment";
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("UTF-8 output")
 }
@@ -136,14 +149,7 @@ fn tools_lists_hooks_by_event_in_the_order_they_run() {
 
 #[test]
 fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
-    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(["--config", "../../examples/engine.toml", "tools"])
-        .env(
-            "ENGINE_SECRET__support__crm_api_key",
-            "key-from-the-environment",
-        )
-        .output()
-        .expect("the engine runs");
+    let output = configured_engine(&["tools"]);
     assert!(output.status.success(), "{output:?}");
     let listing = stdout(&output);
     let agents = listing.split_once("Agents\n").expect("an agent section").1;
@@ -170,26 +176,17 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
 
 #[test]
 fn a_call_in_a_turn_gets_the_subscriber_from_the_turn_and_secrets_never_print() {
-    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args([
-            "--config",
-            "../../examples/engine.toml",
-            "--agent",
-            "support",
-            "call",
-            "--subscriber",
-            "c-12",
-            "--conversation",
-            "conversation-1",
-            "acme__contact_card",
-            "{}",
-        ])
-        .env(
-            "ENGINE_SECRET__support__crm_api_key",
-            "key-from-the-environment",
-        )
-        .output()
-        .expect("the engine runs");
+    let output = configured_engine(&[
+        "--agent",
+        "support",
+        "call",
+        "--subscriber",
+        "c-12",
+        "--conversation",
+        "conversation-1",
+        "acme__contact_card",
+        "{}",
+    ]);
     assert!(output.status.success(), "{output:?}");
     assert_eq!(
         stdout(&output).trim(),
@@ -200,25 +197,10 @@ fn a_call_in_a_turn_gets_the_subscriber_from_the_turn_and_secrets_never_print() 
         log.contains("contact_card_read"),
         "the audit event is logged: {log}"
     );
-    assert!(!log.contains("key-from-the-environment") && !stdout(&output).contains("key-from"));
+    assert!(!log.contains(SUPPORT_KEY) && !stdout(&output).contains(SUPPORT_KEY));
 
     // Outside a turn there is no subscriber to read.
-    let outside = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args([
-            "--config",
-            "../../examples/engine.toml",
-            "--agent",
-            "support",
-            "call",
-            "acme__contact_card",
-            "{}",
-        ])
-        .env(
-            "ENGINE_SECRET__support__crm_api_key",
-            "key-from-the-environment",
-        )
-        .output()
-        .expect("the engine runs");
+    let outside = configured_engine(&["--agent", "support", "call", "acme__contact_card", "{}"]);
     assert_eq!(outside.status.code(), Some(1));
     assert!(
         stdout(&outside).contains("called outside a conversation"),
