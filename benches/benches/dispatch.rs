@@ -7,7 +7,7 @@ use benchmarks::{
     alternate, forecast, print_ratios, weather, Contender, Forecast, WeatherQuery, ARGUMENTS,
 };
 use criterion::{criterion_group, Criterion};
-use engine_core::{Call, Registry};
+use engine_core::{AgentTurn, Call, Engine, EngineConfig, Registry, Stores, ToolCall};
 use futures::executor::block_on;
 use plugin_sdk::ToolContext;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -46,6 +46,16 @@ fn floor() -> String {
 }
 
 /// `tool` through the registry: look-up by wire name, guards, serde.
+/// A call through `Engine::call`: the agent's equipment check and the call's context
+/// (audit, secrets, grants) built per call, then `Registry::call`.
+fn agent_call(engine: &Engine, session: &AgentTurn) -> String {
+    block_on(engine.call(
+        session,
+        ToolCall::new(black_box("bench__weather"), arguments()),
+    ))
+    .unwrap()
+}
+
 fn engine(registry: &Registry, tool: &str, context: &ToolContext) -> String {
     block_on(registry.call(Call::new(black_box(tool), arguments(), context))).unwrap()
 }
@@ -89,10 +99,18 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let peer = rmcp_peer(&runtime);
     let router = RmcpServer::tool_router();
+    let config = EngineConfig::load(None, std::iter::empty()).expect("the default agent");
+    let agents = Engine::new(
+        std::sync::Arc::new(Registry::linked().expect("the bench plugin is valid")),
+        &config,
+        Stores::default(),
+    );
+    let session = agents.session("default").expect("the default agent");
 
     // All three give the same forecast.
     let expected = floor();
     assert_eq!(engine(&registry, "bench__weather", &context), expected);
+    assert_eq!(agent_call(&agents, &session), expected);
     assert!(rmcp_call(&router, &peer).contains(&expected[1..expected.len() - 1]));
 
     let mut group = c.benchmark_group("dispatch");
@@ -119,6 +137,10 @@ fn bench(c: &mut Criterion) {
             Contender {
                 name: "engine-core: Registry::call",
                 run: Box::new(|| drop(black_box(engine(&registry, "bench__weather", &context)))),
+            },
+            Contender {
+                name: "engine-core: Engine::call (agent, context)",
+                run: Box::new(|| drop(black_box(agent_call(&agents, &session)))),
             },
             Contender {
                 name: "engine-core, a body with .await",

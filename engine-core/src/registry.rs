@@ -1,6 +1,7 @@
 //! Every plugin and tool linked into the binary, validated, sorted and indexed once.
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Duration;
 
 use plugin_sdk::schema::Violation;
@@ -46,6 +47,8 @@ pub struct Tool {
     descriptor: &'static ToolDescriptor,
     plugin: &'static PluginManifest,
     id: String,
+    /// The id again, shared with each call's audit logger without a copy.
+    audit_source: Arc<str>,
     wire_name: String,
     input_schema: Value,
     output_schema: Value,
@@ -77,6 +80,7 @@ impl Tool {
             descriptor,
             plugin,
             id: descriptor.id(),
+            audit_source: descriptor.id().into(),
             wire_name,
             input_json: raw_json(&input_schema),
             output_json: raw_json(&output_schema),
@@ -100,6 +104,10 @@ impl Tool {
     /// The canonical id, `<namespace>:<name>`.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    pub(crate) fn audit_source(&self) -> Arc<str> {
+        Arc::clone(&self.audit_source)
     }
 
     /// The name every catalog gives the tool (see [`wire`]).
@@ -268,7 +276,13 @@ impl Registry {
     /// (`acme__book_appointment`).
     #[inline]
     pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.by_name.get(name).map(|&index| &self.tools[index])
+        self.tool_index(name).map(|index| &self.tools[index])
+    }
+
+    /// The index in [`Registry::tools`] of the tool called `name`.
+    #[inline]
+    pub(crate) fn tool_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
     }
 }
 

@@ -7,7 +7,6 @@ pub(crate) mod model;
 pub(crate) mod openai_gateway;
 pub(crate) mod states;
 
-use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -31,7 +30,8 @@ use states::ConversationStates;
 /// The registry, the agents configured over it, and the stores their tools use.
 pub struct Engine {
     registry: Arc<Registry>,
-    agents: BTreeMap<String, Agent>,
+    /// Sorted by name (the configuration's map order); a turn refers to one by index.
+    agents: Vec<Agent>,
     redact: Arc<RedactValues>,
     states: ConversationStates,
     artifacts: Arc<MemoryArtifacts>,
@@ -82,7 +82,7 @@ impl Engine {
         let agents = config
             .agents
             .iter()
-            .map(|(name, agent)| (name.clone(), Agent::new(name, agent.clone(), &registry)))
+            .map(|(name, agent)| Agent::new(name, agent.clone(), &registry))
             .collect();
         Self {
             agents,
@@ -102,12 +102,18 @@ impl Engine {
 
     /// The agents, by name.
     pub fn agents(&self) -> impl Iterator<Item = &Agent> {
-        self.agents.values()
+        self.agents.iter()
     }
 
     /// The agent called `name`.
     pub fn agent(&self, name: &str) -> Option<&Agent> {
-        self.agents.get(name)
+        self.index_of(name).map(|index| &self.agents[index])
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.agents
+            .binary_search_by(|agent| agent.name.as_str().cmp(name))
+            .ok()
     }
 
     /// A turn of `agent` for `subscriber` in `conversation`: its calls share the turn's
@@ -129,13 +135,15 @@ impl Engine {
     /// Calls of `agent` outside any conversation (an MCP client, the command line): no
     /// subscriber, state or artifacts.
     pub fn session(&self, agent: &str) -> Result<AgentTurn, UnknownAgent> {
-        let found = self.agents.get(agent).ok_or_else(|| UnknownAgent {
+        let index = self.index_of(agent).ok_or_else(|| UnknownAgent {
             name: agent.to_owned(),
-            known: self.agents.keys().cloned().collect(),
+            known: self.agents.iter().map(|known| known.name.clone()).collect(),
         })?;
+        let found = &self.agents[index];
         let cap = found.config.model.map_or(0.0, |grant| grant.spend_cap_usd);
         Ok(AgentTurn {
-            agent: agent.to_owned(),
+            agent: index,
+            agent_name: agent.to_owned(),
             identity: None,
             locale: None,
             spend: Arc::new(TurnSpend::new(cap)),
@@ -146,9 +154,9 @@ impl Engine {
     /// give it; a tool the agent does not equip is unknown, as if it were not linked.
     /// State writes are applied only if the call succeeds.
     pub async fn call(&self, turn: &AgentTurn, call: ToolCall<'_>) -> Result<String, CallError> {
-        let agent = &self.agents[&turn.agent];
-        let tool = match self.registry.tool(call.tool) {
-            Some(tool) if agent.equipped_ids.contains(tool.id()) => tool,
+        let agent = &self.agents[turn.agent];
+        let tool = match self.registry.tool_index(call.tool) {
+            Some(index) if agent.equips[index] => &self.registry.tools()[index],
             _ => return Err(unknown_tool(call.tool)),
         };
         let deadline = call
@@ -196,7 +204,10 @@ impl Engine {
                 context = context.with_secret(spec.key, Secret::new(value.clone()));
             }
         }
-        context = context.with_audit(Audit::new(Arc::clone(&self.redact) as _, tool.id()));
+        context = context.with_audit(Audit::new(
+            Arc::clone(&self.redact) as _,
+            tool.audit_source(),
+        ));
         if let (Some(_), Some(level), Some(store)) = (
             descriptor.knowledge,
             agent.config.knowledge,
@@ -247,7 +258,9 @@ impl std::error::Error for UnknownAgent {}
 
 /// One turn (or session) of an agent: whose it is, and what its model calls spent.
 pub struct AgentTurn {
-    agent: String,
+    /// The agent's index in the engine.
+    agent: usize,
+    agent_name: String,
     identity: Option<TurnIdentity>,
     locale: Option<String>,
     spend: Arc<TurnSpend>,
@@ -262,7 +275,7 @@ impl AgentTurn {
 
     /// The agent's name.
     pub fn agent(&self) -> &str {
-        &self.agent
+        &self.agent_name
     }
 
     /// The model calls of the turn and what they cost.
@@ -312,7 +325,8 @@ pub struct Agent {
     registry: Arc<Registry>,
     /// Indexes into the registry's tools, in its order.
     equipped: Vec<usize>,
-    equipped_ids: HashSet<String>,
+    /// Whether it equips each of the registry's tools, by index: one look-up per call.
+    equips: Vec<bool>,
     left_out: Vec<LeftOut>,
     catalogs: Catalogs,
 }
@@ -348,9 +362,13 @@ impl Agent {
             .collect();
         // The registry already reported what Gemini refuses; none is left here.
         let catalogs = Catalogs::render(&tools, &mut Vec::new());
+        let mut equips = vec![false; registry.tools().len()];
+        for &index in &equipped {
+            equips[index] = true;
+        }
         Self {
             name: name.to_owned(),
-            equipped_ids: tools.iter().map(|tool| tool.id().to_owned()).collect(),
+            equips,
             config,
             registry: Arc::clone(registry),
             equipped,

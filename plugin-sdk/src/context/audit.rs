@@ -50,32 +50,22 @@ impl Redact for RedactValues {
 /// Each event goes to `tracing` (target `audit`) with the plugin, the tool and the
 /// subscriber, and every secret value the engine knows is redacted from it, wherever it
 /// appears: in the event's name or in any field of its detail.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Audit {
     engine: Option<Arc<dyn Redact>>,
     /// The call's own secrets, redacted even without an engine's redactor.
     own: RedactValues,
-    source: String,
+    /// The tool's id; shared, since the engine builds an `Audit` for every call.
+    source: Option<Arc<str>>,
     subscriber: Option<String>,
-}
-
-impl Default for Audit {
-    fn default() -> Self {
-        Self {
-            engine: None,
-            own: RedactValues::default(),
-            source: "-".into(),
-            subscriber: None,
-        }
-    }
 }
 
 impl Audit {
     /// The logger of the tool `source` (its id), redacting with `redact`; for engines.
-    pub fn new(redact: Arc<dyn Redact>, source: impl Into<String>) -> Self {
+    pub fn new(redact: Arc<dyn Redact>, source: Arc<str>) -> Self {
         Self {
             engine: Some(redact),
-            source: source.into(),
+            source: Some(source),
             ..Self::default()
         }
     }
@@ -107,7 +97,7 @@ impl Audit {
         let detail = self.clean(&detail);
         tracing::info!(
             target: "audit",
-            source = %self.source,
+            source = self.source.as_deref().unwrap_or("-"),
             subscriber = self.subscriber.as_deref().unwrap_or("-"),
             event = %event,
             detail = %detail,

@@ -18,7 +18,8 @@ pub type StateMap = BTreeMap<String, Value>;
 /// see each other's writes only when one finished (successfully) before the other started.
 #[derive(Debug, Default)]
 pub struct State {
-    snapshot: Arc<StateMap>,
+    /// `None` outside a conversation: no state, and no allocation to say so.
+    snapshot: Option<Arc<StateMap>>,
     /// `None` marks a removal.
     writes: Mutex<BTreeMap<String, Option<Value>>>,
 }
@@ -30,7 +31,7 @@ impl State {
     /// The state for a call that starts with `snapshot`; for engines.
     pub fn new(snapshot: Arc<StateMap>) -> Self {
         Self {
-            snapshot,
+            snapshot: Some(snapshot),
             writes: Mutex::default(),
         }
     }
@@ -43,7 +44,7 @@ impl State {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let value = match writes.get(key) {
             Some(written) => written.clone()?,
-            None => self.snapshot.get(key)?.clone(),
+            None => self.snapshot.as_ref()?.get(key)?.clone(),
         };
         serde_json::from_value(value).ok()
     }
