@@ -422,6 +422,13 @@ async fn state_writes_apply_only_when_the_call_succeeds() {
             .unwrap(),
         "1"
     );
+    // Outside a conversation there is no state to read or write.
+    let session = engine.session("a").unwrap();
+    let outside = call(&engine, &session, "ctx__state_get", json!({ "key": "x" })).await;
+    assert!(outside
+        .expect_err("no state")
+        .message()
+        .contains("outside a conversation"));
     // Another conversation has its own state.
     let other = engine.turn("a", "s", "another").unwrap();
     assert_eq!(

@@ -244,3 +244,72 @@ fn the_readme_client_configuration_serves_the_tools() {
     );
     assert_eq!(step(&report, 0)["tools"], catalog("en-US")["tools"]);
 }
+
+#[test]
+fn a_server_serves_one_agent_with_that_agents_grants() {
+    // A fresh knowledge base for each run, in a configuration of its own.
+    let dir = std::env::temp_dir().join(format!("engine-mcp-agent-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("engine.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "data_dir = {:?}\n[agents.default]\n[agents.support]\nknowledge = \"write\"\n",
+            dir.display().to_string()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    for transport in BOTH {
+        let default = drive(
+            ENGINE,
+            &["--config", config],
+            transport,
+            json!([{ "list_tools": {} }]),
+        );
+        let names = |report: &Value| -> Vec<String> {
+            step(report, 0)["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|tool| tool["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert!(!names(&default).contains(&"notes__save_note".to_owned()));
+
+        let note = format!("parking over {transport:?}");
+        let support = drive(
+            ENGINE,
+            &["--config", config, "--agent", "support"],
+            transport,
+            json!([
+                { "list_tools": {} },
+                { "call": "notes__save_note", "arguments": { "name": format!("{transport:?}"), "text": note } },
+                { "call": "notes__search_notes", "arguments": { "words": "parking" } },
+                // State needs a conversation, and an MCP session is not one.
+                { "call": "notes__remember", "arguments": { "name": "n", "text": "t" } },
+            ]),
+        );
+        assert!(names(&support).contains(&"notes__save_note".to_owned()));
+        assert_eq!(
+            step(&support, 1)["structuredContent"],
+            Value::Null,
+            "a string output has no structured content"
+        );
+        assert_eq!(
+            text(step(&support, 1)),
+            format!("\"saved as {transport:?}.md\"")
+        );
+        assert!(
+            text(step(&support, 2)).contains(&format!("{transport:?}.md")),
+            "{support}"
+        );
+        let outside = step(&support, 3);
+        assert_eq!(outside["isError"], true);
+        assert!(
+            text(outside).contains("outside a conversation"),
+            "{outside}"
+        );
+    }
+}

@@ -51,7 +51,7 @@ pub struct ToolContext {
     turn: Option<TurnIdentity>,
     secrets: Vec<(String, Secret)>,
     audit: Audit,
-    state: State,
+    state: Option<State>,
     artifacts: Option<Artifacts>,
     knowledge: Option<KnowledgeGrant>,
     model: Option<Model>,
@@ -101,7 +101,7 @@ impl ToolContext {
 
     /// The same context, with the conversation's state as `state`.
     pub fn with_state(mut self, state: State) -> Self {
-        self.state = state;
+        self.state = Some(state);
         self
     }
 
@@ -134,7 +134,10 @@ impl ToolContext {
 
     /// The state writes of the call, for the engine to apply once the call succeeded.
     pub fn take_state_writes(&self) -> StateWrites {
-        self.state.take_writes()
+        self.state
+            .as_ref()
+            .map(State::take_writes)
+            .unwrap_or_default()
     }
 }
 
@@ -175,7 +178,11 @@ impl ToolParam for &State {
     type Extracted<'a> = &'a State;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<&'a State, ToolError> {
-        Ok(&input.context().state)
+        input.context().state.as_ref().ok_or_else(|| {
+            ToolError::new(
+                "this tool keeps conversation state, and was called outside a conversation",
+            )
+        })
     }
 }
 
@@ -184,7 +191,7 @@ impl ToolParam for &Artifacts {
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Artifacts, ToolError> {
         input.context().artifacts.as_ref().ok_or_else(|| {
-            ToolError::new("this tool hands files over through artifacts, which need a conversation; it was called outside one")
+            ToolError::new("this tool hands files over through the conversation's artifacts, and was called outside a conversation")
         })
     }
 }

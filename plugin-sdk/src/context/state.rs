@@ -18,7 +18,8 @@ pub type StateMap = BTreeMap<String, Value>;
 /// see each other's writes only when one finished (successfully) before the other started.
 #[derive(Debug, Default)]
 pub struct State {
-    /// `None` outside a conversation: no state, and no allocation to say so.
+    /// `None` for a state built by hand (`State::default()`, in a plugin's unit test):
+    /// empty, without an allocation.
     snapshot: Option<Arc<StateMap>>,
     /// `None` marks a removal.
     writes: Mutex<BTreeMap<String, Option<Value>>>,
