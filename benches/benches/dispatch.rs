@@ -7,9 +7,8 @@ use benchmarks::{
     alternate, forecast, print_ratios, weather, Contender, Forecast, WeatherQuery, ARGUMENTS,
 };
 use criterion::{criterion_group, Criterion};
-use engine_core::{AgentTurn, Call, Engine, EngineConfig, Registry, Stores, ToolCall};
+use engine_core::{Call, Engine, Turn};
 use futures::executor::block_on;
-use plugin_sdk::ToolContext;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
@@ -45,19 +44,10 @@ fn floor() -> String {
     serde_json::to_string(&output).unwrap()
 }
 
-/// `tool` through the registry: look-up by wire name, guards, serde.
-/// A call through `Engine::call`: the agent's equipment check and the call's context
-/// (audit, secrets, grants) built per call, then `Registry::call`.
-fn agent_call(engine: &Engine, session: &AgentTurn) -> String {
-    block_on(engine.call(
-        session,
-        ToolCall::new(black_box("bench__weather"), arguments()),
-    ))
-    .unwrap()
-}
-
-fn engine(registry: &Registry, tool: &str, context: &ToolContext) -> String {
-    block_on(registry.call(Call::new(black_box(tool), arguments(), context))).unwrap()
+/// `tool` through `Engine::call`, the one way in: look-up by wire name, the agent's
+/// equipment, the guards, the call's context (only what the tool reads), serde.
+fn engine(engine: &Engine, turn: &Turn, tool: &str) -> String {
+    block_on(engine.call(turn, Call::new(black_box(tool), arguments()))).unwrap()
 }
 
 /// rmcp's router, built once, called as its server calls it: the arguments parsed to a
@@ -92,33 +82,31 @@ fn rmcp_peer(runtime: &tokio::runtime::Runtime) -> Peer<RoleServer> {
 }
 
 fn bench(c: &mut Criterion) {
-    let registry = Registry::linked().expect("the bench plugin is valid");
-    let context = ToolContext::new();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
     let peer = rmcp_peer(&runtime);
     let router = RmcpServer::tool_router();
-    let config = EngineConfig::load(None, std::iter::empty()).expect("the default agent");
-    let agents = Engine::new(
-        std::sync::Arc::new(Registry::linked().expect("the bench plugin is valid")),
-        &config,
-        Stores::default(),
-    );
-    let session = agents.session("default").expect("the default agent");
+    let agents = Engine::builder()
+        .build()
+        .expect("the bench plugin is valid");
+    let session = agents.turn("default").expect("the default agent");
 
     // All three give the same forecast.
     let expected = floor();
-    assert_eq!(engine(&registry, "bench__weather", &context), expected);
-    assert_eq!(agent_call(&agents, &session), expected);
+    assert_eq!(engine(&agents, &session, "bench__weather"), expected);
+    assert_eq!(
+        engine(&agents, &session, "bench__weather_awaiting"),
+        expected
+    );
     assert!(rmcp_call(&router, &peer).contains(&expected[1..expected.len() - 1]));
 
     let mut group = c.benchmark_group("dispatch");
     group.bench_function("floor: serde + direct call", |b| {
         b.iter(|| black_box(floor()))
     });
-    group.bench_function("engine-core: Registry::call", |b| {
-        b.iter(|| black_box(engine(&registry, "bench__weather", black_box(&context))))
+    group.bench_function("engine-core: Engine::call", |b| {
+        b.iter(|| black_box(engine(&agents, &session, "bench__weather")))
     });
     group.bench_function("rmcp: stored ToolRouter", |b| {
         b.iter(|| black_box(rmcp_call(&router, &peer)))
@@ -135,20 +123,16 @@ fn bench(c: &mut Criterion) {
                 run: Box::new(|| drop(black_box(floor()))),
             },
             Contender {
-                name: "engine-core: Registry::call",
-                run: Box::new(|| drop(black_box(engine(&registry, "bench__weather", &context)))),
-            },
-            Contender {
-                name: "engine-core: Engine::call (agent, context)",
-                run: Box::new(|| drop(black_box(agent_call(&agents, &session)))),
+                name: "engine-core: Engine::call",
+                run: Box::new(|| drop(black_box(engine(&agents, &session, "bench__weather")))),
             },
             Contender {
                 name: "engine-core, a body with .await",
                 run: Box::new(|| {
                     drop(black_box(engine(
-                        &registry,
+                        &agents,
+                        &session,
                         "bench__weather_awaiting",
-                        &context,
                     )))
                 }),
             },

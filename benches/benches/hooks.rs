@@ -6,24 +6,21 @@ use std::convert::Infallible;
 use std::future::ready;
 
 use benchmarks::{alternate, print_ratios, Contender};
-use engine_core::{Linked, Registry};
-use plugin_sdk::hook::Turn;
+use engine_core::Engine;
+use plugin_sdk::engine::linked_hooks;
 
-/// A registry with the bench plugin's hooks named `names` and nothing else.
-fn registry(names: &[&str]) -> Registry {
-    let hooks = names
-        .iter()
-        .map(|name| {
-            plugin_sdk::linked_hooks()
-                .find(|hook| hook.name == *name)
-                .expect("the bench hook is linked")
-        })
-        .collect();
-    Registry::build(Linked {
-        hooks,
-        ..Linked::default()
-    })
-    .expect("the bench hooks are valid")
+/// An engine with the bench plugin's hooks named `names` and nothing else.
+fn engine(names: &[&str]) -> Engine {
+    let hooks = names.iter().map(|name| {
+        linked_hooks()
+            .find(|hook| hook.name == *name)
+            .expect("the bench hook is linked")
+    });
+    Engine::builder()
+        .tools([])
+        .hooks(hooks)
+        .build()
+        .expect("the bench hooks are valid")
 }
 
 fn main() {
@@ -31,13 +28,15 @@ fn main() {
         .enable_time()
         .build()
         .expect("a runtime");
-    let turn = Turn::new("bench");
-    let turn_with = |registry: Registry| {
-        let turn = turn.clone();
+    let turn_with = |engine: Engine| {
+        let turn = engine
+            .turn("default")
+            .expect("the default agent")
+            .in_conversation("subscriber", "bench");
         let runtime = &runtime;
         move || {
             let outcome = runtime
-                .block_on(registry.run_turn(&turn, "hello", false, |_| {
+                .block_on(engine.run_turn(&turn, "hello", false, |_| {
                     ready(Ok::<_, Infallible>(String::from("hi")))
                 }))
                 .expect("the model never fails here");
@@ -48,15 +47,15 @@ fn main() {
         &mut [
             Contender {
                 name: "turn without hooks (baseline)",
-                run: Box::new(turn_with(registry(&[]))),
+                run: Box::new(turn_with(engine(&[]))),
             },
             Contender {
                 name: "turn with one async hook",
-                run: Box::new(turn_with(registry(&["observe_async"]))),
+                run: Box::new(turn_with(engine(&["observe_async"]))),
             },
             Contender {
                 name: "turn with one plain-fn hook",
-                run: Box::new(turn_with(registry(&["observe_sync"]))),
+                run: Box::new(turn_with(engine(&["observe_sync"]))),
             },
         ],
         41,

@@ -3,15 +3,14 @@
 //! not. Run each mode under callgrind and compare totals (BENCHMARKS.md has the command).
 //!
 //! `dispatch_instructions MODE [CALLS]`, MODE one of `nothing` (the set-up alone, to
-//! subtract), `floor`, `engine`, `engine-await`, `agent` (`Engine::call`: the agent's
-//! equipment and the call's context, then the same dispatch).
+//! subtract), `floor`, `engine` (`Engine::call`: look-up, the agent's equipment, the
+//! guards, the call's context, serde) and `engine-await` (the same with an `.await`).
 
 use std::hint::black_box;
 
 use benchmarks::{weather, WeatherQuery, ARGUMENTS};
-use engine_core::{Call, Engine, EngineConfig, Registry, Stores, ToolCall};
+use engine_core::{Call, Engine};
 use futures::executor::block_on;
-use plugin_sdk::ToolContext;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -19,17 +18,12 @@ fn main() {
     let calls: usize = args
         .next()
         .map_or(20_000, |n| n.parse().expect("a number of calls"));
-    let registry = Registry::linked().expect("the bench plugin is valid");
-    let context = ToolContext::new();
-    let config = EngineConfig::load(None, std::iter::empty()).expect("the default agent");
-    let agents = Engine::new(
-        std::sync::Arc::new(Registry::linked().expect("the bench plugin is valid")),
-        &config,
-        Stores::default(),
-    );
-    let session = agents.session("default").expect("the default agent");
-    let engine = |tool: &str| {
-        block_on(registry.call(Call::new(black_box(tool), black_box(ARGUMENTS), &context))).unwrap()
+    let engine = Engine::builder()
+        .build()
+        .expect("the bench plugin is valid");
+    let session = engine.turn("default").expect("the default agent");
+    let call = |tool: &str| {
+        block_on(engine.call(&session, Call::new(black_box(tool), black_box(ARGUMENTS)))).unwrap()
     };
     for _ in 0..calls {
         let output = match mode.as_str() {
@@ -38,16 +32,9 @@ fn main() {
                 let query: WeatherQuery = serde_json::from_str(black_box(ARGUMENTS)).unwrap();
                 serde_json::to_string(&block_on(weather(query))).unwrap()
             }
-            "engine" => engine("bench__weather"),
-            "engine-await" => engine("bench__weather_awaiting"),
-            "agent" => block_on(agents.call(
-                &session,
-                ToolCall::new(black_box("bench__weather"), black_box(ARGUMENTS)),
-            ))
-            .unwrap(),
-            other => {
-                panic!("unknown mode `{other}`: nothing, floor, engine, engine-await or agent")
-            }
+            "engine" => call("bench__weather"),
+            "engine-await" => call("bench__weather_awaiting"),
+            other => panic!("unknown mode `{other}`: nothing, floor, engine or engine-await"),
         };
         black_box(output);
     }

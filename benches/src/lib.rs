@@ -9,8 +9,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use plugin_sdk::engine::{linked_tools, ToolDescriptor};
 use plugin_sdk::prelude::*;
-use plugin_sdk::{PluginManifest, ToolDescriptor};
 
 plugin_sdk::plugin! {
     namespace = "bench",
@@ -83,29 +83,34 @@ pub async fn observe_async(event: &MessageReceived) -> PreModelOutcome {
     PreModelOutcome::Observe
 }
 
-/// The bench plugin's manifest, which generated tools point at.
-fn manifest() -> &'static PluginManifest {
-    let tool = plugin_sdk::linked_tools()
+/// `count` distinct tools, each a copy of `weather` under its own name, in the bench
+/// plugin.
+pub fn generated_tools(count: usize) -> Vec<&'static ToolDescriptor> {
+    let template = linked_tools()
         .find(|tool| tool.name == "weather")
         .expect("the bench tool is linked");
-    (tool.plugin)()
-}
-
-/// `count` distinct tools, each a copy of `weather` under its own name.
-pub fn generated_tools(count: usize) -> engine_core::Linked {
-    let template = plugin_sdk::linked_tools()
-        .find(|tool| tool.name == "weather")
-        .expect("the bench tool is linked");
-    let tools = (0..count)
+    (0..count)
         .map(|index| {
             let name: &'static str = Box::leak(format!("weather_{index:04}").into_boxed_str());
             &*Box::leak(Box::new(ToolDescriptor { name, ..*template }))
         })
-        .collect();
-    engine_core::Linked {
-        plugins: vec![manifest()],
-        tools,
-        hooks: Vec::new(),
+        .collect()
+}
+
+/// The engine's start-up for `tools`: build and validate, render every catalog (MCP's in
+/// the default locale included), and equip the default agent.
+pub fn start_engine(tools: &[&'static ToolDescriptor]) -> engine_core::Engine {
+    engine_core::Engine::builder()
+        .tools(tools.iter().copied())
+        .hooks([])
+        .build()
+        .expect("generated tools are valid")
+}
+
+/// What any SDK that derives schemas must do at least once: build each input schema.
+pub fn schemas_only(tools: &[&'static ToolDescriptor]) {
+    for tool in tools {
+        black_box((tool.input_schema)());
     }
 }
 

@@ -19,7 +19,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use plugin_sdk::{KnowledgeLevel, Tier};
+use plugin_sdk::knowledge::KnowledgeLevel;
+use plugin_sdk::model::Tier;
 use serde::Deserialize;
 
 /// The prefix of environment variables that carry secrets:
@@ -154,16 +155,32 @@ pub struct TierConfig {
 }
 
 /// Why the configuration could not be read.
-#[derive(Debug)]
-pub struct ConfigError(String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read the configuration {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The text is not a valid configuration.
+    #[error("{}{message}", path.as_ref().map(|path| format!("{}: ", path.display())).unwrap_or_default())]
+    Invalid {
+        /// The file, when the text came from one.
+        path: Option<PathBuf>,
+        /// What is wrong, and where.
+        message: String,
+    },
+    /// A secret variable's name does not say which agent and key it is for.
+    #[error("`{name}` names no agent and key: write {SECRET_ENV_PREFIX}<agent>__<key>")]
+    SecretVariable {
+        /// The variable.
+        name: String,
+    },
 }
-
-impl std::error::Error for ConfigError {}
 
 impl EngineConfig {
     /// Reads `path` (if given) and the secrets among `env`, then makes sure there is an
@@ -174,23 +191,24 @@ impl EngineConfig {
     ) -> Result<Self, ConfigError> {
         let mut config = match path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|error| {
-                    ConfigError(format!(
-                        "cannot read the configuration {}: {error}",
-                        path.display()
-                    ))
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.to_owned(),
+                    source,
                 })?;
-                Self::parse(&text)
-                    .map_err(|error| ConfigError(format!("{}: {error}", path.display())))?
+                Self::parse(&text).map_err(|error| match error {
+                    ConfigError::Invalid { message, .. } => ConfigError::Invalid {
+                        path: Some(path.to_owned()),
+                        message,
+                    },
+                    other => other,
+                })?
             }
             None => Self::default(),
         };
         for (name, value) in env {
             if let Some(rest) = name.strip_prefix(SECRET_ENV_PREFIX) {
                 let Some((agent, key)) = rest.split_once("__") else {
-                    return Err(ConfigError(format!(
-                        "`{name}` names no agent and key: write {SECRET_ENV_PREFIX}<agent>__<key>"
-                    )));
+                    return Err(ConfigError::SecretVariable { name });
                 };
                 config
                     .agents
@@ -200,17 +218,25 @@ impl EngineConfig {
                     .insert(key.to_owned(), value);
             }
         }
-        if config.agents.is_empty() {
-            config
-                .agents
-                .insert(DEFAULT_AGENT.to_owned(), AgentConfig::default());
-        }
+        config.ensure_an_agent();
         Ok(config)
     }
 
     /// Parses TOML text.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|error| ConfigError(error.to_string()))
+        toml::from_str(text).map_err(|error| ConfigError::Invalid {
+            path: None,
+            message: error.to_string(),
+        })
+    }
+
+    /// Gives a configuration without agents the agent [`DEFAULT_AGENT`], which grants
+    /// nothing: an engine always has an agent to call through.
+    pub fn ensure_an_agent(&mut self) {
+        if self.agents.is_empty() {
+            self.agents
+                .insert(DEFAULT_AGENT.to_owned(), AgentConfig::default());
+        }
     }
 
     /// Where data lives.

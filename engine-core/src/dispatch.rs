@@ -1,57 +1,21 @@
-//! Calling a tool: look-up, arguments, deadline, cancellation, panics, in that order.
+//! Running a tool: arguments, deadline, cancellation, panics, in that order.
 //!
 //! Every way a call can go wrong ends as a [`CallError`] that the model can read; none
 //! of them unwinds past the registry or takes the process down.
 
 use std::any::Any;
-use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::Poll;
 
 use futures::FutureExt;
-use plugin_sdk::{BoxFuture, CallFn, CallInput, ToolContext, ToolEntry, ToolError, ToolErrorKind};
+use plugin_sdk::engine::{CallFn, CallInput, ReadyFn};
+use plugin_sdk::{ToolError, ToolErrorKind};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::registry::{Registry, Tool};
-
-/// One tool call, as the model (or a client) asked for it.
-#[derive(Clone, Copy)]
-pub struct Call<'a> {
-    tool: &'a str,
-    arguments: &'a str,
-    context: &'a ToolContext,
-    deadline: Option<Instant>,
-    cancel: Option<&'a CancellationToken>,
-}
-
-impl<'a> Call<'a> {
-    /// A call of `tool` (id or wire name) with `arguments` (JSON text) in `context`, under
-    /// the registry's default timeout and with no cancellation.
-    pub fn new(tool: &'a str, arguments: &'a str, context: &'a ToolContext) -> Self {
-        Self {
-            tool,
-            arguments,
-            context,
-            deadline: None,
-            cancel: None,
-        }
-    }
-
-    /// The same call, stopped at `deadline`.
-    pub fn deadline(mut self, deadline: Instant) -> Self {
-        self.deadline = Some(deadline);
-        self
-    }
-
-    /// The same call, stopped when `token` is cancelled (the turn was abandoned).
-    pub fn cancel_on(mut self, token: &'a CancellationToken) -> Self {
-        self.cancel = Some(token);
-        self
-    }
-}
+use crate::registry::Limits;
+use crate::tool::Tool;
 
 /// Why a call produced no result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,14 +54,15 @@ impl CallErrorKind {
 
 /// A failed call, in words the model can act on. Nothing secret is in the message: no
 /// panic payload, no list of tools, no internal path.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", kind.as_str())]
 pub struct CallError {
     kind: CallErrorKind,
     message: String,
 }
 
 impl CallError {
-    fn new(kind: CallErrorKind, message: String) -> Self {
+    pub(crate) fn new(kind: CallErrorKind, message: String) -> Self {
         Self { kind, message }
     }
 
@@ -118,14 +83,6 @@ impl CallError {
     }
 }
 
-impl fmt::Display for CallError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.as_str(), self.message)
-    }
-}
-
-impl std::error::Error for CallError {}
-
 impl From<ToolError> for CallError {
     fn from(error: ToolError) -> Self {
         let kind = match error.kind() {
@@ -137,44 +94,6 @@ impl From<ToolError> for CallError {
     }
 }
 
-/// The future of [`Registry::call`].
-#[must_use = "a call does nothing unless it is awaited"]
-pub struct CallFuture<'a> {
-    state: CallState<'a>,
-}
-
-enum CallState<'a> {
-    /// Not polled yet: nothing has run.
-    Start(&'a Registry, Call<'a>),
-    /// A tool that may suspend, running.
-    Running(BoxFuture<'a, Result<String, CallError>>),
-    /// Finished; the result until it is taken.
-    Done(Option<Result<String, CallError>>),
-}
-
-impl Future for CallFuture<'_> {
-    type Output = Result<String, CallError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let state = &mut self.state;
-        if let CallState::Start(registry, call) = *state {
-            *state = registry.start(call);
-        }
-        match state {
-            CallState::Start(..) => unreachable!("started above"),
-            CallState::Running(future) => {
-                let result = std::task::ready!(future.as_mut().poll(cx));
-                *state = CallState::Done(None);
-                Poll::Ready(result)
-            }
-            CallState::Done(result) => match result.take() {
-                Some(result) => Poll::Ready(result),
-                None => panic!("a CallFuture was polled after it completed"),
-            },
-        }
-    }
-}
-
 /// How a tool's future ends: its own result, or the payload of its panic.
 type Outcome = Result<Result<String, ToolError>, Box<dyn Any + Send>>;
 
@@ -182,118 +101,102 @@ type Outcome = Result<Result<String, ToolError>, Box<dyn Any + Send>>;
 /// the error as large as its request.
 const ECHO_LIMIT: usize = 64;
 
-impl Registry {
-    /// Runs one call; the future gives the tool's output as JSON text.
-    ///
-    /// A tool whose body has no `.await` ([`ToolEntry::Ready`]) runs on the first poll,
-    /// at the cost of a look-up and serde. Any other runs in a boxed future, polled once
-    /// inline; only a tool that then waits sets up the deadline and the cancellation,
-    /// which need a Tokio runtime with its timer enabled.
-    pub fn call<'a>(&'a self, call: Call<'a>) -> CallFuture<'a> {
-        CallFuture {
-            state: CallState::Start(self, call),
-        }
-    }
+/// What a call asks for beyond the tool: how long it may take, whether it is still wanted.
+#[derive(Clone, Copy)]
+pub(crate) struct Bounds<'a> {
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) cancel: Option<&'a CancellationToken>,
+    pub(crate) limits: &'a Limits,
+}
 
-    /// What the first poll of a call does: every check, then the tool if it cannot
-    /// suspend, or the future that runs it.
-    fn start<'a>(&'a self, call: Call<'a>) -> CallState<'a> {
-        let tool = match self.admit(&call) {
-            Ok(tool) => tool,
-            Err(error) => return CallState::Done(Some(Err(error))),
-        };
-        let input = CallInput::new(call.arguments, call.context);
-        match tool.descriptor().entry {
-            // The body cannot suspend: it runs to completion here, with no future to box
-            // and nothing a deadline could interrupt.
-            ToolEntry::Ready(run) => {
-                let result = match std::panic::catch_unwind(AssertUnwindSafe(|| run(input))) {
-                    Ok(result) => result.map_err(CallError::from),
-                    Err(payload) => Err(panicked(tool, payload)),
-                };
-                CallState::Done(Some(result))
-            }
-            ToolEntry::Async(call_fn) => {
-                CallState::Running(Box::pin(self.run_async(tool, call_fn, input, call)))
-            }
-        }
+impl Bounds<'_> {
+    /// The deadline, or the default timeout from now.
+    pub(crate) fn deadline_or_default(&self) -> Instant {
+        self.deadline
+            .unwrap_or_else(|| Instant::now() + self.limits.default_timeout)
     }
+}
 
-    /// The checks before a tool runs: its name, the size of the arguments, and whether
-    /// the call is still wanted.
-    fn admit(&self, call: &Call<'_>) -> Result<&Tool, CallError> {
-        let Some(tool) = self.tool(call.tool) else {
-            return Err(unknown_tool(call.tool));
-        };
-        if call.arguments.len() > self.limits.max_argument_bytes {
-            return Err(CallError::new(
-                CallErrorKind::InvalidArguments,
-                format!(
-                    "the arguments are {} bytes, more than the {} bytes a call may carry",
-                    call.arguments.len(),
-                    self.limits.max_argument_bytes
-                ),
-            ));
-        }
-        // A turn that was abandoned, or a call already late, runs nothing.
-        if call.cancel.is_some_and(CancellationToken::is_cancelled) {
-            return Err(cancelled_call(tool));
-        }
-        if call
-            .deadline
-            .is_some_and(|deadline| deadline <= Instant::now())
-        {
-            return Err(timed_out(tool));
-        }
-        Ok(tool)
+/// The checks before a tool runs: the size of the arguments, and whether the call is
+/// still wanted.
+pub(crate) fn admit(tool: &Tool, arguments: &str, bounds: &Bounds<'_>) -> Result<(), CallError> {
+    if arguments.len() > bounds.limits.max_argument_bytes {
+        return Err(CallError::new(
+            CallErrorKind::InvalidArguments,
+            format!(
+                "the arguments are {} bytes, more than the {} bytes a call may carry",
+                arguments.len(),
+                bounds.limits.max_argument_bytes
+            ),
+        ));
     }
-
-    /// A tool whose body may suspend: polled once inline, then, if it waits, against the
-    /// deadline and the token.
-    async fn run_async(
-        &self,
-        tool: &Tool,
-        call_fn: CallFn,
-        input: CallInput<'_>,
-        call: Call<'_>,
-    ) -> Result<String, CallError> {
-        let mut running = match std::panic::catch_unwind(AssertUnwindSafe(|| call_fn(input))) {
-            Ok(future) => AssertUnwindSafe(future).catch_unwind(),
-            Err(payload) => return Err(panicked(tool, payload)),
-        };
-        let first = std::future::poll_fn(|cx| Poll::Ready(running.poll_unpin(cx))).await;
-        let outcome = match first {
-            Poll::Ready(outcome) => outcome,
-            Poll::Pending => self.wait(tool, running, &call).await?,
-        };
-        match outcome {
-            Ok(result) => result.map_err(CallError::from),
-            Err(payload) => Err(panicked(tool, payload)),
-        }
+    // A turn that was abandoned, or a call already late, runs nothing.
+    if bounds.cancel.is_some_and(CancellationToken::is_cancelled) {
+        return Err(cancelled_call(tool));
     }
+    if bounds
+        .deadline
+        .is_some_and(|deadline| deadline <= Instant::now())
+    {
+        return Err(timed_out(tool));
+    }
+    Ok(())
+}
 
-    /// The rest of a call whose tool did not finish on its first poll: the tool against
-    /// the deadline and the cancellation token.
-    async fn wait(
-        &self,
-        tool: &Tool,
-        running: impl Future<Output = Outcome> + Unpin,
-        call: &Call<'_>,
-    ) -> Result<Outcome, CallError> {
-        let deadline = call
-            .deadline
-            .unwrap_or_else(|| Instant::now() + self.limits.default_timeout);
-        let cancelled = async {
-            match call.cancel {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            outcome = running => Ok(outcome),
-            () = tokio::time::sleep_until(deadline) => Err(timed_out(tool)),
-            () = cancelled => Err(cancelled_call(tool)),
+/// Runs a tool whose body cannot suspend, to completion: no future to box and nothing a
+/// deadline could interrupt.
+pub(crate) fn run_ready(
+    tool: &Tool,
+    run: ReadyFn,
+    input: CallInput<'_>,
+) -> Result<String, CallError> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| run(input))) {
+        Ok(result) => result.map_err(CallError::from),
+        Err(payload) => Err(panicked(tool, payload)),
+    }
+}
+
+/// Runs a tool whose body may suspend: polled once inline, then, if it waits, against
+/// the deadline and the token, which need a Tokio runtime with its timer enabled.
+pub(crate) async fn run_async(
+    tool: &Tool,
+    call_fn: CallFn,
+    input: CallInput<'_>,
+    bounds: Bounds<'_>,
+) -> Result<String, CallError> {
+    let mut running = match std::panic::catch_unwind(AssertUnwindSafe(|| call_fn(input))) {
+        Ok(future) => AssertUnwindSafe(future).catch_unwind(),
+        Err(payload) => return Err(panicked(tool, payload)),
+    };
+    let first = std::future::poll_fn(|cx| Poll::Ready(running.poll_unpin(cx))).await;
+    let outcome = match first {
+        Poll::Ready(outcome) => outcome,
+        Poll::Pending => wait(tool, running, &bounds).await?,
+    };
+    match outcome {
+        Ok(result) => result.map_err(CallError::from),
+        Err(payload) => Err(panicked(tool, payload)),
+    }
+}
+
+/// The rest of a call whose tool did not finish on its first poll: the tool against the
+/// deadline and the cancellation token.
+async fn wait(
+    tool: &Tool,
+    running: impl Future<Output = Outcome> + Unpin,
+    bounds: &Bounds<'_>,
+) -> Result<Outcome, CallError> {
+    let deadline = bounds.deadline_or_default();
+    let cancelled = async {
+        match bounds.cancel {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
         }
+    };
+    tokio::select! {
+        outcome = running => Ok(outcome),
+        () = tokio::time::sleep_until(deadline) => Err(timed_out(tool)),
+        () = cancelled => Err(cancelled_call(tool)),
     }
 }
 

@@ -5,14 +5,22 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use plugin_sdk::{Redact, RedactValues};
+use plugin_sdk::engine::{Redact, RedactValues};
+
+use crate::config::EngineConfig;
 use tracing_subscriber::fmt::MakeWriter;
+
+/// Every configured secret value, for the log writer (and, inside the engine, the audit
+/// logger).
+pub fn redactor(config: &EngineConfig) -> Arc<RedactValues> {
+    Arc::new(RedactValues::new(config.secret_values().map(str::to_owned)))
+}
 
 /// A `tracing_subscriber` writer that redacts every configured secret value from each
 /// log line before `inner` writes it.
 ///
 /// ```no_run
-/// # let config = engine_core::EngineConfig::default();
+/// # let config = engine_core::config::EngineConfig::default();
 /// let redact = engine_core::redactor(&config);
 /// tracing_subscriber::fmt()
 ///     .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))

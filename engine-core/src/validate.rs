@@ -8,13 +8,13 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use plugin_sdk::engine::{PluginManifest, SourceLocation};
 use plugin_sdk::hook::Event;
-use plugin_sdk::{PluginManifest, SourceLocation};
 use semver::{Version, VersionReq};
 
 use crate::builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 use crate::hooks::Hook;
-use crate::registry::Tool;
+use crate::tool::Tool;
 use crate::wire::SURFACES;
 
 /// The version of engine-core this binary runs, which plugins' `engine` ranges must admit.
@@ -96,7 +96,7 @@ impl Problem {
         }
     }
 
-    pub(crate) fn tool(rule: Rule, tool: &Tool, message: String, fix: String) -> Self {
+    fn tool(rule: Rule, tool: &Tool, message: String, fix: String) -> Self {
         Self {
             tool: Some(tool.id().to_owned()),
             location: Some(tool.descriptor().location),
@@ -185,8 +185,9 @@ pub(crate) fn validate(
         check_builtin_name(tool, &mut problems);
         check_wire_name(tool, &mut problems);
         check_strict_schema(tool, &mut problems);
+        check_gemini_schema(tool, &mut problems);
     }
-    check_hook_ids_unique(hooks, &mut problems);
+    check_ids_unique(hooks, &mut problems);
     for hook in hooks {
         check_hook_settings(hook, &mut problems);
     }
@@ -254,24 +255,77 @@ fn check_namespaces_unique(plugins: &[&'static PluginManifest], problems: &mut V
     }
 }
 
-fn check_ids_unique(tools: &[Tool], problems: &mut Vec<Problem>) {
-    for pair in tools.windows(2) {
-        let (first, second) = (&pair[0], &pair[1]);
-        if first.id() == second.id() {
-            let at = first.descriptor().location;
-            problems.push(Problem::tool(
-                Rule::DuplicateId,
-                second,
-                format!(
-                    "the id `{}` is also defined at {}:{} by {}",
-                    first.id(),
-                    at.file,
-                    at.line,
-                    first.plugin().package
-                ),
-                "rename one of the tools (`#[define_tool(name = \"...\")]` or the function)".into(),
-            ));
-        }
+/// A tool or a hook, for the rules both follow.
+trait Registered {
+    /// `tool` or `hook`, and how to rename one.
+    const KIND: &'static str;
+    const RENAME: &'static str;
+    fn id(&self) -> &str;
+    fn location(&self) -> SourceLocation;
+    fn plugin(&self) -> &'static PluginManifest;
+    fn problem(&self, rule: Rule, message: String, fix: String) -> Problem;
+}
+
+impl Registered for Tool {
+    const KIND: &'static str = "tool";
+    const RENAME: &'static str = "`#[define_tool(name = \"...\")]`";
+    fn id(&self) -> &str {
+        self.id()
+    }
+    fn location(&self) -> SourceLocation {
+        self.descriptor().location
+    }
+    fn plugin(&self) -> &'static PluginManifest {
+        self.plugin()
+    }
+    fn problem(&self, rule: Rule, message: String, fix: String) -> Problem {
+        Problem::tool(rule, self, message, fix)
+    }
+}
+
+impl Registered for Hook {
+    const KIND: &'static str = "hook";
+    const RENAME: &'static str = "`#[define_hook(name = \"...\")]`";
+    fn id(&self) -> &str {
+        self.id()
+    }
+    fn location(&self) -> SourceLocation {
+        self.descriptor().location
+    }
+    fn plugin(&self) -> &'static PluginManifest {
+        self.plugin()
+    }
+    fn problem(&self, rule: Rule, message: String, fix: String) -> Problem {
+        Problem::hook(rule, self, message, fix)
+    }
+}
+
+/// Each id once among `items` (tools, or hooks across events): every later definition of
+/// an id is a problem that names the first.
+fn check_ids_unique<T: Registered>(items: &[T], problems: &mut Vec<Problem>) {
+    let mut first_of: HashMap<&str, &T> = HashMap::with_capacity(items.len());
+    for item in items {
+        let Some(first) = first_of.get(item.id()) else {
+            first_of.insert(item.id(), item);
+            continue;
+        };
+        let at = first.location();
+        problems.push(item.problem(
+            Rule::DuplicateId,
+            format!(
+                "the {} id `{}` is also defined at {}:{} by {}",
+                T::KIND,
+                item.id(),
+                at.file,
+                at.line,
+                first.plugin().package
+            ),
+            format!(
+                "rename one of the {}s ({} or the function)",
+                T::KIND,
+                T::RENAME
+            ),
+        ));
     }
 }
 
@@ -356,24 +410,16 @@ fn check_strict_schema(tool: &Tool, problems: &mut Vec<Problem>) {
     ));
 }
 
-fn check_hook_ids_unique(hooks: &[Hook], problems: &mut Vec<Problem>) {
-    for pair in hooks.windows(2) {
-        let (first, second) = (&pair[0], &pair[1]);
-        if first.id() == second.id() {
-            let at = first.descriptor().location;
-            problems.push(Problem::hook(
-                Rule::DuplicateId,
-                second,
-                format!(
-                    "the hook id `{}` is also defined at {}:{} by {}",
-                    first.id(),
-                    at.file,
-                    at.line,
-                    first.plugin().package
-                ),
-                "rename one of the hooks (`#[define_hook(name = \"...\")]` or the function)".into(),
-            ));
-        }
+/// What the Gemini conversion found, computed with the tool's schemas (see `Tool::new`).
+fn check_gemini_schema(tool: &Tool, problems: &mut Vec<Problem>) {
+    if let Err(reason) = tool.gemini_declaration() {
+        problems.push(Problem::tool(
+            Rule::GeminiSchema,
+            tool,
+            format!("Gemini cannot take the arguments schema: {reason}"),
+            "make the arguments type non-recursive (a fixed number of levels, each its own struct)"
+                .into(),
+        ));
     }
 }
 

@@ -1,13 +1,14 @@
 //! Dispatch: every way a call can go wrong comes back as an error the model reads, and
-//! the registry keeps serving afterwards.
+//! the engine keeps serving afterwards.
 //!
 //! This test binary links only the tools defined here.
 
 use std::time::Duration;
 
-use engine_core::{Call, CallErrorKind, CancellationToken, Registry};
+use engine_core::config::EngineConfig;
+use engine_core::{Call, CallErrorKind, CancellationToken, Engine, Limits, Tool, Turn};
+use plugin_sdk::engine::{CallInput, ToolEntry};
 use plugin_sdk::prelude::*;
-use plugin_sdk::ToolEntry;
 use serde_json::{json, Value};
 
 plugin_sdk::plugin! {
@@ -75,17 +76,37 @@ async fn nap(parcel: Parcel) -> Receipt {
 const PARCEL: &str =
     r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": 118}, "tags": ["fragile"]}"#;
 
-fn registry() -> Registry {
-    Registry::linked().expect("the probe tools are valid")
+/// An engine over the probe tools, under `limits`, and a turn of its one agent.
+fn engine_with(limits: Limits) -> (Engine, Turn) {
+    let config = EngineConfig::parse("[agents.probe]\n").unwrap();
+    let engine = Engine::builder()
+        .config(config)
+        .limits(limits)
+        .build()
+        .expect("the probe tools are valid");
+    let turn = engine.turn("probe").unwrap();
+    (engine, turn)
+}
+
+fn engine() -> (Engine, Turn) {
+    engine_with(Limits::default())
+}
+
+/// The probe tool called `name` on the wire.
+fn tool<'e>(engine: &'e Engine, name: &str) -> &'e Tool {
+    engine
+        .tools()
+        .iter()
+        .find(|tool| tool.wire_name() == name)
+        .unwrap_or_else(|| panic!("no tool `{name}`"))
 }
 
 async fn call(
-    registry: &Registry,
+    (engine, turn): &(Engine, Turn),
     tool: &str,
     arguments: &str,
 ) -> Result<Value, engine_core::CallError> {
-    let context = ToolContext::new();
-    let output = registry.call(Call::new(tool, arguments, &context)).await?;
+    let output = engine.call(turn, Call::new(tool, arguments)).await?;
     Ok(serde_json::from_str(&output).expect("tools return JSON"))
 }
 
@@ -100,14 +121,11 @@ fn expect_error(result: Result<Value, engine_core::CallError>, kind: CallErrorKi
 
 #[tokio::test]
 async fn a_call_by_id_or_wire_name_returns_the_tools_json() {
-    let registry = registry();
+    let engine = engine();
     let expected = json!({"city": "Rome", "zip": 118, "grams": 900, "tags": 1});
+    assert_eq!(call(&engine, "probe:ship", PARCEL).await.unwrap(), expected);
     assert_eq!(
-        call(&registry, "probe:ship", PARCEL).await.unwrap(),
-        expected
-    );
-    assert_eq!(
-        call(&registry, "probe__ship", PARCEL).await.unwrap(),
+        call(&engine, "probe__ship", PARCEL).await.unwrap(),
         expected
     );
 }
@@ -115,7 +133,7 @@ async fn a_call_by_id_or_wire_name_returns_the_tools_json() {
 #[tokio::test]
 async fn bad_json_is_reported_as_such() {
     let message = expect_error(
-        call(&registry(), "probe__ship", r#"{"weight_grams": 9"#).await,
+        call(&engine(), "probe__ship", r#"{"weight_grams": 9"#).await,
         CallErrorKind::InvalidArguments,
     );
     assert!(
@@ -128,7 +146,7 @@ async fn bad_json_is_reported_as_such() {
 async fn a_wrong_type_names_the_field_and_the_expected_type() {
     let arguments = r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": "00118"}, "tags": []}"#;
     let message = expect_error(
-        call(&registry(), "probe__ship", arguments).await,
+        call(&engine(), "probe__ship", arguments).await,
         CallErrorKind::InvalidArguments,
     );
     assert_eq!(
@@ -141,12 +159,12 @@ async fn a_wrong_type_names_the_field_and_the_expected_type() {
 async fn a_missing_field_is_named() {
     let arguments = r#"{"weight_grams": 900, "to": {"city": "Rome"}, "tags": []}"#;
     let message = expect_error(
-        call(&registry(), "probe__ship", arguments).await,
+        call(&engine(), "probe__ship", arguments).await,
         CallErrorKind::InvalidArguments,
     );
     assert_eq!(message, "invalid arguments: `to`: missing field `zip`");
     let message = expect_error(
-        call(&registry(), "probe__ship", "{}").await,
+        call(&engine(), "probe__ship", "{}").await,
         CallErrorKind::InvalidArguments,
     );
     assert_eq!(message, "invalid arguments: missing field `weight_grams`");
@@ -156,7 +174,7 @@ async fn a_missing_field_is_named() {
 async fn an_element_of_a_list_is_named_by_index() {
     let arguments = r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": 1}, "tags": ["a", 7]}"#;
     let message = expect_error(
-        call(&registry(), "probe__ship", arguments).await,
+        call(&engine(), "probe__ship", arguments).await,
         CallErrorKind::InvalidArguments,
     );
     assert_eq!(
@@ -167,14 +185,14 @@ async fn an_element_of_a_list_is_named_by_index() {
 
 #[tokio::test]
 async fn deeply_nested_and_oversized_arguments_are_refused() {
-    let registry = registry();
+    let engine = engine();
     let deep = format!(
         r#"{{"weight_grams": 1, "extra": {}{}}}"#,
         "[".repeat(100_000),
         "]".repeat(100_000)
     );
     let message = expect_error(
-        call(&registry, "probe__ship", &deep).await,
+        call(&engine, "probe__ship", &deep).await,
         CallErrorKind::InvalidArguments,
     );
     // serde_json skips an unknown field without recursing, so 100,000 levels cost no stack.
@@ -182,7 +200,7 @@ async fn deeply_nested_and_oversized_arguments_are_refused() {
 
     let huge = format!(r#"{{"tags": ["{}"]}}"#, "x".repeat(2 << 20));
     let message = expect_error(
-        call(&registry, "probe__ship", &huge).await,
+        call(&engine, "probe__ship", &huge).await,
         CallErrorKind::InvalidArguments,
     );
     assert!(message.contains("more than the 1048576 bytes"), "{message}");
@@ -190,9 +208,9 @@ async fn deeply_nested_and_oversized_arguments_are_refused() {
 
 #[tokio::test]
 async fn an_unknown_tool_is_refused_without_listing_any_tool() {
-    let registry = registry();
+    let engine = engine();
     let message = expect_error(
-        call(&registry, "probe:missing", "{}").await,
+        call(&engine, "probe:missing", "{}").await,
         CallErrorKind::UnknownTool,
     );
     assert!(message.contains("`probe:missing`"), "{message}");
@@ -200,10 +218,7 @@ async fn an_unknown_tool_is_refused_without_listing_any_tool() {
         assert!(!message.contains(name), "the error lists a tool: {message}");
     }
     let long = "x".repeat(10_000);
-    let message = expect_error(
-        call(&registry, &long, "{}").await,
-        CallErrorKind::UnknownTool,
-    );
+    let message = expect_error(call(&engine, &long, "{}").await, CallErrorKind::UnknownTool);
     assert!(
         message.len() < 200,
         "the name is echoed in full: {} bytes",
@@ -214,17 +229,17 @@ async fn an_unknown_tool_is_refused_without_listing_any_tool() {
 #[tokio::test]
 async fn a_tools_own_error_reaches_the_model() {
     let message = expect_error(
-        call(&registry(), "probe__refuse", PARCEL).await,
+        call(&engine(), "probe__refuse", PARCEL).await,
         CallErrorKind::Failed,
     );
     assert_eq!(message, "the depot is closed on Sundays");
 }
 
 #[tokio::test]
-async fn a_panic_is_caught_reported_without_its_payload_and_the_registry_serves_on() {
-    let registry = registry();
+async fn a_panic_is_caught_reported_without_its_payload_and_the_engine_serves_on() {
+    let engine = engine();
     let message = expect_error(
-        call(&registry, "probe__explode", PARCEL).await,
+        call(&engine, "probe__explode", PARCEL).await,
         CallErrorKind::Panicked,
     );
     assert!(
@@ -232,44 +247,42 @@ async fn a_panic_is_caught_reported_without_its_payload_and_the_registry_serves_
         "the panic payload reached the model: {message}"
     );
     assert!(message.contains("probe__explode"), "{message}");
-    assert!(call(&registry, "probe__ship", PARCEL).await.is_ok());
+    assert!(call(&engine, "probe__ship", PARCEL).await.is_ok());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_tool_past_its_deadline_is_stopped() {
-    let registry = registry();
-    let context = ToolContext::new();
+    let (engine, turn) = engine();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    let error = registry
-        .call(Call::new("probe__hang", PARCEL, &context).deadline(deadline))
+    let error = engine
+        .call(&turn, Call::new("probe__hang", PARCEL).deadline(deadline))
         .await
         .expect_err("a hanging tool must time out");
     assert_eq!(error.kind(), CallErrorKind::TimedOut);
     assert!(tokio::time::Instant::now() >= deadline);
     // A tool that waits less than its deadline is not cut short.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    let fine = registry
-        .call(Call::new("probe__nap", PARCEL, &context).deadline(deadline))
+    let fine = engine
+        .call(&turn, Call::new("probe__nap", PARCEL).deadline(deadline))
         .await;
     assert!(fine.is_ok(), "{fine:?}");
 }
 
 #[tokio::test(start_paused = true)]
 async fn without_a_deadline_the_default_timeout_applies() {
-    let registry = registry().with_limits(engine_core::Limits {
+    let engine = engine_with(Limits {
         default_timeout: Duration::from_secs(2),
         ..Default::default()
     });
     let started = tokio::time::Instant::now();
-    let result = call(&registry, "probe__hang", PARCEL).await;
+    let result = call(&engine, "probe__hang", PARCEL).await;
     expect_error(result, CallErrorKind::TimedOut);
     assert_eq!(started.elapsed(), Duration::from_secs(2));
 }
 
 #[tokio::test]
 async fn a_cancelled_call_stops_at_once() {
-    let registry = registry();
-    let context = ToolContext::new();
+    let (engine, turn) = engine();
     let token = CancellationToken::new();
     let canceller = {
         let token = token.clone();
@@ -278,8 +291,8 @@ async fn a_cancelled_call_stops_at_once() {
             token.cancel();
         })
     };
-    let error = registry
-        .call(Call::new("probe__hang", PARCEL, &context).cancel_on(&token))
+    let error = engine
+        .call(&turn, Call::new("probe__hang", PARCEL).cancel_on(&token))
         .await
         .expect_err("a cancelled call must end");
     assert_eq!(error.kind(), CallErrorKind::Cancelled);
@@ -288,8 +301,8 @@ async fn a_cancelled_call_stops_at_once() {
 
 #[tokio::test]
 async fn a_body_without_await_gets_a_ready_entry_and_one_that_awaits_an_async_one() {
-    let registry = registry();
-    let entry = |name: &str| registry.tool(name).unwrap().descriptor().entry;
+    let engine = engine();
+    let entry = |name: &str| tool(&engine.0, name).descriptor().entry;
     for name in ["probe__ship", "probe__refuse", "probe__explode"] {
         assert!(
             matches!(entry(name), ToolEntry::Ready(_)),
@@ -301,14 +314,11 @@ async fn a_body_without_await_gets_a_ready_entry_and_one_that_awaits_an_async_on
     }
     // Both kinds answer alike through the descriptor's uniform future.
     let context = ToolContext::new();
-    let ship = registry.tool("probe__ship").unwrap().descriptor();
-    let via_future = ship
-        .call(plugin_sdk::CallInput::new(PARCEL, &context))
-        .await
-        .unwrap();
+    let ship = tool(&engine.0, "probe__ship").descriptor();
+    let via_future = ship.call(CallInput::new(PARCEL, &context)).await.unwrap();
     assert_eq!(
         via_future,
-        call(&registry, "probe__ship", PARCEL)
+        call(&engine, "probe__ship", PARCEL)
             .await
             .unwrap()
             .to_string()
@@ -317,19 +327,18 @@ async fn a_body_without_await_gets_a_ready_entry_and_one_that_awaits_an_async_on
 
 #[tokio::test]
 async fn a_call_already_cancelled_or_late_runs_nothing() {
-    let registry = registry();
-    let context = ToolContext::new();
+    let (engine, turn) = engine();
     let token = CancellationToken::new();
     token.cancel();
-    let error = registry
-        .call(Call::new("probe__explode", PARCEL, &context).cancel_on(&token))
+    let error = engine
+        .call(&turn, Call::new("probe__explode", PARCEL).cancel_on(&token))
         .await
         .expect_err("a cancelled turn runs no tool");
     // `explode` panics when it runs: a `Cancelled` error means it never ran.
     assert_eq!(error.kind(), CallErrorKind::Cancelled);
     let past = tokio::time::Instant::now() - Duration::from_millis(1);
-    let error = registry
-        .call(Call::new("probe__explode", PARCEL, &context).deadline(past))
+    let error = engine
+        .call(&turn, Call::new("probe__explode", PARCEL).deadline(past))
         .await
         .expect_err("a late call runs no tool");
     assert_eq!(error.kind(), CallErrorKind::TimedOut);

@@ -1,21 +1,33 @@
-//! The registry of a binary that links the two example plugins, and registries built by
-//! hand from descriptors that break the start-up rules.
+//! The engine of a binary that links the two example plugins, and engines built by hand
+//! from descriptors that break the start-up rules.
 
 use acme_crm as _;
-use engine_core::{Linked, Registry, Rule};
-use plugin_sdk::{PluginManifest, ToolDescriptor};
+use engine_core::config::EngineConfig;
+use engine_core::{Call, CallErrorKind, Engine, EngineError, Rule, StartupError};
+use plugin_sdk::engine::{PluginManifest, ToolDescriptor};
 use weather as _;
 
 fn linked_tool(id: &str) -> &'static ToolDescriptor {
-    plugin_sdk::linked_tools()
+    plugin_sdk::engine::linked_tools()
         .find(|tool| tool.id() == id)
         .unwrap_or_else(|| panic!("no linked tool `{id}`"))
 }
 
+/// The start-up problems of an engine serving `tools`.
+fn refused(tools: Vec<&'static ToolDescriptor>) -> StartupError {
+    match Engine::builder().tools(tools).build() {
+        Err(EngineError::Startup(error)) => error,
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(_) => panic!("the engine started"),
+    }
+}
+
 #[test]
 fn linked_plugins_and_tools_are_collected_sorted() {
-    let registry = Registry::linked().expect("the example plugins are valid");
-    let listing: Vec<(&str, Vec<&str>)> = registry
+    let engine = Engine::builder()
+        .build()
+        .expect("the example plugins are valid");
+    let listing: Vec<(&str, Vec<&str>)> = engine
         .plugins()
         .map(|(plugin, tools)| {
             (
@@ -40,20 +52,39 @@ fn linked_plugins_and_tools_are_collected_sorted() {
     );
 }
 
-#[test]
-fn a_tool_is_found_by_id_and_by_wire_name_and_nothing_else() {
-    let registry = Registry::linked().unwrap();
-    let by_id = registry.tool("acme:book_appointment").unwrap();
-    let by_wire = registry.tool("acme__book_appointment").unwrap();
-    assert!(std::ptr::eq(by_id, by_wire));
-    assert_eq!(by_id.wire_name(), "acme__book_appointment");
+#[tokio::test]
+async fn a_tool_is_found_by_id_and_by_wire_name_and_nothing_else() {
+    // The engine looks tools up by name only when it calls one.
+    let config = EngineConfig::parse("[agents.a]\n").unwrap();
+    let engine = Engine::builder().config(config).build().unwrap();
+    let turn = engine.turn("a").unwrap();
+    let arguments = r#"{"patient_id": "p-1", "date": "2026-12-01", "note": null}"#;
+    let by_id = engine
+        .call(&turn, Call::new("acme:book_appointment", arguments))
+        .await
+        .unwrap();
+    let by_wire = engine
+        .call(&turn, Call::new("acme__book_appointment", arguments))
+        .await
+        .unwrap();
+    assert_eq!(by_id, by_wire, "one tool under both names");
+    let tool = engine
+        .tools()
+        .iter()
+        .find(|tool| tool.id() == "acme:book_appointment")
+        .unwrap();
+    assert_eq!(tool.wire_name(), "acme__book_appointment");
     for miss in [
         "book_appointment",
         "acme.book_appointment",
         "ACME__book_appointment",
         "",
     ] {
-        assert!(registry.tool(miss).is_none(), "{miss}");
+        let error = engine
+            .call(&turn, Call::new(miss, arguments))
+            .await
+            .expect_err(miss);
+        assert_eq!(error.kind(), CallErrorKind::UnknownTool, "{miss}");
     }
 }
 
@@ -75,30 +106,22 @@ static FUTURE: PluginManifest = PluginManifest {
     description: None,
 };
 
+fn leak(descriptor: ToolDescriptor) -> &'static ToolDescriptor {
+    Box::leak(Box::new(descriptor))
+}
+
 #[test]
 fn every_problem_is_reported_at_once_in_a_stable_order() {
     let weather = linked_tool("weather:weather");
-    let leak = |descriptor: ToolDescriptor| &*Box::leak(Box::new(descriptor));
-    let linked = Linked {
-        plugins: vec![&ACME_TWICE, &FUTURE],
-        tools: vec![
-            leak(ToolDescriptor {
-                name: "list_files",
-                plugin: || &FUTURE,
-                ..*weather
-            }),
-            weather,
-        ],
-        hooks: Vec::new(),
-    };
-    let mut shuffled = linked.clone();
-    shuffled.plugins.reverse();
-    shuffled.tools.reverse();
+    // A plugin comes along with its tools: `FUTURE` with `list_files`.
+    let list_files = leak(ToolDescriptor {
+        name: "list_files",
+        plugin: || &FUTURE,
+        ..*weather
+    });
 
-    let error = Registry::build(linked)
-        .err()
-        .expect("the registry is refused");
-    let again = Registry::build(shuffled).err().unwrap();
+    let error = refused(vec![list_files, weather]);
+    let again = refused(vec![weather, list_files]);
     assert_eq!(error, again, "link order must not change the report");
 
     let rules: Vec<(Rule, &str)> = error
@@ -130,15 +153,17 @@ fn every_problem_is_reported_at_once_in_a_stable_order() {
 
 #[test]
 fn two_plugins_claiming_one_namespace_are_refused() {
-    let linked = Linked {
-        plugins: Linked::from_inventory()
-            .plugins
-            .into_iter()
-            .chain([&ACME_TWICE])
+    // `ACME_TWICE` comes along with a tool of its own, beside every linked tool.
+    let fork_tool = leak(ToolDescriptor {
+        name: "fork_only",
+        plugin: || &ACME_TWICE,
+        ..*linked_tool("weather:weather")
+    });
+    let error = refused(
+        plugin_sdk::engine::linked_tools()
+            .chain([fork_tool])
             .collect(),
-        ..Linked::default()
-    };
-    let error = Registry::build(linked).err().expect("refused");
+    );
     let [problem] = error.problems() else {
         panic!("one problem expected: {error}");
     };

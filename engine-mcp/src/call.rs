@@ -2,23 +2,23 @@
 
 use std::time::Duration;
 
-use engine_core::{AgentTurn, CallError, CallErrorKind, Engine, ToolCall};
+use engine_core::{Call, CallError, CallErrorKind, Engine, Turn};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::ErrorData as McpError;
 use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// One `tools/call`, as a session of the server's agent.
-pub struct Call<'a> {
+/// One `tools/call`, as a turn of the server's agent outside any conversation.
+pub(crate) struct ToolsCall<'a> {
     pub engine: &'a Engine,
-    pub session: &'a AgentTurn,
+    pub session: &'a Turn,
     pub timeout: Duration,
     /// Fired by rmcp on the client's `notifications/cancelled`.
     pub cancel: &'a CancellationToken,
 }
 
-impl Call<'_> {
+impl ToolsCall<'_> {
     /// Calls the tool `request` names, stopped at the timeout or when the client cancels.
     ///
     /// A result carries the output as a text block, and, when it is an object (what
@@ -32,7 +32,7 @@ impl Call<'_> {
             Some(arguments) => Value::Object(arguments.clone()).to_string(),
             None => "{}".to_owned(),
         };
-        let call = ToolCall::new(&request.name, &arguments)
+        let call = Call::new(&request.name, &arguments)
             .deadline(Instant::now() + self.timeout)
             .cancel_on(self.cancel);
         match self.engine.call(self.session, call).await {

@@ -4,16 +4,18 @@
 //! One server serves one agent: `tools/list` is that agent's pre-rendered MCP catalog,
 //! with titles in the client's locale; `tools/call` goes through the engine, so the
 //! agent's grants, the deadline, cancellation and error handling are the ones every other
-//! surface gets.
+//! surface gets. An MCP session is not a conversation: tools that read one (state,
+//! artifacts, the subscriber) are not offered here, and are unknown if called.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use engine_core::{Engine, EngineConfig, Registry};
+//! use engine_core::config::EngineConfig;
+//! use engine_core::Engine;
 //! use engine_mcp::{McpServer, Options};
 //!
 //! let config = EngineConfig::load(None, std::env::vars())?;
-//! let engine = Engine::from_config(Arc::new(Registry::linked()?), &config)?;
+//! let engine = Engine::builder().config(config).build()?;
 //! let server = McpServer::new(Arc::new(engine), "default".into(), Options::default());
 //! engine_mcp::serve_stdio(server).await?;
 //! # Ok(()) }
@@ -112,10 +114,10 @@ impl ServerHandler for McpServer {
         let locale = locale::for_request(&context, &self.options.locale);
         let session = self
             .engine
-            .session(&self.agent)
+            .turn(&self.agent)
             .expect("checked in `new`")
             .with_locale(locale);
-        let call = call::Call {
+        let call = call::ToolsCall {
             engine: &self.engine,
             session: &session,
             timeout: self.options.timeout,

@@ -74,12 +74,12 @@ impl Localized {
     /// `LocalizedText::Plain(..)` or `LocalizedText::Map(&[..])`, entries sorted by tag.
     pub fn expand(&self, sdk: &syn::Path) -> TokenStream {
         match self {
-            Self::Plain(text) => quote!(#sdk::LocalizedText::Plain(#text)),
+            Self::Plain(text) => quote!(#sdk::__private::LocalizedText::Plain(#text)),
             Self::Map { entries, .. } => {
                 let mut sorted: Vec<_> = entries.iter().collect();
                 sorted.sort_by_key(|(tag, _)| tag.value());
                 let pairs = sorted.iter().map(|(tag, text)| quote!((#tag, #text)));
-                quote!(#sdk::LocalizedText::Map(&[#(#pairs),*]))
+                quote!(#sdk::__private::LocalizedText::Map(&[#(#pairs),*]))
             }
         }
     }

@@ -1,40 +1,4 @@
-//! Write tools for an agent engine that links them statically.
-//!
-//! A plugin crate depends on `plugin-sdk`, `serde` and `schemars`, declares itself once
-//! with [`plugin!`], and annotates `async fn`s with [`define_tool`]. Each tool's arguments
-//! are a struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]`, checked at compile
-//! time against the strict-mode rules every model provider accepts. Linking the crate
-//! into an engine is what installs it: no list to keep anywhere.
-//!
-//! ```
-//! use plugin_sdk::prelude::*;
-//!
-//! plugin_sdk::plugin! {
-//!     namespace = "acme",
-//!     engine = ">=0.1, <2",
-//!     display_name = "Acme",
-//! }
-//!
-//! #[derive(Deserialize, JsonSchema, ToolArgs)]
-//! struct Lookup {
-//!     /// The order number, as printed on the receipt.
-//!     order: String,
-//! }
-//!
-//! #[derive(Serialize, JsonSchema)]
-//! struct Status {
-//!     shipped: bool,
-//! }
-//!
-//! /// Look up whether an order has shipped.
-//! #[define_tool(summary = { "en-US": "Order status", "it-IT": "Stato dell'ordine" }, read_only)]
-//! async fn order_status(args: Lookup) -> Result<Status, ToolError> {
-//!     Ok(Status { shipped: args.order.starts_with('S') })
-//! }
-//! # fn main() {}
-//! ```
-//!
-//! See the README of the repository for every attribute and the strict-mode rules.
+#![doc = include_str!("../docs/crate.md")]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -46,7 +10,7 @@ mod localized;
 mod output;
 mod param;
 mod plugin;
-pub mod schema;
+mod schema;
 mod strict;
 mod tool;
 
@@ -54,39 +18,117 @@ mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use context::{
-    Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Artifacts, Audit, CanWrite,
-    ChatMessage, ChatReply, ChatRequest, Conversation, Document, DocumentSummary, FromSecret,
-    Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel, KnowledgeNeed, KnowledgeStore,
-    Level, Manage, Model, ModelAccess, ModelError, Mutation, Read, Redact, RedactValues, Refusal,
-    Role, Scope, SearchHit, Secret, SecretBundle, SecretSpec, State, StateMap, StateWrites,
-    Subscriber, Tier, ToolContext, TurnIdentity, Write, Written,
-};
+pub use context::ToolContext;
 pub use error::{ToolError, ToolErrorKind};
-pub use hook::{linked_hooks, HookDescriptor};
-pub use localized::LocalizedText;
-pub use output::{IntoToolResult, ToolOutput};
-pub use param::{CallInput, ToolParam};
-pub use plugin::{linked_plugins, PluginManifest};
 pub use strict::{StrictSchema, ToolArgs};
-pub use tool::{
-    linked_tools, BoxFuture, CallFn, ReadyFn, SourceLocation, ToolAnnotations, ToolDescriptor,
-    ToolEntry,
-};
 
-pub use plugin_sdk_macros::{define_hook, define_tool, plugin, Secrets, ToolArgs};
+#[doc = include_str!("../docs/define_tool.md")]
+pub use plugin_sdk_macros::define_tool;
 
-/// What a plugin module usually needs, in one import.
+#[doc = include_str!("../docs/define_hook.md")]
+pub use plugin_sdk_macros::define_hook;
+
+#[doc = include_str!("../docs/plugin.md")]
+pub use plugin_sdk_macros::plugin;
+
+#[doc = include_str!("../docs/tool_args.md")]
+pub use plugin_sdk_macros::ToolArgs;
+
+#[doc = include_str!("../docs/secrets.md")]
+pub use plugin_sdk_macros::Secrets;
+
+// Names the crate's own modules use; the public path of each is in a module below.
+pub(crate) use localized::LocalizedText;
+pub(crate) use param::{CallInput, ToolParam};
+pub(crate) use plugin::PluginManifest;
+pub(crate) use tool::BoxFuture;
+
+/// The secrets a tool declares: a `#[derive(Secrets)]` struct of [`Secret`](secrets::Secret)
+/// fields, taken as a parameter.
+pub mod secrets {
+    pub use crate::context::Secret;
+}
+
+/// The audit logger: take `audit: &Audit` to record what a tool did, with secrets redacted.
+pub mod audit {
+    pub use crate::context::Audit;
+}
+
+/// The conversation's state: take `state: &State` to keep values between calls.
+pub mod state {
+    pub use crate::context::State;
+}
+
+/// Files handed between the tools of one conversation: take `artifacts: &Artifacts`.
+pub mod artifacts {
+    pub use crate::context::{Artifact, ArtifactError, ArtifactHandle, Artifacts};
+}
+
+/// The agent's knowledge base, at a level: take `Knowledge<Read>` (or `Write`, `Manage`),
+/// or `Option<Knowledge<..>>` for a tool that works without it.
+pub mod knowledge {
+    pub use crate::context::{
+        CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeLevel, Level,
+        Manage, Mutation, Read, Refusal, SearchHit, Write, Written,
+    };
+}
+
+/// Model access by tier: take `model: Option<Model>`, `None` when the agent grants none.
+pub mod model {
+    pub use crate::context::{ChatMessage, ChatReply, ChatRequest, Model, ModelError, Role, Tier};
+}
+
+/// Who the turn is for, from the turn and never from the model: take `Subscriber` or
+/// `Conversation`.
+pub mod turn {
+    pub use crate::context::{Conversation, Subscriber};
+}
+
+/// The engine's side of the contract: what `#[define_tool]`, `#[define_hook]` and
+/// `plugin!` register, how the engine runs it, and the stores it hands to tools.
+///
+/// For engine crates (`engine-core`); a plugin author never needs it.
+pub mod engine {
+    pub use crate::context::{
+        ArtifactStore, FromSecret, KnowledgeGrant, KnowledgeNeed, KnowledgeStore, ModelAccess,
+        Redact, RedactValues, Scope, SecretBundle, SecretSpec, StateMap, StateWrites,
+    };
+    pub use crate::hook::event::HookEvent;
+    pub use crate::hook::registration::{
+        linked_hooks, AsyncHookFn, HookDescriptor, HookEntry, HookHandler, HookInput, HookParam,
+        HookResult, ReadyHookFn,
+    };
+    pub use crate::localized::LocalizedText;
+    pub use crate::output::{IntoToolResult, ToolOutput};
+    pub use crate::param::{CallInput, Needs, ToolParam};
+    pub use crate::plugin::{linked_plugins, PluginManifest};
+    pub use crate::tool::{
+        linked_tools, BoxFuture, CallFn, ReadyFn, SourceLocation, ToolAnnotations, ToolDescriptor,
+        ToolEntry,
+    };
+
+    /// Schemas as the engine checks and renders them.
+    pub mod schema {
+        pub use crate::schema::{check_strict, empty_object_schema, make_canonical, Violation};
+    }
+}
+
+/// What a plugin module usually needs, in one import. It glob-imports cleanly beside
+/// `std::io::prelude::*`: the knowledge levels (`Read`, `Write`, `Manage`) are in
+/// [`knowledge`], not here.
 pub mod prelude {
+    pub use crate::artifacts::{ArtifactHandle, Artifacts};
+    pub use crate::audit::Audit;
     pub use crate::hook::{
         ConversationStart, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,
         ResponseSent,
     };
-    pub use crate::{
-        define_hook, define_tool, ArtifactHandle, Artifacts, Audit, ChatMessage, ChatRequest,
-        Conversation, Knowledge, Manage, Model, Read, Secret, Secrets, State, Subscriber, Tier,
-        ToolArgs, ToolContext, ToolError, Write,
-    };
+    pub use crate::knowledge::Knowledge;
+    pub use crate::model::{ChatMessage, ChatRequest, Model, Tier};
+    pub use crate::secrets::Secret;
+    pub use crate::state::State;
+    pub use crate::turn::{Conversation, Subscriber};
+    pub use crate::{define_hook, define_tool, Secrets, ToolArgs, ToolContext, ToolError};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }

@@ -56,6 +56,9 @@ pub trait ToolParam {
     /// The knowledge level this parameter needs, for a knowledge extractor.
     const KNOWLEDGE: Option<KnowledgeNeed> = None;
 
+    /// What else of the context the parameter reads, so that the engine builds only that.
+    const NEEDS: Needs = Needs::NOTHING;
+
     /// The strict JSON Schema of the arguments, for the arguments parameter.
     fn input_schema() -> Option<Schema> {
         None
@@ -74,4 +77,39 @@ pub trait ToolParam {
 
     /// Builds the parameter for one call.
     fn extract<'a>(input: &CallInput<'a>) -> Result<Self::Extracted<'a>, ToolError>;
+}
+
+/// The parts of a call's context a tool reads besides its arguments, secrets and knowledge:
+/// the engine builds only these, and offers a tool that needs a conversation only where
+/// there is one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// The turn's conversation: its state, its artifacts, the subscriber or its id.
+    pub conversation: bool,
+    /// Model access.
+    pub model: bool,
+    /// The audit logger.
+    pub audit: bool,
+}
+
+impl Needs {
+    /// Nothing beyond the arguments.
+    pub const NOTHING: Self = Self {
+        conversation: false,
+        model: false,
+        audit: false,
+    };
+
+    /// What any of `needs` reads.
+    pub const fn all_of(needs: &[Needs]) -> Self {
+        let mut all = Self::NOTHING;
+        let mut i = 0;
+        while i < needs.len() {
+            all.conversation |= needs[i].conversation;
+            all.model |= needs[i].model;
+            all.audit |= needs[i].audit;
+            i += 1;
+        }
+        all
+    }
 }

@@ -8,18 +8,22 @@ pub use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 pub use crate::context::{FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretSpec};
-pub use crate::hook::{
-    ConversationStart, ConversationStartReturn, HookDescriptor, HookEntry, HookHandler, HookInput,
-    HookParam, HookResult, MessageReceived, MessageReceivedReturn, MutatingResponseGeneratedReturn,
-    ResponseGenerated, ResponseGeneratedReturn, ResponseSent, ResponseSentReturn,
+pub use crate::hook::outcome::{
+    ConversationStartReturn, MessageReceivedReturn, MutatingResponseGeneratedReturn,
+    ResponseGeneratedReturn, ResponseSentReturn,
 };
+pub use crate::hook::registration::{
+    HookDescriptor, HookEntry, HookHandler, HookInput, HookParam, HookResult,
+};
+pub use crate::hook::{ConversationStart, MessageReceived, ResponseGenerated, ResponseSent};
+pub use crate::localized::LocalizedText;
 pub use crate::output::{IntoToolResult, ToolOutput};
-pub use crate::param::{CallInput, ToolParam};
+pub use crate::param::{CallInput, Needs, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
-pub use crate::{LocalizedText, ToolContext, ToolError};
+pub use crate::{ToolContext, ToolError};
 
 /// Builds a `#[derive(Secrets)]` struct from the call's secrets.
 pub fn secret_bundle<B: SecretBundle>(input: &CallInput<'_>) -> Result<B, ToolError> {

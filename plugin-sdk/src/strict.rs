@@ -44,7 +44,7 @@ macro_rules! strict_leaves {
 strict_leaves!(String, bool, char, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 
 // A handle is a plain string in the schema: tools pass it back as the model gave it.
-impl StrictSchema for crate::ArtifactHandle {}
+impl StrictSchema for crate::context::ArtifactHandle {}
 
 impl<T: StrictSchema> StrictSchema for Option<T> {}
 impl<T: StrictSchema> StrictSchema for Vec<T> {}

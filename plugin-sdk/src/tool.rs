@@ -6,6 +6,7 @@ use std::pin::Pin;
 use schemars::Schema;
 
 use crate::context::{KnowledgeNeed, SecretSpec};
+use crate::param::Needs;
 use crate::{CallInput, LocalizedText, PluginManifest, ToolError};
 
 /// A boxed future a tool call returns.
@@ -46,6 +47,8 @@ pub struct ToolDescriptor {
     pub entry: ToolEntry,
     /// The secrets its parameters declare, by parameter.
     pub secrets: &'static [&'static [SecretSpec]],
+    /// What else of the context its parameters read.
+    pub needs: Needs,
     /// The knowledge level its knowledge extractor needs, if it has one.
     pub knowledge: Option<KnowledgeNeed>,
     /// Where the tool is defined, for messages at start-up.

@@ -7,15 +7,16 @@
 mod oracle;
 
 use acme_crm as _;
-use engine_core::{Format, Registry};
+use engine_core::{Engine, Format};
 use serde_json::Value;
 use weather as _;
 
 #[test]
 fn every_openai_rendering_passes_the_oracle_unchanged() {
-    let registry = Registry::linked().expect("the example plugins are valid");
-    let catalog: Value =
-        serde_json::from_slice(&registry.catalog(Format::OpenAi, "en-US")).unwrap();
+    let engine = Engine::builder()
+        .build()
+        .expect("the example plugins are valid");
+    let catalog: Value = serde_json::from_slice(&engine.catalog(Format::OpenAi, "en-US")).unwrap();
     let schemas: Vec<(String, Value)> = catalog
         .as_array()
         .unwrap()
@@ -28,7 +29,7 @@ fn every_openai_rendering_passes_the_oracle_unchanged() {
             )
         })
         .collect();
-    assert_eq!(schemas.len(), registry.tools().len());
+    assert_eq!(schemas.len(), engine.tools().len());
     for verdict in oracle::oracle(&schemas) {
         for mode in ["strict", "lenient"] {
             assert_eq!(verdict[mode]["accepted"], true, "{verdict}");

@@ -42,7 +42,7 @@ fn input_schemas_match_their_snapshots() {
 fn every_linked_strict_schema_passes_the_runtime_check() {
     for tool in support::tools() {
         assert!(tool.strict, "{} is strict", tool.id());
-        let violations = plugin_sdk::schema::check_strict((tool.input_schema)().as_value());
+        let violations = plugin_sdk::engine::schema::check_strict((tool.input_schema)().as_value());
         assert!(violations.is_empty(), "{}: {violations:?}", tool.id());
     }
 }

@@ -3,7 +3,8 @@
 mod support;
 
 use futures::executor::block_on;
-use plugin_sdk::{CallInput, LocalizedText, ToolAnnotations, ToolContext, ToolErrorKind};
+use plugin_sdk::engine::{CallInput, LocalizedText, ToolAnnotations};
+use plugin_sdk::{ToolContext, ToolErrorKind};
 use serde_json::{json, Value};
 
 fn call(id: &str, arguments: &str) -> Result<Value, plugin_sdk::ToolError> {
@@ -99,7 +100,7 @@ fn the_plugin_manifest_comes_from_plugin_and_cargo() {
         weather.namespace, "weather",
         "the namespace defaults to the package name"
     );
-    let linked: Vec<&str> = plugin_sdk::linked_plugins()
+    let linked: Vec<&str> = plugin_sdk::engine::linked_plugins()
         .map(|plugin| plugin.namespace)
         .collect();
     for namespace in ["acme", "fixtures", "weather"] {

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::registry::Tool;
+use crate::tool::Tool;
 
 #[derive(Serialize)]
 pub(super) struct AnthropicTool<'a> {

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::registry::Tool;
+use crate::tool::Tool;
 
 /// Which summary text each tool shows for a locale: the addresses of the resolved
 /// `&'static str`s. Two locales with the same key render the same bytes, so the cache is

@@ -6,7 +6,6 @@
 //! for `en-US` and for any other locale on first use, and kept.
 
 mod anthropic;
-pub(crate) mod gemini;
 mod mcp;
 mod openai;
 
@@ -20,8 +19,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::parallel;
-use crate::registry::{Registry, Tool};
-use crate::validate::{Problem, Rule};
+use crate::tool::Tool;
 
 /// A catalog rendering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,16 +55,19 @@ impl fmt::Display for Format {
     }
 }
 
-impl FromStr for Format {
-    type Err = String;
+/// A catalog format's name that is none of [`Format::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown catalog format `{0}`: use openai, anthropic, gemini or mcp")]
+pub struct UnknownFormat(pub String);
 
-    fn from_str(text: &str) -> Result<Self, String> {
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(text: &str) -> Result<Self, UnknownFormat> {
         Self::ALL
             .into_iter()
             .find(|format| format.as_str() == text)
-            .ok_or_else(|| {
-                format!("unknown catalog format `{text}`: use openai, anthropic, gemini or mcp")
-            })
+            .ok_or_else(|| UnknownFormat(text.to_owned()))
     }
 }
 
@@ -82,21 +83,12 @@ pub(crate) struct Catalogs {
 }
 
 impl Catalogs {
-    /// Renders the model-facing catalogs of `tools`; a tool Gemini cannot take is a
-    /// problem.
-    pub(crate) fn render(tools: &[&Tool], problems: &mut Vec<Problem>) -> Self {
-        let mut gemini = Vec::with_capacity(tools.len());
-        for tool in tools {
-            match tool.gemini_declaration() {
-                Ok(declaration) => gemini.push(declaration),
-                Err(reason) => problems.push(Problem::tool(
-                    Rule::GeminiSchema,
-                    tool,
-                    format!("Gemini cannot take the arguments schema: {reason}"),
-                    "make the arguments type non-recursive (a fixed number of levels, each its own struct)".into(),
-                )),
-            }
-        }
+    /// Renders the catalogs of `tools`, which passed validation (so Gemini takes each).
+    pub(crate) fn render(tools: &[&Tool]) -> Self {
+        let gemini: Vec<&RawValue> = tools
+            .iter()
+            .filter_map(|tool| tool.gemini_declaration().ok())
+            .collect();
         let ((openai, anthropic), (gemini, mcp)) = parallel::join(
             || {
                 let openai: Vec<_> = tools.iter().map(|tool| openai::tool(tool)).collect();
@@ -123,8 +115,14 @@ impl Catalogs {
 /// The locale whose MCP catalog is rendered at start-up; others are rendered on first use.
 const DEFAULT_LOCALE: &str = "en-US";
 
+/// MCP's `tools/list`: only the tools offered outside a conversation, since an MCP
+/// session has none.
 fn render_mcp(tools: &[&Tool], locale: &str) -> Bytes {
-    let tools = tools.iter().map(|tool| mcp::tool(tool, locale)).collect();
+    let tools = tools
+        .iter()
+        .filter(|tool| !tool.needs_conversation())
+        .map(|tool| mcp::tool(tool, locale))
+        .collect();
     to_bytes(&McpToolsList { tools })
 }
 
@@ -159,18 +157,6 @@ impl Catalogs {
                 })
             }
         }
-    }
-}
-
-impl Registry {
-    /// The catalog of every linked tool in `format`, for a reader of `locale` (only
-    /// MCP's depends on it). An agent's catalog leaves out the tools it does not equip:
-    /// see [`Agent::catalog`](crate::Agent::catalog).
-    ///
-    /// The bytes are rendered once and shared: serving a catalog copies no JSON.
-    pub fn catalog(&self, format: Format, locale: &str) -> Bytes {
-        self.catalogs
-            .get(format, locale, || self.tools().iter().collect())
     }
 }
 

@@ -8,15 +8,13 @@
 
 mod pipeline;
 mod run;
-mod turn;
 
 use std::time::Duration;
 
+use plugin_sdk::engine::{HookDescriptor, PluginManifest};
 use plugin_sdk::hook::Event;
-use plugin_sdk::{HookDescriptor, PluginManifest};
 
-pub use pipeline::{Halt, PreModel, Regeneration, Replacement, ResponsePass};
-pub use turn::{ModelInput, TurnEnd, TurnOutcome};
+pub(crate) use pipeline::{PreModel, ResponsePass};
 
 /// A linked hook with its id, worked out once at start-up.
 pub struct Hook {
@@ -60,7 +58,7 @@ impl Hook {
 }
 
 /// Every linked hook, by event, each event's hooks in the order they run.
-pub struct Hooks {
+pub(crate) struct Hooks {
     /// Indexed by `Event as usize`, in `Event::ALL` order.
     by_event: [Vec<Hook>; 4],
 }
@@ -87,18 +85,13 @@ impl Hooks {
     }
 
     /// The hooks of `event`, in the order they run.
-    pub fn of(&self, event: Event) -> &[Hook] {
+    pub(crate) fn of(&self, event: Event) -> &[Hook] {
         &self.by_event[event as usize]
-    }
-
-    /// Every hook, event by event, each event's in the order they run.
-    pub fn all(&self) -> impl Iterator<Item = &Hook> {
-        self.by_event.iter().flatten()
     }
 
     /// Whether a hook may replace or regenerate replies: the engine then serves turns
     /// non-streamed, so that the mutation lands before anything reaches the user.
-    pub fn mutate_responses(&self) -> bool {
+    pub(crate) fn mutate_responses(&self) -> bool {
         self.of(Event::ResponseGenerated)
             .iter()
             .any(|hook| hook.descriptor.mutates_response)

@@ -2,16 +2,17 @@
 
 use std::sync::Arc;
 
+use plugin_sdk::engine::{HookEntry, HookEvent};
 use plugin_sdk::hook::{
-    ConversationStart, HookEntry, HookEvent, MessageReceived, PreModelOutcome, ResponseGenerated,
-    ResponseOutcome, ResponseSent,
+    ConversationStart, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,
+    ResponseSent,
 };
 
 use super::{run::run, Hook, Hooks};
 
 /// What the hooks before the model decided.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PreModel {
+pub(crate) enum PreModel {
     /// Ask the model, with these system messages added for this turn, in hook order.
     Proceed {
         /// The injected context, one system message per injection.
@@ -23,47 +24,47 @@ pub enum PreModel {
 
 /// A hook's decision to end the turn before the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Halt {
+pub(crate) struct Halt {
     /// The hook that halted.
-    pub hook: String,
+    pub(crate) hook: String,
     /// The reply.
-    pub message: String,
+    pub(crate) message: String,
     /// `false`: the exchange leaves no trace (no message rows, no state flush).
-    pub persist: bool,
+    pub(crate) persist: bool,
 }
 
 /// What one pass of `response_generated` hooks decided about one reply.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ResponsePass {
+pub(crate) struct ResponsePass {
     /// The first regeneration asked for, in hook order. It beats a replacement.
-    pub regenerate: Option<Regeneration>,
+    pub(crate) regenerate: Option<Regeneration>,
     /// The first replacement offered, in hook order.
-    pub replace: Option<Replacement>,
+    pub(crate) replace: Option<Replacement>,
 }
 
 /// A hook's request to replay the turn.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Regeneration {
+pub(crate) struct Regeneration {
     /// The hook that asked.
-    pub hook: String,
+    pub(crate) hook: String,
     /// Why, as the hook said.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 /// A hook's replacement for the reply.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Replacement {
+pub(crate) struct Replacement {
     /// The hook that replaced.
-    pub hook: String,
+    pub(crate) hook: String,
     /// The reply to send instead.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl Hooks {
     /// Runs `conversation_start` hooks (when `start` is given: the conversation's first
     /// turn) and then `message_received` hooks. The first halt ends the run: no later
     /// hook of either event runs. Injections accumulate in the order their hooks ran.
-    pub async fn before_model(
+    pub(crate) async fn before_model(
         &self,
         start: Option<Arc<ConversationStart>>,
         message: Arc<MessageReceived>,
@@ -105,7 +106,7 @@ impl Hooks {
     /// Runs every `response_generated` hook on one reply. Each sees the reply as the
     /// model wrote it; a mutation from a hook not declared `mutates_response` (possible
     /// only for a descriptor written by hand) is logged and ignored.
-    pub async fn response_generated(&self, payload: Arc<ResponseGenerated>) -> ResponsePass {
+    pub(crate) async fn response_generated(&self, payload: Arc<ResponseGenerated>) -> ResponsePass {
         let mut pass = ResponsePass::default();
         for (hook, entry) in self.entries::<ResponseGenerated>() {
             let outcome = run(hook, entry, &payload).await;
@@ -138,7 +139,7 @@ impl Hooks {
     }
 
     /// Runs every `response_sent` hook: they observe the reply as sent.
-    pub async fn response_sent(&self, payload: Arc<ResponseSent>) {
+    pub(crate) async fn response_sent(&self, payload: Arc<ResponseSent>) {
         for (hook, entry) in self.entries::<ResponseSent>() {
             run(hook, entry, &payload).await;
         }

@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use plugin_sdk::hook::{HookEntry, HookEvent, HookInput, HookResult};
+use plugin_sdk::engine::{HookEntry, HookEvent, HookInput, HookResult};
 
 use super::Hook;
 use crate::dispatch::panic_text;

@@ -16,7 +16,8 @@ mod listing;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use engine_core::{CancellationToken, Engine, EngineConfig, Format, Registry, ToolCall};
+use engine_core::config::EngineConfig;
+use engine_core::{Call, CancellationToken, Engine, Format, Turn};
 use engine_mcp::McpServer;
 
 #[derive(Parser)]
@@ -52,6 +53,7 @@ enum Command {
         locale: String,
     },
     /// Call one of the agent's tools once with JSON arguments and print its output.
+    /// Without `--conversation`, tools that need one are not offered.
     Call {
         /// The end user the call is for; with `--conversation`, the call runs in a turn.
         #[arg(long, requires = "conversation")]
@@ -123,28 +125,19 @@ pub fn run() -> ExitCode {
         .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let registry = Arc::new(Registry::linked_or_exit());
-    let engine = match Engine::from_config(registry, &config) {
-        Ok(engine) => Arc::new(engine),
+    let engine = Arc::new(Engine::builder().config(config).build_or_exit());
+    let session = match engine.turn(&cli.agent) {
+        Ok(session) => session,
         Err(error) => {
-            eprintln!("the engine refused to start: {error}");
-            return ExitCode::FAILURE;
+            eprintln!("{error}");
+            return ExitCode::from(2);
         }
     };
-    if engine.agent(&cli.agent).is_none() {
-        let error = engine
-            .session(&cli.agent)
-            .err()
-            .expect("the agent is unknown");
-        eprintln!("{error}");
-        return ExitCode::from(2);
-    }
     let agent = cli.agent;
     match cli.command {
         Command::Tools { locale } => {
-            let registry = engine.registry();
-            print!("{}", listing::list_tools(registry, &locale));
-            print!("{}", listing::list_hooks(registry, &locale));
+            print!("{}", listing::list_tools(&engine, &locale));
+            print!("{}", listing::list_hooks(&engine, &locale));
             print!("{}", listing::list_agents(&engine));
         }
         Command::Catalog { format, locale } => {
@@ -163,11 +156,10 @@ pub fn run() -> ExitCode {
         } => {
             let turn = match (subscriber, conversation) {
                 (Some(subscriber), Some(conversation)) => {
-                    engine.turn(&agent, subscriber, conversation)
+                    session.in_conversation(subscriber, conversation)
                 }
-                _ => engine.session(&agent),
-            }
-            .expect("the agent was checked");
+                _ => session,
+            };
             return call(
                 &engine,
                 &turn,
@@ -221,13 +213,7 @@ async fn serve_http(server: McpServer, addr: SocketAddr) -> std::io::Result<()> 
     engine_mcp::serve_http(server, listener, shutdown).await
 }
 
-fn call(
-    engine: &Engine,
-    turn: &engine_core::AgentTurn,
-    tool: &str,
-    arguments: &str,
-    timeout: Duration,
-) -> ExitCode {
+fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Duration) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -235,7 +221,7 @@ fn call(
     let outcome = runtime.block_on(async {
         let deadline = tokio::time::Instant::now() + timeout;
         engine
-            .call(turn, ToolCall::new(tool, arguments).deadline(deadline))
+            .call(turn, Call::new(tool, arguments).deadline(deadline))
             .await
     });
     match outcome {

@@ -1,12 +1,14 @@
 //! What `tools` and `check` print: plugins and tools, hooks by event, agents and what
 //! each equips.
 
-use engine_core::{Engine, Format, Registry};
+use engine_core::{Engine, Format};
 use plugin_sdk::hook::Event;
 
-pub fn list_tools(registry: &Registry, locale: &str) -> String {
+/// The plugins and their tools; a tool that needs a conversation says so, since it is
+/// not offered over MCP or to `call` without `--conversation`.
+pub fn list_tools(engine: &Engine, locale: &str) -> String {
     let mut out = String::new();
-    for (plugin, tools) in registry.plugins() {
+    for (plugin, tools) in engine.plugins() {
         let name = plugin
             .display_name
             .map_or(plugin.namespace, |text| text.resolve(locale));
@@ -19,8 +21,13 @@ pub fn list_tools(registry: &Registry, locale: &str) -> String {
         }
         for tool in tools {
             let category = tool.descriptor().category.unwrap_or("-");
+            let placed = if tool.needs_conversation() {
+                " (in a conversation only: not over MCP)"
+            } else {
+                ""
+            };
             out += &format!(
-                "  {:<28} [{category}] {}\n",
+                "  {:<28} [{category}] {}{placed}\n",
                 tool.id(),
                 tool.descriptor().summary_for(locale)
             );
@@ -30,10 +37,10 @@ pub fn list_tools(registry: &Registry, locale: &str) -> String {
 }
 
 /// The hooks of each event, in the order they run, with position and timeout.
-pub fn list_hooks(registry: &Registry, locale: &str) -> String {
+pub fn list_hooks(engine: &Engine, locale: &str) -> String {
     let mut out = String::from("Hooks, by event, in the order they run\n");
     for event in Event::ALL {
-        let hooks = registry.hooks().of(event);
+        let hooks = engine.hooks(event);
         if hooks.is_empty() {
             out += &format!("  {event}: none\n");
             continue;
@@ -60,25 +67,22 @@ pub fn list_hooks(registry: &Registry, locale: &str) -> String {
 
 /// What `check` prints when the engine started: what it validated and rendered.
 pub fn check_report(engine: &Engine) -> String {
-    let registry = engine.registry();
-    let plugins = registry.plugins().count();
-    let tools = registry.tools().len();
-    let hooks = registry.hooks().all().count();
+    let plugins = engine.plugins().count();
+    let tools = engine.tools().len();
+    let hooks: usize = Event::ALL
+        .iter()
+        .map(|&event| engine.hooks(event).len())
+        .sum();
     let mut out = format!(
         "ok: {plugins} plugins, {tools} tools, {hooks} hooks, engine-core {}\n",
         engine_core::ENGINE_VERSION
     );
     for format in Format::ALL {
-        let bytes = registry.catalog(format, "en-US").len();
+        let bytes = engine.catalog(format, "en-US").len();
         out += &format!("  catalog {format:<10} {bytes} bytes\n");
     }
     for event in Event::ALL {
-        let ids: Vec<&str> = registry
-            .hooks()
-            .of(event)
-            .iter()
-            .map(|hook| hook.id())
-            .collect();
+        let ids: Vec<&str> = engine.hooks(event).iter().map(|hook| hook.id()).collect();
         let listed = if ids.is_empty() {
             "none".to_owned()
         } else {
@@ -86,7 +90,7 @@ pub fn check_report(engine: &Engine) -> String {
         };
         out += &format!("  hooks {event:<18} {listed}\n");
     }
-    let streaming = if registry.hooks().mutate_responses() {
+    let streaming = if engine.hooks_mutate_responses() {
         "off: a hook may replace or regenerate replies"
     } else {
         "on"

@@ -148,6 +148,32 @@ fn tools_lists_hooks_by_event_in_the_order_they_run() {
 }
 
 #[test]
+fn tools_that_read_a_conversation_say_they_are_not_offered_over_mcp() {
+    let output = engine(&["tools"]);
+    assert!(output.status.success(), "{output:?}");
+    let listing = stdout(&output);
+    let line_of = |id: &str| {
+        listing
+            .lines()
+            .find(|line| line.trim_start().starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("no line for {id} in:\n{listing}"))
+            .to_owned()
+    };
+    let marker = "(in a conversation only: not over MCP)";
+    for id in [
+        "acme:contact_card",
+        "notes:note_file",
+        "notes:recall",
+        "notes:remember",
+    ] {
+        assert!(line_of(id).ends_with(marker), "{}", line_of(id));
+    }
+    for id in ["weather:weather", "notes:summarize", "notes:save_note"] {
+        assert!(!line_of(id).contains(marker), "{}", line_of(id));
+    }
+}
+
+#[test]
 fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
     let output = configured_engine(&["tools"]);
     assert!(output.status.success(), "{output:?}");
@@ -199,11 +225,11 @@ fn a_call_in_a_turn_gets_the_subscriber_from_the_turn_and_secrets_never_print() 
     );
     assert!(!log.contains(SUPPORT_KEY) && !stdout(&output).contains(SUPPORT_KEY));
 
-    // Outside a turn there is no subscriber to read.
+    // Outside a conversation there is no subscriber to read: the tool is not offered.
     let outside = configured_engine(&["--agent", "support", "call", "acme__contact_card", "{}"]);
     assert_eq!(outside.status.code(), Some(1));
     assert!(
-        stdout(&outside).contains("called outside a conversation"),
+        stdout(&outside).contains(r#""kind":"unknown_tool""#),
         "{outside:?}"
     );
 }

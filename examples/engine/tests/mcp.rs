@@ -1,13 +1,10 @@
 //! The example engine as an MCP server, driven by the official Python MCP client over
 //! stdio and over streamable HTTP.
 
-#[path = "../../../tests/mcp/driver.rs"]
-mod driver;
-
 use std::process::Command;
 
-use driver::{drive, drive_with_headers, Transport, BOTH};
 use serde_json::{json, Value};
+use test_support::mcp::{drive, drive_with_headers, Transport, BOTH};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 
@@ -66,15 +63,14 @@ fn tools_list_is_the_mcp_catalog_in_the_clients_locale() {
             .map(|tool| tool["name"].as_str().unwrap())
             .collect();
         // The default agent's tools: the ones that need a secret or a knowledge grant
-        // (`acme__contact_card`, `notes__save_note`) are left out.
+        // (`acme__contact_card`, `notes__save_note`) are left out, and so are the ones
+        // that read a conversation (`notes__note_file`, `notes__recall`,
+        // `notes__remember`): an MCP session is not one.
         assert_eq!(
             names,
             [
                 "acme__book_appointment",
                 "acme__find_orders",
-                "notes__note_file",
-                "notes__recall",
-                "notes__remember",
                 "notes__search_notes",
                 "notes__summarize",
                 "weather__weather",
@@ -287,7 +283,8 @@ fn a_server_serves_one_agent_with_that_agents_grants() {
                 { "list_tools": {} },
                 { "call": "notes__save_note", "arguments": { "name": format!("{transport:?}"), "text": note } },
                 { "call": "notes__search_notes", "arguments": { "words": "parking" } },
-                // State needs a conversation, and an MCP session is not one.
+                // State needs a conversation, and an MCP session is not one: the tool
+                // is not offered, so calling it is calling an unknown tool.
                 { "call": "notes__remember", "arguments": { "name": "n", "text": "t" } },
             ]),
         );
@@ -305,10 +302,14 @@ fn a_server_serves_one_agent_with_that_agents_grants() {
             text(step(&support, 2)).contains(&format!("{transport:?}.md")),
             "{support}"
         );
-        let outside = step(&support, 3);
-        assert_eq!(outside["isError"], true);
+        assert!(!names(&support).contains(&"notes__remember".to_owned()));
+        let outside = &step(&support, 3)["error"];
+        assert_eq!(outside["code"], -32602, "{outside}");
         assert!(
-            text(outside).contains("outside a conversation"),
+            outside["message"]
+                .as_str()
+                .unwrap()
+                .contains("no tool named `notes__remember`"),
             "{outside}"
         );
     }

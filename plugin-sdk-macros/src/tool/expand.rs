@@ -160,6 +160,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
                     entry: __ENTRY,
                     secrets: &[#(#params_as_trait::SECRETS),*],
                     knowledge: __KNOWLEDGE,
+                    needs: #private::Needs::all_of(&[#(#params_as_trait::NEEDS),*]),
                     location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
                 }
             }

@@ -37,6 +37,7 @@ pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};
 pub use state::{State, StateMap, StateWrites};
 pub use turn::{Conversation, Subscriber, TurnIdentity};
 
+use crate::param::Needs;
 use crate::{CallInput, ToolError, ToolParam};
 
 /// The context of one tool call, built by the engine for the agent and turn it runs in.
@@ -167,6 +168,10 @@ impl ToolParam for &ToolContext {
 }
 
 impl ToolParam for &Audit {
+    const NEEDS: Needs = Needs {
+        audit: true,
+        ..Needs::NOTHING
+    };
     type Extracted<'a> = &'a Audit;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Audit, ToolError> {
@@ -175,6 +180,10 @@ impl ToolParam for &Audit {
 }
 
 impl ToolParam for &State {
+    const NEEDS: Needs = Needs {
+        conversation: true,
+        ..Needs::NOTHING
+    };
     type Extracted<'a> = &'a State;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<&'a State, ToolError> {
@@ -187,6 +196,10 @@ impl ToolParam for &State {
 }
 
 impl ToolParam for &Artifacts {
+    const NEEDS: Needs = Needs {
+        conversation: true,
+        ..Needs::NOTHING
+    };
     type Extracted<'a> = &'a Artifacts;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Artifacts, ToolError> {
@@ -234,6 +247,10 @@ fn knowledge_at<L: Level>(input: &CallInput<'_>) -> Option<Knowledge<L>> {
 }
 
 impl ToolParam for Option<Model> {
+    const NEEDS: Needs = Needs {
+        model: true,
+        ..Needs::NOTHING
+    };
     type Extracted<'a> = Option<Model>;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<Option<Model>, ToolError> {

@@ -1,5 +1,6 @@
 //! Who a turn is for, and which conversation: from the turn, never from the model.
 
+use crate::param::Needs;
 use crate::{CallInput, ToolError, ToolParam};
 
 /// The end user the turn is for, as the engine knows them (an id). A tool that takes it
@@ -21,6 +22,10 @@ macro_rules! turn_id {
         }
 
         impl ToolParam for $name {
+            const NEEDS: Needs = Needs {
+                conversation: true,
+                ..Needs::NOTHING
+            };
             type Extracted<'a> = $name;
 
             fn extract<'a>(input: &CallInput<'a>) -> Result<$name, ToolError> {

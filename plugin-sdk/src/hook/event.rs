@@ -3,7 +3,8 @@
 //! Payloads are built by the engine (and by an author's unit tests) through their
 //! constructors; a hook reads them through accessors, so new fields never break a plugin.
 
-use super::{HookEntry, HookHandler, PreModelOutcome, ResponseOutcome};
+use super::registration::{HookEntry, HookHandler};
+use super::{PreModelOutcome, ResponseOutcome};
 
 /// The conversation a turn belongs to, and the locale of the person it is for.
 #[derive(Clone, Debug, PartialEq, Eq)]

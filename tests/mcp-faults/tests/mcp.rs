@@ -1,11 +1,8 @@
 //! A panic, a timeout and a client's cancellation, through a real MCP client, over stdio
 //! and streamable HTTP, against an engine that links the fault tools.
 
-#[path = "../../mcp/driver.rs"]
-mod driver;
-
-use driver::{drive, BOTH};
 use serde_json::{json, Value};
+use test_support::mcp::{drive, BOTH};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_mcp-faults");
 

@@ -35,12 +35,12 @@ pub fn echo_context(event: &MessageReceived) -> PreModelOutcome {
 mod tests {
     #[test]
     fn the_renamed_tool_is_registered_and_callable() {
-        let tool = sdk::linked_tools()
+        let tool = sdk::engine::linked_tools()
             .find(|tool| tool.id() == "renamed:echo")
             .expect("registered");
         let context = sdk::ToolContext::new();
         let output = futures::executor::block_on(
-            tool.call(sdk::CallInput::new(r#"{"city":"Rome"}"#, &context)),
+            tool.call(sdk::engine::CallInput::new(r#"{"city":"Rome"}"#, &context)),
         )
         .unwrap();
         assert_eq!(output, r#"{"city":"Rome"}"#);
@@ -48,16 +48,16 @@ mod tests {
 
     #[test]
     fn the_renamed_hook_is_registered_and_runs() {
-        let hook = sdk::linked_hooks()
+        let hook = sdk::engine::linked_hooks()
             .find(|hook| hook.id() == "renamed:echo_context")
             .expect("registered");
-        let sdk::hook::HookHandler::MessageReceived(sdk::hook::HookEntry::Ready(run)) =
+        let sdk::engine::HookHandler::MessageReceived(sdk::engine::HookEntry::Ready(run)) =
             hook.handler
         else {
             panic!("a ready message_received hook expected");
         };
         let payload = super::MessageReceived::new(sdk::hook::Turn::new("c"), "hi");
-        let outcome = run(sdk::hook::HookInput::new(&payload));
+        let outcome = run(sdk::engine::HookInput::new(&payload));
         assert_eq!(
             outcome,
             Ok(super::PreModelOutcome::InjectContext("hi".into()))

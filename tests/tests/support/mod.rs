@@ -4,7 +4,7 @@
 
 pub mod oracle;
 
-use plugin_sdk::ToolDescriptor;
+use plugin_sdk::engine::ToolDescriptor;
 
 // Linking is installing: name each plugin crate once so the linker keeps it.
 use acme_crm as _;
@@ -13,14 +13,14 @@ use weather as _;
 
 /// The linked tool with this canonical id.
 pub fn tool(id: &str) -> &'static ToolDescriptor {
-    plugin_sdk::linked_tools()
+    plugin_sdk::engine::linked_tools()
         .find(|tool| tool.id() == id)
         .unwrap_or_else(|| panic!("no linked tool `{id}`"))
 }
 
 /// Every linked tool, sorted by id.
 pub fn tools() -> Vec<&'static ToolDescriptor> {
-    let mut tools: Vec<_> = plugin_sdk::linked_tools().collect();
+    let mut tools: Vec<_> = plugin_sdk::engine::linked_tools().collect();
     tools.sort_by_key(|tool| tool.id());
     tools
 }

@@ -207,8 +207,8 @@ mod tests {
         let ctx = ToolContext::new()
             .with_turn("c-12", "conversation-1")
             .with_secret("crm_api_key", Secret::new("key-1234"));
-        let input = plugin_sdk::CallInput::new("{}", &ctx);
-        let tool = plugin_sdk::linked_tools()
+        let input = plugin_sdk::engine::CallInput::new("{}", &ctx);
+        let tool = plugin_sdk::engine::linked_tools()
             .find(|tool| tool.name == "contact_card")
             .expect("linked");
         let output = run(tool.call(input)).unwrap();

@@ -3,6 +3,7 @@
 //! (`note_file`) and model access (`summarize`). Each tool's signature says what it needs;
 //! the engine equips `save_note` only for agents that grant the knowledge base at `write`.
 
+use plugin_sdk::knowledge::{Read, Write};
 use plugin_sdk::prelude::*;
 
 plugin_sdk::plugin! {

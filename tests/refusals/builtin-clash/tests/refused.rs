@@ -1,16 +1,11 @@
 //! The engine refuses a plugin tool named like a built-in tool.
 
-#[path = "../../engine_process.rs"]
-mod engine_process;
-
-use engine_core::{Registry, Rule};
+use engine_core::Rule;
 use refuse_builtin_clash as _;
 
 #[test]
 fn a_tool_named_like_a_builtin_stops_the_engine() {
-    let error = Registry::linked()
-        .err()
-        .expect("the engine must refuse this plugin");
+    let error = test_support::refusal::linked_refusal();
     let [problem] = error.problems() else {
         panic!("one problem expected: {error}");
     };
@@ -21,5 +16,8 @@ fn a_tool_named_like_a_builtin_stops_the_engine() {
         "`list_files` is the name of a built-in tool, and the model would see both"
     );
     assert!(problem.fix.contains("acme_list_files"), "{error}");
-    engine_process::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-builtin-clash"), &error);
+    test_support::refusal::assert_engine_refuses(
+        env!("CARGO_BIN_EXE_refuse-builtin-clash"),
+        &error,
+    );
 }

@@ -1,16 +1,11 @@
 //! The engine refuses two hooks with one id, even at different events.
 
-#[path = "../../engine_process.rs"]
-mod engine_process;
-
-use engine_core::{Registry, Rule};
+use engine_core::Rule;
 use refuse_duplicate_hook as _;
 
 #[test]
 fn two_hooks_with_one_id_stop_the_engine() {
-    let error = Registry::linked()
-        .err()
-        .expect("the engine must refuse this plugin");
+    let error = test_support::refusal::linked_refusal();
     let [problem] = error.problems() else {
         panic!("one problem expected: {error}");
     };
@@ -27,5 +22,8 @@ fn two_hooks_with_one_id_stop_the_engine() {
         "{report}"
     );
     assert!(problem.fix.contains(r#"name = "...""#), "{report}");
-    engine_process::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-duplicate-hook"), &error);
+    test_support::refusal::assert_engine_refuses(
+        env!("CARGO_BIN_EXE_refuse-duplicate-hook"),
+        &error,
+    );
 }

@@ -3,6 +3,6 @@
 use refuse_duplicate_id as _;
 
 fn main() {
-    engine_core::Registry::linked_or_exit();
+    engine_core::Engine::builder().build_or_exit();
     println!("started");
 }

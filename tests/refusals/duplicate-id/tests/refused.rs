@@ -1,16 +1,11 @@
 //! The engine refuses two tools with one id, naming both places.
 
-#[path = "../../engine_process.rs"]
-mod engine_process;
-
-use engine_core::{Registry, Rule};
+use engine_core::Rule;
 use refuse_duplicate_id as _;
 
 #[test]
 fn two_tools_with_one_id_stop_the_engine() {
-    let error = Registry::linked()
-        .err()
-        .expect("the engine must refuse this plugin");
+    let error = test_support::refusal::linked_refusal();
     let [problem] = error.problems() else {
         panic!("one problem expected: {error}");
     };
@@ -26,5 +21,5 @@ fn two_tools_with_one_id_stop_the_engine() {
         "{report}"
     );
     assert!(problem.fix.contains(r#"name = "...""#), "{report}");
-    engine_process::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-duplicate-id"), &error);
+    test_support::refusal::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-duplicate-id"), &error);
 }

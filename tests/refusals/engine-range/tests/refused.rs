@@ -1,16 +1,11 @@
 //! The engine refuses a plugin whose `engine` range it does not satisfy.
 
-#[path = "../../engine_process.rs"]
-mod engine_process;
-
-use engine_core::{Registry, Rule, ENGINE_VERSION};
+use engine_core::{Rule, ENGINE_VERSION};
 use refuse_engine_range as _;
 
 #[test]
 fn an_unsupported_engine_range_stops_the_engine() {
-    let error = Registry::linked()
-        .err()
-        .expect("the engine must refuse this plugin");
+    let error = test_support::refusal::linked_refusal();
     let [problem] = error.problems() else {
         panic!("one problem expected: {error}");
     };
@@ -21,5 +16,5 @@ fn an_unsupported_engine_range_stops_the_engine() {
         problem.message,
         format!("the plugin needs engine `>=2, <3`, and this engine is {ENGINE_VERSION}")
     );
-    engine_process::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-engine-range"), &error);
+    test_support::refusal::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-engine-range"), &error);
 }

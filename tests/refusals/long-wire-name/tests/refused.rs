@@ -1,16 +1,11 @@
 //! The engine refuses a wire name that a provider would reject.
 
-#[path = "../../engine_process.rs"]
-mod engine_process;
-
-use engine_core::{Registry, Rule};
+use engine_core::Rule;
 use refuse_long_wire_name as _;
 
 #[test]
 fn a_wire_name_longer_than_providers_allow_stops_the_engine() {
-    let error = Registry::linked()
-        .err()
-        .expect("the engine must refuse this plugin");
+    let error = test_support::refusal::linked_refusal();
     let [problem] = error.problems() else {
         panic!("one problem expected: {error}");
     };
@@ -21,5 +16,8 @@ fn a_wire_name_longer_than_providers_allow_stops_the_engine() {
          OpenAI allows [A-Za-z0-9_-], at most 64; Anthropic allows [A-Za-z0-9_-], at most 64; \
          Mistral allows [A-Za-z0-9_-], at most 64; Gemini allows [A-Za-z0-9_-], starting with a letter or `_`, at most 64"
     );
-    engine_process::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-long-wire-name"), &error);
+    test_support::refusal::assert_engine_refuses(
+        env!("CARGO_BIN_EXE_refuse-long-wire-name"),
+        &error,
+    );
 }

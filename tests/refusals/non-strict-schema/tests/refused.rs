@@ -1,16 +1,11 @@
 //! The engine re-checks every strict schema and refuses one that is not.
 
-#[path = "../../engine_process.rs"]
-mod engine_process;
-
-use engine_core::{Registry, Rule};
+use engine_core::Rule;
 use refuse_non_strict_schema as _;
 
 #[test]
 fn a_schema_that_fails_the_strict_recheck_stops_the_engine() {
-    let error = Registry::linked()
-        .err()
-        .expect("the engine must refuse this plugin");
+    let error = test_support::refusal::linked_refusal();
     let [problem] = error.problems() else {
         panic!("one problem expected: {error}");
     };
@@ -23,5 +18,8 @@ fn a_schema_that_fails_the_strict_recheck_stops_the_engine() {
         "{error}"
     );
     assert!(problem.fix.contains("strict = false"), "{error}");
-    engine_process::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-non-strict-schema"), &error);
+    test_support::refusal::assert_engine_refuses(
+        env!("CARGO_BIN_EXE_refuse-non-strict-schema"),
+        &error,
+    );
 }

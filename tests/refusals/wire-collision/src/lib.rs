@@ -6,11 +6,11 @@
 //! the macro-made `shop:cart__add` both go on the wire as `shop__cart__add`.
 
 use plugin_sdk::__private::PluginEntry;
-use plugin_sdk::prelude::*;
-use plugin_sdk::{
-    BoxFuture, CallInput, PluginManifest, SourceLocation, ToolAnnotations, ToolDescriptor,
+use plugin_sdk::engine::{
+    BoxFuture, CallInput, Needs, PluginManifest, SourceLocation, ToolAnnotations, ToolDescriptor,
     ToolEntry,
 };
+use plugin_sdk::prelude::*;
 
 plugin_sdk::plugin! {
     namespace = "shop",
@@ -57,11 +57,12 @@ inventory::submit!(ToolDescriptor {
     strict: true,
     examples: &[],
     plugin: || &HAND_MADE,
-    input_schema: plugin_sdk::schema::empty_object_schema,
-    output_schema: plugin_sdk::schema::empty_object_schema,
+    input_schema: plugin_sdk::engine::schema::empty_object_schema,
+    output_schema: plugin_sdk::engine::schema::empty_object_schema,
     entry: ToolEntry::Async(call),
     secrets: &[],
     knowledge: None,
+    needs: Needs::NOTHING,
     location: SourceLocation {
         file: file!(),
         line: line!(),

@@ -1,16 +1,11 @@
 //! The engine refuses two tools that would share a wire name.
 
-#[path = "../../engine_process.rs"]
-mod engine_process;
-
-use engine_core::{Registry, Rule};
+use engine_core::Rule;
 use refuse_wire_collision as _;
 
 #[test]
 fn two_tools_with_one_wire_name_stop_the_engine() {
-    let error = Registry::linked()
-        .err()
-        .expect("the engine must refuse this plugin");
+    let error = test_support::refusal::linked_refusal();
     let [problem] = error.problems() else {
         panic!("one problem expected: {error}");
     };
@@ -21,5 +16,8 @@ fn two_tools_with_one_wire_name_stop_the_engine() {
         problem.message,
         "its wire name `shop__cart__add` is also the wire name of `shop:cart__add` (refuse-wire-collision), so a call could not tell them apart"
     );
-    engine_process::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-wire-collision"), &error);
+    test_support::refusal::assert_engine_refuses(
+        env!("CARGO_BIN_EXE_refuse-wire-collision"),
+        &error,
+    );
 }

@@ -1,8 +1,19 @@
-//! Shared by every refusal test: the engine binary of the fixture, run as a process.
+//! Shared by every refusal test: the engine in-process, and the fixture's engine binary
+//! run as a process.
 
 use std::process::Command;
 
-use engine_core::StartupError;
+use engine_core::{Engine, EngineError, StartupError};
+
+/// Why an engine over everything this test binary linked refused to start; panics if it
+/// started, or failed for another reason.
+pub fn linked_refusal() -> StartupError {
+    match Engine::builder().build() {
+        Err(EngineError::Startup(error)) => error,
+        Err(other) => panic!("the engine failed for another reason: {other}"),
+        Ok(_) => panic!("the engine must refuse this plugin"),
+    }
+}
 
 /// Runs `engine` and asserts that it refused to start with exactly `expected` as its
 /// report: exit status 1, the report on stderr, nothing on stdout.

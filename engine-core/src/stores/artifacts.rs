@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use plugin_sdk::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore};
+use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle};
+use plugin_sdk::engine::ArtifactStore;
 
 use crate::config::ArtifactLimits;
 

@@ -4,23 +4,23 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use plugin_sdk::{StateMap, StateWrites};
+use plugin_sdk::engine::{StateMap, StateWrites};
 
 /// The state of every conversation, in memory.
 #[derive(Default)]
-pub struct ConversationStates {
+pub(crate) struct ConversationStates {
     by_conversation: Mutex<HashMap<String, Arc<StateMap>>>,
 }
 
 impl ConversationStates {
     /// The state of `conversation` now: what a call that starts now reads.
-    pub fn snapshot(&self, conversation: &str) -> Arc<StateMap> {
+    pub(crate) fn snapshot(&self, conversation: &str) -> Arc<StateMap> {
         self.lock().get(conversation).cloned().unwrap_or_default()
     }
 
     /// Applies a successful call's writes: each key set or removed, over whatever other
     /// calls applied since this one started (last writer wins, per key).
-    pub fn apply(&self, conversation: &str, writes: StateWrites) {
+    pub(crate) fn apply(&self, conversation: &str, writes: StateWrites) {
         if writes.is_empty() {
             return;
         }

@@ -7,11 +7,12 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::Request;
 use hyper_util::rt::TokioIo;
-use plugin_sdk::{BoxFuture, ChatRequest, Role, Tier};
+use plugin_sdk::engine::BoxFuture;
+use plugin_sdk::model::{ChatRequest, Role, Tier};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::model::{GatewayReply, ModelGateway};
+use super::{GatewayError, GatewayReply, ModelGateway};
 use crate::config::{GatewayConfig, TierConfig};
 
 /// POSTs `{base_url}/chat/completions`, prices the answer from its `usage`.
@@ -23,11 +24,11 @@ pub struct OpenAiCompatibleGateway {
 
 impl OpenAiCompatibleGateway {
     /// The gateway `config` describes; its URL must be `http://host:port/path`.
-    pub fn new(config: &GatewayConfig) -> Result<Self, String> {
+    pub fn new(config: &GatewayConfig) -> Result<Self, GatewayError> {
         let rest = config
             .base_url
             .strip_prefix("http://")
-            .ok_or_else(|| format!("the gateway URL `{}` is not http://", config.base_url))?;
+            .ok_or_else(|| GatewayError::Url(config.base_url.clone()))?;
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         Ok(Self {
             authority: authority.to_owned(),
@@ -36,41 +37,42 @@ impl OpenAiCompatibleGateway {
         })
     }
 
-    async fn post(&self, body: Value) -> Result<Value, String> {
+    async fn post(&self, body: Value) -> Result<Value, GatewayError> {
+        let unreachable = |reason: String| GatewayError::Unreachable {
+            authority: self.authority.clone(),
+            reason,
+        };
         let stream = tokio::net::TcpStream::connect(&self.authority)
             .await
-            .map_err(|error| format!("cannot reach {}: {error}", self.authority))?;
+            .map_err(|error| unreachable(error.to_string()))?;
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| unreachable(error.to_string()))?;
         tokio::spawn(connection);
         let request = Request::post(&self.path)
             .header("host", &self.authority)
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(body.to_string())))
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| GatewayError::Url(error.to_string()))?;
         let response = sender
             .send_request(request)
             .await
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| unreachable(error.to_string()))?;
         let status = response.status();
         let bytes = response
             .into_body()
             .collect()
             .await
-            .map_err(|error| error.to_string())?
+            .map_err(|error| unreachable(error.to_string()))?
             .to_bytes();
         if !status.is_success() {
-            return Err(format!(
-                "the provider answered {status}: {}",
-                String::from_utf8_lossy(&bytes)
-                    .chars()
-                    .take(200)
-                    .collect::<String>()
-            ));
+            return Err(GatewayError::Status {
+                status: status.as_u16(),
+                body: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
+            });
         }
         serde_json::from_slice(&bytes)
-            .map_err(|error| format!("the provider's answer is not JSON: {error}"))
+            .map_err(|error| GatewayError::Answer(format!("not JSON: {error}")))
     }
 }
 
@@ -98,12 +100,15 @@ struct Usage {
 }
 
 impl ModelGateway for OpenAiCompatibleGateway {
-    fn chat<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<GatewayReply, String>> {
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<GatewayReply, GatewayError>> {
         Box::pin(async move {
             let tier = self
                 .tiers
                 .get(&request.tier)
-                .ok_or_else(|| format!("the gateway serves no `{}` tier", request.tier.as_str()))?;
+                .ok_or(GatewayError::NoTier(request.tier))?;
             let mut messages = Vec::new();
             if let Some(system) = &request.system {
                 messages.push(json!({ "role": "system", "content": system }));
@@ -118,14 +123,13 @@ impl ModelGateway for OpenAiCompatibleGateway {
             let answer = self
                 .post(json!({ "model": tier.model, "messages": messages }))
                 .await?;
-            let completion: Completion = serde_json::from_value(answer).map_err(|error| {
-                format!("the provider's answer has an unexpected shape: {error}")
-            })?;
+            let completion: Completion = serde_json::from_value(answer)
+                .map_err(|error| GatewayError::Answer(format!("an unexpected shape: {error}")))?;
             let text = completion
                 .choices
                 .into_iter()
                 .next()
-                .ok_or("the provider answered no choice")?
+                .ok_or_else(|| GatewayError::Answer("no choice".into()))?
                 .message
                 .content;
             let cost_usd = completion.usage.prompt_tokens as f64 * tier.usd_per_million_input / 1e6

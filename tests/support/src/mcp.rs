@@ -84,7 +84,7 @@ pub fn drive_with_headers(
         }
     };
     let plan = json!({ "server": server, "steps": steps });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/client.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/client.py");
     let mut client = Command::new(python())
         .arg(script)
         .stdin(Stdio::piped())

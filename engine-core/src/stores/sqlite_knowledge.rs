@@ -4,9 +4,10 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use plugin_sdk::{
-    BoxFuture, Document, DocumentSummary, KnowledgeError, KnowledgeLevel, KnowledgeStore, Mutation,
-    Refusal, Scope, SearchHit, Written,
+use plugin_sdk::engine::{BoxFuture, KnowledgeStore, Scope};
+use plugin_sdk::knowledge::{
+    Document, DocumentSummary, KnowledgeError, KnowledgeLevel, Mutation, Refusal, SearchHit,
+    Written,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 

@@ -7,7 +7,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use plugin_sdk::{BoxFuture, ChatReply, ChatRequest, ModelAccess, ModelError, Tier};
+#[cfg(feature = "http")]
+mod openai;
+
+use plugin_sdk::engine::{BoxFuture, ModelAccess};
+use plugin_sdk::model::{ChatReply, ChatRequest, ModelError, Tier};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -22,10 +26,47 @@ pub struct GatewayReply {
     pub cost_usd: f64,
 }
 
+#[cfg(feature = "http")]
+pub use openai::OpenAiCompatibleGateway;
+
 /// Where model calls go: the engine's connection to its providers. A tool never sees it.
 pub trait ModelGateway: Send + Sync {
     /// Answers `request` with the model of its tier, or says why not.
-    fn chat<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<GatewayReply, String>>;
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<GatewayReply, GatewayError>>;
+}
+
+/// Why a gateway gave no reply.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// The gateway has no model for the tier asked for.
+    #[error("the gateway serves no `{}` tier", .0.as_str())]
+    NoTier(Tier),
+    /// The provider could not be reached.
+    #[error("cannot reach {authority}: {reason}")]
+    Unreachable {
+        /// Where the provider was looked for.
+        authority: String,
+        /// What the connection said.
+        reason: String,
+    },
+    /// The provider answered with an error status.
+    #[error("the provider answered {status}: {body}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The start of the answer's body.
+        body: String,
+    },
+    /// The answer could not be read.
+    #[error("the provider's answer is unusable: {0}")]
+    Answer(String),
+    /// The gateway's URL is not one this gateway speaks.
+    #[error("the gateway URL `{0}` is not http://host:port/path")]
+    Url(String),
 }
 
 /// One recorded model call.
@@ -94,7 +135,7 @@ impl ModelAccess for MeteredModel {
                 });
             }
             let reply = tokio::select! {
-                reply = self.gateway.chat(&request) => reply.map_err(ModelError::Gateway)?,
+                reply = self.gateway.chat(&request) => reply.map_err(|error| ModelError::Gateway(error.to_string()))?,
                 () = tokio::time::sleep_until(self.deadline) => return Err(ModelError::TimedOut),
                 () = self.cancel.cancelled() => return Err(ModelError::Cancelled),
             };

@@ -1,0 +1,126 @@
+//! Agents: what each equips from the registry, what it leaves out and why, and the
+//! catalogs of what it equips.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::catalog::{Catalogs, Format};
+use crate::config::AgentConfig;
+use crate::registry::Registry;
+use crate::tool::Tool;
+
+/// An agent: its configuration, the tools it equips, and the catalogs of those tools.
+pub struct Agent {
+    name: String,
+    pub(super) config: AgentConfig,
+    registry: Arc<Registry>,
+    /// Indexes into the registry's tools, in its order.
+    equipped: Vec<usize>,
+    /// Whether it equips each of the registry's tools, by index: one look-up per call.
+    pub(super) equips: Vec<bool>,
+    left_out: Vec<LeftOut>,
+    /// The registry's own when the agent equips every tool: rendered once for both.
+    catalogs: Arc<Catalogs>,
+}
+
+/// A tool an agent does not equip, and why: shown to people (`check`, `tools`), never
+/// to the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    /// The tool's id.
+    pub tool: String,
+    /// What the agent lacks.
+    pub reasons: Vec<String>,
+}
+
+impl Agent {
+    pub(super) fn new(name: &str, config: AgentConfig, registry: &Arc<Registry>) -> Self {
+        let mut equipped = Vec::new();
+        let mut left_out = Vec::new();
+        for (index, tool) in registry.tools().iter().enumerate() {
+            let reasons = missing(&config, tool);
+            if reasons.is_empty() {
+                equipped.push(index);
+            } else {
+                left_out.push(LeftOut {
+                    tool: tool.id().to_owned(),
+                    reasons,
+                });
+            }
+        }
+        let catalogs = if left_out.is_empty() {
+            Arc::clone(&registry.catalogs)
+        } else {
+            let tools: Vec<&Tool> = equipped
+                .iter()
+                .map(|&index| &registry.tools()[index])
+                .collect();
+            Arc::new(Catalogs::render(&tools))
+        };
+        let mut equips = vec![false; registry.tools().len()];
+        for &index in &equipped {
+            equips[index] = true;
+        }
+        Self {
+            name: name.to_owned(),
+            equips,
+            config,
+            registry: Arc::clone(registry),
+            equipped,
+            left_out,
+            catalogs,
+        }
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The tools it equips, in the registry's order.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.equipped
+            .iter()
+            .map(|&index| &self.registry.tools()[index])
+    }
+
+    /// The tools it leaves out, and why.
+    pub fn left_out(&self) -> &[LeftOut] {
+        &self.left_out
+    }
+
+    /// The catalog of the tools it equips, in `format` for a reader of `locale`.
+    ///
+    /// The model-facing formats list every tool it equips, since a model always calls
+    /// within a turn's conversation. MCP's lists only the tools offered outside a
+    /// conversation (see [`Tool::needs_conversation`]): an MCP session has none.
+    pub fn catalog(&self, format: Format, locale: &str) -> Bytes {
+        self.catalogs.get(format, locale, || self.tools().collect())
+    }
+}
+
+/// What `config` lacks for `tool`: unconfigured secrets, a knowledge grant below need.
+fn missing(config: &AgentConfig, tool: &Tool) -> Vec<String> {
+    let descriptor = tool.descriptor();
+    let mut reasons: Vec<String> = descriptor
+        .secret_specs()
+        .filter(|spec| !config.secrets.contains_key(spec.key))
+        .map(|spec| format!("the secret `{}` is not configured", spec.key))
+        .collect();
+    if let Some(need) = descriptor.knowledge.filter(|need| need.required) {
+        if config.knowledge.is_none_or(|granted| granted < need.level) {
+            let granted = config.knowledge.map_or("nothing", |level| level.as_str());
+            reasons.push(format!(
+                "it needs the knowledge base at `{}`, and the agent grants {granted}",
+                need.level.as_str()
+            ));
+        }
+    }
+    reasons
+}

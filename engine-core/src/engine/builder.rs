@@ -1,0 +1,180 @@
+//! Building an [`Engine`]: what it serves, its configuration, and the stores it uses.
+
+use std::sync::Arc;
+
+use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
+
+use super::agent::Agent;
+use super::Engine;
+use crate::config::EngineConfig;
+use crate::model::ModelGateway;
+use crate::redact::redactor;
+use crate::registry::{Limits, Linked, Registry};
+use crate::stores::{ConversationStates, MemoryArtifacts};
+use crate::validate::StartupError;
+
+/// How an [`Engine`] is made: [`Engine::builder`], then what differs from the defaults,
+/// then [`build`](Self::build).
+///
+/// By default the engine serves every tool and hook the binary linked, under the default
+/// configuration, and opens the embedded stores the configuration asks for. A
+/// configuration without agents gets one, `default`, that grants nothing.
+#[derive(Default)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct EngineBuilder {
+    config: EngineConfig,
+    limits: Limits,
+    chosen: Option<Linked>,
+    knowledge: Option<Arc<dyn KnowledgeStore>>,
+    gateway: Option<Arc<dyn ModelGateway>>,
+}
+
+/// Why an engine did not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// A linked plugin, tool or hook is invalid: every problem, with its fix.
+    #[error(transparent)]
+    Startup(#[from] StartupError),
+    /// An agent grants knowledge and the knowledge store could not be opened.
+    #[error("the knowledge store could not be opened: {0}")]
+    Knowledge(String),
+    /// The configured model gateway is not usable.
+    #[error("the model gateway is not usable: {0}")]
+    Gateway(String),
+    /// The configuration asks for a part this build of engine-core leaves out.
+    #[error("the configuration needs {part}, and engine-core was built without the `{feature}` feature: enable it, or give the engine your own with `EngineBuilder::{setter}`")]
+    MissingFeature {
+        /// What the configuration asks for.
+        part: &'static str,
+        /// The Cargo feature that brings it.
+        feature: &'static str,
+        /// The builder method that takes one instead.
+        setter: &'static str,
+    },
+}
+
+impl EngineBuilder {
+    /// The engine's configuration (agents, their secrets and grants, limits of the stores).
+    pub fn config(mut self, config: EngineConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Limits on every call and turn.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Serves these tools instead of every linked one (a host that offers a chosen few,
+    /// a test). Their plugins come along.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = &'static ToolDescriptor>) -> Self {
+        self.chosen.get_or_insert_with(Linked::default).tools = tools.into_iter().collect();
+        self
+    }
+
+    /// Runs these hooks instead of every linked one. Their plugins come along.
+    pub fn hooks(mut self, hooks: impl IntoIterator<Item = &'static HookDescriptor>) -> Self {
+        self.chosen.get_or_insert_with(Linked::default).hooks = hooks.into_iter().collect();
+        self
+    }
+
+    /// The knowledge store, instead of the SQLite file the configuration implies.
+    pub fn knowledge_store(mut self, store: Arc<dyn KnowledgeStore>) -> Self {
+        self.knowledge = Some(store);
+        self
+    }
+
+    /// The model gateway, instead of the one the configuration describes.
+    pub fn model_gateway(mut self, gateway: Arc<dyn ModelGateway>) -> Self {
+        self.gateway = Some(gateway);
+        self
+    }
+
+    /// Validates what the engine serves and opens its stores: an engine exists only if
+    /// every check passed.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        let linked = self.chosen.unwrap_or_else(Linked::from_inventory);
+        let registry = Arc::new(Registry::build(linked, self.limits)?);
+        let mut config = self.config;
+        config.ensure_an_agent();
+        let knowledge = match self.knowledge {
+            Some(store) => Some(store),
+            None if config
+                .agents
+                .values()
+                .any(|agent| agent.knowledge.is_some()) =>
+            {
+                Some(open_knowledge(&config)?)
+            }
+            None => None,
+        };
+        let gateway = match (self.gateway, &config.gateway) {
+            (Some(gateway), _) => Some(gateway),
+            (None, Some(described)) => Some(open_gateway(described)?),
+            (None, None) => None,
+        };
+        let agents = config
+            .agents
+            .iter()
+            .map(|(name, agent)| Agent::new(name, agent.clone(), &registry))
+            .collect();
+        Ok(Engine {
+            agents,
+            redact: redactor(&config),
+            states: ConversationStates::default(),
+            artifacts: Arc::new(MemoryArtifacts::new(config.artifacts)),
+            knowledge,
+            gateway,
+            registry,
+        })
+    }
+
+    /// [`build`](Self::build) for an engine's `main`: on any problem, prints the report to
+    /// stderr and exits with status 1, before anything is served.
+    pub fn build_or_exit(self) -> Engine {
+        self.build().unwrap_or_else(|error| {
+            eprint!("{error}");
+            if !matches!(error, EngineError::Startup(_)) {
+                eprintln!();
+            }
+            std::process::exit(1)
+        })
+    }
+}
+
+#[cfg(feature = "sqlite")]
+fn open_knowledge(config: &EngineConfig) -> Result<Arc<dyn KnowledgeStore>, EngineError> {
+    let path = config.data_dir().join("knowledge.sqlite");
+    let store = crate::stores::SqliteKnowledge::open(&path, config.knowledge)
+        .map_err(|error| EngineError::Knowledge(format!("{}: {error}", path.display())))?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "sqlite"))]
+fn open_knowledge(_: &EngineConfig) -> Result<Arc<dyn KnowledgeStore>, EngineError> {
+    Err(EngineError::MissingFeature {
+        part: "a knowledge store (an agent grants knowledge)",
+        feature: "sqlite",
+        setter: "knowledge_store",
+    })
+}
+
+#[cfg(feature = "http")]
+fn open_gateway(
+    described: &crate::config::GatewayConfig,
+) -> Result<Arc<dyn ModelGateway>, EngineError> {
+    let gateway = crate::model::OpenAiCompatibleGateway::new(described)
+        .map_err(|error| EngineError::Gateway(error.to_string()))?;
+    Ok(Arc::new(gateway))
+}
+
+#[cfg(not(feature = "http"))]
+fn open_gateway(_: &crate::config::GatewayConfig) -> Result<Arc<dyn ModelGateway>, EngineError> {
+    Err(EngineError::MissingFeature {
+        part: "a model gateway (`[gateway]`)",
+        feature: "http",
+        setter: "model_gateway",
+    })
+}

@@ -1,0 +1,149 @@
+//! Calling a tool through the engine: the agent's equipment, the checks, the call's
+//! context, the tool, and the state it wrote.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use plugin_sdk::engine::{BoxFuture, CallInput, ToolEntry};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{Engine, Turn};
+use crate::dispatch::{self, unknown_tool, Bounds, CallError};
+use crate::tool::Tool;
+
+/// One tool call, as the model (or a client) asked for it: [`Engine::call`] runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'a> {
+    tool: &'a str,
+    arguments: &'a str,
+    deadline: Option<Instant>,
+    cancel: Option<&'a CancellationToken>,
+}
+
+impl<'a> Call<'a> {
+    /// A call of `tool` (id or wire name) with `arguments` (JSON text), under the
+    /// engine's default timeout and with no cancellation.
+    pub fn new(tool: &'a str, arguments: &'a str) -> Self {
+        Self {
+            tool,
+            arguments,
+            deadline: None,
+            cancel: None,
+        }
+    }
+
+    /// The same call, stopped at `deadline`; model calls it makes stop there too.
+    pub fn deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// The same call, stopped when `token` is cancelled (the turn was abandoned); model
+    /// calls it makes too.
+    pub fn cancel_on(mut self, token: &'a CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+impl Engine {
+    /// Calls a tool that `turn`'s agent equips and offers in that turn; the future gives
+    /// the tool's output as JSON text, or an error the model can read.
+    ///
+    /// A tool the agent does not equip is unknown, as if it were not linked; so is one
+    /// that needs a conversation, in a turn without one. The tool's context holds its
+    /// declared secrets, the agent's grants and the turn's identity, and nothing else.
+    /// State it writes is applied only if the call succeeds.
+    ///
+    /// A tool whose body has no `.await` runs on the first poll, at the cost of a
+    /// look-up and serde. Any other runs in a boxed future, polled once inline; only a
+    /// tool that then waits sets up the deadline and the cancellation, which need a Tokio
+    /// runtime with its timer enabled.
+    pub fn call<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> CallFuture<'a> {
+        CallFuture {
+            state: CallState::Start(self, turn, call),
+        }
+    }
+
+    /// What the first poll of a call does: every check, then the tool if it cannot
+    /// suspend, or the future that runs it.
+    fn start<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> CallState<'a> {
+        let Some(tool) = self.offered(turn, call.tool) else {
+            return CallState::Done(Some(Err(unknown_tool(call.tool))));
+        };
+        let bounds = Bounds {
+            deadline: call.deadline,
+            cancel: call.cancel,
+            limits: &self.registry.limits,
+        };
+        if let Err(error) = dispatch::admit(tool, call.arguments, &bounds) {
+            return CallState::Done(Some(Err(error)));
+        }
+        match tool.descriptor().entry {
+            ToolEntry::Ready(run) => {
+                let context = self.context(turn, tool, &bounds);
+                let result =
+                    dispatch::run_ready(tool, run, CallInput::new(call.arguments, &context));
+                self.keep_state(turn, tool, &context, &result);
+                CallState::Done(Some(result))
+            }
+            ToolEntry::Async(call_fn) => CallState::Running(Box::pin(async move {
+                let context = self.context(turn, tool, &bounds);
+                let input = CallInput::new(call.arguments, &context);
+                let result = dispatch::run_async(tool, call_fn, input, bounds).await;
+                self.keep_state(turn, tool, &context, &result);
+                result
+            })),
+        }
+    }
+
+    /// The tool called `name`, if `turn` is offered it.
+    #[inline]
+    fn offered(&self, turn: &Turn, name: &str) -> Option<&Tool> {
+        let index = self.registry.tool_index(name)?;
+        let tool = &self.registry.tools()[index];
+        let equipped = self.agents[turn.agent].equips[index];
+        let placed = turn.conversation.is_some() || !tool.needs_conversation();
+        (equipped && placed).then_some(tool)
+    }
+}
+
+/// The future of [`Engine::call`].
+#[must_use = "a call does nothing unless it is awaited"]
+pub struct CallFuture<'a> {
+    state: CallState<'a>,
+}
+
+enum CallState<'a> {
+    /// Not polled yet: nothing has run.
+    Start(&'a Engine, &'a Turn, Call<'a>),
+    /// A tool that may suspend, running.
+    Running(BoxFuture<'a, Result<String, CallError>>),
+    /// Finished; the result until it is taken.
+    Done(Option<Result<String, CallError>>),
+}
+
+impl Future for CallFuture<'_> {
+    type Output = Result<String, CallError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let state = &mut self.state;
+        if let CallState::Start(engine, turn, call) = *state {
+            *state = engine.start(turn, call);
+        }
+        match state {
+            CallState::Start(..) => unreachable!("started above"),
+            CallState::Running(future) => {
+                let result = std::task::ready!(future.as_mut().poll(cx));
+                *state = CallState::Done(None);
+                Poll::Ready(result)
+            }
+            CallState::Done(result) => match result.take() {
+                Some(result) => Poll::Ready(result),
+                None => panic!("a CallFuture was polled after it completed"),
+            },
+        }
+    }
+}

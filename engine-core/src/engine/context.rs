@@ -1,0 +1,99 @@
+//! The context of one call, built from the agent and the turn, never from the model: only
+//! what the tool's parameters declare they read.
+
+use std::sync::Arc;
+
+use plugin_sdk::artifacts::Artifacts;
+use plugin_sdk::audit::Audit;
+use plugin_sdk::engine::KnowledgeGrant;
+use plugin_sdk::model::Model;
+use plugin_sdk::secrets::Secret;
+use plugin_sdk::state::State;
+use plugin_sdk::ToolContext;
+
+use super::{Engine, Turn};
+use crate::dispatch::{Bounds, CallError};
+use crate::model::MeteredModel;
+use crate::tool::Tool;
+
+impl Engine {
+    /// The context of one call of `tool` in `turn`: the tool's declared secrets and no
+    /// other, the agent's grants, the turn's identity, state snapshot and artifacts, each
+    /// only if a parameter of the tool reads it.
+    pub(super) fn context(&self, turn: &Turn, tool: &Tool, bounds: &Bounds<'_>) -> ToolContext {
+        let agent = &self.agents[turn.agent];
+        let descriptor = tool.descriptor();
+        let needs = descriptor.needs;
+        let mut context = ToolContext::new();
+        if let Some(locale) = &turn.locale {
+            context = context.with_locale(locale.clone());
+        }
+        if let Some(at) = turn
+            .conversation
+            .as_ref()
+            .filter(|_| needs.conversation || needs.audit)
+        {
+            context = context.with_turn(at.subscriber.clone(), at.conversation.clone());
+            if needs.conversation {
+                context = context
+                    .with_state(State::new(self.states.snapshot(&at.conversation)))
+                    .with_artifacts(Artifacts::new(
+                        Arc::clone(&self.artifacts) as _,
+                        at.conversation.clone(),
+                    ));
+            }
+        }
+        for spec in descriptor.secret_specs() {
+            if let Some(value) = agent.config.secrets.get(spec.key) {
+                context = context.with_secret(spec.key, Secret::new(value.clone()));
+            }
+        }
+        if needs.audit {
+            context = context.with_audit(Audit::new(
+                Arc::clone(&self.redact) as _,
+                tool.audit_source(),
+            ));
+        }
+        if let (Some(_), Some(level), Some(store)) = (
+            descriptor.knowledge,
+            agent.config.knowledge,
+            &self.knowledge,
+        ) {
+            let grant = KnowledgeGrant::new(
+                Arc::clone(store),
+                agent.name().to_owned(),
+                tool.plugin().namespace,
+                level,
+            );
+            context = context.with_knowledge(grant);
+        }
+        if let (true, Some(_), Some(gateway)) = (needs.model, agent.config.model, &self.gateway) {
+            context = context.with_model(Model::new(Arc::new(MeteredModel {
+                gateway: Arc::clone(gateway),
+                spend: Arc::clone(&turn.spend),
+                tool: tool.id().to_owned(),
+                deadline: bounds.deadline_or_default(),
+                cancel: bounds.cancel.cloned().unwrap_or_default(),
+            })));
+        }
+        context
+    }
+
+    /// Applies the state a successful call wrote to its conversation.
+    pub(super) fn keep_state(
+        &self,
+        turn: &Turn,
+        tool: &Tool,
+        context: &ToolContext,
+        result: &Result<String, CallError>,
+    ) {
+        if let (true, Ok(_), Some(at)) = (
+            tool.descriptor().needs.conversation,
+            result,
+            &turn.conversation,
+        ) {
+            self.states
+                .apply(&at.conversation, context.take_state_writes());
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! [`Engine`]: the one way in. Built from what the binary linked and its configuration,
+//! it lists, renders, calls and runs turns.
+
+mod agent;
+mod builder;
+mod call;
+mod context;
+mod turn;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use plugin_sdk::engine::{KnowledgeStore, PluginManifest, RedactValues};
+use plugin_sdk::hook::Event;
+
+pub use agent::{Agent, LeftOut};
+pub use builder::{EngineBuilder, EngineError};
+pub use call::{Call, CallFuture};
+pub use turn::{ModelInput, Turn, TurnEnd, TurnOutcome, UnknownAgent};
+
+use crate::catalog::Format;
+use crate::hooks::Hook;
+use crate::model::ModelGateway;
+use crate::registry::Registry;
+use crate::stores::{ConversationStates, MemoryArtifacts};
+use crate::tool::Tool;
+
+/// The engine: the validated registry of linked plugins, the agents configured over it,
+/// and the stores their tools use.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use engine_core::{Call, Engine, Format};
+///
+/// let engine = Engine::builder().build()?; // everything linked, one agent `default`
+/// let catalog = engine.agent("default").unwrap().catalog(Format::OpenAi, "en-US");
+/// let turn = engine.turn("default")?.in_conversation("user-1", "conversation-1");
+/// let output = engine
+///     .call(&turn, Call::new("weather__weather", r#"{"city":"Rome","days":3,"units":null}"#))
+///     .await?;
+/// # Ok(()) }
+/// ```
+pub struct Engine {
+    registry: Arc<Registry>,
+    /// Sorted by name (the configuration's map order); a turn refers to one by index.
+    agents: Vec<Agent>,
+    redact: Arc<RedactValues>,
+    states: ConversationStates,
+    artifacts: Arc<MemoryArtifacts>,
+    knowledge: Option<Arc<dyn KnowledgeStore>>,
+    gateway: Option<Arc<dyn ModelGateway>>,
+}
+
+impl Engine {
+    /// A builder over everything this binary linked, with the default configuration.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    /// The plugins, sorted by namespace, each with its tools sorted by name.
+    pub fn plugins(&self) -> impl Iterator<Item = (&'static PluginManifest, &[Tool])> {
+        self.registry.plugins()
+    }
+
+    /// Every linked tool, sorted by id, whichever agents equip it.
+    pub fn tools(&self) -> &[Tool] {
+        self.registry.tools()
+    }
+
+    /// The tool called `name`, by canonical id (`acme:book_appointment`) or wire name
+    /// (`acme__book_appointment`), whichever agents equip it.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        let index = self.registry.tool_index(name)?;
+        Some(&self.registry.tools()[index])
+    }
+
+    /// The hooks of `event`, in the order they run.
+    pub fn hooks(&self, event: Event) -> &[Hook] {
+        self.registry.hooks.of(event)
+    }
+
+    /// Whether a linked hook may replace or regenerate replies: turns are then served
+    /// non-streamed, so that the mutation lands before anything reaches the user.
+    pub fn hooks_mutate_responses(&self) -> bool {
+        self.registry.hooks.mutate_responses()
+    }
+
+    /// The catalog of every linked tool in `format`, for a reader of `locale` (only
+    /// MCP's depends on it); an agent's own catalog is [`Agent::catalog`]. Rendered once
+    /// and shared: serving a catalog copies no JSON.
+    pub fn catalog(&self, format: Format, locale: &str) -> Bytes {
+        self.registry
+            .catalogs
+            .get(format, locale, || self.registry.tools().iter().collect())
+    }
+
+    /// The agents, by name.
+    pub fn agents(&self) -> impl Iterator<Item = &Agent> {
+        self.agents.iter()
+    }
+
+    /// The agent called `name`.
+    pub fn agent(&self, name: &str) -> Option<&Agent> {
+        self.index_of(name).map(|index| &self.agents[index])
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.agents
+            .binary_search_by(|agent| agent.name().cmp(name))
+            .ok()
+    }
+}

@@ -1,0 +1,268 @@
+//! A turn of an agent: whose it is, and the hook pipeline around its model calls
+//! (pre-model hooks, the model, the `response_generated` passes with their
+//! regenerations, `response_sent`).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use plugin_sdk::hook::{self, ConversationStart, MessageReceived, ResponseGenerated, ResponseSent};
+
+use super::Engine;
+use crate::hooks::{PreModel, ResponsePass};
+use crate::model::TurnSpend;
+
+/// One turn of an agent, for whom and in which conversation: its calls share the turn's
+/// model spend and see the conversation's state and artifacts.
+///
+/// [`Engine::turn`] gives a turn outside any conversation (an MCP session, the command
+/// line), which is offered only the tools that need none;
+/// [`in_conversation`](Self::in_conversation) puts it in one.
+#[derive(Clone, Debug)]
+pub struct Turn {
+    /// The agent's index in the engine.
+    pub(super) agent: usize,
+    agent_name: String,
+    pub(super) conversation: Option<InConversation>,
+    pub(super) locale: Option<String>,
+    pub(super) spend: Arc<TurnSpend>,
+}
+
+/// Who a turn is for, and which conversation.
+#[derive(Clone, Debug)]
+pub(super) struct InConversation {
+    pub(super) subscriber: String,
+    pub(super) conversation: String,
+}
+
+impl Turn {
+    /// The same turn, for `subscriber` in `conversation` (the engine's ids for them).
+    pub fn in_conversation(
+        mut self,
+        subscriber: impl Into<String>,
+        conversation: impl Into<String>,
+    ) -> Self {
+        self.conversation = Some(InConversation {
+            subscriber: subscriber.into(),
+            conversation: conversation.into(),
+        });
+        self
+    }
+
+    /// The same turn, for a reader of `locale` (a BCP 47 tag).
+    pub fn with_locale(mut self, locale: impl Into<String>) -> Self {
+        self.locale = Some(locale.into());
+        self
+    }
+
+    /// The agent's name.
+    pub fn agent(&self) -> &str {
+        &self.agent_name
+    }
+
+    /// The end user the turn is for, in a conversation.
+    pub fn subscriber(&self) -> Option<&str> {
+        self.conversation.as_ref().map(|at| at.subscriber.as_str())
+    }
+
+    /// The conversation's id, in a conversation.
+    pub fn conversation(&self) -> Option<&str> {
+        self.conversation
+            .as_ref()
+            .map(|at| at.conversation.as_str())
+    }
+
+    /// The locale of the person the turn is for, if known.
+    pub fn locale(&self) -> Option<&str> {
+        self.locale.as_deref()
+    }
+
+    /// The model calls of the turn's tools and what they cost.
+    pub fn spend(&self) -> &TurnSpend {
+        &self.spend
+    }
+
+    /// The turn as hooks see it.
+    fn for_hooks(&self) -> hook::Turn {
+        let turn = hook::Turn::new(self.conversation().unwrap_or_default());
+        match &self.locale {
+            Some(locale) => turn.with_locale(locale.clone()),
+            None => turn,
+        }
+    }
+}
+
+/// No agent has that name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("there is no agent `{name}`; the configured agents are: {}", known.join(", "))]
+pub struct UnknownAgent {
+    /// The name asked for.
+    pub name: String,
+    /// The agents there are.
+    pub known: Vec<String>,
+}
+
+/// What the engine asks its model for, once per generation of a turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelInput {
+    /// The system messages hooks injected for this turn, in the order they ran; they go
+    /// after the agent's own system prompt and are not kept in the history.
+    pub injected_context: Vec<String>,
+    /// 0 for the first generation, then one more for each replay.
+    pub regeneration: u32,
+    /// Whether the reply may stream to the user as it is generated: `false` when a hook
+    /// may replace or regenerate it, so that nothing reaches the user before the hooks.
+    pub stream: bool,
+}
+
+/// How a turn's reply came about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// A pre-model hook halted the turn; the model was not asked.
+    Halted {
+        /// The hook that halted.
+        hook: String,
+    },
+    /// The model's reply, as generated (after any regenerations).
+    Generated,
+    /// A hook's replacement for the model's reply.
+    Replaced {
+        /// The hook that replaced it.
+        hook: String,
+    },
+}
+
+/// The result of a turn: what to send, and whether to keep it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnOutcome {
+    /// The reply to send.
+    pub reply: String,
+    /// `false` when a halt asked for no trace: write no message rows and flush no state.
+    pub persist: bool,
+    /// How the reply came about.
+    pub end: TurnEnd,
+    /// The context hooks injected (empty when halted).
+    pub injected: Vec<String>,
+    /// How many times the turn was replayed.
+    pub regenerations: u32,
+}
+
+impl Engine {
+    /// A turn of `agent` outside any conversation; see [`Turn::in_conversation`].
+    pub fn turn(&self, agent: &str) -> Result<Turn, UnknownAgent> {
+        let index = self.index_of(agent).ok_or_else(|| UnknownAgent {
+            name: agent.to_owned(),
+            known: self
+                .agents
+                .iter()
+                .map(|known| known.name().to_owned())
+                .collect(),
+        })?;
+        let cap = self.agents[index]
+            .config
+            .model
+            .map_or(0.0, |grant| grant.spend_cap_usd);
+        Ok(Turn {
+            agent: index,
+            agent_name: agent.to_owned(),
+            conversation: None,
+            locale: None,
+            spend: Arc::new(TurnSpend::new(cap)),
+        })
+    }
+
+    /// Runs the hooks of one turn of `turn`'s conversation for the user's `message` through the hooks,
+    /// asking `generate` (the engine's model call) for each reply. `first` marks the
+    /// conversation's first turn, which runs `conversation_start` hooks.
+    ///
+    /// Rules: the first halt ends the turn before the model; injected context reaches
+    /// every generation of the turn; after each reply, one pass of `response_generated`
+    /// hooks decides, and a regeneration beats a replacement. Replays stop at
+    /// [`Limits::max_regenerations`](crate::Limits::max_regenerations): a regeneration asked for past it is
+    /// refused (logged), and the pass's replacement, if any, else the last reply, is sent.
+    ///
+    /// An error from `generate` ends the turn with that error. Once the reply is
+    /// delivered, call [`Engine::response_sent`].
+    pub async fn run_turn<G, F, E>(
+        &self,
+        turn: &Turn,
+        message: &str,
+        first: bool,
+        mut generate: G,
+    ) -> Result<TurnOutcome, E>
+    where
+        G: FnMut(ModelInput) -> F,
+        F: Future<Output = Result<String, E>>,
+    {
+        let hooks = &self.registry.hooks;
+        let seen = turn.for_hooks();
+        let start = first.then(|| Arc::new(ConversationStart::new(seen.clone(), message)));
+        let received = Arc::new(MessageReceived::new(seen.clone(), message));
+        let injected = match hooks.before_model(start, received).await {
+            PreModel::Halt(halt) => {
+                return Ok(TurnOutcome {
+                    reply: halt.message,
+                    persist: halt.persist,
+                    end: TurnEnd::Halted { hook: halt.hook },
+                    injected: Vec::new(),
+                    regenerations: 0,
+                })
+            }
+            PreModel::Proceed { injected } => injected,
+        };
+        let stream = !hooks.mutate_responses();
+        let mut regeneration = 0;
+        loop {
+            let reply = generate(ModelInput {
+                injected_context: injected.clone(),
+                regeneration,
+                stream,
+            })
+            .await?;
+            let generated = ResponseGenerated::new(seen.clone(), message, reply, regeneration);
+            let generated = Arc::new(generated);
+            let ResponsePass {
+                regenerate,
+                replace,
+            } = hooks.response_generated(Arc::clone(&generated)).await;
+            if let Some(asked) = regenerate {
+                if regeneration < self.registry.limits.max_regenerations {
+                    tracing::info!(
+                        hook = asked.hook,
+                        reason = asked.reason,
+                        regeneration,
+                        "a hook asked to regenerate the reply"
+                    );
+                    regeneration += 1;
+                    continue;
+                }
+                tracing::warn!(
+                    hook = asked.hook,
+                    cap = self.registry.limits.max_regenerations,
+                    "regeneration refused: the turn reached the cap"
+                );
+            }
+            let (reply, end) = match replace {
+                Some(replacement) => (
+                    replacement.message,
+                    TurnEnd::Replaced {
+                        hook: replacement.hook,
+                    },
+                ),
+                None => (generated.response().to_owned(), TurnEnd::Generated),
+            };
+            return Ok(TurnOutcome {
+                reply,
+                persist: true,
+                end,
+                injected,
+                regenerations: regeneration,
+            });
+        }
+    }
+
+    /// Runs the `response_sent` hooks of `turn`, once `response` to `message` is out.
+    pub async fn response_sent(&self, turn: &Turn, message: &str, response: &str) {
+        let sent = ResponseSent::new(turn.for_hooks(), message, response);
+        self.registry.hooks.response_sent(Arc::new(sent)).await;
+    }
+}

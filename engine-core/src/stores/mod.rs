@@ -1,0 +1,12 @@
+//! The stores an engine keeps for its tools: conversation state and artifacts in memory,
+//! and the embedded knowledge store (SQLite, with the `sqlite` feature).
+
+mod artifacts;
+#[cfg(feature = "sqlite")]
+mod sqlite_knowledge;
+mod states;
+
+pub use artifacts::MemoryArtifacts;
+#[cfg(feature = "sqlite")]
+pub use sqlite_knowledge::SqliteKnowledge;
+pub(crate) use states::ConversationStates;

@@ -1,0 +1,162 @@
+//! Artifacts: handed over within one conversation, taken once, bounded in size and
+//! lifetime.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine_core::CallErrorKind;
+use plugin_sdk::ToolErrorKind;
+use serde_json::{json, Value};
+
+use crate::support::{call, call_bare, engine, in_conversation, kind};
+
+#[tokio::test]
+async fn an_artifact_is_taken_once_only_in_its_conversation() {
+    let engine = engine("[agents.a]\n");
+    let here = in_conversation(&engine, "a", "s", "here");
+    let there = in_conversation(&engine, "a", "s", "there");
+    let handle = call(
+        &engine,
+        &here,
+        "ctx__artifact_put",
+        json!({ "text": "quote" }),
+    )
+    .await
+    .unwrap();
+    let handle = handle.as_str().unwrap().to_owned();
+    assert_eq!(handle.len(), 32, "128 random bits in hex");
+    let take = |turn| {
+        call(
+            &engine,
+            turn,
+            "ctx__artifact_take",
+            json!({ "handle": handle }),
+        )
+    };
+    // Another conversation gets nothing, and does not consume it.
+    assert_eq!(take(&there).await.unwrap(), Value::Null);
+    assert_eq!(take(&here).await.unwrap(), "quote");
+    // Taken: gone, with the same answer as an unknown handle.
+    assert_eq!(take(&here).await.unwrap(), Value::Null);
+    let unknown = call(
+        &engine,
+        &here,
+        "ctx__artifact_take",
+        json!({ "handle": "0".repeat(32) }),
+    )
+    .await;
+    assert_eq!(unknown.unwrap(), Value::Null);
+    // Outside a conversation there are no artifacts. The engine no longer offers a tool
+    // that reads artifacts in a turn without a conversation: it is unknown there (it used
+    // to fail). Its extractor, given a context without a conversation, still fails.
+    let session = engine.turn("a").unwrap();
+    assert_eq!(
+        kind(
+            call(
+                &engine,
+                &session,
+                "ctx__artifact_put",
+                json!({ "text": "x" })
+            )
+            .await
+        ),
+        CallErrorKind::UnknownTool
+    );
+    let outside = call_bare("ctx:artifact_put", json!({ "text": "x" })).await;
+    assert_eq!(
+        outside.expect_err("no artifacts").kind(),
+        ToolErrorKind::Failed
+    );
+}
+
+#[tokio::test]
+async fn put_fails_clearly_over_the_size_limit_and_when_the_store_is_full() {
+    let engine =
+        engine("[artifacts]\nmax_bytes = 8\ncapacity_bytes = 12\nttl_secs = 60\n[agents.a]\n");
+    let turn = in_conversation(&engine, "a", "s", "c");
+    let too_large = call(
+        &engine,
+        &turn,
+        "ctx__artifact_put",
+        json!({ "text": "123456789" }),
+    )
+    .await;
+    let error = too_large.expect_err("too large");
+    assert!(
+        error
+            .message()
+            .contains("9 bytes, and the engine accepts at most 8"),
+        "{}",
+        error.message()
+    );
+    call(
+        &engine,
+        &turn,
+        "ctx__artifact_put",
+        json!({ "text": "12345678" }),
+    )
+    .await
+    .unwrap();
+    let full = call(
+        &engine,
+        &turn,
+        "ctx__artifact_put",
+        json!({ "text": "12345" }),
+    )
+    .await;
+    assert!(full.expect_err("full").message().contains("store is full"));
+}
+
+#[test]
+fn an_artifact_expires_after_the_capped_ttl() {
+    use plugin_sdk::artifacts::Artifact;
+    use plugin_sdk::engine::ArtifactStore;
+    let limits = engine_core::config::ArtifactLimits {
+        max_bytes: 100,
+        capacity_bytes: 100,
+        ttl_secs: 0,
+    };
+    let store = engine_core::stores::MemoryArtifacts::new(limits);
+    let artifact = Artifact {
+        bytes: b"x".to_vec(),
+        filename: "x".into(),
+        mime: "text/plain".into(),
+    };
+    // Asked for an hour, capped at zero: expired at once.
+    let handle = store
+        .put("c", artifact, Some(Duration::from_secs(3600)))
+        .unwrap();
+    assert_eq!(store.take("c", &handle), None);
+}
+
+#[test]
+fn of_many_concurrent_takes_of_one_handle_exactly_one_gets_it() {
+    use plugin_sdk::artifacts::Artifact;
+    use plugin_sdk::engine::ArtifactStore;
+    let store = Arc::new(engine_core::stores::MemoryArtifacts::new(Default::default()));
+    for _ in 0..20 {
+        let artifact = Artifact {
+            bytes: b"once".to_vec(),
+            filename: "f".into(),
+            mime: "text/plain".into(),
+        };
+        let handle = store.put("c", artifact, None).unwrap();
+        let barrier = Arc::new(std::sync::Barrier::new(16));
+        let takers: Vec<_> = (0..16)
+            .map(|_| {
+                let (store, handle, barrier) =
+                    (Arc::clone(&store), handle.clone(), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    store.take("c", &handle).is_some()
+                })
+            })
+            .collect();
+        let got = takers
+            .into_iter()
+            .map(|taker| taker.join().unwrap())
+            .filter(|got| *got)
+            .count();
+        assert_eq!(got, 1);
+    }
+}

@@ -1,0 +1,201 @@
+//! The tools the tests call, one per extractor.
+
+use std::time::Duration;
+
+use plugin_sdk::knowledge::{Document, Manage, Mutation, Read, Write};
+use plugin_sdk::prelude::*;
+use serde_json::{json, Value};
+
+/// The CRM's key.
+#[derive(Secrets)]
+pub struct CrmSecrets {
+    /// The key.
+    #[secret(label = { "en-US": "CRM API key", "it-IT": "Chiave API del CRM" }, description = "The key of the CRM account.")]
+    pub crm_api_key: Secret,
+}
+
+/// The mail service's token.
+#[derive(Secrets)]
+pub struct MailSecrets {
+    /// The token.
+    #[secret(label = "Mail token", description = "The token of the mail service.")]
+    pub mail_token: Secret,
+}
+
+/// Logs its own key by mistake, and answers how the key prints.
+#[define_tool]
+async fn crm_leak(secrets: CrmSecrets, audit: &Audit) -> String {
+    let key = secrets.crm_api_key.expose();
+    audit.record(
+        &format!("used {key}"),
+        json!({ "key": key, "nested": [format!("Bearer {key}")] }),
+    );
+    format!("{:?} {}", secrets.crm_api_key, secrets.crm_api_key)
+}
+
+/// Panics with its key in the message.
+#[define_tool]
+async fn crm_panic(secrets: CrmSecrets) -> String {
+    panic!("the CRM refused key {}", secrets.crm_api_key.expose())
+}
+
+/// Shows what its context holds.
+#[define_tool]
+async fn context_keys(_secrets: CrmSecrets, context: &ToolContext) -> String {
+    format!("{context:?}")
+}
+
+/// Sends mail.
+#[define_tool]
+async fn mail_send(secrets: MailSecrets) -> bool {
+    !secrets.mail_token.expose().is_empty()
+}
+
+/// A state write.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Put {
+    key: String,
+    value: String,
+    /// Fail after writing.
+    fail: bool,
+    /// Wait this long after writing, before returning.
+    wait_ms: u64,
+}
+
+/// Writes a value into the conversation's state.
+#[define_tool]
+async fn state_put(args: Put, state: &State) -> Result<String, ToolError> {
+    state
+        .set(&args.key, &args.value)
+        .expect("a string serializes");
+    tokio::time::sleep(Duration::from_millis(args.wait_ms)).await;
+    if args.fail {
+        return Err(ToolError::new("failed after writing"));
+    }
+    Ok(state.get::<String>(&args.key).unwrap_or_default())
+}
+
+/// A key.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Key {
+    key: String,
+}
+
+/// Reads a value of the conversation's state.
+#[define_tool]
+async fn state_get(args: Key, state: &State) -> Option<String> {
+    state.get(&args.key)
+}
+
+/// Text to hand over.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Text {
+    text: String,
+}
+
+/// Keeps text as an artifact.
+#[define_tool]
+async fn artifact_put(args: Text, artifacts: &Artifacts) -> Result<ArtifactHandle, ToolError> {
+    Ok(artifacts.put(args.text.into_bytes(), "note.txt", "text/plain")?)
+}
+
+/// A handle.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Handle {
+    handle: ArtifactHandle,
+}
+
+/// Takes an artifact's text.
+#[define_tool]
+async fn artifact_take(args: Handle, artifacts: &Artifacts) -> Option<String> {
+    let artifact = artifacts.take(&args.handle)?;
+    Some(String::from_utf8(artifact.bytes).expect("text"))
+}
+
+/// Who and where.
+#[derive(Serialize, JsonSchema)]
+struct Who {
+    subscriber: String,
+    conversation: String,
+}
+
+/// Says whom the turn is for.
+#[define_tool]
+async fn whoami(subscriber: Subscriber, conversation: Conversation) -> Who {
+    Who {
+        subscriber: subscriber.id().to_owned(),
+        conversation: conversation.id().to_owned(),
+    }
+}
+
+/// A document to write.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Doc {
+    filename: String,
+    content: String,
+}
+
+/// A mutation's answer as the model would read it.
+fn mutation(outcome: Mutation) -> Value {
+    match outcome {
+        Ok(written) => json!({ "ok": written }),
+        Err(refusal) => json!({ "refused": refusal }),
+    }
+}
+
+/// Writes a document.
+#[define_tool]
+async fn kb_write(args: Doc, kb: Knowledge<Write>) -> Value {
+    mutation(kb.write(&args.filename, &args.content).await)
+}
+
+/// Writes any document, as a manager.
+#[define_tool]
+async fn kb_manage_write(args: Doc, kb: Knowledge<Manage>) -> Value {
+    mutation(kb.write(&args.filename, &args.content).await)
+}
+
+/// An id.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Id {
+    id: i64,
+}
+
+/// Deletes a document.
+#[define_tool]
+async fn kb_delete(args: Id, kb: Knowledge<Write>) -> Value {
+    mutation(kb.delete(args.id).await)
+}
+
+/// Reads a document.
+#[define_tool]
+async fn kb_get(args: Id, kb: Knowledge<Read>) -> Result<Option<String>, ToolError> {
+    Ok(kb
+        .get(args.id)
+        .await?
+        .map(|document: Document| document.content))
+}
+
+/// Searches, or says the knowledge base is not granted.
+#[define_tool]
+async fn kb_search(args: Text, kb: Option<Knowledge<Read>>) -> Result<Vec<String>, ToolError> {
+    let Some(kb) = kb else {
+        return Ok(vec!["knowledge is not granted".into()]);
+    };
+    let hits = kb.search(&args.text, 5).await?;
+    Ok(hits.into_iter().map(|hit| hit.filename).collect())
+}
+
+/// Asks the fast model, or says model access is not granted.
+#[define_tool]
+async fn ask(args: Text, model: Option<Model>) -> Result<String, ToolError> {
+    let Some(model) = model else {
+        return Ok("no model access".into());
+    };
+    let request = ChatRequest {
+        tier: Tier::Fast,
+        system: Some("Answer briefly.".into()),
+        messages: vec![ChatMessage::user(args.text)],
+    };
+    Ok(model.chat(request).await?.text)
+}
