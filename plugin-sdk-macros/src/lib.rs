@@ -16,6 +16,7 @@ mod names;
 mod plugin;
 mod secrets;
 mod suspend;
+mod symbol;
 mod tool;
 mod tool_args;
 
