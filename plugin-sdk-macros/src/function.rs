@@ -21,8 +21,11 @@ pub trait Registered {
     type Checked<'a>;
     /// Reads the attribute's arguments and checks the function, recording every
     /// mistake; `None` only with an error recorded.
-    fn check<'a>(args: Vec<Arg>, function: &'a ItemFn, errors: &mut Errors)
-        -> Option<Self::Checked<'a>>;
+    fn check<'a>(
+        args: Vec<Arg>,
+        function: &'a ItemFn,
+        errors: &mut Errors,
+    ) -> Option<Self::Checked<'a>>;
     /// The registration of a checked item.
     fn expand(checked: &Self::Checked<'_>) -> TokenStream;
 }
@@ -32,7 +35,12 @@ pub trait Registered {
 pub fn entry<R: Registered>(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: ItemFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
-        Err(_) => return fallback(item.clone(), syn::Error::new_spanned(&item, R::NOT_A_FUNCTION)),
+        Err(_) => {
+            return fallback(
+                item.clone(),
+                syn::Error::new_spanned(&item, R::NOT_A_FUNCTION),
+            )
+        }
     };
     let args = match syn::parse::Parser::parse2(parse_args, attr) {
         Ok(args) => args,
@@ -40,6 +48,9 @@ pub fn entry<R: Registered>(attr: TokenStream, item: TokenStream) -> TokenStream
     };
     let mut errors = Errors::default();
     let checked = R::check(args, &function, &mut errors);
+    // A binding, not a tail expression: the tuple borrows `function`, which a tail
+    // expression's temporaries would outlive.
+    #[allow(clippy::let_and_return)]
     let expanded = match (checked, errors.finish()) {
         (Some(checked), Ok(())) => R::expand(&checked),
         (_, Err(error)) => fallback(function.to_token_stream(), error),

@@ -8,6 +8,7 @@ pub use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 pub use crate::context::{FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretSpec};
+pub use crate::hook::HookEvent;
 pub use crate::hook::{
     ConversationStart, ConversationStartReturn, HookDescriptor, HookEntry, HookHandler, HookInput,
     HookParam, HookResult, MessageReceived, MessageReceivedReturn, MutatingResponseGeneratedReturn,
@@ -18,7 +19,6 @@ pub use crate::param::{CallInput, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
-pub use crate::hook::HookEvent;
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{LocalizedText, ToolContext, ToolError};
 

@@ -6,10 +6,10 @@ use syn::{ItemFn, Type};
 use super::event::{closest, Event};
 use super::parse::HookAttrs;
 use crate::attr::sdk_path;
-use syn::spanned::Spanned;
 use crate::errors::Errors;
 use crate::function;
 use crate::localized::Localized;
+use syn::spanned::Spanned;
 
 /// Where a hook runs among its event's hooks when it does not say.
 const DEFAULT_POSITION: u32 = 100;

@@ -8,7 +8,6 @@ use crate::errors::Errors;
 use crate::localized::Localized;
 use crate::symbol::*;
 
-
 pub struct HookAttrs {
     pub event: Option<LitStr>,
     pub name: Option<LitStr>,

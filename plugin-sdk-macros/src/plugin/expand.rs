@@ -72,6 +72,8 @@ pub fn crate_checks(
     let clash = Ident::new(clash, name_span);
     let hash = crate::names::name_hash(name);
     let names = quote_spanned!(name_span=> __plugin_sdk_plugin::Names);
+    // Spanned at the name, so that a second item of that name is reported there.
+    let clash_impl = quote_spanned!(name_span=> impl #private::#clash<#hash> for #names {});
     let wire_check = is_tool.then(|| {
         let len = name.len();
         let message = format!(
@@ -105,7 +107,7 @@ pub fn crate_checks(
         const _: () = {
             #[allow(unused_imports)]
             use crate::*;
-            impl #private::#clash<#hash> for #names {}
+            #clash_impl
             #wire_check
         };
     }

@@ -8,7 +8,6 @@ use crate::localized::Localized;
 use crate::names::{check_namespace, check_not_reserved};
 use crate::symbol::*;
 
-
 #[derive(Default)]
 pub struct Manifest {
     pub sdk: Option<syn::Path>,
@@ -69,7 +68,8 @@ impl Manifest {
 }
 
 fn checked_namespace(namespace: String, span: Span, errors: &mut Errors) -> String {
-    if let Err(message) = check_namespace(&namespace).and_then(|()| check_not_reserved(&namespace)) {
+    if let Err(message) = check_namespace(&namespace).and_then(|()| check_not_reserved(&namespace))
+    {
         errors.at(span, message);
     }
     namespace

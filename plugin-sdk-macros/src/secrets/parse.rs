@@ -9,7 +9,6 @@ use crate::errors::Errors;
 use crate::localized::Localized;
 use crate::symbol::*;
 
-
 pub struct Bundle<'a> {
     pub sdk: syn::Path,
     pub ident: &'a syn::Ident,

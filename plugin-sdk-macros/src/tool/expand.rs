@@ -25,9 +25,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
         .collect();
 
     let output_ty = match &tool.output {
-        Output::Result(ty) => {
-            quote_spanned!(ty.span()=> <#ty as #private::IntoToolResult>::Output)
-        }
+        Output::Result(ty) => qualified(ty, &quote!(#private::IntoToolResult), "Output"),
         Output::Value(ty) => quote!(#ty),
         Output::Unit => quote!(()),
     };
@@ -38,7 +36,11 @@ pub fn tool(tool: &Tool) -> TokenStream {
     };
     let as_output = quote_spanned!(output_span(function)=> <#output_ty as #private::ToolOutput>);
     let into_output = match &tool.output {
-        Output::Result(_) => quote!(#private::IntoToolResult::into_tool_result(__returned)?),
+        Output::Result(ty) => {
+            let into = qualified(ty, &quote!(#private::IntoToolResult), "into_tool_result");
+            let call = quote_spanned!(last_span(ty)=> (__returned)?);
+            quote!(#into #call)
+        }
         Output::Value(_) | Output::Unit => quote!(__returned),
     };
 
@@ -47,13 +49,23 @@ pub fn tool(tool: &Tool) -> TokenStream {
     // diagnostics there, which rustc reports once.
     let param_fn = |ty: &syn::Type, item: &str| qualified(ty, &quote!(#private::Param), item);
     let param_const = param_fn;
-    let extractions: Vec<_> = params.iter().zip(&bindings).map(|(ty, binding)| {
-        let extract = param_fn(ty, "extract");
-        let call = quote_spanned!(last_span(ty)=> (&__input)?);
-        quote!(let #binding = #extract #call;)
-    }).collect();
-    let arguments: Vec<_> = params.iter().map(|ty| param_const(ty, "ARGUMENTS")).collect();
-    let knowledge: Vec<_> = params.iter().map(|ty| param_const(ty, "IS_KNOWLEDGE")).collect();
+    let extractions: Vec<_> = params
+        .iter()
+        .zip(&bindings)
+        .map(|(ty, binding)| {
+            let extract = param_fn(ty, "extract");
+            let call = quote_spanned!(last_span(ty)=> (&__input)?);
+            quote!(let #binding = #extract #call;)
+        })
+        .collect();
+    let arguments: Vec<_> = params
+        .iter()
+        .map(|ty| param_const(ty, "ARGUMENTS"))
+        .collect();
+    let knowledge: Vec<_> = params
+        .iter()
+        .map(|ty| param_const(ty, "IS_KNOWLEDGE"))
+        .collect();
     let arguments_count = quote!(0usize #(+ #arguments as usize)*);
     let strict = tool.strict;
     // Each rule at the parameter that breaks it, as a bound (see `__private`).
@@ -72,7 +84,10 @@ pub fn tool(tool: &Tool) -> TokenStream {
         }
     });
     let input_schemas = params.iter().map(|ty| param_fn(ty, "input_schema"));
-    let argument_checks: Vec<_> = params.iter().map(|ty| param_fn(ty, "check_arguments")).collect();
+    let argument_checks: Vec<_> = params
+        .iter()
+        .map(|ty| param_fn(ty, "check_arguments"))
+        .collect();
     let secrets = params.iter().map(|ty| param_const(ty, "SECRETS"));
     let knowledge_needs = params.iter().map(|ty| param_const(ty, "KNOWLEDGE"));
 
@@ -103,7 +118,8 @@ pub fn tool(tool: &Tool) -> TokenStream {
     let entry = if crate::suspend::may_suspend(&function.block) {
         // The body's future is made and checked for `Send` at the tool's name, as axum's
         // `debug_handler` does; extraction runs before it, synchronously.
-        let future = quote_spanned!(ident_span=> #private::tool_future(#ident(#(#bindings),*), __finish));
+        let future =
+            quote_spanned!(ident_span=> #private::tool_future(#ident(#(#bindings),*), __finish));
         quote! {
             fn __start<'a>(
                 __input: #private::CallInput<'a>,

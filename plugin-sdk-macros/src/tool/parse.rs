@@ -8,7 +8,6 @@ use crate::errors::Errors;
 use crate::localized::Localized;
 use crate::symbol::*;
 
-
 #[derive(Default)]
 pub struct ToolAttrs {
     pub name: Option<LitStr>,

@@ -130,10 +130,7 @@ fn keys(attrs: &[Attribute], errors: &mut Errors) -> Vec<Key> {
 fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<syn::Path>, bool) {
     let mut krate = Once::default();
     let mut strict = Once::default();
-    for attr in attrs
-        .iter()
-        .filter(|attr| attr.path().is_ident(TOOL_ARGS))
-    {
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident(TOOL_ARGS)) {
         let args = match attr.parse_args_with(parse_args) {
             Ok(args) => args,
             Err(error) => {
