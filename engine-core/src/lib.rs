@@ -33,4 +33,5 @@ pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 
 // What an engine needs to call tools, so that an engine image depends on one crate.
 pub use bytes::Bytes;
+pub use tokio::time::Instant;
 pub use tokio_util::sync::CancellationToken;

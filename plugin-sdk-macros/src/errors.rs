@@ -5,8 +5,15 @@ use quote::quote;
 use std::fmt::Display;
 
 /// The errors found so far; `finish` turns them into one combined `syn::Error`.
+///
+/// Like serde_derive's `Ctxt`, it must be finished before it is dropped: a macro that
+/// forgot to would drop the author's errors silently. Dropping it unfinished is a bug in
+/// these macros, never a mistake of the author, so it panics.
 #[derive(Default)]
-pub struct Errors(Option<syn::Error>);
+pub struct Errors {
+    errors: Option<syn::Error>,
+    finished: bool,
+}
 
 impl Errors {
     /// Records `message` at `span`.
@@ -16,15 +23,33 @@ impl Errors {
 
     /// Records an error already built.
     pub fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
+        match &mut self.errors {
             Some(all) => all.combine(error),
-            None => self.0 = Some(error),
+            None => self.errors = Some(error),
         }
     }
 
     /// `Ok` when nothing was recorded.
-    pub fn finish(self) -> syn::Result<()> {
-        self.0.map_or(Ok(()), Err)
+    pub fn finish(mut self) -> syn::Result<()> {
+        self.finished = true;
+        self.errors.take().map_or(Ok(()), Err)
+    }
+
+    /// The recorded errors as `compile_error!`s (empty when there are none), to emit
+    /// beside a fallback expansion.
+    pub fn into_compile_errors(self) -> TokenStream {
+        match self.finish() {
+            Ok(()) => TokenStream::new(),
+            Err(error) => error.into_compile_error(),
+        }
+    }
+}
+
+impl Drop for Errors {
+    fn drop(&mut self) {
+        if !self.finished && !std::thread::panicking() {
+            panic!("plugin-sdk-macros bug: `Errors` dropped without `finish`");
+        }
     }
 }
 

@@ -16,38 +16,39 @@ mod names;
 mod plugin;
 mod secrets;
 mod suspend;
+mod symbol;
 mod tool;
 mod tool_args;
 
 use proc_macro::TokenStream;
 
-/// Registers an `async fn` as a tool. See `plugin_sdk` for the attributes.
+// `#[define_tool]`. The user docs are on plugin-sdk's re-exports, where rustdoc shows them
+// and their examples can use `plugin_sdk`: these comments are not doc comments, so that
+// rustdoc appends nothing to them.
 #[proc_macro_attribute]
 pub fn define_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::define_tool(attr.into(), item.into()).into()
 }
 
-/// Registers a function as a hook at one of a turn's events. See `plugin_sdk` for the
-/// attributes.
+// `#[define_hook]`.
 #[proc_macro_attribute]
 pub fn define_hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     hook::define_hook(attr.into(), item.into()).into()
 }
 
-/// Declares the crate's plugin: namespace, engine requirement, localized names.
+// `plugin! { ... }`.
 #[proc_macro]
 pub fn plugin(input: TokenStream) -> TokenStream {
     plugin::plugin(input.into()).into()
 }
 
-/// Checks a type against strict mode and makes it usable in tool arguments.
+// `#[derive(ToolArgs)]`.
 #[proc_macro_derive(ToolArgs, attributes(tool_args))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     tool_args::derive(input.into()).into()
 }
 
-/// Declares the secrets a tool needs: a struct of `Secret` fields, each with
-/// `#[secret(label = ..., description = ...)]`.
+// `#[derive(Secrets)]`.
 #[proc_macro_derive(Secrets, attributes(secret))]
 pub fn derive_secrets(input: TokenStream) -> TokenStream {
     secrets::derive(input.into()).into()

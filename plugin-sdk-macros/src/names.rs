@@ -39,3 +39,48 @@ pub fn check_namespace(namespace: &str) -> Result<(), String> {
         Err(format!("`{namespace}` is not a valid namespace: use kebab-case (lowercase words joined by `-`, starting with a letter), at most 32 characters, such as `acme-crm`"))
     }
 }
+
+/// The engine's built-in tools; in step with `BUILTIN_TOOL_NAMES` in
+/// engine-core/src/builtins.rs, whose start-up check stays for hand-written descriptors.
+const BUILTIN_TOOL_NAMES: &[&str] = &[
+    "create_directory",
+    "get_text_content",
+    "list_files",
+    "read_path_meta",
+    "write_text_content",
+];
+
+/// Namespaces kept for the engine; in step with `RESERVED_NAMESPACES` in
+/// engine-core/src/builtins.rs.
+const RESERVED_NAMESPACES: &[&str] = &["builtin", "engine", "mcp", "system"];
+
+/// A tool name that is not one of the engine's built-in tools.
+pub fn check_not_builtin(name: &str) -> Result<(), String> {
+    if BUILTIN_TOOL_NAMES.contains(&name) {
+        Err(format!("`{name}` is the name of a built-in tool of the engine, and the model would see both: name the tool after what it does in your plugin, such as `acme_{name}` (`#[define_tool(name = \"...\")]`)"))
+    } else {
+        Ok(())
+    }
+}
+
+/// A namespace that the engine does not keep for itself.
+pub fn check_not_reserved(namespace: &str) -> Result<(), String> {
+    if RESERVED_NAMESPACES.contains(&namespace) {
+        Err(format!(
+            "the namespace `{namespace}` is kept for the engine (reserved: {}): declare another one",
+            RESERVED_NAMESPACES.join(", ")
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// The name's FNV-1a hash, the const argument that makes two items of one name in one
+/// crate conflicting implementations.
+pub fn name_hash(name: &str) -> u128 {
+    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+    name.bytes().fold(OFFSET, |hash, byte| {
+        (hash ^ u128::from(byte)).wrapping_mul(PRIME)
+    })
+}

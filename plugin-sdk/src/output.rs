@@ -37,6 +37,11 @@ impl<T: Serialize + JsonSchema> ToolOutput for T {
 }
 
 /// A `Result` a tool returns, split into its success type and a [`ToolError`].
+#[diagnostic::on_unimplemented(
+    message = "the error type of `{Self}` does not convert into `ToolError`",
+    label = "a tool returns `T`, or `Result<T, E>` with `E: Into<ToolError>`",
+    note = "return `Result<T, ToolError>`, or implement `From<YourError> for ToolError` (`ToolError::new(error.to_string())` keeps the message)"
+)]
 pub trait IntoToolResult {
     /// The success type, the tool's output.
     type Output;
@@ -45,6 +50,7 @@ pub trait IntoToolResult {
     fn into_tool_result(self) -> Result<Self::Output, ToolError>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
     type Output = T;
 

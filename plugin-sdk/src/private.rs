@@ -8,6 +8,7 @@ pub use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 pub use crate::context::{FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretSpec};
+pub use crate::hook::event::HookEvent;
 pub use crate::hook::outcome::{
     ConversationStartReturn, MessageReceivedReturn, MutatingResponseGeneratedReturn,
     ResponseGeneratedReturn, ResponseSentReturn,
@@ -30,20 +31,236 @@ pub fn secret_bundle<B: SecretBundle>(input: &CallInput<'_>) -> Result<B, ToolEr
     crate::context::secret_bundle(input)
 }
 
-/// The knowledge a tool needs: its one knowledge extractor's, if any.
+/// The knowledge a tool needs: its knowledge extractor's, if any. A second extractor is
+/// refused at compile time by [`OneKnowledgeExtractor`], at its parameter.
 pub const fn knowledge_need(candidates: &[Option<KnowledgeNeed>]) -> Option<KnowledgeNeed> {
-    let mut found = None;
     let mut i = 0;
     while i < candidates.len() {
         if candidates[i].is_some() {
-            if found.is_some() {
-                panic!("a tool takes at most one knowledge extractor: keep the one with the highest level it needs (`Knowledge<Write>` can also read)");
-            }
-            found = candidates[i];
+            return candidates[i];
         }
         i += 1;
     }
-    found
+    None
+}
+
+// The parameter rules, as bounds checked at each parameter's type (as axum's
+// `debug_handler` does): `<ParamCount<N, IS> as Rule>::OK` holds unless the parameter is
+// of the kind (`IS`) and `N` parameters of that kind came before it.
+
+/// A parameter of a tool as generated code names it: a [`ToolParam`] whose error names
+/// the parameter, without listing every extractor.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a tool",
+    label = "not a tool parameter",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`",
+    note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
+)]
+pub trait Param {
+    /// [`ToolParam::ARGUMENTS`].
+    const ARGUMENTS: bool;
+    /// [`ToolParam::STRICT`].
+    const STRICT: bool;
+    /// [`ToolParam::SECRETS`].
+    const SECRETS: &'static [SecretSpec];
+    /// Whether this is a knowledge extractor.
+    const IS_KNOWLEDGE: bool;
+    /// [`ToolParam::KNOWLEDGE`].
+    const KNOWLEDGE: Option<KnowledgeNeed>;
+    /// [`ToolParam::NEEDS`].
+    const NEEDS: Needs;
+    /// [`ToolParam::Extracted`].
+    type Extracted<'a>;
+    /// [`ToolParam::input_schema`].
+    fn input_schema() -> Option<Schema>;
+    /// [`ToolParam::check_arguments`].
+    fn check_arguments(arguments: &str) -> Result<(), ToolError>;
+    /// [`ToolParam::extract`].
+    fn extract<'a>(input: &CallInput<'a>) -> Result<Self::Extracted<'a>, ToolError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: ToolParam> Param for T {
+    const ARGUMENTS: bool = T::ARGUMENTS;
+    const STRICT: bool = T::STRICT;
+    const SECRETS: &'static [SecretSpec] = T::SECRETS;
+    const IS_KNOWLEDGE: bool = T::KNOWLEDGE.is_some();
+    const KNOWLEDGE: Option<KnowledgeNeed> = T::KNOWLEDGE;
+    const NEEDS: Needs = T::NEEDS;
+    type Extracted<'a> = T::Extracted<'a>;
+    fn input_schema() -> Option<Schema> {
+        T::input_schema()
+    }
+    fn check_arguments(arguments: &str) -> Result<(), ToolError> {
+        T::check_arguments(arguments)
+    }
+    fn extract<'a>(input: &CallInput<'a>) -> Result<T::Extracted<'a>, ToolError> {
+        T::extract(input)
+    }
+}
+
+/// How many of `flags` are set: the parameters of one kind among some.
+pub const fn count(flags: &[bool]) -> usize {
+    let mut count = 0;
+    let mut i = 0;
+    while i < flags.len() {
+        count += flags[i] as usize;
+        i += 1;
+    }
+    count
+}
+
+/// How many parameters of one kind came before this one (`BEFORE`), and whether this one
+/// is of that kind (`IS`).
+pub struct ParamCount<const BEFORE: usize, const IS: bool>;
+
+macro_rules! at_most_one {
+    ($(#[$attr:meta])* $name:ident) => {
+        $(#[$attr])*
+        pub trait $name {
+            /// Named by generated code, so that the error stands at the parameter.
+            const OK: () = ();
+        }
+        #[diagnostic::do_not_recommend]
+        impl<const BEFORE: usize> $name for ParamCount<BEFORE, false> {}
+        #[diagnostic::do_not_recommend]
+        impl $name for ParamCount<0, true> {}
+    };
+}
+
+at_most_one! {
+    /// Holds unless a second arguments struct follows the first.
+    #[diagnostic::on_unimplemented(
+        message = "a tool takes one arguments struct, and this is a second one",
+        label = "a second arguments struct",
+        note = "put every field the model fills into one struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]`; nest a struct as a field to group fields"
+    )]
+    OneArgumentsStruct
+}
+
+at_most_one! {
+    /// Holds unless a second knowledge extractor follows the first.
+    #[diagnostic::on_unimplemented(
+        message = "a tool takes at most one knowledge extractor, and this is a second one",
+        label = "a second knowledge extractor",
+        note = "keep the one with the highest level the tool needs: `Knowledge<Write>` can also read, `Knowledge<Manage>` can also write"
+    )]
+    OneKnowledgeExtractor
+}
+
+/// Whether a tool's strict mode (`TOOL`) fits its arguments' (`ARGS`): `ParamStrict<true,
+/// false>` is the strict tool whose arguments opted out.
+pub struct ParamStrict<const TOOL: bool, const ARGS: bool>;
+
+/// Holds unless the tool is strict and its arguments opted out of strict mode.
+#[diagnostic::on_unimplemented(
+    message = "these arguments opted out of strict mode, and the tool did not",
+    label = "`#[tool_args(strict = false)]` on this type",
+    note = "mark the tool `#[define_tool(strict = false)]` too, or remove `strict = false` from the arguments"
+)]
+pub trait StrictFits {
+    /// Named by generated code, so that the error stands at the parameter.
+    const OK: () = ();
+}
+#[diagnostic::do_not_recommend]
+impl StrictFits for ParamStrict<true, true> {}
+#[diagnostic::do_not_recommend]
+impl<const ARGS: bool> StrictFits for ParamStrict<false, ARGS> {}
+
+/// Boxes the future of a tool body; its `Send` bound is checked here, where generated
+/// code spans the call at the tool's name.
+pub fn tool_future<'a, F>(
+    future: F,
+    finish: fn(F::Output) -> Result<String, ToolError>,
+) -> BoxFuture<'a, Result<String, ToolError>>
+where
+    F: std::future::Future + Send + 'a,
+{
+    Box::pin(async move { finish(future.await) })
+}
+
+/// The boxed future of a tool call that failed before its body ran.
+pub fn tool_failed<'a>(error: ToolError) -> BoxFuture<'a, Result<String, ToolError>> {
+    Box::pin(std::future::ready(Err(error)))
+}
+
+/// Boxes the future of a hook body; see [`tool_future`].
+pub fn hook_future<'a, F, E: HookEvent>(
+    future: F,
+    finish: fn(F::Output) -> HookResult<E>,
+) -> BoxFuture<'a, HookResult<E>>
+where
+    F: std::future::Future + Send + 'a,
+{
+    Box::pin(async move { finish(future.await) })
+}
+
+/// A hook parameter as generated code names it (see [`HookParam`]).
+#[diagnostic::on_unimplemented(
+    message = "this hook receives `&{E}`, not `{Self}`",
+    label = "take `&{E}` here, or no parameter",
+    note = "a hook's parameter is its event's payload, by reference"
+)]
+pub trait HookParameter<'a, E: HookEvent>: Sized {
+    /// [`HookParam::extract`].
+    fn extract(input: HookInput<'a, E>) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, E: HookEvent, T: HookParam<'a, E>> HookParameter<'a, E> for T {
+    fn extract(input: HookInput<'a, E>) -> Self {
+        T::extract(input)
+    }
+}
+
+/// A field of a `#[derive(Secrets)]` struct as generated code names it (see
+/// [`FromSecret`]).
+#[diagnostic::on_unimplemented(
+    message = "a `#[derive(Secrets)]` field must be a `Secret`, not `{Self}`",
+    label = "not a `Secret`",
+    note = "each field is one key the agent configures: write `field: Secret`, and read the value with `.expose()`"
+)]
+pub trait SecretField: Sized {
+    /// [`FromSecret::from_secret`].
+    fn from_secret(secret: Secret) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: FromSecret> SecretField for T {
+    fn from_secret(secret: Secret) -> Self {
+        T::from_secret(secret)
+    }
+}
+
+// Names one crate's macros already show, refused at compile time.
+//
+// `plugin!` defines `__plugin_sdk_plugin::Names` at the crate root; each tool and hook
+// implements a trait named after the mistake for it, with the hash of its name as the
+// const argument, so a second one with that name is "conflicting implementations". A
+// crate without `plugin!` gets a stand-in type per tool (see `plugin::lookup` in the
+// macros), so that only the missing `plugin!` is reported.
+
+/// Implemented for the crate's plugin once per tool name: a second implementation is
+/// a second tool of that name in the crate.
+pub trait TwoToolsOfThisCrateHaveThisName<const NAME_HASH: u128> {}
+
+/// Implemented for the crate's plugin once per hook name: a second implementation is
+/// a second hook of that name in the crate.
+pub trait TwoHooksOfThisCrateHaveThisName<const NAME_HASH: u128> {}
+
+/// The crate's namespace, for the wire-name check of each tool.
+pub trait PluginNames {
+    /// `plugin! { namespace = ... }`, or `""` in a crate without `plugin!`.
+    const NAMESPACE: &'static str;
+}
+
+/// The longest wire name (`<namespace>__<name>`) every provider accepts (OpenAI,
+/// Anthropic, Mistral and Gemini allow 64 characters, MCP 128).
+pub const MAX_WIRE_NAME_LEN: usize = 64;
+
+/// Whether the wire name of a tool named with `name_len` characters fits the namespace.
+pub const fn wire_name_fits<P: PluginNames>(name_len: usize) -> bool {
+    P::NAMESPACE.len() + 2 + name_len <= MAX_WIRE_NAME_LEN
 }
 
 /// Runs the future of a tool or hook body that has no `.await`, which is ready on its

@@ -38,15 +38,21 @@ pub trait StrictSchema: JsonSchema {
 pub trait ToolArgs: StrictSchema + DeserializeOwned {}
 
 macro_rules! strict_leaves {
-    ($($ty:ty),* $(,)?) => { $(impl StrictSchema for $ty {})* };
+    // Left out of rustc's "the following other types implement" list: the note says them.
+    ($($ty:ty),* $(,)?) => { $(#[diagnostic::do_not_recommend] impl StrictSchema for $ty {})* };
 }
 
 strict_leaves!(String, bool, char, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 
 // A handle is a plain string in the schema: tools pass it back as the model gave it.
+#[diagnostic::do_not_recommend]
 impl StrictSchema for crate::context::ArtifactHandle {}
 
+#[diagnostic::do_not_recommend]
 impl<T: StrictSchema> StrictSchema for Option<T> {}
+#[diagnostic::do_not_recommend]
 impl<T: StrictSchema> StrictSchema for Vec<T> {}
+#[diagnostic::do_not_recommend]
 impl<T: StrictSchema> StrictSchema for VecDeque<T> {}
+#[diagnostic::do_not_recommend]
 impl<T: StrictSchema + ?Sized> StrictSchema for Box<T> {}

@@ -6,10 +6,10 @@ use syn::{ItemFn, Type};
 use super::event::{closest, Event};
 use super::parse::HookAttrs;
 use crate::attr::sdk_path;
-use crate::doc::doc_comment;
 use crate::errors::Errors;
 use crate::function;
 use crate::localized::Localized;
+use syn::spanned::Spanned;
 
 /// Where a hook runs among its event's hooks when it does not say.
 const DEFAULT_POSITION: u32 = 100;
@@ -22,6 +22,7 @@ pub struct Hook<'a> {
     pub function: &'a ItemFn,
     pub event: Event,
     pub name: String,
+    pub name_span: Span,
     pub description: String,
     pub summary: Option<Localized>,
     pub position: u32,
@@ -33,24 +34,26 @@ pub struct Hook<'a> {
 /// The checked hook, or `None` when its event is missing or unknown (with that error
 /// recorded). Every other mistake is recorded too, so the author sees all of them.
 pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> Option<Hook<'a>> {
-    let signature = &function.sig;
     let event = event(attrs.event.as_ref(), errors);
-    let params = function::params(
-        signature,
+    let common = function::common(
+        function,
         "hook",
-        "name concrete types (references need no lifetime: write `event: &MessageReceived`)",
+        attrs.name.as_ref(),
+        attrs.summary.as_ref(),
+        (
+            "name concrete types (references need no lifetime: write `event: &MessageReceived`)",
+            "describes the hook to the people who configure agents",
+        ),
         errors,
     );
-
-    let name = function::name(attrs.name.as_ref(), signature, "hook", errors);
-    let description = doc_comment(&function.attrs).unwrap_or_else(|| {
-        errors.at(signature.ident.span(), "a hook needs a doc comment: it describes the hook to the people who configure agents; add `/// What the hook does, in English.` above the function");
-        String::new()
-    });
-    if let Some(summary) = &attrs.summary {
-        summary.check(errors);
+    // As a tool takes one arguments struct, a hook takes one payload.
+    for extra in function.sig.inputs.iter().skip(1) {
+        let payload = event.map_or("its event's payload", |event| event.payload());
+        errors.at(
+            extra.span(),
+            format_args!("a hook takes at most one parameter, `&{payload}`: remove this one"),
+        );
     }
-
     let mutates_response = match (attrs.mutates_response, event) {
         (Some((true, span)), Some(event)) if event != Event::ResponseGenerated => {
             errors.at(
@@ -70,17 +73,19 @@ pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         sdk: sdk_path(attrs.krate),
         function,
         event: event?,
-        name,
-        description,
+        name: common.name,
+        name_span: common.name_span,
+        description: common.description,
         summary: attrs.summary,
+        // Parsed within u32's range.
         position: attrs.position.map_or(DEFAULT_POSITION, |(value, _)| {
-            u32::try_from(value).expect("parsed within u32's range")
+            u32::try_from(value).unwrap_or(u32::MAX)
         }),
         timeout_ms: attrs
             .timeout_ms
             .map_or(DEFAULT_TIMEOUT_MS, |(value, _)| value),
         mutates_response,
-        params,
+        params: common.params,
     })
 }
 

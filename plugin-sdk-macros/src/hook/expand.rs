@@ -3,7 +3,6 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 use syn::ReturnType;
 
 use super::check::Hook;
@@ -31,8 +30,11 @@ pub fn hook(hook: &Hook) -> TokenStream {
     let bindings: Vec<_> = (0..hook.params.len())
         .map(|i| format_ident!("__param{i}"))
         .collect();
+    let parameter = quote!(#private::HookParameter<'_, #payload>);
     let extractions = hook.params.iter().zip(&bindings).map(|(ty, binding)| {
-        quote_spanned!(ty.span()=> let #binding = <#ty as #private::HookParam<'_, #payload>>::extract(__input);)
+        let extract = crate::tool::qualified(ty, &parameter, "extract");
+        let call = quote_spanned!(crate::tool::last_span(ty)=> (__input));
+        quote!(let #binding = #extract #call;)
     });
     // The return type is reached only through the event's return trait, at the return
     // type: its message names the event and what it allows.
@@ -50,15 +52,17 @@ pub fn hook(hook: &Hook) -> TokenStream {
 
     let is_async = function.sig.asyncness.is_some();
     let entry = if is_async && crate::suspend::may_suspend(&function.block) {
+        // As a tool's: the future made and checked for `Send` at the hook's name.
+        let future = quote_spanned!(ident.span()=> #private::hook_future::<_, #payload>(#ident(#(#bindings),*), __finish));
         quote! {
             fn __run<'a>(
                 __input: #private::HookInput<'a, #payload>,
             ) -> #private::BoxFuture<'a, #private::HookResult<#payload>> {
-                ::std::boxed::Box::pin(async move {
-                    #(#extractions)*
-                    let __returned = #ident(#(#bindings),*).await;
+                #(#extractions)*
+                fn __finish(__returned: #returned) -> #private::HookResult<#payload> {
                     #into_outcome
-                })
+                }
+                #future
             }
             const __ENTRY: #private::HookEntry<#payload> = #private::HookEntry::Async(__run);
         }
@@ -80,7 +84,13 @@ pub fn hook(hook: &Hook) -> TokenStream {
 
     let variant = Ident::new(hook.event.payload(), Span::call_site());
     let summary = expand_option(hook.summary.as_ref(), sdk);
-    let plugin_lookup = crate::plugin::lookup(&private);
+    let plugin_lookup = crate::plugin::crate_checks(
+        &private,
+        "TwoHooksOfThisCrateHaveThisName",
+        name,
+        hook.name_span,
+        false,
+    );
     quote! {
         #function
 

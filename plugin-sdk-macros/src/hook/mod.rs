@@ -6,27 +6,31 @@ mod expand;
 mod parse;
 
 use proc_macro2::TokenStream;
-use quote::quote;
 
-use crate::errors::{fallback, Errors};
+use crate::attr::Arg;
+use crate::errors::Errors;
+use crate::function::{entry, Registered};
+
+struct DefineHook;
+
+impl Registered for DefineHook {
+    const NOT_A_FUNCTION: &'static str = "`#[define_hook]` goes on a function";
+    type Checked<'a> = check::Hook<'a>;
+
+    fn check<'a>(
+        args: Vec<Arg>,
+        function: &'a syn::ItemFn,
+        errors: &mut Errors,
+    ) -> Option<check::Hook<'a>> {
+        let attrs = parse::HookAttrs::from_args(args, errors);
+        check::hook(attrs, function, errors)
+    }
+
+    fn expand(hook: &check::Hook<'_>) -> TokenStream {
+        expand::hook(hook)
+    }
+}
 
 pub fn define_hook(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let function: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(function) => function,
-        Err(_) => {
-            let error = syn::Error::new_spanned(&item, "`#[define_hook]` goes on a function");
-            return fallback(item, error);
-        }
-    };
-    let mut errors = Errors::default();
-    let attrs = match syn::parse::Parser::parse2(crate::attr::parse_args, attr) {
-        Ok(args) => parse::HookAttrs::from_args(args, &mut errors),
-        Err(error) => return fallback(quote!(#function), error),
-    };
-    let hook = check::hook(attrs, &function, &mut errors);
-    match (hook, errors.finish()) {
-        (Some(hook), Ok(())) => expand::hook(&hook),
-        (_, Err(error)) => fallback(quote!(#function), error),
-        (None, Ok(())) => unreachable!("a hook without an event has an error recorded"),
-    }
+    entry::<DefineHook>(attr, item)
 }

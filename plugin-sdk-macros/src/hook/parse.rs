@@ -6,16 +6,7 @@ use syn::LitStr;
 use crate::attr::{Arg, Once};
 use crate::errors::Errors;
 use crate::localized::Localized;
-
-pub const KEYS: &[&str] = &[
-    "event",
-    "name",
-    "summary",
-    "position",
-    "timeout_ms",
-    "mutates_response",
-    "crate",
-];
+use crate::symbol::*;
 
 pub struct HookAttrs {
     pub event: Option<LitStr>,
@@ -42,15 +33,15 @@ impl HookAttrs {
         let mut krate = Once::default();
         for arg in args {
             let key = arg.key.clone();
-            match key.to_string().as_str() {
-                "event" => event.set(&key, arg.string(errors), errors),
-                "name" => name.set(&key, arg.string(errors), errors),
-                "summary" => summary.set(&key, arg.localized(errors), errors),
-                "position" => position.set(&key, arg.int(0..=u32::MAX.into(), errors), errors),
-                "timeout_ms" => timeout_ms.set(&key, arg.int(1..=MAX_TIMEOUT_MS, errors), errors),
-                "mutates_response" => mutates_response.set(&key, arg.flag(errors), errors),
-                "crate" => krate.set(&key, arg.path(errors), errors),
-                _ => arg.unknown(KEYS, errors),
+            match &*key.to_string() {
+                EVENT => event.set(&key, arg.string(errors), errors),
+                NAME => name.set(&key, arg.string(errors), errors),
+                SUMMARY => summary.set(&key, arg.localized(errors), errors),
+                POSITION => position.set(&key, arg.int(0..=u32::MAX.into(), errors), errors),
+                TIMEOUT_MS => timeout_ms.set(&key, arg.int(1..=MAX_TIMEOUT_MS, errors), errors),
+                MUTATES_RESPONSE => mutates_response.set(&key, arg.flag(errors), errors),
+                CRATE => krate.set(&key, arg.path(errors), errors),
+                _ => arg.unknown(HOOK_KEYS, errors),
             }
         }
         Self {

@@ -1,8 +1,8 @@
 //! The manifest as a static, its registration, and the crate-root trait through which
 //! every tool and hook of the crate finds it.
 
-use proc_macro2::TokenStream;
-use quote::quote;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned};
 
 use super::parse::Manifest;
 use crate::attr::sdk_path;
@@ -37,6 +37,13 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
 
             impl Lookup for #private::PluginProbe {}
 
+            /// What tools and hooks check their names against (see `__private`).
+            pub(crate) struct Names;
+
+            impl #private::PluginNames for Names {
+                const NAMESPACE: &'static str = #namespace;
+            }
+
             #private::inventory::submit! { #private::PluginEntry(&MANIFEST) }
         }
 
@@ -50,9 +57,35 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
     }
 }
 
-/// `fn __plugin() -> &'static PluginManifest`, for a tool or hook anywhere in the crate:
-/// it finds the trait that `plugin!` defines at the crate root (see `__private`).
-pub fn lookup(private: &TokenStream) -> TokenStream {
+/// What every tool and hook of the crate emits: `fn __plugin() -> &'static
+/// PluginManifest`, which finds the trait that `plugin!` defines at the crate root (see
+/// `__private`), and the checks of its name against the crate's other items (`clash`,
+/// the trait a second item of that name implements again) and its namespace (for a
+/// tool, the wire name's length).
+pub fn crate_checks(
+    private: &TokenStream,
+    clash: &str,
+    name: &str,
+    name_span: Span,
+    is_tool: bool,
+) -> TokenStream {
+    let clash = Ident::new(clash, name_span);
+    let hash = crate::names::name_hash(name);
+    let names = quote_spanned!(name_span=> __plugin_sdk_plugin::Names);
+    // Spanned at the name, so that a second item of that name is reported there.
+    let clash_impl = quote_spanned!(name_span=> impl #private::#clash<#hash> for #names {});
+    let wire_check = is_tool.then(|| {
+        let len = name.len();
+        let message = format!(
+            "the wire name `<namespace>__{name}` is longer than the {} characters that OpenAI, Anthropic, Mistral and Gemini accept: shorten the tool name (`#[define_tool(name = \"...\")]`) or the plugin's namespace",
+            64
+        );
+        quote_spanned!(name_span=>
+            const _: () = if !#private::wire_name_fits::<#names>(#len) {
+                ::core::panic!(#message)
+            };
+        )
+    });
     quote! {
         fn __plugin() -> &'static #private::PluginManifest {
             #[allow(unused_imports)]
@@ -61,5 +94,21 @@ pub fn lookup(private: &TokenStream) -> TokenStream {
             use #private::NoPluginYet as _;
             #private::declared_plugin((&#private::PluginProbe).__plugin_sdk_plugin())
         }
+
+        // Without `plugin!`, these stand in for the crate root's (which `use crate::*`
+        // finds first), so that only the missing `plugin!` is reported.
+        #[allow(dead_code)]
+        mod __plugin_sdk_plugin {
+            pub struct Names;
+            impl #private::PluginNames for Names {
+                const NAMESPACE: &'static str = "";
+            }
+        }
+        const _: () = {
+            #[allow(unused_imports)]
+            use crate::*;
+            #clash_impl
+            #wire_check
+        };
     }
 }

@@ -3,21 +3,24 @@
 mod expand;
 mod parse;
 
-pub use expand::lookup;
+pub use expand::crate_checks;
 
 use proc_macro2::TokenStream;
 
 use crate::errors::Errors;
 
+/// The manifest, also beside errors: the crate's tools and hooks then find a plugin,
+/// and report nothing but the mistake made here.
 pub fn plugin(input: TokenStream) -> TokenStream {
-    let args = match syn::parse::Parser::parse2(crate::attr::parse_args, input) {
-        Ok(args) => args,
-        Err(error) => return error.into_compile_error(),
-    };
     let mut errors = Errors::default();
-    let manifest = parse::Manifest::from_args(args, &mut errors);
-    match errors.finish() {
-        Ok(()) => expand::manifest(&manifest),
-        Err(error) => error.into_compile_error(),
-    }
+    let manifest = match syn::parse::Parser::parse2(crate::attr::parse_args, input) {
+        Ok(args) => parse::Manifest::from_args(args, &mut errors),
+        Err(error) => {
+            errors.push(error);
+            parse::Manifest::default()
+        }
+    };
+    let manifest = expand::manifest(&manifest);
+    let errors = errors.into_compile_errors();
+    quote::quote!(#manifest #errors)
 }

@@ -5,16 +5,10 @@ use proc_macro2::Span;
 use crate::attr::{Arg, Once};
 use crate::errors::Errors;
 use crate::localized::Localized;
-use crate::names::check_namespace;
+use crate::names::{check_namespace, check_not_reserved};
+use crate::symbol::*;
 
-const KEYS: &[&str] = &[
-    "namespace",
-    "engine",
-    "display_name",
-    "description",
-    "crate",
-];
-
+#[derive(Default)]
 pub struct Manifest {
     pub sdk: Option<syn::Path>,
     pub namespace: String,
@@ -32,13 +26,13 @@ impl Manifest {
         let mut krate = Once::default();
         for arg in args {
             let key = arg.key.clone();
-            match key.to_string().as_str() {
-                "namespace" => namespace.set(&key, arg.string(errors), errors),
-                "engine" => engine.set(&key, arg.string(errors), errors),
-                "display_name" => display_name.set(&key, arg.localized(errors), errors),
-                "description" => description.set(&key, arg.localized(errors), errors),
-                "crate" => krate.set(&key, arg.path(errors), errors),
-                _ => arg.unknown(KEYS, errors),
+            match &*key.to_string() {
+                NAMESPACE => namespace.set(&key, arg.string(errors), errors),
+                ENGINE => engine.set(&key, arg.string(errors), errors),
+                DISPLAY_NAME => display_name.set(&key, arg.localized(errors), errors),
+                DESCRIPTION => description.set(&key, arg.localized(errors), errors),
+                CRATE => krate.set(&key, arg.path(errors), errors),
+                _ => arg.unknown(PLUGIN_KEYS, errors),
             }
         }
 
@@ -74,7 +68,8 @@ impl Manifest {
 }
 
 fn checked_namespace(namespace: String, span: Span, errors: &mut Errors) -> String {
-    if let Err(message) = check_namespace(&namespace) {
+    if let Err(message) = check_namespace(&namespace).and_then(|()| check_not_reserved(&namespace))
+    {
         errors.at(span, message);
     }
     namespace

@@ -2,18 +2,29 @@
 //! parameter.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::quote;
 
 use super::parse::Bundle;
 
 pub fn bundle(bundle: &Bundle) -> TokenStream {
-    let Bundle { sdk, ident, keys } = bundle;
+    let Bundle {
+        sdk,
+        ident,
+        generics,
+        complete,
+        keys,
+    } = bundle;
     let private = quote!(#sdk::__private);
+    let (impl_generics, type_generics, where_clause) = generics.split_for_impl();
+    // A missing text is reported; the fallback stands in for it.
+    let text = |text: Option<&crate::localized::Localized>| match text {
+        Some(text) => text.expand(sdk),
+        None => quote!(#sdk::__private::LocalizedText::Plain("")),
+    };
     let specs = keys.iter().map(|key| {
         let name = key.field.to_string();
-        let label = key.label.as_ref().expect("checked").expand(sdk);
-        let description = key.description.as_ref().expect("checked").expand(sdk);
+        let label = text(key.label.as_ref());
+        let description = text(key.description.as_ref());
         quote!(#private::SecretSpec { key: #name, label: #label, description: #description })
     });
     // Each field is built through `FromSecret`, spanned at its type: a field that is not
@@ -21,21 +32,26 @@ pub fn bundle(bundle: &Bundle) -> TokenStream {
     let fields = keys.iter().map(|key| {
         let (field, ty) = (key.field, key.ty);
         let name = field.to_string();
-        let build = quote_spanned!(ty.span()=> <#ty as #private::FromSecret>::from_secret);
+        let build = crate::tool::qualified(ty, &quote!(#private::SecretField), "from_secret");
         quote!(#field: #build(lookup(#name).ok_or(#name)?))
     });
+    let build = if *complete {
+        quote!(::core::result::Result::Ok(Self { #(#fields),* }))
+    } else {
+        quote!(::core::result::Result::Err("not a secrets struct"))
+    };
     quote! {
-        impl #private::SecretBundle for #ident {
+        impl #impl_generics #private::SecretBundle for #ident #type_generics #where_clause {
             const KEYS: &'static [#private::SecretSpec] = &[#(#specs),*];
 
             fn from_values(
                 lookup: &dyn ::core::ops::Fn(&str) -> ::core::option::Option<#private::Secret>,
             ) -> ::core::result::Result<Self, &'static str> {
-                ::core::result::Result::Ok(Self { #(#fields),* })
+                #build
             }
         }
 
-        impl #private::ToolParam for #ident {
+        impl #impl_generics #private::ToolParam for #ident #type_generics #where_clause {
             const SECRETS: &'static [#private::SecretSpec] =
                 <Self as #private::SecretBundle>::KEYS;
             type Extracted<'a> = Self;

@@ -14,8 +14,9 @@ pub fn derive(input: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let bundle = parse::bundle(&input, &mut errors);
-    match errors.finish() {
-        Ok(()) => expand::bundle(&bundle),
-        Err(error) => error.into_compile_error(),
-    }
+    // The impls are emitted beside errors too, so that the tools taking this struct
+    // report nothing but the mistake made here.
+    let impls = expand::bundle(&bundle);
+    let errors = errors.into_compile_errors();
+    quote::quote!(#impls #errors)
 }

@@ -4,7 +4,6 @@ use syn::{ItemFn, ReturnType, Type};
 
 use super::parse::ToolAttrs;
 use crate::attr::sdk_path;
-use crate::doc::doc_comment;
 use crate::errors::Errors;
 use crate::function;
 use crate::localized::Localized;
@@ -15,6 +14,7 @@ pub struct Tool<'a> {
     pub sdk: syn::Path,
     pub function: &'a ItemFn,
     pub name: String,
+    pub name_span: proc_macro2::Span,
     pub description: String,
     pub summary: Option<Localized>,
     pub category: Option<String>,
@@ -51,22 +51,19 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
             "a tool is an `async fn`: write `async fn` here",
         );
     }
-    let params = function::params(
-        signature,
+    let common = function::common(
+        function,
         "tool",
-        "name concrete types (references need no lifetime, write `&ToolContext`)",
+        attrs.name.as_ref(),
+        attrs.summary.as_ref(),
+        (
+            "name concrete types (references need no lifetime, write `&ToolContext`)",
+            "is the description the model reads",
+        ),
         errors,
     );
-
-    let name = function::name(attrs.name.as_ref(), signature, "tool", errors);
-
-    let description = doc_comment(&function.attrs).unwrap_or_else(|| {
-        errors.at(signature.ident.span(), "a tool needs a doc comment: it is the description the model reads; add `/// What the tool does, in English.` above the function");
-        String::new()
-    });
-
-    if let Some(summary) = &attrs.summary {
-        summary.check(errors);
+    if let Err(message) = names::check_not_builtin(&common.name) {
+        errors.at(common.name_span, message);
     }
     let category = attrs.category.map(|lit| {
         if let Err(message) = names::check_category(&lit.value()) {
@@ -89,8 +86,9 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
     Tool {
         sdk: sdk_path(attrs.krate),
         function,
-        name,
-        description,
+        name: common.name,
+        name_span: common.name_span,
+        description: common.description,
         summary: attrs.summary,
         category,
         annotations: Annotations {
@@ -101,7 +99,7 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         },
         examples,
         strict: attrs.strict.is_none_or(|(value, _)| value),
-        params,
+        params: common.params,
         output,
     }
 }

@@ -2,7 +2,7 @@
 //! a constant descriptor submitted to the engine's registry.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 
 use super::check::{Output, Tool};
@@ -25,39 +25,72 @@ pub fn tool(tool: &Tool) -> TokenStream {
         .collect();
 
     let output_ty = match &tool.output {
-        Output::Result(ty) => {
-            quote_spanned!(ty.span()=> <#ty as #private::IntoToolResult>::Output)
-        }
+        Output::Result(ty) => qualified(ty, &quote!(#private::IntoToolResult), "Output"),
         Output::Value(ty) => quote!(#ty),
         Output::Unit => quote!(()),
     };
     // Reached only through `<T as ToolOutput>`, at the return type: one error there.
+    let returned = match &function.sig.output {
+        syn::ReturnType::Type(_, ty) => quote!(#ty),
+        syn::ReturnType::Default => quote!(()),
+    };
     let as_output = quote_spanned!(output_span(function)=> <#output_ty as #private::ToolOutput>);
     let into_output = match &tool.output {
-        Output::Result(_) => quote!(#private::IntoToolResult::into_tool_result(__returned)?),
+        Output::Result(ty) => {
+            let into = qualified(ty, &quote!(#private::IntoToolResult), "into_tool_result");
+            let call = quote_spanned!(last_span(ty)=> (__returned)?);
+            quote!(#into #call)
+        }
         Output::Value(_) | Output::Unit => quote!(__returned),
     };
 
-    // Parameter types are reached only through `<T as ToolParam>`, spanned at the
-    // author's type: an unmet bound gives identical diagnostics there, which rustc
-    // reports once.
-    let params_as_trait: Vec<_> = params
+    // Parameter types are reached only as generic arguments, `param::<T>()`, which
+    // rustc reports at the author's whole type: an unmet bound gives identical
+    // diagnostics there, which rustc reports once.
+    let param_fn = |ty: &syn::Type, item: &str| qualified(ty, &quote!(#private::Param), item);
+    let param_const = param_fn;
+    let extractions: Vec<_> = params
         .iter()
-        .map(|ty| quote_spanned!(ty.span()=> <#ty as #private::ToolParam>))
+        .zip(&bindings)
+        .map(|(ty, binding)| {
+            let extract = param_fn(ty, "extract");
+            let call = quote_spanned!(last_span(ty)=> (&__input)?);
+            quote!(let #binding = #extract #call;)
+        })
         .collect();
-    let extractions: Vec<_> = params.iter().zip(&params_as_trait).zip(&bindings).map(|((ty, param), binding)| {
-        quote_spanned!(ty.span()=> let #binding = #param::extract(&__input)?;)
-    }).collect();
-    let arguments_count = quote!(0usize #(+ #params_as_trait::ARGUMENTS as usize)*);
-    let params_strict = quote!(true #(&& #params_as_trait::STRICT)*);
+    let arguments: Vec<_> = params
+        .iter()
+        .map(|ty| param_const(ty, "ARGUMENTS"))
+        .collect();
+    let knowledge: Vec<_> = params
+        .iter()
+        .map(|ty| param_const(ty, "IS_KNOWLEDGE"))
+        .collect();
+    let arguments_count = quote!(#private::count(&[#(#arguments),*]));
     let strict = tool.strict;
-    let input_schemas = params_as_trait
+    // Each rule at the parameter that breaks it, as a bound (see `__private`).
+    let param_rules = params.iter().enumerate().map(|(i, ty)| {
+        let span = ty.span();
+        let (is_arguments, arguments_before) = (&arguments[i], &arguments[..i]);
+        let (is_knowledge, knowledge_before) = (&knowledge[i], &knowledge[..i]);
+        let param_strict = param_const(ty, "STRICT");
+        quote_spanned! {span=>
+            const _: () = <#private::ParamCount<{ #private::count(&[#(#arguments_before),*]) }, { #is_arguments }>
+                as #private::OneArgumentsStruct>::OK;
+            const _: () = <#private::ParamCount<{ #private::count(&[#(#knowledge_before),*]) }, { #is_knowledge }>
+                as #private::OneKnowledgeExtractor>::OK;
+            const _: () = <#private::ParamStrict<#strict, { !#is_arguments || #param_strict }>
+                as #private::StrictFits>::OK;
+        }
+    });
+    let input_schemas = params.iter().map(|ty| param_fn(ty, "input_schema"));
+    let argument_checks: Vec<_> = params
         .iter()
-        .map(|param| quote!(#param::input_schema));
-    let argument_checks: Vec<_> = params_as_trait
-        .iter()
-        .map(|param| quote!(#param::check_arguments))
+        .map(|ty| param_fn(ty, "check_arguments"))
         .collect();
+    let secrets = params.iter().map(|ty| param_const(ty, "SECRETS"));
+    let knowledge_needs = params.iter().map(|ty| param_const(ty, "KNOWLEDGE"));
+    let needs = params.iter().map(|ty| param_const(ty, "NEEDS"));
 
     let summary = expand_option(tool.summary.as_ref(), sdk);
     let category = match &tool.category {
@@ -82,18 +115,36 @@ pub fn tool(tool: &Tool) -> TokenStream {
     };
     // A body that cannot suspend runs as a plain function, with no future to box; see
     // `suspend`.
+    let ident_span = ident.span();
     let entry = if crate::suspend::may_suspend(&function.block) {
+        // The body's future is made and checked for `Send` at the tool's name, as axum's
+        // `debug_handler` does; extraction runs before it, synchronously.
+        let future =
+            quote_spanned!(ident_span=> #private::tool_future(#ident(#(#bindings),*), __finish));
         quote! {
+            fn __start<'a>(
+                __input: #private::CallInput<'a>,
+            ) -> ::core::result::Result<
+                #private::BoxFuture<'a, ::core::result::Result<::std::string::String, #private::ToolError>>,
+                #private::ToolError,
+            > {
+                #check_no_arguments
+                #(#extractions)*
+                fn __finish(
+                    __returned: #returned,
+                ) -> ::core::result::Result<::std::string::String, #private::ToolError> {
+                    let __output = #into_output;
+                    #as_output::to_json(&__output)
+                }
+                ::core::result::Result::Ok(#future)
+            }
             fn __call<'a>(
                 __input: #private::CallInput<'a>,
             ) -> #private::BoxFuture<'a, ::core::result::Result<::std::string::String, #private::ToolError>> {
-                ::std::boxed::Box::pin(async move {
-                    #check_no_arguments
-                    #(#extractions)*
-                    let __returned = #ident(#(#bindings),*).await;
-                    let __output = #into_output;
-                    #as_output::to_json(&__output)
-                })
+                match __start(__input) {
+                    ::core::result::Result::Ok(__future) => __future,
+                    ::core::result::Result::Err(__error) => #private::tool_failed(__error),
+                }
             }
             const __ENTRY: #private::ToolEntry = #private::ToolEntry::Async(__call);
         }
@@ -111,22 +162,24 @@ pub fn tool(tool: &Tool) -> TokenStream {
             const __ENTRY: #private::ToolEntry = #private::ToolEntry::Ready(__call);
         }
     };
+
     let example_tests = example_tests(tool, &arguments_count, &argument_checks);
-    let plugin_lookup = crate::plugin::lookup(&private);
+    let plugin_lookup = crate::plugin::crate_checks(
+        &private,
+        "TwoToolsOfThisCrateHaveThisName",
+        name,
+        tool.name_span,
+        true,
+    );
 
     quote! {
         #function
 
         const _: () = {
             const __ARGUMENTS: usize = #arguments_count;
-            const _: () = if __ARGUMENTS > 1 {
-                ::core::panic!("a tool takes one arguments struct (`#[derive(ToolArgs)]`): put every field the model fills into that one struct")
-            };
             const __KNOWLEDGE: ::core::option::Option<#private::KnowledgeNeed> =
-                #private::knowledge_need(&[#(#params_as_trait::KNOWLEDGE),*]);
-            const _: () = if #strict && !(#params_strict) {
-                ::core::panic!("the arguments type opted out of strict mode (`#[tool_args(strict = false)]`): mark the tool `#[define_tool(strict = false)]` too")
-            };
+                #private::knowledge_need(&[#(#knowledge_needs),*]);
+            #(#param_rules)*
 
             fn __input_schema() -> #private::Schema {
                 #private::first_input_schema(&[#(#input_schemas),*])
@@ -158,9 +211,9 @@ pub fn tool(tool: &Tool) -> TokenStream {
                     input_schema: __input_schema,
                     output_schema: __output_schema,
                     entry: __ENTRY,
-                    secrets: &[#(#params_as_trait::SECRETS),*],
+                    secrets: &[#(#secrets),*],
                     knowledge: __KNOWLEDGE,
-                    needs: #private::Needs::all_of(&[#(#params_as_trait::NEEDS),*]),
+                    needs: #private::Needs::all_of(&[#(#needs),*]),
                     location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
                 }
             }
@@ -208,4 +261,24 @@ fn example_tests(
             #(#tests)*
         }
     }
+}
+
+/// `<ty as trait_>::item`, with `<` spanned at the type's first token and the rest at its
+/// last: rustc then reports an unmet bound over the whole type, the same span wherever
+/// the path stands, so once.
+pub fn qualified(ty: &syn::Type, trait_: &TokenStream, item: &str) -> TokenStream {
+    let first = ty.span();
+    let last = last_span(ty);
+    let item = format_ident!("{}", item, span = last);
+    let open = quote_spanned!(first=> <);
+    let close = quote_spanned!(last=> as #trait_>::#item);
+    quote!(#open #ty #close)
+}
+
+/// The span of the type's last token (`ty.span()` is its first).
+pub fn last_span(ty: &syn::Type) -> proc_macro2::Span {
+    ty.to_token_stream()
+        .into_iter()
+        .last()
+        .map_or_else(|| ty.span(), |token| token.span())
 }

@@ -4,27 +4,34 @@ mod check;
 mod expand;
 mod parse;
 
-use proc_macro2::TokenStream;
-use quote::quote;
+pub use expand::{last_span, qualified};
 
-use crate::errors::{fallback, Errors};
+use proc_macro2::TokenStream;
+
+use crate::attr::Arg;
+use crate::errors::Errors;
+use crate::function::{entry, Registered};
+
+struct DefineTool;
+
+impl Registered for DefineTool {
+    const NOT_A_FUNCTION: &'static str = "`#[define_tool]` goes on an `async fn`";
+    type Checked<'a> = check::Tool<'a>;
+
+    fn check<'a>(
+        args: Vec<Arg>,
+        function: &'a syn::ItemFn,
+        errors: &mut Errors,
+    ) -> Option<check::Tool<'a>> {
+        let attrs = parse::ToolAttrs::from_args(args, errors);
+        Some(check::tool(attrs, function, errors))
+    }
+
+    fn expand(tool: &check::Tool<'_>) -> TokenStream {
+        expand::tool(tool)
+    }
+}
 
 pub fn define_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let function: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(function) => function,
-        Err(_) => {
-            let error = syn::Error::new_spanned(&item, "`#[define_tool]` goes on an `async fn`");
-            return fallback(item, error);
-        }
-    };
-    let mut errors = Errors::default();
-    let attrs = match syn::parse::Parser::parse2(crate::attr::parse_args, attr) {
-        Ok(args) => parse::ToolAttrs::from_args(args, &mut errors),
-        Err(error) => return fallback(quote!(#function), error),
-    };
-    let tool = check::tool(attrs, &function, &mut errors);
-    match errors.finish() {
-        Ok(()) => expand::tool(&tool),
-        Err(error) => fallback(quote!(#function), error),
-    }
+    entry::<DefineTool>(attr, item)
 }

@@ -6,19 +6,7 @@ use syn::LitStr;
 use crate::attr::{Arg, Once};
 use crate::errors::Errors;
 use crate::localized::Localized;
-
-pub const KEYS: &[&str] = &[
-    "name",
-    "summary",
-    "category",
-    "read_only",
-    "destructive",
-    "idempotent",
-    "open_world",
-    "example",
-    "strict",
-    "crate",
-];
+use crate::symbol::*;
 
 #[derive(Default)]
 pub struct ToolAttrs {
@@ -49,18 +37,18 @@ impl ToolAttrs {
         let mut examples = Vec::new();
         for arg in args {
             let key = arg.key.clone();
-            match key.to_string().as_str() {
-                "name" => name.set(&key, arg.string(errors), errors),
-                "summary" => summary.set(&key, arg.localized(errors), errors),
-                "category" => category.set(&key, arg.string(errors), errors),
-                "read_only" => read_only.set(&key, arg.flag(errors), errors),
-                "destructive" => destructive.set(&key, arg.flag(errors), errors),
-                "idempotent" => idempotent.set(&key, arg.flag(errors), errors),
-                "open_world" => open_world.set(&key, arg.flag(errors), errors),
-                "strict" => strict.set(&key, arg.flag(errors), errors),
-                "crate" => krate.set(&key, arg.path(errors), errors),
-                "example" => examples.extend(arg.string(errors)),
-                _ => arg.unknown(KEYS, errors),
+            match &*key.to_string() {
+                NAME => name.set(&key, arg.string(errors), errors),
+                SUMMARY => summary.set(&key, arg.localized(errors), errors),
+                CATEGORY => category.set(&key, arg.string(errors), errors),
+                READ_ONLY => read_only.set(&key, arg.flag(errors), errors),
+                DESTRUCTIVE => destructive.set(&key, arg.flag(errors), errors),
+                IDEMPOTENT => idempotent.set(&key, arg.flag(errors), errors),
+                OPEN_WORLD => open_world.set(&key, arg.flag(errors), errors),
+                STRICT => strict.set(&key, arg.flag(errors), errors),
+                CRATE => krate.set(&key, arg.path(errors), errors),
+                EXAMPLE => examples.extend(arg.string(errors)),
+                _ => arg.unknown(TOOL_KEYS, errors),
             }
         }
         Self {

@@ -2,8 +2,7 @@
 //! struct with named fields, `ToolArgs` and the `ToolParam` that deserializes it.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::quote;
 use syn::{parse_quote, Generics};
 
 use super::parse::{Field, Input, Shape};
@@ -25,8 +24,8 @@ pub fn impls(input: &Input) -> TokenStream {
     }
 
     let field_checks = fields(&input.shape).map(|field| {
-        let ty = field.ty;
-        quote_spanned!(ty.span()=> let () = <#ty as #private::StrictSchema>::ASSERT;)
+        let assert = crate::tool::qualified(field.ty, &quote!(#private::StrictSchema), "ASSERT");
+        quote!(let () = #assert;)
     });
     let arguments = matches!(input.shape, Shape::Named(_)).then(|| {
         let mut generics = bounded.clone();
@@ -38,6 +37,8 @@ pub fn impls(input: &Input) -> TokenStream {
         quote!(impl #impl_generics #private::ToolArgs for #ident #type_generics #where_clause {})
     });
     quote! {
+        // Left out of rustc's "the following other types implement" list.
+        #[diagnostic::do_not_recommend]
         impl #impl_generics #private::StrictSchema for #ident #type_generics #where_clause {}
 
         const _: () = {

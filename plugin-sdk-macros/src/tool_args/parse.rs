@@ -7,6 +7,7 @@ use syn::{Attribute, Data, DeriveInput, Fields, Meta, Token, Type};
 
 use crate::attr::{parse_args, sdk_path, Once};
 use crate::errors::Errors;
+use crate::symbol::{CRATE, STRICT, TOOL_ARGS, TOOL_ARGS_KEYS};
 
 pub struct Input<'a> {
     pub ast: &'a DeriveInput,
@@ -129,10 +130,7 @@ fn keys(attrs: &[Attribute], errors: &mut Errors) -> Vec<Key> {
 fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<syn::Path>, bool) {
     let mut krate = Once::default();
     let mut strict = Once::default();
-    for attr in attrs
-        .iter()
-        .filter(|attr| attr.path().is_ident("tool_args"))
-    {
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident(TOOL_ARGS)) {
         let args = match attr.parse_args_with(parse_args) {
             Ok(args) => args,
             Err(error) => {
@@ -142,10 +140,10 @@ fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<syn::Pat
         };
         for arg in args {
             let key = arg.key.clone();
-            match key.to_string().as_str() {
-                "crate" => krate.set(&key, arg.path(errors), errors),
-                "strict" => strict.set(&key, arg.flag(errors).map(|(value, _)| value), errors),
-                _ => arg.unknown(&["crate", "strict"], errors),
+            match &*key.to_string() {
+                CRATE => krate.set(&key, arg.path(errors), errors),
+                STRICT => strict.set(&key, arg.flag(errors).map(|(value, _)| value), errors),
+                _ => arg.unknown(TOOL_ARGS_KEYS, errors),
             };
         }
     }

@@ -15,6 +15,12 @@ pub struct Conversation(String);
 macro_rules! turn_id {
     ($name:ident, $field:ident, $what:literal) => {
         impl $name {
+            /// The id the engine gave; a constructor for unit tests that call a tool
+            /// directly (an engine fills it from the turn).
+            pub fn new(id: impl Into<String>) -> Self {
+                Self(id.into())
+            }
+
             /// The id.
             pub fn id(&self) -> &str {
                 &self.0

@@ -4,8 +4,8 @@ plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
 
 /// Lists the other tools.
 #[define_tool]
-async fn list(registry: &engine_core::Registry) -> usize {
-    registry.tools().len()
+async fn list(engine: &engine_core::Engine) -> usize {
+    engine.tools().len()
 }
 
 fn main() {}

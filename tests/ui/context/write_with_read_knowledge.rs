@@ -1,4 +1,5 @@
 use plugin_sdk::prelude::*;
+use plugin_sdk::knowledge::Read;
 
 plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
 

@@ -1,19 +1,5 @@
-//! A tool that takes the name of the engine's built-in `list_files`.
+//! A tool that takes the name of the engine's built-in `list_files`, registered by hand
+//! (`#[define_tool]` refuses the name at compile time: `tests/ui/tool/builtin_tool_name.rs`).
 
-use plugin_sdk::prelude::*;
-
-plugin_sdk::plugin! {
-    namespace = "drive",
-    engine = ">=0.1",
-}
-
-#[derive(Deserialize, JsonSchema, ToolArgs)]
-pub struct Folder {
-    pub path: String,
-}
-
-/// List the files of a shared drive folder.
-#[define_tool]
-pub async fn list_files(folder: Folder) -> Vec<String> {
-    vec![folder.path]
-}
+test_support::hand_made_plugin!(DRIVE, "drive");
+test_support::hand_made_tool!(DRIVE, "list_files");

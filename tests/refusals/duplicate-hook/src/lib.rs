@@ -1,28 +1,7 @@
-//! Two hooks of one plugin that both take the name `screen`, at different events.
+//! Two hooks of one plugin that both take the name `screen`, at different events,
+//! registered by hand (`#[define_hook]` refuses the second at compile time:
+//! `tests/ui/hook/two_hooks_with_one_name.rs`).
 
-use plugin_sdk::prelude::*;
-
-plugin_sdk::plugin! {
-    namespace = "dup-hook",
-    engine = ">=0.1",
-}
-
-pub mod before {
-    use super::*;
-
-    /// Screens the user's message.
-    #[define_hook(event = "message_received", name = "screen")]
-    pub fn screen_message(event: &MessageReceived) {
-        let _ = event;
-    }
-}
-
-pub mod after {
-    use super::*;
-
-    /// Screens the model's reply.
-    #[define_hook(event = "response_generated", name = "screen")]
-    pub fn screen_reply(event: &ResponseGenerated) {
-        let _ = event;
-    }
-}
+test_support::hand_made_plugin!(DUP_HOOK, "dup-hook");
+test_support::hand_made_hook!(DUP_HOOK, "screen", message_received);
+test_support::hand_made_hook!(DUP_HOOK, "screen", response_sent);

@@ -1,33 +1,7 @@
-//! Two tools of one plugin that both take the name `lookup`.
+//! Two tools of one plugin that both take the name `lookup`, registered by hand
+//! (`#[define_tool]` refuses the second at compile time, even in another module:
+//! `tests/ui/tool/two_tools_with_one_name.rs`).
 
-use plugin_sdk::prelude::*;
-
-plugin_sdk::plugin! {
-    namespace = "dup",
-    engine = ">=0.1",
-}
-
-#[derive(Deserialize, JsonSchema, ToolArgs)]
-pub struct Query {
-    pub text: String,
-}
-
-pub mod orders {
-    use super::*;
-
-    /// Find an order.
-    #[define_tool(name = "lookup")]
-    pub async fn find_order(query: Query) -> String {
-        query.text
-    }
-}
-
-pub mod customers {
-    use super::*;
-
-    /// Find a customer.
-    #[define_tool(name = "lookup")]
-    pub async fn find_customer(query: Query) -> String {
-        query.text
-    }
-}
+test_support::hand_made_plugin!(DUP, "dup");
+test_support::hand_made_tool!(DUP, "lookup");
+test_support::hand_made_tool!(DUP, "lookup");

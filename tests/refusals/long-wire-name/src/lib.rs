@@ -1,20 +1,6 @@
-//! A namespace and a tool name that are each valid but together too long for providers.
+//! A namespace and a tool name that are each valid but together too long for providers,
+//! registered by hand (`#[define_tool]` refuses the pair at compile time:
+//! `tests/ui/tool/wire_name_too_long.rs`).
 
-use plugin_sdk::prelude::*;
-
-plugin_sdk::plugin! {
-    namespace = "northwind-traders-back-office",
-    engine = ">=0.1",
-}
-
-#[derive(Deserialize, JsonSchema, ToolArgs)]
-pub struct Quarter {
-    pub year: u16,
-    pub quarter: u8,
-}
-
-/// Summarize the shipments of a quarter by region.
-#[define_tool]
-pub async fn summarize_quarterly_shipments_by_region(quarter: Quarter) -> String {
-    format!("{}-Q{}", quarter.year, quarter.quarter)
-}
+test_support::hand_made_plugin!(NORTHWIND, "northwind-traders-back-office");
+test_support::hand_made_tool!(NORTHWIND, "summarize_quarterly_shipments_by_region");

@@ -1,0 +1,59 @@
+//! The names of every attribute key, in one place (as serde_derive's `symbol.rs`): the
+//! parsers match on these, and "unknown attribute" lists them.
+
+pub const NAME: &str = "name";
+pub const SUMMARY: &str = "summary";
+pub const CATEGORY: &str = "category";
+pub const READ_ONLY: &str = "read_only";
+pub const DESTRUCTIVE: &str = "destructive";
+pub const IDEMPOTENT: &str = "idempotent";
+pub const OPEN_WORLD: &str = "open_world";
+pub const EXAMPLE: &str = "example";
+pub const STRICT: &str = "strict";
+pub const CRATE: &str = "crate";
+pub const EVENT: &str = "event";
+pub const POSITION: &str = "position";
+pub const TIMEOUT_MS: &str = "timeout_ms";
+pub const MUTATES_RESPONSE: &str = "mutates_response";
+pub const NAMESPACE: &str = "namespace";
+pub const ENGINE: &str = "engine";
+pub const DISPLAY_NAME: &str = "display_name";
+pub const DESCRIPTION: &str = "description";
+pub const LABEL: &str = "label";
+
+/// `#[define_tool(...)]`.
+pub const TOOL_KEYS: &[&str] = &[
+    NAME,
+    SUMMARY,
+    CATEGORY,
+    READ_ONLY,
+    DESTRUCTIVE,
+    IDEMPOTENT,
+    OPEN_WORLD,
+    EXAMPLE,
+    STRICT,
+    CRATE,
+];
+/// `#[define_hook(...)]`.
+pub const HOOK_KEYS: &[&str] = &[
+    EVENT,
+    NAME,
+    SUMMARY,
+    POSITION,
+    TIMEOUT_MS,
+    MUTATES_RESPONSE,
+    CRATE,
+];
+/// `plugin! { ... }`.
+pub const PLUGIN_KEYS: &[&str] = &[NAMESPACE, ENGINE, DISPLAY_NAME, DESCRIPTION, CRATE];
+/// `#[tool_args(...)]`.
+pub const TOOL_ARGS_KEYS: &[&str] = &[CRATE, STRICT];
+/// `#[secret(...)]` on the struct.
+pub const SECRETS_STRUCT_KEYS: &[&str] = &[CRATE];
+/// `#[secret(...)]` on a field.
+pub const SECRET_FIELD_KEYS: &[&str] = &[LABEL, DESCRIPTION];
+
+/// The attribute of `#[derive(ToolArgs)]`.
+pub const TOOL_ARGS: &str = "tool_args";
+/// The attribute of `#[derive(Secrets)]`.
+pub const SECRET: &str = "secret";

@@ -1,0 +1,11 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+/// Logs each message.
+#[define_hook(event = "message_received")]
+fn log(event: &MessageReceived, again: &MessageReceived) {
+    let _ = (event, again);
+}
+
+fn main() {}
