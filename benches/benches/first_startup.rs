@@ -11,11 +11,17 @@ use benchmarks::{generated_tools, schemas_only, start_engine};
 fn main() {
     let what = std::env::args().nth(1).unwrap_or_else(|| "engine".into());
     let tools = generated_tools(1_000);
+    // Timed until the engine is ready; its drop is not part of start-up.
     let started = Instant::now();
-    match what.as_str() {
-        "engine" => drop(std::hint::black_box(start_engine(&tools))),
-        "schemas" => schemas_only(&tools),
+    let engine = match what.as_str() {
+        "engine" => Some(std::hint::black_box(start_engine(&tools))),
+        "schemas" => {
+            schemas_only(&tools);
+            None
+        }
         other => panic!("unknown contender `{other}`: engine or schemas"),
-    }
-    println!("{what} {:.3}", started.elapsed().as_secs_f64() * 1e3);
+    };
+    let elapsed = started.elapsed();
+    drop(engine);
+    println!("{what} {:.3}", elapsed.as_secs_f64() * 1e3);
 }

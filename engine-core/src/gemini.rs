@@ -5,6 +5,7 @@
 //! the subset cannot is dropped: dispatch checks the arguments against the full type
 //! anyway.
 
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -34,17 +35,27 @@ pub(crate) fn declaration(
     description: &str,
     input_schema: &Value,
 ) -> Result<Box<RawValue>, String> {
-    let mut declaration = json!({ "name": name, "description": description });
     let parameters = convert(input_schema)?;
     // Gemini documents leaving `parameters` unset for a function without any.
     let has_parameters = parameters
         .get("properties")
         .and_then(Value::as_object)
         .is_some_and(|properties| !properties.is_empty());
-    if has_parameters {
-        declaration["parameters"] = parameters;
-    }
+    let declaration = Declaration {
+        name,
+        description,
+        parameters: has_parameters.then_some(&parameters),
+    };
     Ok(serde_json::value::to_raw_value(&declaration).expect("a JSON value always serializes"))
+}
+
+/// Gemini's `FunctionDeclaration`, serialized from borrowed parts.
+#[derive(Serialize)]
+struct Declaration<'a> {
+    name: &'a str,
+    description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters: Option<&'a Value>,
 }
 
 fn is_null_schema(schema: &Value) -> bool {
@@ -61,7 +72,7 @@ fn convert(schema: &Value) -> Result<Value, String> {
             "it refers to {target} (a recursive type), and Gemini's schema subset has no references"
         ));
     }
-    let mut out = Map::new();
+    let mut out = Map::with_capacity(node.len() + 1);
     let mut nullable = false;
     for (key, value) in node {
         match key.as_str() {

@@ -15,12 +15,18 @@ pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> 
         return items.iter().map(f).collect();
     }
     let f = &f;
+    let mut parts = items.chunks(items.len().div_ceil(cores));
+    // The first part runs on this thread, which would otherwise only wait: one thread
+    // (and its allocator arena) fewer to start.
+    let first = parts.next().unwrap_or_default();
     thread::scope(|scope| {
-        let parts: Vec<_> = items
-            .chunks(items.len().div_ceil(cores))
+        let others: Vec<_> = parts
             .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
             .collect();
-        parts.into_iter().flat_map(finish).collect()
+        let mut all: Vec<R> = Vec::with_capacity(items.len());
+        all.extend(first.iter().map(f));
+        all.extend(others.into_iter().flat_map(finish));
+        all
     })
 }
 

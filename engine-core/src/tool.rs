@@ -1,9 +1,9 @@
 //! A linked tool with what start-up worked out for it: ids, schemas and their text.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use plugin_sdk::engine::schema::{check_strict, Violation};
-use plugin_sdk::engine::{PluginManifest, ToolDescriptor};
+use plugin_sdk::engine::{Needs, PluginManifest, ToolDescriptor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -17,11 +17,17 @@ pub struct Tool {
     /// The id again, shared with each call's audit logger without a copy.
     audit_source: Arc<str>,
     wire_name: String,
-    input_schema: Value,
-    output_schema: Value,
-    /// The schemas as JSON text, serialized once: every catalog embeds the same text.
+    /// Whether its parameters read anything of the call's context (secrets, knowledge,
+    /// audit, conversation, model, locale): a tool that reads none is handed the shared
+    /// empty context, built for no call.
+    reads_context: bool,
+    /// The arguments schema as JSON text, serialized once: every catalog embeds the same
+    /// text. The tree it came from is dropped once checked, so that start-up touches less
+    /// memory (and a fresh process faults in fewer pages).
     input_json: Box<RawValue>,
-    output_json: Box<RawValue>,
+    /// The output schema, built on first use: only MCP's catalog shows it, and nothing
+    /// at start-up checks it.
+    output: OnceLock<Output>,
     /// What the strict re-check found (nothing for a tool marked `strict = false`).
     strict_violations: Vec<Violation>,
     /// The Gemini declaration as JSON text, or why Gemini cannot take the schema.
@@ -34,7 +40,6 @@ impl Tool {
     pub(crate) fn new(descriptor: &'static ToolDescriptor) -> Self {
         let plugin = (descriptor.plugin)();
         let input_schema = (descriptor.input_schema)().to_value();
-        let output_schema = (descriptor.output_schema)().to_value();
         let wire_name = wire::wire_name(plugin.namespace, descriptor.name);
         let strict_violations = if descriptor.strict {
             check_strict(&input_schema)
@@ -43,18 +48,20 @@ impl Tool {
         };
         let gemini_declaration =
             gemini::declaration(&wire_name, descriptor.description, &input_schema);
+        let id = descriptor.id();
         Self {
             descriptor,
             plugin,
-            id: descriptor.id(),
-            audit_source: descriptor.id().into(),
+            audit_source: id.as_str().into(),
+            id,
             wire_name,
             input_json: raw_json(&input_schema),
-            output_json: raw_json(&output_schema),
+            output: OnceLock::new(),
             strict_violations,
             gemini_declaration,
-            input_schema,
-            output_schema,
+            reads_context: descriptor.needs != Needs::NOTHING
+                || descriptor.knowledge.is_some()
+                || descriptor.secret_specs().next().is_some(),
         }
     }
 
@@ -73,6 +80,10 @@ impl Tool {
         &self.id
     }
 
+    pub(crate) fn reads_context(&self) -> bool {
+        self.reads_context
+    }
+
     pub(crate) fn audit_source(&self) -> Arc<str> {
         Arc::clone(&self.audit_source)
     }
@@ -82,14 +93,14 @@ impl Tool {
         &self.wire_name
     }
 
-    /// The JSON Schema of the arguments.
-    pub fn input_schema(&self) -> &Value {
-        &self.input_schema
+    /// The JSON Schema of the arguments, read from the text every catalog embeds.
+    pub fn input_schema(&self) -> Value {
+        parse(&self.input_json)
     }
 
-    /// The JSON Schema of the output.
-    pub fn output_schema(&self) -> &Value {
-        &self.output_schema
+    /// The JSON Schema of the output, read from the text the MCP catalog embeds.
+    pub fn output_schema(&self) -> Value {
+        parse(&self.output().json)
     }
 
     /// Whether the tool reads the turn's conversation (its state, artifacts, subscriber
@@ -102,8 +113,16 @@ impl Tool {
         &self.input_json
     }
 
-    pub(crate) fn output_json(&self) -> &RawValue {
-        &self.output_json
+    /// The output schema's text, and whether the output is an object (what MCP's
+    /// `structuredContent` must be).
+    pub(crate) fn output(&self) -> &Output {
+        self.output.get_or_init(|| {
+            let schema = (self.descriptor.output_schema)().to_value();
+            Output {
+                is_object: schema.get("type") == Some(&Value::from("object")),
+                json: raw_json(&schema),
+            }
+        })
     }
 
     pub(crate) fn strict_violations(&self) -> &[Violation] {
@@ -116,6 +135,16 @@ impl Tool {
             Err(reason) => Err(reason),
         }
     }
+}
+
+/// A tool's output schema, as MCP's catalog shows it.
+pub(crate) struct Output {
+    pub(crate) json: Box<RawValue>,
+    pub(crate) is_object: bool,
+}
+
+fn parse(text: &RawValue) -> Value {
+    serde_json::from_str(text.get()).expect("the text was serialized from a JSON value")
 }
 
 fn raw_json(schema: &Value) -> Box<RawValue> {

@@ -58,7 +58,7 @@ fn openai_tools_are_strict_functions_named_on_the_wire() {
         assert_eq!(function["strict"], true);
         let canonical = linked(&engine, name);
         assert_eq!(function["description"], canonical.descriptor().description);
-        assert_eq!(&function["parameters"], canonical.input_schema());
+        assert_eq!(function["parameters"], canonical.input_schema());
         assert_eq!(
             function.as_object().unwrap().keys().collect::<Vec<_>>(),
             ["name", "description", "parameters", "strict"]
@@ -72,7 +72,7 @@ fn anthropic_tools_carry_the_same_schema_as_input_schema() {
     let catalog = parse(&engine.catalog(Format::Anthropic, "en-US"));
     for (tool, name) in catalog.as_array().unwrap().iter().zip(NAMES) {
         assert_eq!(tool["name"], name);
-        assert_eq!(&tool["input_schema"], linked(&engine, name).input_schema());
+        assert_eq!(tool["input_schema"], linked(&engine, name).input_schema());
         assert_eq!(tool["strict"], true);
     }
 }

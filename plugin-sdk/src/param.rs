@@ -90,6 +90,8 @@ pub struct Needs {
     pub model: bool,
     /// The audit logger.
     pub audit: bool,
+    /// The context itself (`&ToolContext`: the locale).
+    pub locale: bool,
 }
 
 impl Needs {
@@ -98,6 +100,7 @@ impl Needs {
         conversation: false,
         model: false,
         audit: false,
+        locale: false,
     };
 
     /// What any of `needs` reads.
@@ -108,6 +111,7 @@ impl Needs {
             all.conversation |= needs[i].conversation;
             all.model |= needs[i].model;
             all.audit |= needs[i].audit;
+            all.locale |= needs[i].locale;
             i += 1;
         }
         all

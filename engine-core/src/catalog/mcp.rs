@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 use crate::tool::Tool;
 
@@ -66,13 +65,13 @@ pub(super) fn tool<'a>(tool: &'a Tool, locale: &str) -> McpTool<'a> {
     let hints = descriptor.annotations;
     // MCP's `structuredContent` is an object, so only an object output gets a schema; a
     // tool returning a list or a scalar is served as text content alone.
-    let object_output = tool.output_schema().get("type") == Some(&Value::from("object"));
+    let output = tool.output();
     McpTool {
         name: tool.wire_name(),
         title: descriptor.summary_for(locale),
         description: descriptor.description,
         input_schema: tool.input_json(),
-        output_schema: object_output.then(|| tool.output_json()),
+        output_schema: output.is_object.then_some(&*output.json),
         annotations: Annotations {
             read_only_hint: hints.read_only,
             destructive_hint: hints.destructive,

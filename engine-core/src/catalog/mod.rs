@@ -2,8 +2,9 @@
 //!
 //! Each catalog is the JSON value that provider's request takes in its `tools` field
 //! (for MCP, the `tools/list` result). The model-facing catalogs are in English and are
-//! rendered at start-up; MCP's carries a title for people, so it is rendered at start-up
-//! for `en-US` and for any other locale on first use, and kept.
+//! rendered at start-up. MCP's carries a title for people and the output schemas, which
+//! nothing else needs: it is rendered on first use for each distinct set of titles, and
+//! kept, so that start-up builds no output schema.
 
 mod anthropic;
 mod mcp;
@@ -89,31 +90,27 @@ impl Catalogs {
             .iter()
             .filter_map(|tool| tool.gemini_declaration().ok())
             .collect();
-        let ((openai, anthropic), (gemini, mcp)) = parallel::join(
+        let (openai, (anthropic, gemini)) = parallel::join(
             || {
                 let openai: Vec<_> = tools.iter().map(|tool| openai::tool(tool)).collect();
-                let anthropic: Vec<_> = tools.iter().map(|tool| anthropic::tool(tool)).collect();
-                (to_bytes(&openai), to_bytes(&anthropic))
+                to_bytes(&openai)
             },
             || {
+                let anthropic: Vec<_> = tools.iter().map(|tool| anthropic::tool(tool)).collect();
                 let gemini = to_bytes(&[GeminiTool {
                     function_declarations: gemini,
                 }]);
-                let key = mcp::TitleKey::new(tools, DEFAULT_LOCALE);
-                (gemini, (key, render_mcp(tools, DEFAULT_LOCALE)))
+                (to_bytes(&anthropic), gemini)
             },
         );
         Self {
             openai,
             anthropic,
             gemini,
-            mcp: RwLock::new(HashMap::from([mcp])),
+            mcp: RwLock::default(),
         }
     }
 }
-
-/// The locale whose MCP catalog is rendered at start-up; others are rendered on first use.
-const DEFAULT_LOCALE: &str = "en-US";
 
 /// MCP's `tools/list`: only the tools offered outside a conversation, since an MCP
 /// session has none.

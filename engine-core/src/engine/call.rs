@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use plugin_sdk::engine::{BoxFuture, CallInput, ToolEntry};
+use plugin_sdk::ToolContext;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -69,9 +70,9 @@ impl Engine {
 
     /// What the first poll of a call does: every check, then the tool if it cannot
     /// suspend, or the future that runs it.
-    fn start<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> CallState<'a> {
+    fn start<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> Started<'a> {
         let Some(tool) = self.offered(turn, call.tool) else {
-            return CallState::Done(Some(Err(unknown_tool(call.tool))));
+            return Started::Finished(Err(unknown_tool(call.tool)));
         };
         let bounds = Bounds {
             deadline: call.deadline,
@@ -79,7 +80,18 @@ impl Engine {
             limits: &self.registry.limits,
         };
         if let Err(error) = dispatch::admit(tool, call.arguments, &bounds) {
-            return CallState::Done(Some(Err(error)));
+            return Started::Finished(Err(error));
+        }
+        // The fast path: a tool that reads nothing of its context gets the shared empty
+        // one, and its call builds and drops nothing.
+        if !tool.reads_context() {
+            let input = CallInput::new(call.arguments, ToolContext::empty());
+            return match tool.descriptor().entry {
+                ToolEntry::Ready(run) => Started::Finished(dispatch::run_ready(tool, run, input)),
+                ToolEntry::Async(call_fn) => {
+                    Started::Running(Box::pin(dispatch::run_async(tool, call_fn, input, bounds)))
+                }
+            };
         }
         match tool.descriptor().entry {
             ToolEntry::Ready(run) => {
@@ -87,9 +99,9 @@ impl Engine {
                 let result =
                     dispatch::run_ready(tool, run, CallInput::new(call.arguments, &context));
                 self.keep_state(turn, tool, &context, &result);
-                CallState::Done(Some(result))
+                Started::Finished(result)
             }
-            ToolEntry::Async(call_fn) => CallState::Running(Box::pin(async move {
+            ToolEntry::Async(call_fn) => Started::Running(Box::pin(async move {
                 let context = self.context(turn, tool, &bounds);
                 let input = CallInput::new(call.arguments, &context);
                 let result = dispatch::run_async(tool, call_fn, input, bounds).await;
@@ -121,8 +133,14 @@ enum CallState<'a> {
     Start(&'a Engine, &'a Turn, Call<'a>),
     /// A tool that may suspend, running.
     Running(BoxFuture<'a, Result<String, CallError>>),
-    /// Finished; the result until it is taken.
-    Done(Option<Result<String, CallError>>),
+    /// Finished, its result given.
+    Done,
+}
+
+/// What the first poll of a call leaves: the result, or a tool still running.
+enum Started<'a> {
+    Finished(Result<String, CallError>),
+    Running(BoxFuture<'a, Result<String, CallError>>),
 }
 
 impl Future for CallFuture<'_> {
@@ -131,19 +149,22 @@ impl Future for CallFuture<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let state = &mut self.state;
         if let CallState::Start(engine, turn, call) = *state {
-            *state = engine.start(turn, call);
+            match engine.start(turn, call) {
+                Started::Finished(result) => {
+                    *state = CallState::Done;
+                    return Poll::Ready(result);
+                }
+                Started::Running(future) => *state = CallState::Running(future),
+            }
         }
         match state {
-            CallState::Start(..) => unreachable!("started above"),
             CallState::Running(future) => {
                 let result = std::task::ready!(future.as_mut().poll(cx));
-                *state = CallState::Done(None);
+                *state = CallState::Done;
                 Poll::Ready(result)
             }
-            CallState::Done(result) => match result.take() {
-                Some(result) => Poll::Ready(result),
-                None => panic!("a CallFuture was polled after it completed"),
-            },
+            CallState::Start(..) => unreachable!("started above"),
+            CallState::Done => panic!("a CallFuture was polled after it completed"),
         }
     }
 }

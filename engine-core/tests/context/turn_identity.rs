@@ -11,7 +11,7 @@ async fn the_subscriber_and_conversation_come_from_the_turn_not_the_model() {
     let engine = engine("[agents.a]\n");
     let turn = in_conversation(&engine, "a", "subscriber-7", "conversation-3");
     // The model sends nothing that could name them: the schema has no properties.
-    let schema = tool(&engine, "ctx:whoami").input_schema().clone();
+    let schema = tool(&engine, "ctx:whoami").input_schema();
     assert_eq!(schema["properties"], json!({}));
     let who = call(&engine, &turn, "ctx__whoami", json!({}))
         .await

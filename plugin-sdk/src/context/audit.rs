@@ -61,6 +61,14 @@ pub struct Audit {
 }
 
 impl Audit {
+    /// A logger that knows no secret, no tool and no subscriber.
+    pub(crate) const EMPTY: Audit = Audit {
+        engine: None,
+        own: RedactValues(Vec::new()),
+        source: None,
+        subscriber: None,
+    };
+
     /// The logger of the tool `source` (its id), redacting with `redact`; for engines.
     pub fn new(redact: Arc<dyn Redact>, source: Arc<str>) -> Self {
         Self {

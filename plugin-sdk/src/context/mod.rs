@@ -64,6 +64,22 @@ impl ToolContext {
         Self::default()
     }
 
+    /// A context with nothing in it, shared: what an engine hands a tool whose parameters
+    /// read nothing of their context, at no cost per call.
+    pub fn empty() -> &'static ToolContext {
+        static EMPTY: ToolContext = ToolContext {
+            locale: None,
+            turn: None,
+            secrets: Vec::new(),
+            audit: Audit::EMPTY,
+            state: None,
+            artifacts: None,
+            knowledge: None,
+            model: None,
+        };
+        &EMPTY
+    }
+
     /// The same context, for a reader of `locale` (a BCP 47 tag).
     pub fn with_locale(mut self, locale: impl Into<String>) -> Self {
         self.locale = Some(locale.into());
@@ -160,6 +176,10 @@ impl fmt::Debug for ToolContext {
 }
 
 impl ToolParam for &ToolContext {
+    const NEEDS: Needs = Needs {
+        locale: true,
+        ..Needs::NOTHING
+    };
     type Extracted<'a> = &'a ToolContext;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<&'a ToolContext, ToolError> {
