@@ -1,10 +1,10 @@
-//! An engine's registry over MCP, built on rmcp (the official Rust MCP SDK): one handler,
+//! An engine's agent over MCP, built on rmcp (the official Rust MCP SDK): one handler,
 //! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`serve_http`]).
 //!
-//! One server serves one agent: `tools/list` is that agent's pre-rendered MCP catalog,
-//! with titles in the client's locale; `tools/call` goes through the engine, so the
-//! agent's grants, the deadline, cancellation and error handling are the ones every other
-//! surface gets. An MCP session is not a conversation: tools that read one (state,
+//! One server serves one agent: `tools/list` is that agent's MCP catalog (rendered once
+//! per set of titles), in the client's locale; `tools/call` goes through `Engine::call`,
+//! so the agent's grants, the deadline, cancellation and error handling are the ones
+//! every other surface gets. An MCP session is not a conversation: tools that read one (state,
 //! artifacts, the subscriber) are not offered here, and are unknown if called.
 //!
 //! ```no_run
@@ -94,7 +94,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let locale = locale::for_request(&context, &self.options.locale);
-        // The catalog was rendered at start-up (or once per set of titles): it is read
+        // The catalog is rendered once per set of titles, then kept: it is read
         // into rmcp's result type, never rebuilt from the tools.
         let agent = self.engine.agent(&self.agent).expect("checked in `new`");
         let catalog = agent.catalog(Format::Mcp, &locale);
