@@ -266,39 +266,40 @@ trait Registered {
     fn problem(&self, rule: Rule, message: String, fix: String) -> Problem;
 }
 
-impl Registered for Tool {
-    const KIND: &'static str = "tool";
-    const RENAME: &'static str = "`#[define_tool(name = \"...\")]`";
-    fn id(&self) -> &str {
-        self.id()
-    }
-    fn location(&self) -> SourceLocation {
-        self.descriptor().location
-    }
-    fn plugin(&self) -> &'static PluginManifest {
-        self.plugin()
-    }
-    fn problem(&self, rule: Rule, message: String, fix: String) -> Problem {
-        Problem::tool(rule, self, message, fix)
-    }
+/// `Registered` for a registration type with `id`, `descriptor().location` and `plugin`.
+macro_rules! registered {
+    ($type:ty, $kind:literal, $rename:literal, $problem:path) => {
+        impl Registered for $type {
+            const KIND: &'static str = $kind;
+            const RENAME: &'static str = $rename;
+            fn id(&self) -> &str {
+                self.id()
+            }
+            fn location(&self) -> SourceLocation {
+                self.descriptor().location
+            }
+            fn plugin(&self) -> &'static PluginManifest {
+                self.plugin()
+            }
+            fn problem(&self, rule: Rule, message: String, fix: String) -> Problem {
+                $problem(rule, self, message, fix)
+            }
+        }
+    };
 }
 
-impl Registered for Hook {
-    const KIND: &'static str = "hook";
-    const RENAME: &'static str = "`#[define_hook(name = \"...\")]`";
-    fn id(&self) -> &str {
-        self.id()
-    }
-    fn location(&self) -> SourceLocation {
-        self.descriptor().location
-    }
-    fn plugin(&self) -> &'static PluginManifest {
-        self.plugin()
-    }
-    fn problem(&self, rule: Rule, message: String, fix: String) -> Problem {
-        Problem::hook(rule, self, message, fix)
-    }
-}
+registered!(
+    Tool,
+    "tool",
+    "`#[define_tool(name = \"...\")]`",
+    Problem::tool
+);
+registered!(
+    Hook,
+    "hook",
+    "`#[define_hook(name = \"...\")]`",
+    Problem::hook
+);
 
 /// Each id once among `items` (tools, or hooks across events): every later definition of
 /// an id is a problem that names the first.
