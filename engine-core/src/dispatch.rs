@@ -14,7 +14,7 @@ use plugin_sdk::{ToolError, ToolErrorKind};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::registry::Limits;
+use crate::limits::Limits;
 use crate::tool::Tool;
 
 /// Why a call produced no result.

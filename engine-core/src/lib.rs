@@ -9,6 +9,7 @@ mod dispatch;
 mod engine;
 mod gemini;
 mod hooks;
+mod limits;
 pub mod model;
 mod parallel;
 mod redact;
@@ -26,8 +27,8 @@ pub use engine::{
     TurnEnd, TurnOutcome, UnknownAgent,
 };
 pub use hooks::Hook;
+pub use limits::Limits;
 pub use redact::{redactor, RedactingWriter};
-pub use registry::Limits;
 pub use tool::Tool;
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 

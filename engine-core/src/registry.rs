@@ -2,19 +2,19 @@
 
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Duration;
 
 use plugin_sdk::engine::{HookDescriptor, PluginManifest, ToolDescriptor};
 use rustc_hash::FxHashMap;
 
 use crate::catalog::Catalogs;
 use crate::hooks::{Hook, Hooks};
+use crate::limits::Limits;
 use crate::parallel;
 use crate::tool::Tool;
 use crate::validate::{self, StartupError};
 
 /// What a binary linked (or a builder chose), before any check: the raw registrations.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct Linked {
     /// Plugin manifests, in any order.
     pub(crate) plugins: Vec<&'static PluginManifest>,
@@ -25,12 +25,21 @@ pub(crate) struct Linked {
 }
 
 impl Linked {
-    /// Everything `inventory` registered at link time.
-    pub(crate) fn from_inventory() -> Self {
+    /// Everything `inventory` registered at link time, but `tools` or `hooks` when chosen;
+    /// the plugins are then those the chosen registrations bring along.
+    pub(crate) fn choose(
+        tools: Option<Vec<&'static ToolDescriptor>>,
+        hooks: Option<Vec<&'static HookDescriptor>>,
+    ) -> Self {
+        let everything = tools.is_none() && hooks.is_none();
         Self {
-            plugins: plugin_sdk::engine::linked_plugins().collect(),
-            tools: plugin_sdk::engine::linked_tools().collect(),
-            hooks: plugin_sdk::engine::linked_hooks().collect(),
+            plugins: if everything {
+                plugin_sdk::engine::linked_plugins().collect()
+            } else {
+                Vec::new()
+            },
+            tools: tools.unwrap_or_else(|| plugin_sdk::engine::linked_tools().collect()),
+            hooks: hooks.unwrap_or_else(|| plugin_sdk::engine::linked_hooks().collect()),
         }
     }
 }
@@ -39,27 +48,6 @@ impl Linked {
 struct PluginSlot {
     manifest: &'static PluginManifest,
     tools: Range<usize>,
-}
-
-/// Limits an engine applies to every call and every turn.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    /// How long a call may run when the caller sets no deadline.
-    pub default_timeout: Duration,
-    /// The largest arguments text accepted, in bytes; larger ones are refused unread.
-    pub max_argument_bytes: usize,
-    /// How many times hooks may replay one turn; past it the engine keeps the last reply.
-    pub max_regenerations: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            default_timeout: Duration::from_secs(30),
-            max_argument_bytes: 1 << 20,
-            max_regenerations: 2,
-        }
-    }
 }
 
 /// The validated set of plugins, tools and hooks an engine serves.

@@ -2,6 +2,7 @@
 
 use acme_crm as _;
 use engine_core::{Engine, Format, Tool};
+use plugin_sdk::engine::{Needs, ToolDescriptor};
 use serde_json::{json, Value};
 use weather as _;
 
@@ -70,6 +71,7 @@ fn openai_tools_are_strict_functions_named_on_the_wire() {
 fn anthropic_tools_carry_the_same_schema_as_input_schema() {
     let engine = engine();
     let catalog = parse(&engine.catalog(Format::Anthropic, "en-US"));
+    assert_eq!(catalog.as_array().unwrap().len(), NAMES.len());
     for (tool, name) in catalog.as_array().unwrap().iter().zip(NAMES) {
         assert_eq!(tool["name"], name);
         assert_eq!(tool["input_schema"], linked(&engine, name).input_schema());
@@ -150,18 +152,20 @@ fn mcp_tools_have_localized_titles_annotations_and_object_output_schemas() {
     let orders = mcp_tool("acme__find_orders").unwrap();
     assert!(orders.get("outputSchema").is_none(), "{orders}");
     // `contact_card` reads the conversation's subscriber: an MCP session has no
-    // conversation, so the new engine leaves it out of MCP's catalog. Its hints, which
-    // MCP would render as `readOnlyHint` and `openWorldHint`, are still declared.
+    // conversation, so MCP's catalog leaves it out.
     assert!(mcp_tool("acme__contact_card").is_none(), "{english}");
+    // Its hints as MCP renders them, through a copy that reads no conversation.
+    let contact_card = linked(&engine, "acme__contact_card").descriptor();
+    let sessionless: &'static ToolDescriptor = Box::leak(Box::new(ToolDescriptor {
+        needs: Needs::NOTHING,
+        secrets: &[],
+        ..*contact_card
+    }));
+    let alone = Engine::builder().tools([sessionless]).build().unwrap();
+    let rendered: Value = serde_json::from_slice(&alone.catalog(Format::Mcp, "en-US")).unwrap();
     assert_eq!(
-        linked(&engine, "acme__contact_card")
-            .descriptor()
-            .annotations,
-        plugin_sdk::engine::ToolAnnotations {
-            read_only: Some(true),
-            open_world: Some(true),
-            ..Default::default()
-        }
+        rendered["tools"][0]["annotations"],
+        json!({ "readOnlyHint": true, "openWorldHint": true })
     );
     assert_eq!(
         mcp_tool("weather__weather").unwrap()["annotations"],

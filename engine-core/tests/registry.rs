@@ -54,7 +54,6 @@ fn linked_plugins_and_tools_are_collected_sorted() {
 
 #[tokio::test]
 async fn a_tool_is_found_by_id_and_by_wire_name_and_nothing_else() {
-    // The engine looks tools up by name only when it calls one.
     let config = EngineConfig::parse("[agents.a]\n").unwrap();
     let engine = Engine::builder().config(config).build().unwrap();
     let turn = engine.turn("a").unwrap();
@@ -68,11 +67,11 @@ async fn a_tool_is_found_by_id_and_by_wire_name_and_nothing_else() {
         .await
         .unwrap();
     assert_eq!(by_id, by_wire, "one tool under both names");
-    let tool = engine
-        .tools()
-        .iter()
-        .find(|tool| tool.id() == "acme:book_appointment")
-        .unwrap();
+    let tool = engine.tool("acme:book_appointment").unwrap();
+    assert!(std::ptr::eq(
+        tool,
+        engine.tool("acme__book_appointment").unwrap()
+    ));
     assert_eq!(tool.wire_name(), "acme__book_appointment");
     for miss in [
         "book_appointment",
@@ -85,6 +84,7 @@ async fn a_tool_is_found_by_id_and_by_wire_name_and_nothing_else() {
             .await
             .expect_err(miss);
         assert_eq!(error.kind(), CallErrorKind::UnknownTool, "{miss}");
+        assert!(engine.tool(miss).is_none(), "{miss}");
     }
 }
 
@@ -172,4 +172,42 @@ fn two_plugins_claiming_one_namespace_are_refused() {
         problem.message.contains("also declared by acme-crm 0.1.0"),
         "{error}"
     );
+}
+
+#[test]
+fn choosing_tools_keeps_the_linked_hooks_and_choosing_hooks_keeps_the_linked_tools() {
+    use plugin_sdk::hook::Event;
+    // acme-crm links a `message_received` hook beside its tools.
+    let linked_hooks = plugin_sdk::engine::linked_hooks().count();
+    assert!(linked_hooks > 0);
+    let weather_only = Engine::builder()
+        .tools([linked_tool("weather:weather")])
+        .build()
+        .unwrap();
+    assert_eq!(weather_only.tools().len(), 1);
+    let hooks: usize = Event::ALL
+        .iter()
+        .map(|&event| weather_only.hooks(event).len())
+        .sum();
+    assert_eq!(hooks, linked_hooks);
+
+    let no_hooks = Engine::builder().hooks([]).build().unwrap();
+    assert_eq!(
+        no_hooks.tools().len(),
+        plugin_sdk::engine::linked_tools().count()
+    );
+    assert!(Event::ALL
+        .iter()
+        .all(|&event| no_hooks.hooks(event).is_empty()));
+}
+
+#[test]
+#[should_panic(expected = "a Turn was used with an Engine other than the one that made it")]
+fn a_turn_belongs_to_the_engine_that_made_it() {
+    let config = EngineConfig::parse("[agents.a]\n[agents.b]\n").unwrap();
+    let mine = Engine::builder().config(config).build().unwrap();
+    let other = Engine::builder().build().unwrap();
+    let turn = mine.turn("b").unwrap();
+    let call = other.call(&turn, Call::new("weather__weather", "{}"));
+    let _ = futures::executor::block_on(call);
 }

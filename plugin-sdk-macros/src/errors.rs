@@ -59,3 +59,21 @@ pub fn fallback(item: TokenStream, error: syn::Error) -> TokenStream {
     let error = error.into_compile_error();
     quote!(#item #error)
 }
+
+/// `tokens` with every token, nested ones included, at `span`.
+pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}

@@ -242,11 +242,11 @@ impl<T: FromSecret> SecretField for T {
 
 /// Implemented for the crate's plugin once per tool name: a second implementation is
 /// a second tool of that name in the crate.
-pub trait TwoToolsOfThisCrateHaveThisName<const NAME_HASH: u128> {}
+pub trait RenameOneOfTheToolsOfThisCrateThatShareThisName<const NAME_HASH: u128> {}
 
 /// Implemented for the crate's plugin once per hook name: a second implementation is
 /// a second hook of that name in the crate.
-pub trait TwoHooksOfThisCrateHaveThisName<const NAME_HASH: u128> {}
+pub trait RenameOneOfTheHooksOfThisCrateThatShareThisName<const NAME_HASH: u128> {}
 
 /// The crate's namespace, for the wire-name check of each tool.
 pub trait PluginNames {

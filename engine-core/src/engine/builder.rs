@@ -7,9 +7,10 @@ use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
 use super::agent::Agent;
 use super::Engine;
 use crate::config::EngineConfig;
+use crate::limits::Limits;
 use crate::model::ModelGateway;
 use crate::redact::redactor;
-use crate::registry::{Limits, Linked, Registry};
+use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationStates, MemoryArtifacts};
 use crate::validate::StartupError;
 
@@ -24,7 +25,8 @@ use crate::validate::StartupError;
 pub struct EngineBuilder {
     config: EngineConfig,
     limits: Limits,
-    chosen: Option<Linked>,
+    tools: Option<Vec<&'static ToolDescriptor>>,
+    hooks: Option<Vec<&'static HookDescriptor>>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,
     gateway: Option<Arc<dyn ModelGateway>>,
 }
@@ -37,11 +39,16 @@ pub enum EngineError {
     #[error(transparent)]
     Startup(#[from] StartupError),
     /// An agent grants knowledge and the knowledge store could not be opened.
-    #[error("the knowledge store could not be opened: {0}")]
-    Knowledge(String),
+    #[error("the knowledge store {} could not be opened: {source}", path.display())]
+    Knowledge {
+        /// The store's file.
+        path: std::path::PathBuf,
+        /// Why it could not be opened.
+        source: plugin_sdk::knowledge::KnowledgeError,
+    },
     /// The configured model gateway is not usable.
     #[error("the model gateway is not usable: {0}")]
-    Gateway(String),
+    Gateway(#[from] crate::model::GatewayError),
     /// The configuration asks for a part this build of engine-core leaves out.
     #[error("the configuration needs {part}, and engine-core was built without the `{feature}` feature: enable it, or give the engine your own with `EngineBuilder::{setter}`")]
     MissingFeature {
@@ -68,15 +75,17 @@ impl EngineBuilder {
     }
 
     /// Serves these tools instead of every linked one (a host that offers a chosen few,
-    /// a test). Their plugins come along.
+    /// a test); the hooks stay every linked one unless [`hooks`](Self::hooks) chooses
+    /// too. Their plugins come along.
     pub fn tools(mut self, tools: impl IntoIterator<Item = &'static ToolDescriptor>) -> Self {
-        self.chosen.get_or_insert_with(Linked::default).tools = tools.into_iter().collect();
+        self.tools = Some(tools.into_iter().collect());
         self
     }
 
-    /// Runs these hooks instead of every linked one. Their plugins come along.
+    /// Runs these hooks instead of every linked one; the tools stay every linked one
+    /// unless [`tools`](Self::tools) chooses too. Their plugins come along.
     pub fn hooks(mut self, hooks: impl IntoIterator<Item = &'static HookDescriptor>) -> Self {
-        self.chosen.get_or_insert_with(Linked::default).hooks = hooks.into_iter().collect();
+        self.hooks = Some(hooks.into_iter().collect());
         self
     }
 
@@ -95,7 +104,7 @@ impl EngineBuilder {
     /// Validates what the engine serves and opens its stores: an engine exists only if
     /// every check passed.
     pub fn build(self) -> Result<Engine, EngineError> {
-        let linked = self.chosen.unwrap_or_else(Linked::from_inventory);
+        let linked = Linked::choose(self.tools, self.hooks);
         let registry = Arc::new(Registry::build(linked, self.limits)?);
         let mut config = self.config;
         config.ensure_an_agent();
@@ -121,6 +130,7 @@ impl EngineBuilder {
             .map(|(name, agent)| Agent::new(name, agent.clone(), &registry))
             .collect();
         Ok(Engine {
+            id: super::EngineId::next(),
             agents,
             redact: redactor(&config),
             states: ConversationStates::default(),
@@ -148,7 +158,7 @@ impl EngineBuilder {
 fn open_knowledge(config: &EngineConfig) -> Result<Arc<dyn KnowledgeStore>, EngineError> {
     let path = config.data_dir().join("knowledge.sqlite");
     let store = crate::stores::SqliteKnowledge::open(&path, config.knowledge)
-        .map_err(|error| EngineError::Knowledge(format!("{}: {error}", path.display())))?;
+        .map_err(|source| EngineError::Knowledge { path, source })?;
     Ok(Arc::new(store))
 }
 
@@ -165,8 +175,7 @@ fn open_knowledge(_: &EngineConfig) -> Result<Arc<dyn KnowledgeStore>, EngineErr
 fn open_gateway(
     described: &crate::config::GatewayConfig,
 ) -> Result<Arc<dyn ModelGateway>, EngineError> {
-    let gateway = crate::model::OpenAiCompatibleGateway::new(described)
-        .map_err(|error| EngineError::Gateway(error.to_string()))?;
+    let gateway = crate::model::OpenAiCompatibleGateway::new(described)?;
     Ok(Arc::new(gateway))
 }
 

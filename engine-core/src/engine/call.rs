@@ -116,7 +116,7 @@ impl Engine {
     fn offered(&self, turn: &Turn, name: &str) -> Option<&Tool> {
         let index = self.registry.tool_index(name)?;
         let tool = &self.registry.tools()[index];
-        let equipped = self.agents[turn.agent].equips[index];
+        let equipped = self.agent_of(turn).equips[index];
         let placed = turn.conversation.is_some() || !tool.needs_conversation();
         (equipped && placed).then_some(tool)
     }

@@ -21,7 +21,7 @@ impl Engine {
     /// other, the agent's grants, the turn's identity, state snapshot and artifacts, each
     /// only if a parameter of the tool reads it.
     pub(super) fn context(&self, turn: &Turn, tool: &Tool, bounds: &Bounds<'_>) -> ToolContext {
-        let agent = &self.agents[turn.agent];
+        let agent = self.agent_of(turn);
         let descriptor = tool.descriptor();
         let needs = descriptor.needs;
         let mut context = ToolContext::new();

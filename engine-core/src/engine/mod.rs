@@ -25,6 +25,17 @@ use crate::registry::Registry;
 use crate::stores::{ConversationStates, MemoryArtifacts};
 use crate::tool::Tool;
 
+/// Which engine made a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EngineId(u64);
+
+impl EngineId {
+    fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 /// The engine: the validated registry of linked plugins, the agents configured over it,
 /// and the stores their tools use.
 ///
@@ -41,6 +52,7 @@ use crate::tool::Tool;
 /// # Ok(()) }
 /// ```
 pub struct Engine {
+    id: EngineId,
     registry: Arc<Registry>,
     /// Sorted by name (the configuration's map order); a turn refers to one by index.
     agents: Vec<Agent>,
@@ -102,6 +114,16 @@ impl Engine {
     /// The agent called `name`.
     pub fn agent(&self, name: &str) -> Option<&Agent> {
         self.index_of(name).map(|index| &self.agents[index])
+    }
+
+    /// The agent a turn of this engine is for. A turn made by another engine is a bug
+    /// of the caller's: its agent index would name some other agent.
+    fn agent_of(&self, turn: &Turn) -> &Agent {
+        assert!(
+            turn.engine == self.id,
+            "a Turn was used with an Engine other than the one that made it"
+        );
+        &self.agents[turn.agent]
     }
 
     fn index_of(&self, name: &str) -> Option<usize> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use plugin_sdk::hook::{self, ConversationStart, MessageReceived, ResponseGenerated, ResponseSent};
 
-use super::Engine;
+use super::{Engine, EngineId};
 use crate::hooks::{PreModel, ResponsePass};
 use crate::model::TurnSpend;
 
@@ -17,8 +17,10 @@ use crate::model::TurnSpend;
 /// [`Engine::turn`] gives a turn outside any conversation (an MCP session, the command
 /// line), which is offered only the tools that need none;
 /// [`in_conversation`](Self::in_conversation) puts it in one.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Turn {
+    /// The engine that made it: an agent index means nothing to another engine.
+    pub(super) engine: EngineId,
     /// The agent's index in the engine.
     pub(super) agent: usize,
     agent_name: String,
@@ -162,6 +164,7 @@ impl Engine {
             .model
             .map_or(0.0, |grant| grant.spend_cap_usd);
         Ok(Turn {
+            engine: self.id,
             agent: index,
             agent_name: agent.to_owned(),
             conversation: None,

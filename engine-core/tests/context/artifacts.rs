@@ -62,10 +62,13 @@ async fn an_artifact_is_taken_once_only_in_its_conversation() {
         ),
         CallErrorKind::UnknownTool
     );
-    let outside = call_bare("ctx:artifact_put", json!({ "text": "x" })).await;
-    assert_eq!(
-        outside.expect_err("no artifacts").kind(),
-        ToolErrorKind::Failed
+    let outside = call_bare("ctx:artifact_put", json!({ "text": "x" }))
+        .await
+        .expect_err("no artifacts");
+    assert_eq!(outside.kind(), ToolErrorKind::Failed);
+    assert!(
+        outside.message().contains("outside a conversation"),
+        "{outside:?}"
     );
 }
 

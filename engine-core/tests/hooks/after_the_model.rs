@@ -70,7 +70,7 @@ async fn hooks_see_the_regeneration_count_from_zero() {
 
 #[tokio::test]
 async fn a_mutating_hook_makes_the_turn_non_streamed() {
-    let (_, asked) = run(&engine(&["record_counts"]), "hello", false, &["hi"]).await;
+    let (_, asked) = run(&engine(&["observe_only"]), "hello", false, &["hi"]).await;
     assert!(asked[0].stream, "an observing hook keeps streaming");
     let (_, asked) = run(&engine(&["replace_dirty"]), "hello", false, &["hi"]).await;
     assert!(!asked[0].stream, "a mutating hook turns streaming off");

@@ -36,6 +36,13 @@ fn record_counts(event: &ResponseGenerated) {
     COUNTS_SEEN.lock().unwrap().push(event.regeneration_count());
 }
 
+/// Observes and keeps nothing: a hook that leaves replies streaming, and shares no state
+/// with tests running beside it.
+#[define_hook(event = "response_generated")]
+fn observe_only(event: &ResponseGenerated) {
+    let _ = event.response();
+}
+
 pub static SENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Records what was sent.

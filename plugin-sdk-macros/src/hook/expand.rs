@@ -86,7 +86,7 @@ pub fn hook(hook: &Hook) -> TokenStream {
     let summary = expand_option(hook.summary.as_ref(), sdk);
     let plugin_lookup = crate::plugin::crate_checks(
         &private,
-        "TwoHooksOfThisCrateHaveThisName",
+        "RenameOneOfTheHooksOfThisCrateThatShareThisName",
         name,
         hook.name_span,
         false,

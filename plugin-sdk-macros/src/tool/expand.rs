@@ -74,6 +74,9 @@ pub fn tool(tool: &Tool) -> TokenStream {
         let (is_arguments, arguments_before) = (&arguments[i], &arguments[..i]);
         let (is_knowledge, knowledge_before) = (&knowledge[i], &knowledge[..i]);
         let param_strict = param_const(ty, "STRICT");
+        // The SDK's path at the parameter too: a span that mixes the parameter and the
+        // attribute would be reported at the attribute.
+        let private = crate::errors::respan(private.clone(), span);
         quote_spanned! {span=>
             const _: () = <#private::ParamCount<{ #private::count(&[#(#arguments_before),*]) }, { #is_arguments }>
                 as #private::OneArgumentsStruct>::OK;
@@ -166,7 +169,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
     let example_tests = example_tests(tool, &arguments_count, &argument_checks);
     let plugin_lookup = crate::plugin::crate_checks(
         &private,
-        "TwoToolsOfThisCrateHaveThisName",
+        "RenameOneOfTheToolsOfThisCrateThatShareThisName",
         name,
         tool.name_span,
         true,

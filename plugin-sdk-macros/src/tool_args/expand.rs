@@ -24,7 +24,8 @@ pub fn impls(input: &Input) -> TokenStream {
     }
 
     let field_checks = fields(&input.shape).map(|field| {
-        let assert = crate::tool::qualified(field.ty, &quote!(#private::StrictSchema), "ASSERT");
+        let checked = innermost(field.ty);
+        let assert = crate::tool::qualified(checked, &quote!(#private::StrictSchema), "ASSERT");
         quote!(let () = #assert;)
     });
     let arguments = matches!(input.shape, Shape::Named(_)).then(|| {
@@ -109,4 +110,36 @@ fn bounded_generics(generics: &Generics, bound: &syn::TypeParamBound) -> Generic
         param.bounds.push(bound.clone());
     }
     generics
+}
+
+/// The type inside the standard containers a strict schema allows (`Option`, `Vec`,
+/// `VecDeque`, `Box`, by their usual paths): a violation inside them is reported as the
+/// type that causes it (`Value`), not as `Option<Vec<Value>>`. The containers' impls are
+/// `do_not_recommend`, so that rustc lists no implementors, which is also why it would
+/// not look inside them. A user's own type named like one of them is checked at the
+/// engine's start-up (the strict re-check) rather than here.
+fn innermost(ty: &syn::Type) -> &syn::Type {
+    const CONTAINERS: &[&str] = &["Option", "Vec", "VecDeque", "Box"];
+    const ROOTS: &[&str] = &["std", "alloc", "core"];
+    let syn::Type::Path(path) = ty else {
+        return ty;
+    };
+    let segments = &path.path.segments;
+    let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
+        return ty;
+    };
+    let standard = path.qself.is_none()
+        && (segments.len() == 1 || ROOTS.iter().any(|root| first.ident == root));
+    if !standard || !CONTAINERS.iter().any(|name| last.ident == name) {
+        return ty;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(generics) if generics.args.len() == 1 => {
+            match &generics.args[0] {
+                syn::GenericArgument::Type(inner) => innermost(inner),
+                _ => ty,
+            }
+        }
+        _ => ty,
+    }
 }

@@ -23,15 +23,27 @@ pub fn observe_sent(_: HookInput<'_, ResponseSent>) -> HookResult<ResponseSent> 
     Ok(())
 }
 
-/// Registers a plugin manifest `$manifest` with `$namespace`, for this package.
+/// Registers a plugin manifest `$manifest` with `$namespace`, for this package, or for
+/// `package = "..."` at version 0.0.1, as another crate's registration would be.
 #[macro_export]
 macro_rules! hand_made_plugin {
     ($manifest:ident, $namespace:literal) => {
+        $crate::hand_made_plugin!(
+            $manifest,
+            $namespace,
+            ::core::env!("CARGO_PKG_NAME"),
+            ::core::env!("CARGO_PKG_VERSION")
+        );
+    };
+    ($manifest:ident, $namespace:literal, package = $package:literal) => {
+        $crate::hand_made_plugin!($manifest, $namespace, $package, "0.0.1");
+    };
+    ($manifest:ident, $namespace:literal, $package:expr, $version:expr) => {
         static $manifest: $crate::sdk::engine::PluginManifest =
             $crate::sdk::engine::PluginManifest {
                 namespace: $namespace,
-                package: ::core::env!("CARGO_PKG_NAME"),
-                version: ::core::env!("CARGO_PKG_VERSION"),
+                package: $package,
+                version: $version,
                 engine: ">=0.1",
                 display_name: ::core::option::Option::None,
                 description: ::core::option::Option::None,

@@ -2,7 +2,7 @@
 //! against an engine binary, over stdio or streamable HTTP, and returns its report.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
@@ -17,19 +17,6 @@ pub enum Transport {
 }
 
 pub const BOTH: [Transport; 2] = [Transport::Stdio, Transport::Http];
-
-/// The venv's Python, which has the pinned `mcp` package.
-fn python() -> PathBuf {
-    let path = std::env::var_os("PLUGIN_SDK_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"));
-    assert!(
-        path.exists(),
-        "the MCP tests need Python with the `mcp` package: run `bash scripts/test` (it creates .venv), or set PLUGIN_SDK_PYTHON (looked for {})",
-        path.display()
-    );
-    path
-}
 
 /// A served engine, killed when dropped.
 struct Served(Child);
@@ -85,13 +72,15 @@ pub fn drive_with_headers(
     };
     let plan = json!({ "server": server, "steps": steps });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/client.py");
-    let mut client = Command::new(python())
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the Python client starts");
+    let mut client = Command::new(crate::python(
+        "the MCP tests need Python with the `mcp` package",
+    ))
+    .arg(script)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("the Python client starts");
     client
         .stdin
         .take()

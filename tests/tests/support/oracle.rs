@@ -1,22 +1,10 @@
 //! The OpenAI Agents SDK's strict-schema check, run in Python (`tests/oracle`).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-
-fn python() -> PathBuf {
-    let path = std::env::var_os("PLUGIN_SDK_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"));
-    assert!(
-        path.exists(),
-        "the oracle needs Python with openai-agents: run `bash scripts/test` (it creates .venv), or set PLUGIN_SDK_PYTHON (looked for {})",
-        path.display()
-    );
-    path
-}
 
 /// Runs the oracle on `(id, schema)` pairs and returns its verdicts by id.
 pub fn oracle(schemas: &[(String, Value)]) -> Vec<Value> {
@@ -25,12 +13,14 @@ pub fn oracle(schemas: &[(String, Value)]) -> Vec<Value> {
         .map(|(id, schema)| json!({ "id": id, "schema": schema }))
         .collect();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oracle/strict_check.py");
-    let mut child = Command::new(python())
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the oracle");
+    let mut child = Command::new(test_support::python(
+        "the oracle needs Python with openai-agents",
+    ))
+    .arg(script)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .spawn()
+    .expect("start the oracle");
     child
         .stdin
         .take()

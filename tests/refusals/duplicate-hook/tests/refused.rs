@@ -15,11 +15,16 @@ fn two_hooks_with_one_id_stop_the_engine() {
     assert_eq!(problem.tool, None);
     let report = error.to_string();
     assert!(report.contains("[duplicate-id] plugin refuse-duplicate-hook 0.1.0, hook `dup-hook:screen` (tests/refusals/duplicate-hook/src/lib.rs:"), "{report}");
+    // Both places: the first definition in the message, the second in the location.
     assert!(
         problem
             .message
-            .contains("is also defined at tests/refusals/duplicate-hook/src/lib.rs:"),
+            .contains("is also defined at tests/refusals/duplicate-hook/src/lib.rs:6 "),
         "{report}"
+    );
+    assert_eq!(
+        problem.location.map(|at| (at.file, at.line)),
+        Some(("tests/refusals/duplicate-hook/src/lib.rs", 7))
     );
     assert!(problem.fix.contains(r#"name = "...""#), "{report}");
     test_support::refusal::assert_engine_refuses(

@@ -23,5 +23,5 @@ pub async fn add_to_cart(item: Item) -> String {
     item.sku
 }
 
-test_support::hand_made_plugin!(HAND_MADE, "shop__cart");
+test_support::hand_made_plugin!(HAND_MADE, "shop__cart", package = "hand-made-registration");
 test_support::hand_made_tool!(HAND_MADE, "add");

@@ -10,7 +10,7 @@ fn two_tools_with_one_wire_name_stop_the_engine() {
         panic!("one problem expected: {error}");
     };
     assert_eq!(problem.rule, Rule::WireNameCollision);
-    assert_eq!(problem.plugin, "refuse-wire-collision 0.1.0");
+    assert_eq!(problem.plugin, "hand-made-registration 0.0.1");
     assert_eq!(problem.tool.as_deref(), Some("shop__cart:add"));
     assert_eq!(
         problem.message,
