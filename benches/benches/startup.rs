@@ -94,7 +94,10 @@ fn ready_medians(
     };
     vec![
         ("schemas only (input schemas, one thread)", median(schemas)),
-        ("engine ready (all catalogs)", median(ready)),
+        (
+            "engine ready (model catalogs; MCP on first use)",
+            median(ready),
+        ),
     ]
 }
 

@@ -29,6 +29,46 @@ const KEPT: &[&str] = &[
     "pattern",
 ];
 
+/// Why Gemini cannot take `schema`, if it cannot: what [`declaration`] would refuse,
+/// found without building anything (start-up checks every tool; the declarations are
+/// rendered when the Gemini catalog is first asked for).
+pub(crate) fn check(schema: &Value) -> Result<(), String> {
+    let Some(node) = schema.as_object() else {
+        return Err(UNTYPED.into());
+    };
+    if let Some(target) = node.get("$ref") {
+        return Err(recursive(target));
+    }
+    for (key, value) in node {
+        match key.as_str() {
+            "type" => drop(single_type(value)?),
+            "anyOf" => {
+                for branch in value.as_array().into_iter().flatten() {
+                    if !is_null_schema(branch) {
+                        check(branch)?;
+                    }
+                }
+            }
+            "properties" => {
+                for property in value.as_object().into_iter().flat_map(Map::values) {
+                    check(property)?;
+                }
+            }
+            "items" => check(value)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+const UNTYPED: &str = "it has an untyped value (`true`), which Gemini cannot declare";
+
+fn recursive(target: &Value) -> String {
+    format!(
+        "it refers to {target} (a recursive type), and Gemini's schema subset has no references"
+    )
+}
+
 /// The declaration of the tool `name`, as JSON text, or why Gemini cannot take it.
 pub(crate) fn declaration(
     name: &str,
@@ -65,12 +105,10 @@ fn is_null_schema(schema: &Value) -> bool {
 /// One schema node in the subset.
 fn convert(schema: &Value) -> Result<Value, String> {
     let Some(node) = schema.as_object() else {
-        return Err("it has an untyped value (`true`), which Gemini cannot declare".into());
+        return Err(UNTYPED.into());
     };
     if let Some(target) = node.get("$ref") {
-        return Err(format!(
-            "it refers to {target} (a recursive type), and Gemini's schema subset has no references"
-        ));
+        return Err(recursive(target));
     }
     let mut out = Map::with_capacity(node.len() + 1);
     let mut nullable = false;
@@ -175,6 +213,7 @@ mod tests {
             },
             "required": ["note", "state", "address", "kind"]
         });
+        assert_eq!(check(&schema), Ok(()));
         let converted = convert(&schema).unwrap();
         assert_eq!(
             converted,
@@ -203,12 +242,19 @@ mod tests {
     fn references_and_untyped_values_are_refused() {
         let recursive =
             json!({ "type": "object", "properties": { "next": { "$ref": "#/$defs/Node" } } });
-        assert!(convert(&recursive).unwrap_err().contains("#/$defs/Node"));
-        assert!(convert(&json!({ "properties": { "any": true } }))
-            .unwrap_err()
-            .contains("untyped"));
-        assert!(convert(&json!({ "type": ["string", "integer"] }))
-            .unwrap_err()
-            .contains("one type"));
+        let untyped = json!({ "properties": { "any": true } });
+        let two_types = json!({ "type": ["string", "integer"] });
+        let in_an_option = json!({ "anyOf": [{ "type": "null" }, { "items": true }] });
+        for (schema, reason) in [
+            (recursive, "#/$defs/Node"),
+            (untyped, "untyped"),
+            (two_types, "one type"),
+            (in_an_option, "untyped"),
+        ] {
+            // The start-up check refuses exactly what the renderer cannot render.
+            let refused = convert(&schema).unwrap_err();
+            assert!(refused.contains(reason), "{refused}");
+            assert_eq!(check(&schema), Err(refused));
+        }
     }
 }

@@ -30,8 +30,8 @@ pub struct Tool {
     output: OnceLock<Output>,
     /// What the strict re-check found (nothing for a tool marked `strict = false`).
     strict_violations: Vec<Violation>,
-    /// The Gemini declaration as JSON text, or why Gemini cannot take the schema.
-    gemini_declaration: Result<Box<RawValue>, String>,
+    /// Why Gemini cannot take the arguments schema, if it cannot.
+    gemini_problem: Option<String>,
 }
 
 impl Tool {
@@ -46,8 +46,7 @@ impl Tool {
         } else {
             Vec::new()
         };
-        let gemini_declaration =
-            gemini::declaration(&wire_name, descriptor.description, &input_schema);
+        let gemini_problem = gemini::check(&input_schema).err();
         let id = descriptor.id();
         Self {
             descriptor,
@@ -58,7 +57,7 @@ impl Tool {
             input_json: raw_json(&input_schema),
             output: OnceLock::new(),
             strict_violations,
-            gemini_declaration,
+            gemini_problem,
             reads_context: descriptor.needs != Needs::NOTHING
                 || descriptor.knowledge.is_some()
                 || descriptor.secret_specs().next().is_some(),
@@ -129,11 +128,15 @@ impl Tool {
         &self.strict_violations
     }
 
-    pub(crate) fn gemini_declaration(&self) -> Result<&RawValue, &str> {
-        match &self.gemini_declaration {
-            Ok(declaration) => Ok(declaration),
-            Err(reason) => Err(reason),
-        }
+    pub(crate) fn gemini_problem(&self) -> Option<&str> {
+        self.gemini_problem.as_deref()
+    }
+
+    /// The Gemini declaration as JSON text, for a tool that passed the start-up check.
+    pub(crate) fn gemini_declaration(&self) -> Box<RawValue> {
+        let schema = parse(&self.input_json);
+        gemini::declaration(&self.wire_name, self.descriptor.description, &schema)
+            .expect("start-up refuses a tool Gemini cannot take")
     }
 }
 

@@ -413,7 +413,7 @@ fn check_strict_schema(tool: &Tool, problems: &mut Vec<Problem>) {
 
 /// What the Gemini conversion found, computed with the tool's schemas (see `Tool::new`).
 fn check_gemini_schema(tool: &Tool, problems: &mut Vec<Problem>) {
-    if let Err(reason) = tool.gemini_declaration() {
+    if let Some(reason) = tool.gemini_problem() {
         problems.push(Problem::tool(
             Rule::GeminiSchema,
             tool,

@@ -1,10 +1,12 @@
 //! Tool catalogs: one canonical definition, rendered once per provider to bytes.
 //!
 //! Each catalog is the JSON value that provider's request takes in its `tools` field
-//! (for MCP, the `tools/list` result). The model-facing catalogs are in English and are
-//! rendered at start-up. MCP's carries a title for people and the output schemas, which
-//! nothing else needs: it is rendered on first use for each distinct set of titles, and
-//! kept, so that start-up builds no output schema.
+//! (for MCP, the `tools/list` result), rendered once and kept: serving one copies no
+//! JSON. OpenAI's and Anthropic's are rendered at start-up. Gemini's converts every
+//! schema into its subset, and MCP's carries titles for people and the output schemas,
+//! which nothing else needs: those two are rendered on first use (MCP's once per
+//! distinct set of titles), so that start-up does neither. Start-up still checks that
+//! Gemini can take every schema.
 
 mod anthropic;
 mod mcp;
@@ -13,7 +15,7 @@ mod openai;
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::RwLock;
+use std::sync::{OnceLock, RwLock};
 
 use bytes::Bytes;
 use serde::Serialize;
@@ -76,7 +78,8 @@ impl FromStr for Format {
 pub(crate) struct Catalogs {
     openai: Bytes,
     anthropic: Bytes,
-    gemini: Bytes,
+    /// Rendered on first use: its declarations are a conversion of every schema.
+    gemini: OnceLock<Bytes>,
     /// MCP renderings, keyed by the summaries a locale resolves to (see [`mcp::TitleKey`]),
     /// so that the cache holds one entry per distinct rendering however many locale tags
     /// clients send.
@@ -84,32 +87,34 @@ pub(crate) struct Catalogs {
 }
 
 impl Catalogs {
-    /// Renders the catalogs of `tools`, which passed validation (so Gemini takes each).
+    /// Renders the OpenAI and Anthropic catalogs of `tools`; Gemini's and MCP's are
+    /// rendered on first use.
     pub(crate) fn render(tools: &[&Tool]) -> Self {
-        let gemini: Vec<&RawValue> = tools
-            .iter()
-            .filter_map(|tool| tool.gemini_declaration().ok())
-            .collect();
-        let (openai, (anthropic, gemini)) = parallel::join(
+        let (openai, anthropic) = parallel::join(
             || {
                 let openai: Vec<_> = tools.iter().map(|tool| openai::tool(tool)).collect();
                 to_bytes(&openai)
             },
             || {
                 let anthropic: Vec<_> = tools.iter().map(|tool| anthropic::tool(tool)).collect();
-                let gemini = to_bytes(&[GeminiTool {
-                    function_declarations: gemini,
-                }]);
-                (to_bytes(&anthropic), gemini)
+                to_bytes(&anthropic)
             },
         );
         Self {
             openai,
             anthropic,
-            gemini,
+            gemini: OnceLock::new(),
             mcp: RwLock::default(),
         }
     }
+}
+
+/// Gemini's `tools` entry for `tools`, which passed validation (so Gemini takes each).
+fn render_gemini(tools: &[&Tool]) -> Bytes {
+    let declarations: Vec<_> = tools.iter().map(|tool| tool.gemini_declaration()).collect();
+    to_bytes(&[GeminiTool {
+        function_declarations: declarations.iter().map(|text| &**text).collect(),
+    }])
 }
 
 /// MCP's `tools/list`: only the tools offered outside a conversation, since an MCP
@@ -135,7 +140,7 @@ impl Catalogs {
         match format {
             Format::OpenAi => self.openai.clone(),
             Format::Anthropic => self.anthropic.clone(),
-            Format::Gemini => self.gemini.clone(),
+            Format::Gemini => self.gemini.get_or_init(|| render_gemini(&tools())).clone(),
             Format::Mcp => {
                 let tools = tools();
                 let key = mcp::TitleKey::new(&tools, locale);
