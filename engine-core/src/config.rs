@@ -232,7 +232,7 @@ impl EngineConfig {
 
     /// Gives a configuration without agents the agent [`DEFAULT_AGENT`], which grants
     /// nothing: an engine always has an agent to call through.
-    pub fn ensure_an_agent(&mut self) {
+    pub(crate) fn ensure_an_agent(&mut self) {
         if self.agents.is_empty() {
             self.agents
                 .insert(DEFAULT_AGENT.to_owned(), AgentConfig::default());
@@ -247,7 +247,7 @@ impl EngineConfig {
     }
 
     /// Every configured secret value, for redaction.
-    pub fn secret_values(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn secret_values(&self) -> impl Iterator<Item = &str> {
         self.agents
             .values()
             .flat_map(|agent| agent.secrets.values().map(String::as_str))

@@ -91,7 +91,7 @@ pub struct TurnSpend {
 
 impl TurnSpend {
     /// A turn allowed to spend `cap_usd`.
-    pub fn new(cap_usd: f64) -> Self {
+    pub(crate) fn new(cap_usd: f64) -> Self {
         Self {
             cap_usd,
             calls: Mutex::default(),
