@@ -9,3 +9,9 @@ plugin_sdk::plugin! {
 }
 
 pub mod fixtures;
+
+/// The README's Rust snippets, compiled and run as this crate's doctests, so the first
+/// thing a newcomer copies always builds.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeSnippets;

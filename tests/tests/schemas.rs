@@ -16,10 +16,10 @@ fn snapshot_path(id: &str) -> PathBuf {
 }
 
 /// Compares every linked tool's input schema with `snapshots/<id>.json`.
-/// `UPDATE_SNAPSHOTS=1` rewrites them; review the diff.
+/// `UPDATE_SNAPSHOTS=1` rewrites them (refused under CI); review the diff.
 #[test]
 fn input_schemas_match_their_snapshots() {
-    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
+    let update = test_support::overwrite_requested("UPDATE_SNAPSHOTS");
     let mut mismatched = Vec::new();
     for tool in support::tools() {
         let id = tool.id();
@@ -128,6 +128,15 @@ fn the_oracle_rejects_what_strict_mode_forbids() {
         ("omittable".into(), omittable),
     ]);
     assert_eq!(verdicts[0]["strict"]["accepted"], false, "{}", verdicts[0]);
+    // Refused for the reason strict mode gives, not for any error at all.
+    assert!(
+        verdicts[0]["strict"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("permits undeclared properties"),
+        "{}",
+        verdicts[0]
+    );
     assert_eq!(
         verdicts[1]["strict"]["unchanged"], false,
         "the oracle adds the missing `required`: {}",

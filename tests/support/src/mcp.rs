@@ -1,7 +1,7 @@
 //! Shared by the MCP tests: runs `tests/mcp/client.py` (the official Python MCP client)
 //! against an engine binary, over stdio or streamable HTTP, and returns its report.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -18,13 +18,27 @@ pub enum Transport {
 
 pub const BOTH: [Transport; 2] = [Transport::Stdio, Transport::Http];
 
-/// A served engine, killed when dropped.
-struct Served(Child);
+/// A served engine, killed when dropped. What it writes to stderr is kept, so a failing
+/// test shows the server's side too.
+struct Served {
+    child: Child,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Served {
+    /// Stops the engine and answers everything it wrote to stderr.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let reader = self.stderr.take().expect("stopped once");
+        reader.join().unwrap_or_default()
+    }
+}
 
 impl Drop for Served {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -34,15 +48,27 @@ fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("the engine starts");
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .expect("the engine prints its URL");
-    assert!(line.starts_with("http://127.0.0.1:"), "not a URL: {line:?}");
-    (Served(child), line.trim().to_owned())
+    let served = Served {
+        child,
+        stderr: Some(stderr),
+    };
+    if !line.starts_with("http://127.0.0.1:") {
+        panic!("not a URL: {line:?}; the engine said:\n{}", served.stop());
+    }
+    (served, line.trim().to_owned())
 }
 
 /// Runs `steps` (see client.py) against `engine` started with `extra` arguments (such as
@@ -59,7 +85,7 @@ pub fn drive_with_headers(
     headers: Value,
     steps: Value,
 ) -> Value {
-    let (_served, server) = match transport {
+    let (served, server) = match transport {
         Transport::Stdio => {
             let mut command = vec![engine, "mcp"];
             command.extend_from_slice(extra);
@@ -88,10 +114,12 @@ pub fn drive_with_headers(
         .write_all(plan.to_string().as_bytes())
         .unwrap();
     let output = client.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "the client failed over {transport:?}:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    if !output.status.success() {
+        let engine_said = served.map(Served::stop).unwrap_or_default();
+        panic!(
+            "the client failed over {transport:?}:\n{}\nthe served engine's stderr:\n{engine_said}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     serde_json::from_slice(&output.stdout).expect("the client's JSON report")
 }

@@ -6,7 +6,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-/// Runs the oracle on `(id, schema)` pairs and returns its verdicts by id.
+/// Runs the oracle on `(id, schema)` pairs and returns its verdicts, one per pair in the
+/// same order (checked: an empty or short answer fails here, not as a loop that ran zero
+/// times).
 pub fn oracle(schemas: &[(String, Value)]) -> Vec<Value> {
     let input: Vec<Value> = schemas
         .iter()
@@ -29,5 +31,16 @@ pub fn oracle(schemas: &[(String, Value)]) -> Vec<Value> {
         .unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success(), "the oracle failed");
-    serde_json::from_slice(&output.stdout).expect("the oracle's verdicts")
+    let verdicts: Vec<Value> =
+        serde_json::from_slice(&output.stdout).expect("the oracle's verdicts");
+    let judged: Vec<&str> = verdicts
+        .iter()
+        .map(|verdict| verdict["id"].as_str().expect("a verdict names its schema"))
+        .collect();
+    let sent: Vec<&str> = schemas.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        judged, sent,
+        "the oracle judged other schemas than it was sent"
+    );
+    verdicts
 }
