@@ -1,19 +1,24 @@
 //! Dispatch of one small tool, JSON text in to JSON text out, against the floor (serde and
-//! a direct call) and against rmcp's `ToolRouter`.
+//! a direct call); and, like with like, an MCP `tools/call` answered by engine-mcp's
+//! handler against the same call answered by rmcp's `ToolRouter`: both take the parsed
+//! arguments rmcp hands a server and give the serialized `CallToolResult`.
 
 use std::hint::black_box;
+use std::sync::Arc;
 
 use benchmarks::{
     alternate, forecast, print_ratios, weather, Contender, Forecast, WeatherQuery, ARGUMENTS,
 };
 use criterion::{criterion_group, Criterion};
 use engine_core::{Call, Engine, Turn};
+use engine_mcp::{McpServer, Options};
 use futures::executor::block_on;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
 use rmcp::service::{serve_directly, RequestContext};
 use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
 
 /// The same tool, written for rmcp.
 #[derive(Clone)]
@@ -69,6 +74,20 @@ fn rmcp_call(
     serde_json::to_string(&result).unwrap()
 }
 
+/// The same `tools/call` through engine-mcp's handler: what our MCP server does for it
+/// (the arguments back to text for dispatch, `Engine::call`, the output as text and
+/// `structuredContent`), serialized as rmcp's contender is.
+fn engine_mcp_call(server: &McpServer, peer: &Peer<RoleServer>) -> String {
+    let arguments: JsonObject = serde_json::from_str(arguments()).unwrap();
+    let params = CallToolRequestParams::new(black_box("bench__weather")).with_arguments(arguments);
+    let context = RequestContext::new(NumberOrString::Number(1), peer.clone());
+    let CallToolResponse::Complete(result) = block_on(server.call_tool(params, context)).unwrap()
+    else {
+        panic!("the tool completes");
+    };
+    serde_json::to_string(&result).unwrap()
+}
+
 /// A peer for rmcp's request contexts: a server on an in-memory pipe.
 fn rmcp_peer(runtime: &tokio::runtime::Runtime) -> Peer<RoleServer> {
     runtime.block_on(async {
@@ -100,6 +119,19 @@ fn bench(c: &mut Criterion) {
         expected
     );
     assert!(rmcp_call(&router, &peer).contains(&expected[1..expected.len() - 1]));
+    // Both MCP contenders answer the same result: the same content and structured content.
+    let mcp = McpServer::new(
+        Arc::new(
+            Engine::builder()
+                .build()
+                .expect("the bench plugin is valid"),
+        ),
+        "default".into(),
+        Options::default(),
+    );
+    let ours: Value = serde_json::from_str(&engine_mcp_call(&mcp, &peer)).unwrap();
+    let theirs: Value = serde_json::from_str(&rmcp_call(&router, &peer)).unwrap();
+    assert_eq!(ours, theirs, "the MCP results differ");
 
     let mut group = c.benchmark_group("dispatch");
     group.bench_function("floor: serde + direct call", |b| {
@@ -107,6 +139,9 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("engine-core: Engine::call", |b| {
         b.iter(|| black_box(engine(&agents, &session, "bench__weather")))
+    });
+    group.bench_function("engine-mcp: tools/call", |b| {
+        b.iter(|| black_box(engine_mcp_call(&mcp, &peer)))
     });
     group.bench_function("rmcp: stored ToolRouter", |b| {
         b.iter(|| black_box(rmcp_call(&router, &peer)))
@@ -135,6 +170,10 @@ fn bench(c: &mut Criterion) {
                         "bench__weather_awaiting",
                     )))
                 }),
+            },
+            Contender {
+                name: "engine-mcp: tools/call",
+                run: Box::new(|| drop(black_box(engine_mcp_call(&mcp, &peer)))),
             },
             Contender {
                 name: "rmcp: stored ToolRouter",
