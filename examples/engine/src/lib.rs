@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod environment;
 mod listing;
 
 use std::path::PathBuf;
@@ -111,7 +112,10 @@ impl McpArgs {
 /// command.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    let config = match EngineConfig::load(cli.config.as_deref(), std::env::vars()) {
+    // First, while this is the only thread: secrets leave the process environment.
+    let environment = environment::take_environment();
+    // A configuration error quotes no secret (engine-core redacts it), so it may print.
+    let config = match EngineConfig::load(cli.config.as_deref(), environment.variables) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("the engine refused to start: {error}");
@@ -119,12 +123,20 @@ pub fn run() -> ExitCode {
         }
     };
     // Logs go to stderr (stdout carries command output, and the MCP protocol on stdio),
-    // with every configured secret redacted from every line.
+    // with every configured secret redacted from every line; so do panic messages, before
+    // any plugin code runs.
     let redact = engine_core::redactor(&config);
+    engine_core::install_redacting_panic_hook(Arc::clone(&redact));
     tracing_subscriber::fmt()
         .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
         .with_ansi(std::io::stderr().is_terminal())
         .init();
+    for name in environment.skipped {
+        tracing::warn!(
+            variable = %name,
+            "skipped an environment variable whose name or value is not UTF-8"
+        );
+    }
     let engine = Arc::new(Engine::builder().config(config).build_or_exit());
     let session = match engine.turn(&cli.agent) {
         Ok(session) => session,
