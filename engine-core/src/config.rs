@@ -441,8 +441,7 @@ mod tests {
         );
         // Without a file the variables still define the agents.
         let config =
-            EngineConfig::load(None, env(&[("ENGINE_SECRET__suport__crm_api_key", "k")]))
-                .unwrap();
+            EngineConfig::load(None, env(&[("ENGINE_SECRET__suport__crm_api_key", "k")])).unwrap();
         assert_eq!(config.agents.keys().collect::<Vec<_>>(), ["suport"]);
     }
 
@@ -477,12 +476,18 @@ mod tests {
         .unwrap_err();
         let message = error.to_string();
         for problem in [
-            format!("`artifacts.ttl_secs` is {}: give 1 to 604800 seconds", i64::MAX),
+            format!(
+                "`artifacts.ttl_secs` is {}: give 1 to 604800 seconds",
+                i64::MAX
+            ),
             "`artifacts.max_bytes` is 0: give 1 to 1073741824 bytes".to_owned(),
             "`knowledge.max_document_bytes` is 0: give 1 to 67108864 bytes".to_owned(),
             "`knowledge.max_documents` is 10000001: give 1 to 10000000 documents".to_owned(),
         ] {
-            assert!(message.contains(&problem), "`{problem}` is missing from: {message}");
+            assert!(
+                message.contains(&problem),
+                "`{problem}` is missing from: {message}"
+            );
         }
         let error =
             EngineConfig::parse("[artifacts]\nmax_bytes = 100\ncapacity_bytes = 99\n").unwrap_err();
@@ -519,13 +524,15 @@ mod tests {
 
     #[test]
     fn a_toml_error_says_where_and_never_quotes_a_secret() {
-        let error = EngineConfig::parse(
-            "[agents.support]\nsecrets = { crm_api_key = sk-live-4242 }\n",
-        )
-        .unwrap_err()
-        .to_string();
+        let error =
+            EngineConfig::parse("[agents.support]\nsecrets = { crm_api_key = sk-live-4242 }\n")
+                .unwrap_err()
+                .to_string();
         assert!(error.starts_with("line 2, column "), "{error}");
-        assert!(!error.contains("sk-live") && !error.contains('\n'), "{error}");
+        assert!(
+            !error.contains("sk-live") && !error.contains('\n'),
+            "{error}"
+        );
         // A value that parses but does not fit: serde's message quotes it, and it is a
         // secret's, so it is redacted.
         let error = EngineConfig::parse(
@@ -533,6 +540,9 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(error.contains("[REDACTED]") && !error.contains("quoted"), "{error}");
+        assert!(
+            error.contains("[REDACTED]") && !error.contains("quoted"),
+            "{error}"
+        );
     }
 }

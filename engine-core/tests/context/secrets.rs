@@ -110,10 +110,16 @@ fn a_tool_that_logs_or_panics_with_its_secret_leaves_no_plaintext_on_stdout_or_s
     let stdout = String::from_utf8_lossy(&child.stdout);
     let stderr = String::from_utf8_lossy(&child.stderr);
     assert!(child.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("1 passed"), "the child ran the calls: {stdout}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran the calls: {stdout}"
+    );
     // The panic hook's report, the log line of the panic, the audit records.
     assert!(stderr.contains("panicked at"), "{stderr}");
-    assert!(stderr.contains("the CRM refused key [REDACTED]"), "{stderr}");
+    assert!(
+        stderr.contains("the CRM refused key [REDACTED]"),
+        "{stderr}"
+    );
     assert!(stderr.contains("used [REDACTED]"), "{stderr}");
     assert!(stderr.contains("Bearer [REDACTED]"), "{stderr}");
     assert!(stderr.contains("subscriber-1"), "{stderr}");

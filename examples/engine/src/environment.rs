@@ -31,7 +31,9 @@ pub(crate) fn take_environment() -> Environment {
         }
         match (name.into_string(), value.into_string()) {
             (Ok(name), Ok(value)) => variables.push((name, value)),
-            (name, _) => skipped.push(name.unwrap_or_else(|name| name.to_string_lossy().into_owned())),
+            (name, _) => {
+                skipped.push(name.unwrap_or_else(|name| name.to_string_lossy().into_owned()))
+            }
         }
     }
     Environment { variables, skipped }

@@ -272,7 +272,10 @@ fn a_variable_that_is_not_utf8_is_skipped_with_a_warning() {
     use std::os::unix::ffi::OsStrExt;
     let output = Command::new(env!("CARGO_BIN_EXE_engine"))
         .arg("check")
-        .env(std::ffi::OsStr::from_bytes(b"NOT_UTF8"), std::ffi::OsStr::from_bytes(b"\xff"))
+        .env(
+            std::ffi::OsStr::from_bytes(b"NOT_UTF8"),
+            std::ffi::OsStr::from_bytes(b"\xff"),
+        )
         .output()
         .expect("the engine runs");
     assert!(output.status.success(), "{output:?}");

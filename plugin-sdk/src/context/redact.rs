@@ -148,7 +148,10 @@ mod tests {
             );
             assert!(clean.contains("[REDACTED]"), "{shown} was not redacted");
             for leftover in ["k\"e", "k\\\"e", "y\n", "\\u{1}", "\\u0001", "é", "\\u00e9"] {
-                assert!(!clean.contains(leftover), "{shown} left {leftover}: {clean}");
+                assert!(
+                    !clean.contains(leftover),
+                    "{shown} left {leftover}: {clean}"
+                );
             }
         }
     }

@@ -13,7 +13,10 @@ plugin_sdk::plugin! { namespace = "leaks", engine = ">=0.1" }
 #[derive(Secrets)]
 pub struct LeakSecrets {
     /// Quotes and a backslash.
-    #[secret(label = "Quoted", description = "A secret with quotes and a backslash.")]
+    #[secret(
+        label = "Quoted",
+        description = "A secret with quotes and a backslash."
+    )]
     pub quoted: Secret,
     /// Control characters.
     #[secret(label = "Control", description = "A secret with control characters.")]

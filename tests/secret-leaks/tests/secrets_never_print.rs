@@ -84,7 +84,10 @@ fn assert_no_secret(what: &str, output: &Output) {
             assert!(!text.contains(&form), "{what} printed {form:?}:\n{text}");
         }
     }
-    assert!(!text.contains(MARK), "{what} printed part of a secret:\n{text}");
+    assert!(
+        !text.contains(MARK),
+        "{what} printed part of a secret:\n{text}"
+    );
 }
 
 fn leak(way: &str) -> Output {
@@ -200,7 +203,10 @@ fn secret_variables_leave_the_environment_and_a_non_utf8_variable_is_skipped_wit
     let mut command = engine(&["call", "leaks__secret_variables", "{}"]);
     command
         .env(OsStr::from_bytes(b"NOT_UTF8_\xff"), "value")
-        .env("ENGINE_SECRET__default__binary", OsStr::from_bytes(b"\xfe-4242"));
+        .env(
+            "ENGINE_SECRET__default__binary",
+            OsStr::from_bytes(b"\xfe-4242"),
+        );
     let output = run(command);
     assert!(output.status.success(), "{output:?}");
     let variables: Value = serde_json::from_slice(&output.stdout).unwrap();
