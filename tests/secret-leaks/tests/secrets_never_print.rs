@@ -7,7 +7,8 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use test_support::mcp::{drive, BOTH};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_secret-leaks");
 
@@ -152,18 +153,28 @@ fn audit_records_and_log_lines_quoting_the_secrets_are_redacted() {
     );
 }
 
-/// Writes `text` to a configuration file of its own and runs `tools` with it.
-fn with_config(name: &str, text: &str) -> Output {
+/// Writes `text` to a configuration file of its own, and answers its path.
+fn config_file(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("secret-leaks-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
-    run(engine(&["--config", path.to_str().unwrap(), "tools"]))
+    path.to_str().unwrap().to_owned()
+}
+
+/// Runs `tools` with `text` as the configuration.
+fn with_config(name: &str, text: &str) -> Output {
+    run(engine(&["--config", &config_file(name, text), "tools"]))
+}
+
+/// `secret` as a TOML string.
+fn toml(secret: &str) -> String {
+    // JSON's escapes (`\"`, `\\`, `\n`, `\u0001`) are TOML's too.
+    serde_json::to_string(secret).unwrap()
 }
 
 #[test]
 fn a_bad_configuration_is_refused_without_quoting_a_secret() {
-    let toml = |secret: &str| serde_json::to_string(secret).unwrap();
     for (name, text) in [
         // A secret left unquoted: a syntax error on its line.
         (
@@ -221,4 +232,42 @@ fn secret_variables_leave_the_environment_and_a_non_utf8_variable_is_skipped_wit
         );
     }
     assert!(!log.contains(MARK), "{log}");
+}
+
+#[test]
+fn over_mcp_a_tool_error_and_a_panic_reach_the_client_redacted() {
+    // The secrets come from the file here: the client starts the engine (over stdio).
+    let config = config_file(
+        "mcp.toml",
+        &format!(
+            "[agents.default]\nsecrets = {{ quoted = {}, control = {}, unicode = {} }}\n",
+            toml(QUOTED),
+            toml(CONTROL),
+            toml(UNICODE)
+        ),
+    );
+    for transport in BOTH {
+        let report = drive(
+            ENGINE,
+            &["--config", &config],
+            transport,
+            json!([
+                { "call": "leaks__leak", "arguments": { "way": "error" } },
+                { "call": "leaks__leak", "arguments": { "way": "panic" } },
+            ]),
+        );
+        let error_of = |step: usize| -> Value {
+            let result = &report["steps"][step];
+            assert_eq!(result["isError"], true, "{transport:?}: {result}");
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+        };
+        assert_eq!(
+            error_of(0)["error"]["message"],
+            r#"leaked by an error: [REDACTED] [REDACTED] [REDACTED] ["[REDACTED]", "[REDACTED]", "[REDACTED]"]"#,
+            "{transport:?}"
+        );
+        assert_eq!(error_of(1)["error"]["kind"], "panicked", "{transport:?}");
+        let text = report.to_string();
+        assert!(!text.contains(MARK), "{transport:?}: {text}");
+    }
 }
