@@ -66,8 +66,8 @@ enum Command {
         tool: String,
         /// The arguments, as JSON text.
         arguments: String,
-        /// Stop the tool after this many milliseconds.
-        #[arg(long, default_value_t = 30_000)]
+        /// Stop the tool after this many milliseconds (1 to 86400000, a day).
+        #[arg(long, default_value_t = 30_000, value_parser = timeout_ms())]
         timeout_ms: u64,
     },
     /// Run the start-up validation and report what it found; exit 1 on any problem.
@@ -87,6 +87,12 @@ enum Command {
     },
 }
 
+/// A call's timeout in milliseconds: at least 1, at most a day, so that the deadline
+/// (now plus the timeout) cannot overflow the clock and panic.
+fn timeout_ms() -> clap::builder::RangedU64ValueParser {
+    clap::value_parser!(u64).range(1..=24 * 60 * 60 * 1000)
+}
+
 /// What both MCP transports take.
 #[derive(clap::Args)]
 struct McpArgs {
@@ -94,8 +100,8 @@ struct McpArgs {
     /// HTTP in `Accept-Language`).
     #[arg(long, default_value = "en-US")]
     locale: String,
-    /// Stop a tool call after this many milliseconds.
-    #[arg(long, default_value_t = 30_000)]
+    /// Stop a tool call after this many milliseconds (1 to 86400000, a day).
+    #[arg(long, default_value_t = 30_000, value_parser = timeout_ms())]
     timeout_ms: u64,
 }
 

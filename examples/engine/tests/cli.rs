@@ -286,3 +286,54 @@ fn a_variable_that_is_not_utf8_is_skipped_with_a_warning() {
         "{output:?}"
     );
 }
+
+#[test]
+fn a_timeout_out_of_range_is_refused_before_anything_runs() {
+    for args in [
+        &[
+            "call",
+            "--timeout-ms",
+            "18446744073709551615",
+            "weather__weather",
+            "{}",
+        ][..],
+        &["call", "--timeout-ms", "0", "weather__weather", "{}"][..],
+        &["mcp", "--timeout-ms", "18446744073709551615"][..],
+    ] {
+        let output = engine(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("not in 1..=86400000"),
+            "{args:?}: {output:?}"
+        );
+    }
+}
+
+#[test]
+fn a_configuration_with_money_that_is_not_a_number_or_a_ttl_that_overflows_is_refused() {
+    let dir = std::env::temp_dir().join(format!("engine-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("out-of-range.toml");
+    std::fs::write(
+        &path,
+        "[agents.support]\nmodel = { spend_cap_usd = nan }\n[artifacts]\nttl_secs = 18446744073709551615\n",
+    )
+    .unwrap();
+    let output = engine(&[
+        "--config",
+        path.to_str().unwrap(),
+        "--agent",
+        "support",
+        "check",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr).trim(),
+        format!(
+            "the engine refused to start: {}: 2 value(s) out of range: \
+             `agents.support.model.spend_cap_usd` is NaN: give a finite amount of US dollars, 0 or more; \
+             `artifacts.ttl_secs` is 18446744073709551615: give 1 to 604800 seconds",
+            path.display()
+        )
+    );
+}
