@@ -500,7 +500,11 @@ mod tests {
         // The engine's builder checks a configuration made in code too.
         let mut config = EngineConfig::default();
         config.artifacts.ttl_secs = u64::MAX;
-        assert!(config.check().is_err());
+        let refused = crate::Engine::builder().config(config).build();
+        assert!(
+            matches!(refused, Err(crate::EngineError::Config(_))),
+            "a ttl of u64::MAX seconds was accepted"
+        );
     }
 
     #[test]
@@ -542,6 +546,14 @@ mod tests {
         .to_string();
         assert!(
             error.contains("[REDACTED]") && !error.contains("quoted"),
+            "{error}"
+        );
+        // A number left where a string belongs is quoted too.
+        let error = EngineConfig::parse("[agents.a]\nsecrets = { pin = 90817263 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("[REDACTED]") && !error.contains("90817263"),
             "{error}"
         );
     }

@@ -157,12 +157,15 @@ fn key_before(line: &str) -> Option<&str> {
     (!key.is_empty()).then_some(key)
 }
 
-/// Every string under a table named `secrets`, at any depth, in `text` read as plain
-/// TOML; none when it does not parse.
+/// Every string or number under a table named `secrets`, at any depth, in `text` read as
+/// plain TOML; none when it does not parse.
 fn secrets_in(text: &str) -> Vec<String> {
     fn collect(value: &toml::Value, in_secrets: bool, found: &mut Vec<String>) {
         match value {
             toml::Value::String(text) if in_secrets => found.push(text.clone()),
+            // An unquoted number where a string belongs: serde's message quotes it.
+            toml::Value::Integer(number) if in_secrets => found.push(number.to_string()),
+            toml::Value::Float(number) if in_secrets => found.push(number.to_string()),
             toml::Value::Table(table) => {
                 for (key, value) in table {
                     collect(value, in_secrets || key == "secrets", found);

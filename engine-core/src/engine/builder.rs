@@ -107,10 +107,10 @@ impl EngineBuilder {
     /// Validates what the engine serves and opens its stores: an engine exists only if
     /// every check passed.
     pub fn build(self) -> Result<Engine, EngineError> {
-        let linked = Linked::choose(self.tools, self.hooks);
-        let registry = Arc::new(Registry::build(linked, self.limits)?);
         let mut config = self.config;
         config.check()?;
+        let linked = Linked::choose(self.tools, self.hooks);
+        let registry = Arc::new(Registry::build(linked, self.limits)?);
         config.ensure_an_agent();
         let knowledge = match self.knowledge {
             Some(store) => Some(store),

@@ -116,6 +116,10 @@ impl McpArgs {
 
 /// Parses the command line, starts the engine on what the binary linked, and runs the
 /// command.
+///
+/// Call it first thing in `main`, before the binary starts any thread: it removes the
+/// `ENGINE_SECRET__*` variables from the process environment, which is sound only while
+/// no other thread reads or writes the environment.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     // First, while this is the only thread: secrets leave the process environment.
