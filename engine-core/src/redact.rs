@@ -85,7 +85,8 @@ impl<W: Write> Drop for RedactingLine<W> {
 }
 
 /// Replaces the process's panic hook with one that writes what the default hook writes
-/// (thread, location, message, and a backtrace when `RUST_BACKTRACE` asks for one) to
+/// (thread, location, message, and a backtrace when `RUST_LIB_BACKTRACE` or
+/// `RUST_BACKTRACE` asks for one) to
 /// stderr through a [`RedactingWriter`], so that a tool panicking with its key prints
 /// `[REDACTED]`. Install it before any plugin code runs: the default hook prints the
 /// message in clear, even when the engine catches the panic.
