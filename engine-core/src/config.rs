@@ -19,9 +19,17 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use plugin_sdk::engine::{Redact, RedactValues};
 use plugin_sdk::knowledge::KnowledgeLevel;
 use plugin_sdk::model::Tier;
 use serde::Deserialize;
+
+mod check;
+
+pub use check::{
+    MAX_ARTIFACT_BYTES, MAX_ARTIFACT_CAPACITY_BYTES, MAX_ARTIFACT_TTL_SECS,
+    MAX_KNOWLEDGE_DOCUMENTS, MAX_KNOWLEDGE_DOCUMENT_BYTES,
+};
 
 /// The prefix of environment variables that carry secrets:
 /// `ENGINE_SECRET__<agent>__<key>=<value>`.
@@ -180,22 +188,54 @@ pub enum ConfigError {
         /// The variable.
         name: String,
     },
+    /// A secret variable names an agent the configuration file does not define (a typo
+    /// would otherwise make a new agent, and leave the meant one without its key).
+    #[error("`{name}` is for the agent `{agent}`, which the configuration does not define; the configured agents are: {}. Rename the variable, or add [agents.{agent}] to the configuration", agents.join(", "))]
+    UnknownSecretAgent {
+        /// The variable.
+        name: String,
+        /// The agent it names.
+        agent: String,
+        /// The agents the configuration defines.
+        agents: Vec<String>,
+    },
+}
+
+impl ConfigError {
+    /// The same error with every value `redact` knows replaced in its message.
+    fn redacted(self, redact: &RedactValues) -> Self {
+        match self {
+            Self::Invalid { path, message } => Self::Invalid {
+                path,
+                message: redact.redact(&message).into_owned(),
+            },
+            other => other,
+        }
+    }
 }
 
 impl EngineConfig {
-    /// Reads `path` (if given) and the secrets among `env`, then makes sure there is an
-    /// agent: with none configured, the engine has [`DEFAULT_AGENT`], which grants nothing.
+    /// Reads `path` (if given) and the secrets among `env`, checks every value, then makes
+    /// sure there is an agent: with none configured, the engine has [`DEFAULT_AGENT`],
+    /// which grants nothing.
+    ///
+    /// When the file defines agents, a secret variable must name one of them; without a
+    /// file, or with a file that defines none, the variables define the agents. No error
+    /// quotes a secret: a TOML error gives its message and position, never the line, and
+    /// any secret value the message quotes is redacted.
     pub fn load(
         path: Option<&Path>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ConfigError> {
+        let variables = secret_variables(env)?;
+        let from_env = RedactValues::new(variables.iter().map(|variable| variable.value.clone()));
         let mut config = match path {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                     path: path.to_owned(),
                     source,
                 })?;
-                Self::parse(&text).map_err(|error| match error {
+                Self::parse(&text).map_err(|error| match error.redacted(&from_env) {
                     ConfigError::Invalid { message, .. } => ConfigError::Invalid {
                         path: Some(path.to_owned()),
                         message,
@@ -205,28 +245,59 @@ impl EngineConfig {
             }
             None => Self::default(),
         };
-        for (name, value) in env {
-            if let Some(rest) = name.strip_prefix(SECRET_ENV_PREFIX) {
-                let Some((agent, key)) = rest.split_once("__") else {
-                    return Err(ConfigError::SecretVariable { name });
-                };
-                config
-                    .agents
-                    .entry(agent.to_owned())
-                    .or_default()
-                    .secrets
-                    .insert(key.to_owned(), value);
+        let file_defines_agents = !config.agents.is_empty();
+        for SecretVariable {
+            name,
+            agent,
+            key,
+            value,
+        } in variables
+        {
+            if file_defines_agents && !config.agents.contains_key(&agent) {
+                return Err(ConfigError::UnknownSecretAgent {
+                    name,
+                    agent,
+                    agents: config.agents.keys().cloned().collect(),
+                });
             }
+            config
+                .agents
+                .entry(agent)
+                .or_default()
+                .secrets
+                .insert(key, value);
         }
         config.ensure_an_agent();
         Ok(config)
     }
 
-    /// Parses TOML text.
+    /// Parses TOML text and checks every value. An error gives toml's message and the
+    /// line and column, not the text there (it may be a secret), with every value of a
+    /// `secrets` table redacted from the message.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        toml::from_str(text).map_err(|error| ConfigError::Invalid {
+        let config: Self = toml::from_str(text).map_err(|error| ConfigError::Invalid {
             path: None,
-            message: error.to_string(),
+            message: check::toml_error(text, &error),
+        })?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Checks every value: money finite and not negative, durations and sizes within the
+    /// bounds this module's constants state. [`parse`](Self::parse) and the engine's
+    /// builder call it; each problem names the key and the values it takes.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let problems = check::problems(self);
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(ConfigError::Invalid {
+            path: None,
+            message: format!(
+                "{} value(s) out of range: {}",
+                problems.len(),
+                problems.join("; ")
+            ),
         })
     }
 
@@ -254,6 +325,36 @@ impl EngineConfig {
     }
 }
 
+/// One `ENGINE_SECRET__<agent>__<key>` variable, read.
+struct SecretVariable {
+    name: String,
+    agent: String,
+    key: String,
+    value: String,
+}
+
+/// The secret variables among `env`, each split into its agent and key.
+fn secret_variables(
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<Vec<SecretVariable>, ConfigError> {
+    let mut variables = Vec::new();
+    for (name, value) in env {
+        let Some(rest) = name.strip_prefix(SECRET_ENV_PREFIX) else {
+            continue;
+        };
+        let Some((agent, key)) = rest.split_once("__") else {
+            return Err(ConfigError::SecretVariable { name });
+        };
+        variables.push(SecretVariable {
+            agent: agent.to_owned(),
+            key: key.to_owned(),
+            name,
+            value,
+        });
+    }
+    Ok(variables)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,7 +373,7 @@ mod tests {
         let path = dir.join("engine.toml");
         std::fs::write(
             &path,
-            "[agents.support]\nsecrets = { crm_api_key = \"from-file\", other = \"x\" }\n",
+            "[agents.support]\nsecrets = { crm_api_key = \"from-file\", other = \"x\" }\n[agents.sales]\n",
         )
         .unwrap();
         let config = EngineConfig::load(
@@ -318,6 +419,142 @@ mod tests {
         assert!(
             shown.contains("\"key\"") && !shown.contains("value-123"),
             "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_secret_variable_for_an_agent_the_file_does_not_define_is_refused_naming_those_it_does() {
+        let dir = std::env::temp_dir().join(format!("engine-config-agents-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("engine.toml");
+        std::fs::write(&path, "[agents.support]\n[agents.sales]\n").unwrap();
+        let error = EngineConfig::load(
+            Some(&path),
+            env(&[("ENGINE_SECRET__suport__crm_api_key", "k")]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`ENGINE_SECRET__suport__crm_api_key` is for the agent `suport`, which the \
+             configuration does not define; the configured agents are: sales, support. \
+             Rename the variable, or add [agents.suport] to the configuration"
+        );
+        // Without a file the variables still define the agents.
+        let config =
+            EngineConfig::load(None, env(&[("ENGINE_SECRET__suport__crm_api_key", "k")])).unwrap();
+        assert_eq!(config.agents.keys().collect::<Vec<_>>(), ["suport"]);
+    }
+
+    #[test]
+    fn money_that_is_not_a_finite_amount_of_dollars_is_refused() {
+        let error = EngineConfig::parse(
+            "[agents.a]\nmodel = { spend_cap_usd = nan }\n\
+             [agents.b]\nmodel = { spend_cap_usd = -0.5 }\n\
+             [gateway]\nbase_url = \"http://127.0.0.1:1/v1\"\n\
+             tiers.fast = { model = \"m\", usd_per_million_input = inf, usd_per_million_output = -1.0 }\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "4 value(s) out of range: \
+             `agents.a.model.spend_cap_usd` is NaN: give a finite amount of US dollars, 0 or more; \
+             `agents.b.model.spend_cap_usd` is -0.5: give a finite amount of US dollars, 0 or more; \
+             `gateway.tiers.fast.usd_per_million_input` is inf: give a finite amount of US dollars, 0 or more; \
+             `gateway.tiers.fast.usd_per_million_output` is -1: give a finite amount of US dollars, 0 or more"
+        );
+        assert!(EngineConfig::parse("[agents.a]\nmodel = { spend_cap_usd = 0.0 }\n").is_ok());
+    }
+
+    #[test]
+    fn durations_and_sizes_out_of_their_bounds_are_refused_with_the_bounds() {
+        let error = EngineConfig::parse(&format!(
+            "[artifacts]\nttl_secs = {}\nmax_bytes = 0\ncapacity_bytes = 1\n\
+             [knowledge]\nmax_document_bytes = 0\nmax_documents = {}\n",
+            i64::MAX,
+            MAX_KNOWLEDGE_DOCUMENTS + 1
+        ))
+        .unwrap_err();
+        let message = error.to_string();
+        for problem in [
+            format!(
+                "`artifacts.ttl_secs` is {}: give 1 to 604800 seconds",
+                i64::MAX
+            ),
+            "`artifacts.max_bytes` is 0: give 1 to 1073741824 bytes".to_owned(),
+            "`knowledge.max_document_bytes` is 0: give 1 to 67108864 bytes".to_owned(),
+            "`knowledge.max_documents` is 10000001: give 1 to 10000000 documents".to_owned(),
+        ] {
+            assert!(
+                message.contains(&problem),
+                "`{problem}` is missing from: {message}"
+            );
+        }
+        let error =
+            EngineConfig::parse("[artifacts]\nmax_bytes = 100\ncapacity_bytes = 99\n").unwrap_err();
+        assert!(
+            error.to_string().contains(
+                "`artifacts.capacity_bytes` is 99: give 100 to 68719476736 bytes (at least artifacts.max_bytes"
+            ),
+            "{error}"
+        );
+        // The engine's builder checks a configuration made in code too.
+        let mut config = EngineConfig::default();
+        config.artifacts.ttl_secs = u64::MAX;
+        let refused = crate::Engine::builder().config(config).build();
+        assert!(
+            matches!(refused, Err(crate::EngineError::Config(_))),
+            "a ttl of u64::MAX seconds was accepted"
+        );
+    }
+
+    #[test]
+    fn every_section_refuses_an_unknown_key() {
+        for (section, text) in [
+            ("top level", "data_dirr = \"x\"\n"),
+            ("agent", "[agents.a]\nsecret = {}\n"),
+            ("model grant", "[agents.a]\nmodel = { spend_cap_usd = 1.0, cap = 2 }\n"),
+            ("artifacts", "[artifacts]\nttl = 5\n"),
+            ("knowledge", "[knowledge]\nmax_docs = 5\n"),
+            ("gateway", "[gateway]\nbase_url = \"http://x\"\ntiers = {}\nkey = \"k\"\n"),
+            (
+                "tier",
+                "[gateway]\nbase_url = \"http://x\"\ntiers.fast = { model = \"m\", usd_per_million_input = 1.0, usd_per_million_output = 1.0, currency = \"eur\" }\n",
+            ),
+        ] {
+            let error = EngineConfig::parse(text).unwrap_err().to_string();
+            assert!(error.contains("unknown field"), "{section}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_toml_error_says_where_and_never_quotes_a_secret() {
+        let error =
+            EngineConfig::parse("[agents.support]\nsecrets = { crm_api_key = sk-live-4242 }\n")
+                .unwrap_err()
+                .to_string();
+        assert!(error.starts_with("line 2, column "), "{error}");
+        assert!(
+            !error.contains("sk-live") && !error.contains('\n'),
+            "{error}"
+        );
+        // A value that parses but does not fit: serde's message quotes it, and it is a
+        // secret's, so it is redacted.
+        let error = EngineConfig::parse(
+            "[agents.support]\nsecrets = { crm_api_key = \"sk-\\\"quoted\\\"\" }\nknowledge = \"sk-\\\"quoted\\\"\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("[REDACTED]") && !error.contains("quoted"),
+            "{error}"
+        );
+        // A number left where a string belongs is quoted too.
+        let error = EngineConfig::parse("[agents.a]\nsecrets = { pin = 90817263 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("[REDACTED]") && !error.contains("90817263"),
+            "{error}"
         );
     }
 }

@@ -4,12 +4,13 @@
 //! of them unwinds past the registry or takes the process down.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::task::Poll;
 
 use futures::FutureExt;
-use plugin_sdk::engine::{CallFn, CallInput, ReadyFn};
+use plugin_sdk::engine::{CallFn, CallInput, ReadyFn, Redact};
 use plugin_sdk::{ToolError, ToolErrorKind};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -74,6 +75,15 @@ impl CallError {
     /// The message for the model.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The same error with every secret `redact` knows replaced in its message: a tool's
+    /// own error text may quote what it had in hand.
+    pub(crate) fn redacted(mut self, redact: &impl Redact) -> Self {
+        if let Cow::Owned(clean) = redact.redact(&self.message) {
+            self.message = clean;
+        }
+        self
     }
 
     /// The error as the model reads it: `{"error": {"kind": ..., "message": ...}}`.

@@ -28,7 +28,7 @@ pub use engine::{
 };
 pub use hooks::Hook;
 pub use limits::Limits;
-pub use redact::{redactor, RedactingWriter};
+pub use redact::{install_redacting_panic_hook, redactor, RedactingWriter};
 pub use tool::Tool;
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 

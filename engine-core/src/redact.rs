@@ -1,6 +1,7 @@
 //! Keeping configured secrets out of every log line: the audit logger redacts at the
-//! source, and [`RedactingWriter`] redacts whatever else reaches the log (a panic message
-//! that quoted a key, a library's debug output).
+//! source, [`RedactingWriter`] redacts whatever else reaches the log (a library's debug
+//! output), and [`install_redacting_panic_hook`] does the same for panic messages, which
+//! the default hook would print in clear.
 
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -81,4 +82,37 @@ impl<W: Write> Drop for RedactingLine<W> {
     fn drop(&mut self) {
         let _ = self.flush();
     }
+}
+
+/// Replaces the process's panic hook with one that writes what the default hook writes
+/// (thread, location, message, and a backtrace when `RUST_LIB_BACKTRACE` or
+/// `RUST_BACKTRACE` asks for one) to
+/// stderr through a [`RedactingWriter`], so that a tool panicking with its key prints
+/// `[REDACTED]`. Install it before any plugin code runs: the default hook prints the
+/// message in clear, even when the engine catches the panic.
+///
+/// ```no_run
+/// # let config = engine_core::config::EngineConfig::default();
+/// engine_core::install_redacting_panic_hook(engine_core::redactor(&config));
+/// ```
+pub fn install_redacting_panic_hook(redact: Arc<RedactValues>) {
+    let stderr = RedactingWriter::new(redact, io::stderr);
+    std::panic::set_hook(Box::new(move |info| {
+        let thread = std::thread::current();
+        let location = info
+            .location()
+            .map(|location| format!(" at {location}"))
+            .unwrap_or_default();
+        let mut report = format!(
+            "thread '{}' panicked{location}:\n{}\n",
+            thread.name().unwrap_or("<unnamed>"),
+            crate::dispatch::panic_text(info.payload()),
+        );
+        let backtrace = std::backtrace::Backtrace::capture();
+        if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            report.push_str(&format!("stack backtrace:\n{backtrace}\n"));
+        }
+        // One write, flushed when the line is dropped: the message is redacted whole.
+        let _ = stderr.make_writer().write_all(report.as_bytes());
+    }));
 }

@@ -38,6 +38,9 @@ pub enum EngineError {
     /// A linked plugin, tool or hook is invalid: every problem, with its fix.
     #[error(transparent)]
     Startup(#[from] StartupError),
+    /// A configuration value is out of range (see [`EngineConfig::check`]).
+    #[error("the configuration is not valid: {0}")]
+    Config(#[from] crate::config::ConfigError),
     /// An agent grants knowledge and the knowledge store could not be opened.
     #[error("the knowledge store {} could not be opened: {source}", path.display())]
     Knowledge {
@@ -104,9 +107,10 @@ impl EngineBuilder {
     /// Validates what the engine serves and opens its stores: an engine exists only if
     /// every check passed.
     pub fn build(self) -> Result<Engine, EngineError> {
+        let mut config = self.config;
+        config.check()?;
         let linked = Linked::choose(self.tools, self.hooks);
         let registry = Arc::new(Registry::build(linked, self.limits)?);
-        let mut config = self.config;
         config.ensure_an_agent();
         let knowledge = match self.knowledge {
             Some(store) => Some(store),

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use plugin_sdk::engine::{BoxFuture, CallInput, ToolEntry};
+use plugin_sdk::engine::{BoxFuture, CallInput, RedactValues, ToolEntry};
 use plugin_sdk::ToolContext;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -65,6 +65,7 @@ impl Engine {
     pub fn call<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> CallFuture<'a> {
         CallFuture {
             state: CallState::Start(self, turn, call),
+            redact: &self.redact,
         }
     }
 
@@ -126,6 +127,8 @@ impl Engine {
 #[must_use = "a call does nothing unless it is awaited"]
 pub struct CallFuture<'a> {
     state: CallState<'a>,
+    /// The engine's secrets: a tool's error text may quote one, and it goes to the model.
+    redact: &'a RedactValues,
 }
 
 enum CallState<'a> {
@@ -147,12 +150,13 @@ impl Future for CallFuture<'_> {
     type Output = Result<String, CallError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let redact = self.redact;
         let state = &mut self.state;
         if let CallState::Start(engine, turn, call) = *state {
             match engine.start(turn, call) {
                 Started::Finished(result) => {
                     *state = CallState::Done;
-                    return Poll::Ready(result);
+                    return Poll::Ready(result.map_err(|error| error.redacted(redact)));
                 }
                 Started::Running(future) => *state = CallState::Running(future),
             }
@@ -161,7 +165,7 @@ impl Future for CallFuture<'_> {
             CallState::Running(future) => {
                 let result = std::task::ready!(future.as_mut().poll(cx));
                 *state = CallState::Done;
-                Poll::Ready(result)
+                Poll::Ready(result.map_err(|error| error.redacted(redact)))
             }
             CallState::Start(..) => unreachable!("started above"),
             CallState::Done => panic!("a CallFuture was polled after it completed"),

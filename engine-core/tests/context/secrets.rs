@@ -80,6 +80,87 @@ fn a_secret_never_prints() {
     assert_eq!(secret.expose(), "s3cr3t");
 }
 
+/// A key that needs escaping in JSON and in `Debug` output: quotes, a backslash, a
+/// control character and a letter that is not ASCII. Ends with [`NASTY_MARK`].
+const NASTY_KEY: &str = "crm-\"KEY\"\\\u{1}é-7d6c5b";
+
+/// The end of [`NASTY_KEY`]: any form of it the redactor missed still shows this.
+const NASTY_MARK: &str = "7d6c5b";
+
+/// Set in the child process of the test below, which runs the calls.
+const CHILD: &str = "ENGINE_CORE_SECRETS_TEST_CHILD";
+
+/// The test below, by its full name, for the child process to run alone.
+const LEAK_TEST: &str =
+    "secrets::a_tool_that_logs_or_panics_with_its_secret_leaves_no_plaintext_on_stdout_or_stderr";
+
+/// The panic hook writes to the process's real stderr, which a test in this process
+/// cannot read: the test runs the calls in a child process (this test binary, filtered
+/// to this test) and reads everything the child wrote.
+#[test]
+fn a_tool_that_logs_or_panics_with_its_secret_leaves_no_plaintext_on_stdout_or_stderr() {
+    if std::env::var_os(CHILD).is_some() {
+        return leak_in_this_process();
+    }
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", LEAK_TEST, "--nocapture"])
+        .env(CHILD, "1")
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran the calls: {stdout}"
+    );
+    // The panic hook's report, the log line of the panic, the audit records.
+    assert!(stderr.contains("panicked at"), "{stderr}");
+    assert!(
+        stderr.contains("the CRM refused key [REDACTED]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("used [REDACTED]"), "{stderr}");
+    assert!(stderr.contains("Bearer [REDACTED]"), "{stderr}");
+    assert!(stderr.contains("subscriber-1"), "{stderr}");
+    let everything = format!("{stdout}{stderr}");
+    assert!(
+        !everything.contains(NASTY_MARK),
+        "a secret in plain text:\n{everything}"
+    );
+}
+
+/// The child's part: the engine's panic hook and redacting log writer on the real
+/// stderr, a tool that audits its key and one that panics with it.
+fn leak_in_this_process() {
+    let config = format!(
+        "[agents.crm]\nsecrets = {{ crm_api_key = {} }}\n",
+        serde_json::to_string(NASTY_KEY).unwrap()
+    );
+    let redact = engine_core::redactor(&EngineConfig::parse(&config).unwrap());
+    engine_core::install_redacting_panic_hook(Arc::clone(&redact));
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(RedactingWriter::new(redact, std::io::stderr))
+        .with_ansi(false)
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+
+    let engine = engine(&config);
+    let turn = in_conversation(&engine, "crm", "subscriber-1", "conversation-1");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let output = runtime
+        .block_on(call(&engine, &turn, "ctx__crm_leak", json!({})))
+        .unwrap();
+    assert_eq!(output, "Secret(***) ***");
+    let panicked = runtime.block_on(call(&engine, &turn, "ctx__crm_panic", json!({})));
+    let error = panicked.expect_err("the tool panicked");
+    assert_eq!(error.kind(), CallErrorKind::Panicked);
+    println!("{output} {}", error.to_json());
+}
+
 /// Everything the log writer received, as text.
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
@@ -93,45 +174,6 @@ impl std::io::Write for Captured {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-#[tokio::test]
-async fn a_tool_that_logs_or_panics_with_its_secret_leaves_no_plaintext_anywhere() {
-    let config = EngineConfig::parse(SECRETS_CONFIG).unwrap();
-    let captured = Captured::default();
-    let writer = {
-        let captured = captured.clone();
-        RedactingWriter::new(engine_core::redactor(&config), move || captured.clone())
-    };
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(writer)
-        .with_ansi(false)
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
-
-    let engine = engine(SECRETS_CONFIG);
-    let turn = in_conversation(&engine, "crm", "subscriber-1", "conversation-1");
-    let output = call(&engine, &turn, "ctx__crm_leak", json!({}))
-        .await
-        .unwrap();
-    assert_eq!(output, "Secret(***) ***");
-    let panicked = call(&engine, &turn, "ctx__crm_panic", json!({})).await;
-    let error = panicked.expect_err("the tool panicked");
-    assert_eq!(error.kind(), CallErrorKind::Panicked);
-
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    assert!(
-        log.contains("audit") && log.contains("used [REDACTED]"),
-        "{log}"
-    );
-    assert!(log.contains("Bearer [REDACTED]"), "{log}");
-    assert!(log.contains("the CRM refused key [REDACTED]"), "{log}");
-    assert!(log.contains("subscriber-1"), "{log}");
-    let everything = format!("{log}{output}{}", error.to_json());
-    assert!(
-        !everything.contains(KEY),
-        "a secret in plain text:\n{everything}"
-    );
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod environment;
 mod listing;
 
 use std::path::PathBuf;
@@ -65,8 +66,8 @@ enum Command {
         tool: String,
         /// The arguments, as JSON text.
         arguments: String,
-        /// Stop the tool after this many milliseconds.
-        #[arg(long, default_value_t = 30_000)]
+        /// Stop the tool after this many milliseconds (1 to 86400000, a day).
+        #[arg(long, default_value_t = 30_000, value_parser = timeout_ms())]
         timeout_ms: u64,
     },
     /// Run the start-up validation and report what it found; exit 1 on any problem.
@@ -86,6 +87,12 @@ enum Command {
     },
 }
 
+/// A call's timeout in milliseconds: at least 1, at most a day, so that the deadline
+/// (now plus the timeout) cannot overflow the clock and panic.
+fn timeout_ms() -> clap::builder::RangedU64ValueParser {
+    clap::value_parser!(u64).range(1..=24 * 60 * 60 * 1000)
+}
+
 /// What both MCP transports take.
 #[derive(clap::Args)]
 struct McpArgs {
@@ -93,8 +100,8 @@ struct McpArgs {
     /// HTTP in `Accept-Language`).
     #[arg(long, default_value = "en-US")]
     locale: String,
-    /// Stop a tool call after this many milliseconds.
-    #[arg(long, default_value_t = 30_000)]
+    /// Stop a tool call after this many milliseconds (1 to 86400000, a day).
+    #[arg(long, default_value_t = 30_000, value_parser = timeout_ms())]
     timeout_ms: u64,
 }
 
@@ -109,9 +116,16 @@ impl McpArgs {
 
 /// Parses the command line, starts the engine on what the binary linked, and runs the
 /// command.
+///
+/// Call it first thing in `main`, before the binary starts any thread: it removes the
+/// `ENGINE_SECRET__*` variables from the process environment, which is sound only while
+/// no other thread reads or writes the environment.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    let config = match EngineConfig::load(cli.config.as_deref(), std::env::vars()) {
+    // First, while this is the only thread: secrets leave the process environment.
+    let environment = environment::take_environment();
+    // A configuration error quotes no secret (engine-core redacts it), so it may print.
+    let config = match EngineConfig::load(cli.config.as_deref(), environment.variables) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("the engine refused to start: {error}");
@@ -119,12 +133,20 @@ pub fn run() -> ExitCode {
         }
     };
     // Logs go to stderr (stdout carries command output, and the MCP protocol on stdio),
-    // with every configured secret redacted from every line.
+    // with every configured secret redacted from every line; so do panic messages, before
+    // any plugin code runs.
     let redact = engine_core::redactor(&config);
+    engine_core::install_redacting_panic_hook(Arc::clone(&redact));
     tracing_subscriber::fmt()
         .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
         .with_ansi(std::io::stderr().is_terminal())
         .init();
+    for name in environment.skipped {
+        tracing::warn!(
+            variable = %name,
+            "skipped an environment variable whose name or value is not UTF-8"
+        );
+    }
     let engine = Arc::new(Engine::builder().config(config).build_or_exit());
     let session = match engine.turn(&cli.agent) {
         Ok(session) => session,

@@ -5,45 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-/// Replaces secret values in text. The engine's redacts every secret it has configured.
-pub trait Redact: Send + Sync {
-    /// `text` with each secret value replaced by `[REDACTED]`.
-    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
-}
-
-/// Redacts each of a list of values.
-#[derive(Clone, Debug, Default)]
-pub struct RedactValues(Vec<String>);
-
-impl RedactValues {
-    /// Redacts `values` (empty ones are ignored: they would match everywhere).
-    pub fn new(values: impl IntoIterator<Item = String>) -> Self {
-        let mut values: Vec<String> = values.into_iter().filter(|v| !v.is_empty()).collect();
-        // Longest first, so that a secret containing another is replaced whole.
-        values.sort_by_key(|value| std::cmp::Reverse(value.len()));
-        values.dedup();
-        Self(values)
-    }
-
-    fn push(&mut self, value: &str) {
-        if !value.is_empty() && !self.0.iter().any(|known| known == value) {
-            self.0.push(value.to_owned());
-            self.0.sort_by_key(|value| std::cmp::Reverse(value.len()));
-        }
-    }
-}
-
-impl Redact for RedactValues {
-    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut text = Cow::Borrowed(text);
-        for value in &self.0 {
-            if text.contains(value.as_str()) {
-                text = Cow::Owned(text.replace(value.as_str(), "[REDACTED]"));
-            }
-        }
-        text
-    }
-}
+use super::redact::{Redact, RedactValues};
 
 /// The audit logger of a call: take it as `audit: &Audit`.
 ///
@@ -64,7 +26,7 @@ impl Audit {
     /// A logger that knows no secret, no tool and no subscriber.
     pub(crate) const EMPTY: Audit = Audit {
         engine: None,
-        own: RedactValues(Vec::new()),
+        own: RedactValues::EMPTY,
         source: None,
         subscriber: None,
     };
@@ -85,8 +47,8 @@ impl Audit {
     /// Takes over what `other` learned before it was replaced: its own secrets and the
     /// subscriber.
     pub(crate) fn absorb(&mut self, other: Audit) {
-        for value in other.own.0 {
-            self.own.push(&value);
+        for value in other.own.secrets() {
+            self.own.push(value);
         }
         if self.subscriber.is_none() {
             self.subscriber = other.subscriber;

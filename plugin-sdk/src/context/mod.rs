@@ -19,6 +19,7 @@ mod artifacts;
 mod audit;
 mod knowledge;
 mod model;
+mod redact;
 mod secret;
 mod state;
 mod turn;
@@ -26,13 +27,14 @@ mod turn;
 use std::fmt;
 
 pub use artifacts::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Artifacts};
-pub use audit::{Audit, Redact, RedactValues};
+pub use audit::Audit;
 pub use knowledge::{
     CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel,
     KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchHit, Write,
     Written,
 };
 pub use model::{ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, Tier};
+pub use redact::{Redact, RedactValues};
 pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};
 pub use state::{State, StateMap, StateWrites};
 pub use turn::{Conversation, Subscriber, TurnIdentity};

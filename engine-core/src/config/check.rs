@@ -1,0 +1,187 @@
+//! What a configuration must hold beyond its types: money that is a number of dollars,
+//! durations and sizes an engine can work with; and TOML errors that quote no secret.
+
+use std::fmt::Display;
+use std::ops::RangeInclusive;
+
+use plugin_sdk::engine::{Redact, RedactValues};
+
+use super::EngineConfig;
+
+/// The longest an artifact may live, in seconds (7 days): artifacts are kept in memory
+/// for the tools of one conversation, and a longer life only fills the store. (`u64`
+/// seconds past this would also overflow the store's clock arithmetic.)
+pub const MAX_ARTIFACT_TTL_SECS: u64 = 7 * 24 * 60 * 60;
+
+/// The largest artifact, in bytes (1 GiB).
+pub const MAX_ARTIFACT_BYTES: usize = 1 << 30;
+
+/// The most all artifacts together may hold, in bytes (64 GiB): the store is in memory.
+pub const MAX_ARTIFACT_CAPACITY_BYTES: usize = 64 << 30;
+
+/// The largest knowledge document, in bytes (64 MiB): each is indexed whole for search.
+pub const MAX_KNOWLEDGE_DOCUMENT_BYTES: usize = 64 << 20;
+
+/// The most documents one agent's knowledge base may hold (10 million).
+pub const MAX_KNOWLEDGE_DOCUMENTS: usize = 10_000_000;
+
+/// Every value of `config` out of its range, each as "`key` is value: what to give".
+pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (name, agent) in &config.agents {
+        if let Some(model) = &agent.model {
+            money(
+                &mut problems,
+                &format!("agents.{name}.model.spend_cap_usd"),
+                model.spend_cap_usd,
+            );
+        }
+    }
+    if let Some(gateway) = &config.gateway {
+        for (tier, prices) in &gateway.tiers {
+            let tier = tier.as_str();
+            money(
+                &mut problems,
+                &format!("gateway.tiers.{tier}.usd_per_million_input"),
+                prices.usd_per_million_input,
+            );
+            money(
+                &mut problems,
+                &format!("gateway.tiers.{tier}.usd_per_million_output"),
+                prices.usd_per_million_output,
+            );
+        }
+    }
+    let artifacts = &config.artifacts;
+    within(
+        &mut problems,
+        "artifacts.ttl_secs",
+        artifacts.ttl_secs,
+        1..=MAX_ARTIFACT_TTL_SECS,
+        "seconds",
+    );
+    within(
+        &mut problems,
+        "artifacts.max_bytes",
+        artifacts.max_bytes,
+        1..=MAX_ARTIFACT_BYTES,
+        "bytes",
+    );
+    within(
+        &mut problems,
+        "artifacts.capacity_bytes",
+        artifacts.capacity_bytes,
+        artifacts.max_bytes.max(1)..=MAX_ARTIFACT_CAPACITY_BYTES,
+        "bytes (at least artifacts.max_bytes, so that the largest artifact fits)",
+    );
+    let knowledge = &config.knowledge;
+    within(
+        &mut problems,
+        "knowledge.max_document_bytes",
+        knowledge.max_document_bytes,
+        1..=MAX_KNOWLEDGE_DOCUMENT_BYTES,
+        "bytes",
+    );
+    within(
+        &mut problems,
+        "knowledge.max_documents",
+        knowledge.max_documents,
+        1..=MAX_KNOWLEDGE_DOCUMENTS,
+        "documents",
+    );
+    problems
+}
+
+/// An amount of US dollars must be a finite number, 0 or more: NaN would pass every
+/// comparison with a cap, and infinity or a negative price would never reach one.
+fn money(problems: &mut Vec<String>, key: &str, usd: f64) {
+    if !(usd.is_finite() && usd >= 0.0) {
+        problems.push(format!(
+            "`{key}` is {usd}: give a finite amount of US dollars, 0 or more"
+        ));
+    }
+}
+
+fn within<T: PartialOrd + Display>(
+    problems: &mut Vec<String>,
+    key: &str,
+    value: T,
+    range: RangeInclusive<T>,
+    unit: &str,
+) {
+    if !range.contains(&value) {
+        problems.push(format!(
+            "`{key}` is {value}: give {} to {} {unit}",
+            range.start(),
+            range.end()
+        ));
+    }
+}
+
+/// A TOML error as one line: where, and toml's message without the source line it
+/// would quote (the line may hold a secret, as in `crm_api_key = sk-live` left
+/// unquoted). A message can still quote a value (serde's "invalid type: string ..."), so
+/// every string under a `secrets` table is redacted from it, when the text parses that
+/// far.
+pub(super) fn toml_error(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim_end().replace('\n', "; ");
+    let at = error
+        .span()
+        .map(|span| {
+            let start = (0..=span.start.min(text.len()))
+                .rev()
+                .find(|&index| text.is_char_boundary(index))
+                .unwrap_or(0);
+            let before = &text[..start];
+            let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+            let line = before.matches('\n').count() + 1;
+            let column = before[line_start..].chars().count() + 1;
+            match key_before(&before[line_start..]) {
+                Some(key) => format!("line {line}, column {column} (`{key}`): "),
+                None => format!("line {line}, column {column}: "),
+            }
+        })
+        .unwrap_or_default();
+    let redact = RedactValues::new(secrets_in(text));
+    redact.redact(&format!("{at}{message}")).into_owned()
+}
+
+/// The bare key assigned the value that starts right after `line`, as in `knowledge = `;
+/// `None` when the text before the value is anything else (such as part of the value).
+fn key_before(line: &str) -> Option<&str> {
+    let assigned = line.trim_end().strip_suffix('=')?.trim_end();
+    let key_start = assigned
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map_or(0, |index| index + 1);
+    let key = &assigned[key_start..];
+    (!key.is_empty()).then_some(key)
+}
+
+/// Every string or number under a table named `secrets`, at any depth, in `text` read as
+/// plain TOML; none when it does not parse.
+fn secrets_in(text: &str) -> Vec<String> {
+    fn collect(value: &toml::Value, in_secrets: bool, found: &mut Vec<String>) {
+        match value {
+            toml::Value::String(text) if in_secrets => found.push(text.clone()),
+            // An unquoted number where a string belongs: serde's message quotes it.
+            toml::Value::Integer(number) if in_secrets => found.push(number.to_string()),
+            toml::Value::Float(number) if in_secrets => found.push(number.to_string()),
+            toml::Value::Table(table) => {
+                for (key, value) in table {
+                    collect(value, in_secrets || key == "secrets", found);
+                }
+            }
+            toml::Value::Array(values) => {
+                for value in values {
+                    collect(value, in_secrets, found);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    if let Ok(table) = text.parse::<toml::Table>() {
+        collect(&toml::Value::Table(table), false, &mut found);
+    }
+    found
+}

@@ -1,0 +1,9 @@
+//! The example engine's command line with only the leaking tools linked.
+
+use std::process::ExitCode;
+
+use secret_leaks as _;
+
+fn main() -> ExitCode {
+    engine::run()
+}
