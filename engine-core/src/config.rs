@@ -25,6 +25,9 @@ use plugin_sdk::model::Tier;
 use serde::Deserialize;
 
 mod check;
+mod environment;
+
+pub use environment::{take_environment, Environment};
 
 pub use check::{
     MAX_ARTIFACT_BYTES, MAX_ARTIFACT_CAPACITY_BYTES, MAX_ARTIFACT_TTL_SECS,

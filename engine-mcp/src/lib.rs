@@ -14,7 +14,8 @@
 //! use engine_core::Engine;
 //! use engine_mcp::{McpServer, Options};
 //!
-//! let config = EngineConfig::load(None, std::env::vars())?;
+//! let environment = engine_core::config::take_environment();
+//! let config = EngineConfig::load(None, environment.variables)?;
 //! let engine = Engine::builder().config(config).build()?;
 //! let server = McpServer::new(Arc::new(engine), "default".into(), Options::default());
 //! engine_mcp::serve_stdio(server).await?;

@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-mod environment;
 mod listing;
 
 use std::path::PathBuf;
@@ -123,7 +122,7 @@ impl McpArgs {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     // First, while this is the only thread: secrets leave the process environment.
-    let environment = environment::take_environment();
+    let environment = engine_core::config::take_environment();
     // A configuration error quotes no secret (engine-core redacts it), so it may print.
     let config = match EngineConfig::load(cli.config.as_deref(), environment.variables) {
         Ok(config) => config,

@@ -1,14 +1,16 @@
 //! Reading the process environment once, at start-up, and taking the secrets out of it.
 
-use engine_core::config::SECRET_ENV_PREFIX;
+use super::SECRET_ENV_PREFIX;
 
-/// The environment as the configuration reads it.
-pub(crate) struct Environment {
+/// The environment as the configuration reads it: give `variables` to
+/// [`EngineConfig::load`](super::EngineConfig::load), and log `skipped` once logging runs.
+#[derive(Debug)]
+pub struct Environment {
     /// Every variable whose name and value are UTF-8.
-    pub(crate) variables: Vec<(String, String)>,
+    pub variables: Vec<(String, String)>,
     /// The names (lossily decoded) of the variables left out because their name or value
     /// is not UTF-8: a warning for the log, not a reason to refuse to start.
-    pub(crate) skipped: Vec<String>,
+    pub skipped: Vec<String>,
 }
 
 /// Reads every variable, and removes each `ENGINE_SECRET__*` one from the process
@@ -19,7 +21,7 @@ pub(crate) struct Environment {
 /// `remove_var` is unsound only when another thread reads or writes the environment at
 /// the same time, and here none can. (The function is `unsafe` from edition 2024; this
 /// workspace is edition 2021.)
-pub(crate) fn take_environment() -> Environment {
+pub fn take_environment() -> Environment {
     let mut variables = Vec::new();
     let mut skipped = Vec::new();
     for (name, value) in std::env::vars_os() {
