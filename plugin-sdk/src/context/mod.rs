@@ -29,7 +29,7 @@ pub use artifacts::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Arti
 pub use audit::{Audit, Redact, RedactValues};
 pub use knowledge::{
     CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel,
-    KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchHit, Write,
+    KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchError, SearchHit, Write,
     Written,
 };
 pub use model::{ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, Tier};
