@@ -116,8 +116,9 @@ fn an_artifact_expires_after_the_capped_ttl() {
     use plugin_sdk::engine::ArtifactStore;
     let limits = engine_core::config::ArtifactLimits {
         max_bytes: 100,
-        capacity_bytes: 100,
+        capacity_bytes: 1000,
         ttl_secs: 0,
+        ..Default::default()
     };
     let store = engine_core::stores::MemoryArtifacts::new(limits);
     let artifact = Artifact {

@@ -232,3 +232,213 @@ async fn a_read_fails_on_a_store_error_which_is_not_not_found() {
         "a mutation still answers"
     );
 }
+
+/// A store in a fresh directory, under `limits`, and a scope that writes as `ctx`.
+fn store_with(
+    name: &str,
+    limits: engine_core::config::KnowledgeLimits,
+) -> (engine_core::stores::SqliteKnowledge, std::path::PathBuf) {
+    let path = temp_dir(name).join("k.sqlite");
+    let store = engine_core::stores::SqliteKnowledge::open(&path, limits).unwrap();
+    (store, path)
+}
+
+fn writer(agent: &str) -> plugin_sdk::engine::Scope {
+    plugin_sdk::engine::Scope {
+        agent: agent.into(),
+        origin: "ctx".into(),
+        level: plugin_sdk::knowledge::KnowledgeLevel::Write,
+    }
+}
+
+#[tokio::test]
+async fn a_search_with_more_distinct_words_than_the_cap_is_invalid_arguments_naming_it() {
+    let dir = temp_dir("words");
+    let engine = knowledge_engine(
+        &dir,
+        "max_search_words = 3\n[agents.w]\nknowledge = \"write\"\n",
+    );
+    let turn = engine.turn("w").unwrap();
+    call(
+        &engine,
+        &turn,
+        "ctx__kb_write",
+        json!({ "filename": "faq.md", "content": "Refunds take days." }),
+    )
+    .await
+    .unwrap();
+    // Repeated words, in any case, count once.
+    let hits = call(
+        &engine,
+        &turn,
+        "ctx__kb_search",
+        json!({ "text": "refunds Refunds REFUNDS take days days" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(hits, json!(["faq.md"]));
+    let refused = call(
+        &engine,
+        &turn,
+        "ctx__kb_search",
+        json!({ "text": "refunds take days weeks" }),
+    )
+    .await
+    .expect_err("four distinct words, three allowed");
+    assert_eq!(refused.kind(), engine_core::CallErrorKind::InvalidArguments);
+    assert!(
+        refused.message().contains("4 distinct words") && refused.message().contains("at most 3"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_search_finds_only_its_agents_documents_whatever_the_names_hold() {
+    use plugin_sdk::engine::KnowledgeStore;
+    let (store, _) = store_with("agents", Default::default());
+    // Names a tokenizer would split, or that are a prefix of another.
+    for agent in ["a", "a b", "a-b", "ab", "é"] {
+        store
+            .write(&writer(agent), &format!("{agent}.md"), "shared words here")
+            .await
+            .unwrap();
+    }
+    for agent in ["a", "a b", "a-b", "ab", "é"] {
+        let hits = store.search(&writer(agent), "shared", 10).await.unwrap();
+        let names: Vec<&str> = hits.iter().map(|hit| hit.filename.as_str()).collect();
+        assert_eq!(names, [format!("{agent}.md")], "agent {agent:?}");
+    }
+}
+
+#[tokio::test]
+async fn ids_are_never_reused_and_filenames_are_capped() {
+    use plugin_sdk::engine::KnowledgeStore;
+    use plugin_sdk::knowledge::Refusal;
+    let limits = engine_core::config::KnowledgeLimits {
+        max_filename_bytes: 8,
+        ..Default::default()
+    };
+    let (store, _) = store_with("ids", limits);
+    let scope = writer("a");
+    let first = store.write(&scope, "one.md", "1").await.unwrap().document.id;
+    let second = store.write(&scope, "two.md", "2").await.unwrap().document.id;
+    store.delete(&scope, second).await.unwrap();
+    let third = store.write(&scope, "three.md", "3").await.unwrap().document.id;
+    assert!(
+        third > second && second > first,
+        "a deleted id is not given again: {first}, {second}, {third}"
+    );
+    assert_eq!(
+        store.delete(&scope, second).await,
+        Err(Refusal::NotFound),
+        "the deleted id names nothing"
+    );
+    assert_eq!(
+        store.write(&scope, "nine.txt1", "x").await,
+        Err(Refusal::NameTooLong { size: 9, limit: 8 })
+    );
+}
+
+#[tokio::test]
+async fn the_store_keeps_a_write_ahead_log() {
+    let (_store, path) = store_with("wal", Default::default());
+    let mode: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn a_damaged_database_file_stops_start_up_with_an_error_that_says_so() {
+    let dir = temp_dir("damaged");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("knowledge.sqlite"), vec![0x5a; 64 << 10]).unwrap();
+    let config = engine_core::config::EngineConfig::parse(&format!(
+        "data_dir = {:?}\n[agents.w]\nknowledge = \"write\"\n",
+        dir.display().to_string()
+    ))
+    .unwrap();
+    let error = match engine_core::Engine::builder().config(config).build() {
+        Ok(_) => panic!("a damaged store must stop start-up"),
+        Err(error) => error.to_string(),
+    };
+    assert!(
+        error.contains("knowledge.sqlite")
+            && error.contains("damaged or is not an SQLite database")
+            && error.contains("restore it from a backup"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_database_another_process_keeps_locked_refuses_writes_within_the_busy_timeout() {
+    use plugin_sdk::engine::KnowledgeStore;
+    use plugin_sdk::knowledge::Refusal;
+    let limits = engine_core::config::KnowledgeLimits {
+        busy_timeout_ms: 100,
+        ..Default::default()
+    };
+    let (store, path) = store_with("locked", limits);
+    let scope = writer("a");
+    store.write(&scope, "before.md", "x").await.unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(
+        store.write(&scope, "during.md", "x").await,
+        Err(Refusal::Unavailable)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the write waited {:?}",
+        started.elapsed()
+    );
+    // Reads go on: a write-ahead log lets readers past a writer.
+    assert_eq!(store.list(&scope, 10).await.unwrap().len(), 1);
+    other.execute_batch("COMMIT").unwrap();
+    assert!(store.write(&scope, "after.md", "x").await.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_past_its_deadline_is_stopped_and_frees_the_connection() {
+    let dir = temp_dir("interrupted");
+    // One connection, and no cap on words: only the interruption can free it in time.
+    let engine = engine(&format!(
+        "data_dir = {:?}\n[knowledge]\nmax_search_words = 100000\nconnections = 1\n\
+         [agents.w]\nknowledge = \"write\"\n",
+        dir.display().to_string()
+    ));
+    let turn = engine.turn("w").unwrap();
+    let words: Vec<String> = (0..30_000).map(|n| format!("w{n}")).collect();
+    for chunk in 0..20 {
+        let content = words[chunk * 1500..(chunk + 1) * 1500].join(" ");
+        call(
+            &engine,
+            &turn,
+            "ctx__kb_write",
+            json!({ "filename": format!("{chunk}.md"), "content": content }),
+        )
+        .await
+        .unwrap();
+    }
+    let hostile = json!({ "text": words.join(" ") }).to_string();
+    let started = std::time::Instant::now();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(300);
+    let answer = engine
+        .call(&turn, engine_core::Call::new("ctx__kb_search", &hostile).deadline(deadline))
+        .await;
+    let waited = started.elapsed();
+    eprintln!("hostile search answered after {waited:?}");
+    assert_eq!(
+        answer.expect_err("past its deadline").kind(),
+        engine_core::CallErrorKind::TimedOut
+    );
+    assert!(waited < std::time::Duration::from_secs(5), "answered after {waited:?}");
+    // The one connection is free again: the next read does not wait for the search.
+    let started = std::time::Instant::now();
+    let listed = call(&engine, &turn, "ctx__kb_get", json!({ "id": 1 })).await;
+    eprintln!("next read answered after {:?}", started.elapsed());
+    assert!(listed.is_ok(), "{listed:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
