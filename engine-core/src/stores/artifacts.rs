@@ -72,6 +72,12 @@ impl MemoryArtifacts {
         }
     }
 
+    /// What the store holds now, in bytes, as counted against its capacity (see
+    /// [`ArtifactLimits`]).
+    pub fn held_bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
     fn lock(&self) -> MutexGuard<'_, Entries> {
         self.entries
             .lock()
