@@ -19,7 +19,7 @@ pub enum Transport {
 pub const BOTH: [Transport; 2] = [Transport::Stdio, Transport::Http];
 
 /// A served engine, killed when dropped.
-struct Served(Child);
+pub struct Served(Child);
 
 impl Drop for Served {
     fn drop(&mut self) {
@@ -29,7 +29,7 @@ impl Drop for Served {
 }
 
 /// Starts `engine serve` on a free port and answers its URL, read from its first line.
-fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
+pub fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
     let mut child = Command::new(engine)
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)
