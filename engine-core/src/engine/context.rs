@@ -100,7 +100,10 @@ impl Engine {
             {
                 return Err(CallError::new(
                     CallErrorKind::Failed,
-                    format!("`{}` ran, and its state was not kept: {refusal}", tool.wire_name()),
+                    format!(
+                        "`{}` ran, and its state was not kept: {refusal}",
+                        tool.wire_name()
+                    ),
                 ));
             }
         }

@@ -94,7 +94,10 @@ impl MemoryArtifacts {
                 limit: limits.max_bytes,
             });
         }
-        for (what, name) in [("filename", &artifact.filename), ("MIME type", &artifact.mime)] {
+        for (what, name) in [
+            ("filename", &artifact.filename),
+            ("MIME type", &artifact.mime),
+        ] {
             if name.len() > limits.max_name_bytes {
                 return Err(ArtifactError::NameTooLong {
                     what,

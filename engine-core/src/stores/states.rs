@@ -85,7 +85,11 @@ impl ConversationStates {
     /// Applies a successful call's writes: each key set or removed, over whatever other
     /// calls applied since this one started (last writer wins, per key). Writes that
     /// would break a limit are refused, all of them.
-    pub(crate) fn apply(&self, conversation: &str, writes: StateWrites) -> Result<(), StateRefusal> {
+    pub(crate) fn apply(
+        &self,
+        conversation: &str,
+        writes: StateWrites,
+    ) -> Result<(), StateRefusal> {
         if writes.is_empty() {
             return Ok(());
         }
@@ -143,9 +147,7 @@ impl ConversationStates {
         if (inner.bytes - current_bytes).saturating_add(bytes) > limits.capacity_bytes {
             return Err(StateRefusal::StoreFull);
         }
-        let mut state = inner
-            .remove(conversation)
-            .unwrap_or_default();
+        let mut state = inner.remove(conversation).unwrap_or_default();
         let map = Arc::make_mut(&mut state);
         for (key, value) in writes {
             match value {

@@ -320,10 +320,25 @@ async fn ids_are_never_reused_and_filenames_are_capped() {
     };
     let (store, _) = store_with("ids", limits);
     let scope = writer("a");
-    let first = store.write(&scope, "one.md", "1").await.unwrap().document.id;
-    let second = store.write(&scope, "two.md", "2").await.unwrap().document.id;
+    let first = store
+        .write(&scope, "one.md", "1")
+        .await
+        .unwrap()
+        .document
+        .id;
+    let second = store
+        .write(&scope, "two.md", "2")
+        .await
+        .unwrap()
+        .document
+        .id;
     store.delete(&scope, second).await.unwrap();
-    let third = store.write(&scope, "three.md", "3").await.unwrap().document.id;
+    let third = store
+        .write(&scope, "three.md", "3")
+        .await
+        .unwrap()
+        .document
+        .id;
     assert!(
         third > second && second > first,
         "a deleted id is not given again: {first}, {second}, {third}"
@@ -430,14 +445,20 @@ async fn a_search_past_its_deadline_is_stopped_and_frees_the_connection() {
     let started = std::time::Instant::now();
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(200);
     let answer = engine
-        .call(&turn, engine_core::Call::new("ctx__kb_search", &search).deadline(deadline))
+        .call(
+            &turn,
+            engine_core::Call::new("ctx__kb_search", &search).deadline(deadline),
+        )
         .await;
     let waited = started.elapsed();
     assert_eq!(
         answer.expect_err("past its deadline").kind(),
         engine_core::CallErrorKind::TimedOut
     );
-    assert!(waited < std::time::Duration::from_secs(5), "answered after {waited:?}");
+    assert!(
+        waited < std::time::Duration::from_secs(5),
+        "answered after {waited:?}"
+    );
     // The one connection is free again: the next read does not wait for the search.
     let started = std::time::Instant::now();
     let listed = call(&engine, &turn, "ctx__kb_get", json!({ "id": 1 })).await;

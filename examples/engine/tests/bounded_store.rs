@@ -57,7 +57,12 @@ fn hostile_searches(config: &Path, words: &str, count: usize) -> Value {
     let timeout = DEADLINE_MS.to_string();
     let (_served, url) = test_support::mcp::serve(
         ENGINE,
-        &["--config", config.to_str().unwrap(), "--timeout-ms", &timeout],
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--timeout-ms",
+            &timeout,
+        ],
     );
     let plan = json!({
         "url": url,
@@ -65,7 +70,8 @@ fn hostile_searches(config: &Path, words: &str, count: usize) -> Value {
         "probe": { "name": "weather__weather", "arguments": { "city": "Rome", "days": 1, "units": null } },
         "limit_s": 120,
     });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/concurrent_clients.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/concurrent_clients.py");
     let mut client = Command::new(test_support::python(
         "the bounded-store tests need Python with the `mcp` package",
     ))
@@ -102,11 +108,18 @@ fn error_kind(result: &Value) -> String {
 /// probe was answered, none of them hanging; answers the report's hostile entries.
 fn assert_bounded<'r>(report: &'r Value, count: usize, kind: &str) -> &'r [Value] {
     let hostile = report["hostile"].as_array().unwrap();
-    assert_eq!(hostile.len(), count, "every hostile search answered: {report}");
+    assert_eq!(
+        hostile.len(),
+        count,
+        "every hostile search answered: {report}"
+    );
     for answer in hostile {
         assert_eq!(error_kind(&answer["result"]), kind, "{answer}");
         let ended = answer["ended_s"].as_f64().unwrap();
-        assert!(ended < DEADLINE_MS as f64 / 1000.0 + GRACE_S, "answered after {ended} s");
+        assert!(
+            ended < DEADLINE_MS as f64 / 1000.0 + GRACE_S,
+            "answered after {ended} s"
+        );
     }
     let probes = report["probes"].as_array().unwrap();
     assert!(!probes.is_empty(), "{report}");

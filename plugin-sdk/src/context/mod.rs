@@ -29,8 +29,8 @@ pub use artifacts::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Arti
 pub use audit::{Audit, Redact, RedactValues};
 pub use knowledge::{
     CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel,
-    KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchError, SearchHit, Write,
-    Written,
+    KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchError,
+    SearchHit, Write, Written,
 };
 pub use model::{ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, Tier};
 pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};

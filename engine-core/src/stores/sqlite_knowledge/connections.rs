@@ -138,7 +138,10 @@ pub(super) fn configure(connection: &Connection, busy_timeout: Duration) -> rusq
     connection.busy_timeout(busy_timeout.min(Duration::from_millis(i32::MAX as u64)))?;
     let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        tracing::warn!(mode, "the knowledge store could not use write-ahead logging");
+        tracing::warn!(
+            mode,
+            "the knowledge store could not use write-ahead logging"
+        );
     }
     connection.pragma_update(None, "synchronous", "FULL")?;
     Ok(())

@@ -35,9 +35,8 @@ impl SqliteKnowledge {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|error| KnowledgeError(error.to_string()))?;
         }
-        let configure = |connection: &Connection| {
-            connections::configure(connection, limits.busy_timeout())
-        };
+        let configure =
+            |connection: &Connection| connections::configure(connection, limits.busy_timeout());
         let opened = Connection::open(path).and_then(|mut connection| {
             configure(&connection)?;
             schema::migrate(&mut connection)
@@ -164,7 +163,12 @@ fn delete(connection: &Connection, scope: &Scope, id: i64) -> rusqlite::Result<M
         .query_row(
             "DELETE FROM documents WHERE id = ?1 AND agent = ?2 AND (origin = ?3 OR ?4)
              RETURNING id, filename, content, origin",
-            params![id, scope.agent, scope.origin, scope.level >= KnowledgeLevel::Manage],
+            params![
+                id,
+                scope.agent,
+                scope.origin,
+                scope.level >= KnowledgeLevel::Manage
+            ],
             |row| {
                 Ok(Document {
                     id: row.get(0)?,
@@ -188,11 +192,7 @@ fn delete(connection: &Connection, scope: &Scope, id: i64) -> rusqlite::Result<M
     }))
 }
 
-fn search(
-    connection: &Connection,
-    query: &str,
-    limit: usize,
-) -> rusqlite::Result<Vec<SearchHit>> {
+fn search(connection: &Connection, query: &str, limit: usize) -> rusqlite::Result<Vec<SearchHit>> {
     // The query names the agent's token (see `query`), so FTS5 matches, ranks and
     // snippets the agent's documents only; `owner` weighs nothing in the rank.
     let mut statement = connection.prepare_cached(
@@ -211,7 +211,11 @@ fn search(
     hits.collect()
 }
 
-fn list(connection: &Connection, agent: &str, limit: usize) -> rusqlite::Result<Vec<DocumentSummary>> {
+fn list(
+    connection: &Connection,
+    agent: &str,
+    limit: usize,
+) -> rusqlite::Result<Vec<DocumentSummary>> {
     let mut statement = connection.prepare_cached(
         "SELECT id, filename, origin, length(CAST(content AS BLOB)) FROM documents
          WHERE agent = ?1 ORDER BY filename LIMIT ?2",
@@ -310,7 +314,9 @@ impl KnowledgeStore for SqliteKnowledge {
                 (scope.clone(), filename.to_owned(), content.to_owned());
             let max_documents = self.limits.max_documents;
             self.connections
-                .run(move |connection| write(connection, &scope, &filename, &content, max_documents))
+                .run(move |connection| {
+                    write(connection, &scope, &filename, &content, max_documents)
+                })
                 .await
                 .unwrap_or_else(|error| Err(unavailable(error)))
         })

@@ -53,7 +53,9 @@ mod tests {
 
     #[test]
     fn words_are_deduplicated_quoted_and_kept_to_the_agent() {
-        let query = fts_query("a-b", "Refunds (refunds) \"days", 8).unwrap().unwrap();
+        let query = fts_query("a-b", "Refunds (refunds) \"days", 8)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             query,
             "owner : \"x612D62\" AND {filename content} : (\"refunds\" OR \"days\")"
