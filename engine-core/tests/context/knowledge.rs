@@ -1,6 +1,8 @@
 //! Knowledge, on the real SQLite store: levels decide what is equipped, writes are owned
 //! by their plugin, and refusals are answers, never errors.
 
+use std::time::{Duration, Instant};
+
 use engine_core::Engine;
 use serde_json::{json, Value};
 
@@ -399,13 +401,13 @@ async fn a_database_another_process_keeps_locked_refuses_writes_within_the_busy_
     store.write(&scope, "before.md", "x").await.unwrap();
     let other = rusqlite::Connection::open(&path).unwrap();
     other.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     assert_eq!(
         store.write(&scope, "during.md", "x").await,
         Err(Refusal::Unavailable)
     );
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(5),
+        started.elapsed() < Duration::from_secs(5),
         "the write waited {:?}",
         started.elapsed()
     );
@@ -429,10 +431,11 @@ fn fill(path: &std::path::Path, agent: &str, count: usize, words: &str) {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_search_past_its_deadline_is_stopped_and_frees_the_connection() {
-    let dir = temp_dir("interrupted");
-    // One connection: only the interruption can free it for the next call in time.
+/// An engine whose store has one connection and so many matching documents that a
+/// search takes a while; answers it, a turn and the search's arguments.
+fn slow_search(name: &str) -> (Engine, engine_core::Turn, String) {
+    let dir = temp_dir(name);
+    // One connection: only stopping the search frees it for the next call.
     let engine = engine(&format!(
         "data_dir = {:?}\n[knowledge]\nconnections = 1\n[agents.w]\nknowledge = \"write\"\n",
         dir.display().to_string()
@@ -441,27 +444,109 @@ async fn a_search_past_its_deadline_is_stopped_and_frees_the_connection() {
     let words: Vec<String> = (0..32).map(|n| format!("w{n}")).collect();
     let words = words.join(" ");
     fill(&dir.join("knowledge.sqlite"), "w", 50_000, &words);
-    let search = json!({ "text": words }).to_string();
-    let started = std::time::Instant::now();
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(200);
+    (engine, turn, json!({ "text": words }).to_string())
+}
+
+/// How long the search takes when nothing stops it.
+async fn whole(engine: &Engine, turn: &engine_core::Turn, search: &str) -> Duration {
+    let started = Instant::now();
+    let call = engine_core::Call::new("ctx__kb_search", search);
+    engine.call(turn, call).await.expect("the search succeeds");
+    started.elapsed()
+}
+
+/// How long a read waits after a search was stopped: about nothing when the search was
+/// stopped, the rest of the search when it was left to run.
+async fn next_read(engine: &Engine, turn: &engine_core::Turn) -> Duration {
+    let started = Instant::now();
+    let read = call(engine, turn, "ctx__kb_get", json!({ "id": 1 })).await;
+    assert!(read.is_ok(), "{read:?}");
+    started.elapsed()
+}
+
+// The read after a stopped search is compared with the whole search, measured in the
+// same test on the same machine: a ratio, not a figure that depends on the machine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_past_its_deadline_is_stopped_and_frees_the_connection() {
+    let (engine, turn, search) = slow_search("interrupted");
+    let whole = whole(&engine, &turn, &search).await;
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + whole / 8;
     let answer = engine
         .call(
             &turn,
             engine_core::Call::new("ctx__kb_search", &search).deadline(deadline),
         )
         .await;
-    let waited = started.elapsed();
     assert_eq!(
         answer.expect_err("past its deadline").kind(),
         engine_core::CallErrorKind::TimedOut
     );
+    assert!(started.elapsed() < whole / 8 + Duration::from_secs(5));
+    let waited = next_read(&engine, &turn).await;
     assert!(
-        waited < std::time::Duration::from_secs(5),
-        "answered after {waited:?}"
+        waited < whole / 2,
+        "the read waited {waited:?}: the search went on (it takes {whole:?})"
     );
-    // The one connection is free again: the next read does not wait for the search.
-    let started = std::time::Instant::now();
-    let listed = call(&engine, &turn, "ctx__kb_get", json!({ "id": 1 })).await;
-    assert!(listed.is_ok(), "{listed:?}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_search_is_stopped_and_frees_the_connection() {
+    let (engine, turn, search) = slow_search("cancelled");
+    let whole = whole(&engine, &turn, &search).await;
+    let token = engine_core::CancellationToken::new();
+    let canceller = token.clone();
+    // The caller gives up while the search runs.
+    tokio::spawn(async move {
+        tokio::time::sleep(whole / 8).await;
+        canceller.cancel();
+    });
+    let started = Instant::now();
+    let answer = engine
+        .call(
+            &turn,
+            engine_core::Call::new("ctx__kb_search", &search).cancel_on(&token),
+        )
+        .await;
+    assert_eq!(
+        answer.expect_err("cancelled").kind(),
+        engine_core::CallErrorKind::Cancelled
+    );
+    assert!(started.elapsed() < whole / 8 + Duration::from_secs(5));
+    let waited = next_read(&engine, &turn).await;
+    assert!(
+        waited < whole / 2,
+        "the read waited {waited:?}: the search went on (it takes {whole:?})"
+    );
+}
+
+#[tokio::test]
+async fn a_store_made_by_an_earlier_version_is_migrated_with_its_documents() {
+    use plugin_sdk::engine::KnowledgeStore;
+    let path = temp_dir("migrated").join("k.sqlite");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    // The first schema, as the engine made it before the store had versions.
+    let earlier = rusqlite::Connection::open(&path).unwrap();
+    earlier
+        .execute_batch(include_str!(
+            "../../src/stores/sqlite_knowledge/migrations/001_documents.sql"
+        ))
+        .unwrap();
+    earlier
+        .execute_batch(
+            "INSERT INTO documents (id, agent, filename, content, origin)
+             VALUES (7, 'a', 'faq.md', 'Refunds take five days.', 'ctx'),
+                    (9, 'b', 'faq.md', 'Refunds take a week.', 'ctx');",
+        )
+        .unwrap();
+    drop(earlier);
+    let store = engine_core::stores::SqliteKnowledge::open(&path, Default::default()).unwrap();
+    let hits = store.search(&writer("a"), "refunds", 10).await.unwrap();
+    assert_eq!(
+        hits.iter().map(|hit| hit.id).collect::<Vec<_>>(),
+        [7],
+        "indexed again, by agent"
+    );
+    let next = store.write(&writer("a"), "new.md", "x").await.unwrap();
+    assert!(next.document.id > 9, "{}", next.document.id);
 }
