@@ -21,7 +21,8 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBeha
 use crate::config::KnowledgeLimits;
 use connections::Connections;
 
-/// The SQLite knowledge store.
+/// The SQLite knowledge store. Its futures run their work on Tokio's blocking pool, so
+/// they need a Tokio runtime, as the engine's calls do.
 pub struct SqliteKnowledge {
     connections: Arc<Connections>,
     limits: KnowledgeLimits,
