@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How many SQLite virtual-machine steps run between two looks at whether the caller
@@ -34,7 +34,7 @@ impl Connections {
         let count = count.max(1);
         let connections = (0..count)
             .map(|_| {
-                let connection = Connection::open_with_flags(path, OpenFlags::default())?;
+                let connection = Connection::open(path)?;
                 configure(&connection)?;
                 Ok(connection)
             })
