@@ -57,6 +57,9 @@ pub struct EngineConfig {
     /// Limits of the knowledge base.
     #[serde(default)]
     pub knowledge: KnowledgeLimits,
+    /// Limits of conversation state.
+    #[serde(default)]
+    pub state: StateLimits,
     /// The model gateway, for agents that grant model access.
     #[serde(default)]
     pub gateway: Option<GatewayConfig>,
@@ -95,13 +98,17 @@ pub struct ModelGrant {
     pub spend_cap_usd: f64,
 }
 
-/// Limits of the artifact store.
+/// Limits of the artifact store. Everything an artifact holds counts toward the
+/// capacity: its bytes, its filename, its MIME type, its conversation's id and a fixed
+/// overhead, so that empty artifacts cannot fill memory either.
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ArtifactLimits {
     /// The largest artifact, in bytes.
     pub max_bytes: usize,
-    /// All artifacts together, in bytes.
+    /// The longest filename, and the longest MIME type, in bytes.
+    pub max_name_bytes: usize,
+    /// All artifacts together, in bytes, as counted above.
     pub capacity_bytes: usize,
     /// How long an artifact lives at most, in seconds.
     pub ttl_secs: u64,
@@ -111,6 +118,7 @@ impl Default for ArtifactLimits {
     fn default() -> Self {
         Self {
             max_bytes: 10 << 20,
+            max_name_bytes: 255,
             capacity_bytes: 256 << 20,
             ttl_secs: 15 * 60,
         }
@@ -130,16 +138,75 @@ impl ArtifactLimits {
 pub struct KnowledgeLimits {
     /// The largest document, in bytes.
     pub max_document_bytes: usize,
+    /// The longest filename, in bytes.
+    pub max_filename_bytes: usize,
     /// The most documents an agent's knowledge base holds.
     pub max_documents: usize,
+    /// The most distinct words a search looks for; a longer query is refused, naming
+    /// this limit.
+    pub max_search_words: usize,
+    /// How many SQLite connections serve calls at once (at least one); each busy one
+    /// holds a thread of the blocking pool.
+    pub connections: usize,
+    /// How long a call waits for a database another process holds locked, in
+    /// milliseconds, before it fails saying so.
+    pub busy_timeout_ms: u64,
 }
 
 impl Default for KnowledgeLimits {
     fn default() -> Self {
         Self {
             max_document_bytes: 1 << 20,
+            max_filename_bytes: 255,
             max_documents: 10_000,
+            max_search_words: 32,
+            connections: 4,
+            busy_timeout_ms: 5_000,
         }
+    }
+}
+
+impl KnowledgeLimits {
+    /// How long a call waits for a locked database.
+    pub fn busy_timeout(&self) -> Duration {
+        Duration::from_millis(self.busy_timeout_ms)
+    }
+}
+
+/// Limits of conversation state, kept in memory. A call whose writes would break one
+/// fails, and none of its writes is applied.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StateLimits {
+    /// The most keys a conversation's state holds.
+    pub max_keys: usize,
+    /// The largest value, as JSON, in bytes.
+    pub max_value_bytes: usize,
+    /// A conversation's keys and values together, in bytes.
+    pub max_conversation_bytes: usize,
+    /// Every conversation's state together, in bytes.
+    pub capacity_bytes: usize,
+    /// How long a conversation's state outlives its last call, in seconds; then all of
+    /// it is dropped.
+    pub idle_secs: u64,
+}
+
+impl Default for StateLimits {
+    fn default() -> Self {
+        Self {
+            max_keys: 256,
+            max_value_bytes: 64 << 10,
+            max_conversation_bytes: 1 << 20,
+            capacity_bytes: 256 << 20,
+            idle_secs: 24 * 60 * 60,
+        }
+    }
+}
+
+impl StateLimits {
+    /// How long an idle conversation's state is kept.
+    pub fn idle(&self) -> Duration {
+        Duration::from_secs(self.idle_secs)
     }
 }
 

@@ -69,7 +69,7 @@ pub mod artifacts {
 pub mod knowledge {
     pub use crate::context::{
         CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeLevel, Level,
-        Manage, Mutation, Read, Refusal, SearchHit, Write, Written,
+        Manage, Mutation, Read, Refusal, SearchError, SearchHit, Write, Written,
     };
 }
 

@@ -137,7 +137,7 @@ impl EngineBuilder {
             id: super::EngineId::next(),
             agents,
             redact: redactor(&config),
-            states: ConversationStates::default(),
+            states: ConversationStates::new(config.state),
             artifacts: Arc::new(MemoryArtifacts::new(config.artifacts)),
             knowledge,
             gateway,

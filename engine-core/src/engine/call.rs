@@ -99,15 +99,13 @@ impl Engine {
                 let context = self.context(turn, tool, &bounds);
                 let result =
                     dispatch::run_ready(tool, run, CallInput::new(call.arguments, &context));
-                self.keep_state(turn, tool, &context, &result);
-                Started::Finished(result)
+                Started::Finished(self.keep_state(turn, tool, &context, result))
             }
             ToolEntry::Async(call_fn) => Started::Running(Box::pin(async move {
                 let context = self.context(turn, tool, &bounds);
                 let input = CallInput::new(call.arguments, &context);
                 let result = dispatch::run_async(tool, call_fn, input, bounds).await;
-                self.keep_state(turn, tool, &context, &result);
-                result
+                self.keep_state(turn, tool, &context, result)
             })),
         }
     }

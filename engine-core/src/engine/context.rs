@@ -12,7 +12,7 @@ use plugin_sdk::state::State;
 use plugin_sdk::ToolContext;
 
 use super::{Engine, Turn};
-use crate::dispatch::{Bounds, CallError};
+use crate::dispatch::{Bounds, CallError, CallErrorKind};
 use crate::model::MeteredModel;
 use crate::tool::Tool;
 
@@ -79,21 +79,34 @@ impl Engine {
         context
     }
 
-    /// Applies the state a successful call wrote to its conversation.
+    /// Applies the state a successful call wrote to its conversation, and answers the
+    /// call's result: a call whose writes break the state's limits fails, saying which,
+    /// and none of its writes is kept.
     pub(super) fn keep_state(
         &self,
         turn: &Turn,
         tool: &Tool,
         context: &ToolContext,
-        result: &Result<String, CallError>,
-    ) {
+        result: Result<String, CallError>,
+    ) -> Result<String, CallError> {
         if let (true, Ok(_), Some(at)) = (
             tool.descriptor().needs.conversation,
-            result,
+            &result,
             &turn.conversation,
         ) {
-            self.states
-                .apply(&at.conversation, context.take_state_writes());
+            if let Err(refusal) = self
+                .states
+                .apply(&at.conversation, context.take_state_writes())
+            {
+                return Err(CallError::new(
+                    CallErrorKind::Failed,
+                    format!(
+                        "`{}` ran, and its state was not kept: {refusal}",
+                        tool.wire_name()
+                    ),
+                ));
+            }
         }
+        result
     }
 }

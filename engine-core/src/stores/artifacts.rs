@@ -1,14 +1,21 @@
 //! The artifact store: bytes handed between tools of one conversation, in memory, each
 //! taken once, before it expires.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle};
 use plugin_sdk::engine::ArtifactStore;
 
 use crate::config::ArtifactLimits;
+
+/// The length of a handle: 128 random bits as hex.
+const HANDLE_LEN: usize = 32;
+
+/// What an entry costs beyond the lengths it holds (its slots in the maps, its expiry),
+/// so that empty artifacts fill the capacity too.
+const ENTRY_OVERHEAD: usize = 128;
 
 /// Artifacts in memory, under [`ArtifactLimits`].
 pub struct MemoryArtifacts {
@@ -19,13 +26,41 @@ pub struct MemoryArtifacts {
 #[derive(Default)]
 struct Entries {
     by_handle: HashMap<String, Entry>,
+    /// Handles by expiry, soonest first: the front is what expired.
+    by_expiry: BTreeSet<(Instant, String)>,
+    /// Every entry's footprint, together.
     bytes: usize,
 }
 
 struct Entry {
     conversation: String,
     artifact: Artifact,
-    expires: Instant,
+    /// `None`: the time-to-live is too long for the clock to represent, so never.
+    expires: Option<Instant>,
+}
+
+impl Entry {
+    /// Everything the entry holds, in bytes.
+    fn footprint(&self) -> usize {
+        footprint(&self.conversation, &self.artifact)
+    }
+
+    fn expired(&self, now: Instant) -> bool {
+        self.expires.is_some_and(|expires| expires <= now)
+    }
+}
+
+fn footprint(conversation: &str, artifact: &Artifact) -> usize {
+    [
+        artifact.bytes.len(),
+        artifact.filename.len(),
+        artifact.mime.len(),
+        conversation.len(),
+        HANDLE_LEN,
+        ENTRY_OVERHEAD,
+    ]
+    .into_iter()
+    .fold(0, usize::saturating_add)
 }
 
 impl MemoryArtifacts {
@@ -37,36 +72,77 @@ impl MemoryArtifacts {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+    /// What the store holds now, in bytes, as counted against its capacity (see
+    /// [`ArtifactLimits`]).
+    pub fn held_bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Entries> {
         self.entries
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Refuses what the limits refuse on its own, before the store is locked.
+    fn check(&self, artifact: &Artifact) -> Result<(), ArtifactError> {
+        let limits = &self.limits;
+        let size = artifact.bytes.len();
+        if size > limits.max_bytes {
+            return Err(ArtifactError::TooLarge {
+                size,
+                limit: limits.max_bytes,
+            });
+        }
+        for (what, name) in [
+            ("filename", &artifact.filename),
+            ("MIME type", &artifact.mime),
+        ] {
+            if name.len() > limits.max_name_bytes {
+                return Err(ArtifactError::NameTooLong {
+                    what,
+                    size: name.len(),
+                    limit: limits.max_name_bytes,
+                });
+            }
+        }
+        Ok(())
     }
 }
 
 impl Entries {
     fn remove(&mut self, handle: &str) -> Option<Entry> {
         let entry = self.by_handle.remove(handle)?;
-        self.bytes -= entry.artifact.bytes.len();
+        if let Some(expires) = entry.expires {
+            self.by_expiry.remove(&(expires, handle.to_owned()));
+        }
+        self.bytes -= entry.footprint();
         Some(entry)
     }
 
+    /// Frees every expired entry: the soonest to expire first, stopping at the first
+    /// that has not.
     fn purge_expired(&mut self, now: Instant) {
-        let expired: Vec<String> = self
-            .by_handle
-            .iter()
-            .filter(|(_, entry)| entry.expires <= now)
-            .map(|(handle, _)| handle.clone())
-            .collect();
-        for handle in expired {
+        while let Some((expires, handle)) = self.by_expiry.first().cloned() {
+            if expires > now {
+                break;
+            }
             self.remove(&handle);
         }
+    }
+
+    fn insert(&mut self, handle: String, entry: Entry) {
+        self.bytes += entry.footprint();
+        if let Some(expires) = entry.expires {
+            self.by_expiry.insert((expires, handle.clone()));
+        }
+        self.by_handle.insert(handle, entry);
     }
 }
 
 /// 128 random bits as hex: a handle nobody guesses.
 fn new_handle() -> String {
-    let mut bytes = [0u8; 16];
+    let mut bytes = [0u8; HANDLE_LEN / 2];
     getrandom::fill(&mut bytes).expect("the system's random source answers");
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
@@ -78,30 +154,24 @@ impl ArtifactStore for MemoryArtifacts {
         artifact: Artifact,
         ttl: Option<Duration>,
     ) -> Result<ArtifactHandle, ArtifactError> {
-        let size = artifact.bytes.len();
-        if size > self.limits.max_bytes {
-            return Err(ArtifactError::TooLarge {
-                size,
-                limit: self.limits.max_bytes,
-            });
-        }
+        self.check(&artifact)?;
+        let size = footprint(conversation, &artifact);
         let now = Instant::now();
         let ttl = ttl.map_or(self.limits.ttl(), |ttl| ttl.min(self.limits.ttl()));
         let mut entries = self.lock();
-        if entries.bytes + size > self.limits.capacity_bytes {
-            entries.purge_expired(now);
-            if entries.bytes + size > self.limits.capacity_bytes {
-                return Err(ArtifactError::StoreFull);
-            }
+        // Expired entries are freed on every put, not only when the store is full, so
+        // they never outlive their time by much.
+        entries.purge_expired(now);
+        if entries.bytes.saturating_add(size) > self.limits.capacity_bytes {
+            return Err(ArtifactError::StoreFull);
         }
         let handle = new_handle();
-        entries.bytes += size;
-        entries.by_handle.insert(
+        entries.insert(
             handle.clone(),
             Entry {
                 conversation: conversation.to_owned(),
                 artifact,
-                expires: now + ttl,
+                expires: now.checked_add(ttl),
             },
         );
         Ok(ArtifactHandle::new(handle))
@@ -110,7 +180,7 @@ impl ArtifactStore for MemoryArtifacts {
     fn take(&self, conversation: &str, handle: &ArtifactHandle) -> Option<Artifact> {
         let mut entries = self.lock();
         let entry = entries.by_handle.get(handle.as_str())?;
-        if entry.expires <= Instant::now() {
+        if entry.expired(Instant::now()) {
             entries.remove(handle.as_str());
             return None;
         }

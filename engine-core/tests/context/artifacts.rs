@@ -74,8 +74,10 @@ async fn an_artifact_is_taken_once_only_in_its_conversation() {
 
 #[tokio::test]
 async fn put_fails_clearly_over_the_size_limit_and_when_the_store_is_full() {
+    // An artifact of this tool costs its bytes and 179 more (its name, its type, its
+    // conversation's id, its handle and the entry): room for one of 8 bytes.
     let engine =
-        engine("[artifacts]\nmax_bytes = 8\ncapacity_bytes = 12\nttl_secs = 60\n[agents.a]\n");
+        engine("[artifacts]\nmax_bytes = 8\ncapacity_bytes = 200\nttl_secs = 60\n[agents.a]\n");
     let turn = in_conversation(&engine, "a", "s", "c");
     let too_large = call(
         &engine,
@@ -116,8 +118,9 @@ fn an_artifact_expires_after_the_capped_ttl() {
     use plugin_sdk::engine::ArtifactStore;
     let limits = engine_core::config::ArtifactLimits {
         max_bytes: 100,
-        capacity_bytes: 100,
+        capacity_bytes: 1000,
         ttl_secs: 0,
+        ..Default::default()
     };
     let store = engine_core::stores::MemoryArtifacts::new(limits);
     let artifact = Artifact {
@@ -162,4 +165,80 @@ fn of_many_concurrent_takes_of_one_handle_exactly_one_gets_it() {
             .count();
         assert_eq!(got, 1);
     }
+}
+
+fn text_artifact(filename: &str) -> plugin_sdk::artifacts::Artifact {
+    plugin_sdk::artifacts::Artifact {
+        bytes: Vec::new(),
+        filename: filename.into(),
+        mime: "text/plain".into(),
+    }
+}
+
+#[test]
+fn empty_artifacts_fill_the_store_by_their_names_and_long_names_are_refused() {
+    use plugin_sdk::artifacts::ArtifactError;
+    use plugin_sdk::engine::ArtifactStore;
+    let limits = engine_core::config::ArtifactLimits {
+        max_name_bytes: 200,
+        capacity_bytes: 2_000,
+        ..Default::default()
+    };
+    let store = engine_core::stores::MemoryArtifacts::new(limits);
+    let name = "n".repeat(200);
+    let mut kept = 0;
+    while store.put("c", text_artifact(&name), None).is_ok() {
+        kept += 1;
+        assert!(kept < 100, "zero-byte artifacts never fill the store");
+    }
+    assert!(store.held_bytes() <= 2_000 && kept >= 1, "{kept} kept");
+    assert_eq!(
+        store.put("c", text_artifact(&"n".repeat(201)), None),
+        Err(ArtifactError::NameTooLong {
+            what: "filename",
+            size: 201,
+            limit: 200
+        })
+    );
+    let mut long_type = text_artifact("f");
+    long_type.mime = "t".repeat(201);
+    assert!(matches!(
+        store.put("c", long_type, None),
+        Err(ArtifactError::NameTooLong {
+            what: "MIME type",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn expired_artifacts_are_freed_by_the_next_put_even_when_the_store_is_not_full() {
+    use plugin_sdk::engine::ArtifactStore;
+    let limits = engine_core::config::ArtifactLimits {
+        ttl_secs: 0,
+        ..Default::default()
+    };
+    let store = engine_core::stores::MemoryArtifacts::new(limits);
+    store.put("c", text_artifact("first"), None).unwrap();
+    let one = store.held_bytes();
+    assert!(one > 0);
+    // The first expired at once; the second put frees it, and holds only itself.
+    store.put("c", text_artifact("other"), None).unwrap();
+    assert_eq!(store.held_bytes(), one);
+}
+
+#[test]
+fn a_huge_ttl_is_accepted_and_the_artifact_kept() {
+    use plugin_sdk::engine::ArtifactStore;
+    let limits = engine_core::config::ArtifactLimits {
+        ttl_secs: u64::MAX,
+        ..Default::default()
+    };
+    let store = engine_core::stores::MemoryArtifacts::new(limits);
+    let handle = store
+        .put("c", text_artifact("f"), Some(Duration::MAX))
+        .unwrap();
+    let again = store.put("c", text_artifact("g"), None).unwrap();
+    assert!(store.take("c", &handle).is_some());
+    assert!(store.take("c", &again).is_some());
 }

@@ -1,6 +1,8 @@
 //! Knowledge, on the real SQLite store: levels decide what is equipped, writes are owned
 //! by their plugin, and refusals are answers, never errors.
 
+use std::time::{Duration, Instant};
+
 use engine_core::Engine;
 use serde_json::{json, Value};
 
@@ -231,4 +233,320 @@ async fn a_read_fails_on_a_store_error_which_is_not_not_found() {
         Err(plugin_sdk::knowledge::Refusal::Unavailable),
         "a mutation still answers"
     );
+}
+
+/// A store in a fresh directory, under `limits`, and a scope that writes as `ctx`.
+fn store_with(
+    name: &str,
+    limits: engine_core::config::KnowledgeLimits,
+) -> (engine_core::stores::SqliteKnowledge, std::path::PathBuf) {
+    let path = temp_dir(name).join("k.sqlite");
+    let store = engine_core::stores::SqliteKnowledge::open(&path, limits).unwrap();
+    (store, path)
+}
+
+fn writer(agent: &str) -> plugin_sdk::engine::Scope {
+    plugin_sdk::engine::Scope {
+        agent: agent.into(),
+        origin: "ctx".into(),
+        level: plugin_sdk::knowledge::KnowledgeLevel::Write,
+    }
+}
+
+#[tokio::test]
+async fn a_search_with_more_distinct_words_than_the_cap_is_invalid_arguments_naming_it() {
+    let dir = temp_dir("words");
+    let engine = knowledge_engine(
+        &dir,
+        "max_search_words = 3\n[agents.w]\nknowledge = \"write\"\n",
+    );
+    let turn = engine.turn("w").unwrap();
+    call(
+        &engine,
+        &turn,
+        "ctx__kb_write",
+        json!({ "filename": "faq.md", "content": "Refunds take days." }),
+    )
+    .await
+    .unwrap();
+    // Repeated words, in any case, count once.
+    let hits = call(
+        &engine,
+        &turn,
+        "ctx__kb_search",
+        json!({ "text": "refunds Refunds REFUNDS take days days" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(hits, json!(["faq.md"]));
+    let refused = call(
+        &engine,
+        &turn,
+        "ctx__kb_search",
+        json!({ "text": "refunds take days weeks" }),
+    )
+    .await
+    .expect_err("four distinct words, three allowed");
+    assert_eq!(refused.kind(), engine_core::CallErrorKind::InvalidArguments);
+    assert!(
+        refused.message().contains("4 distinct words") && refused.message().contains("at most 3"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_search_finds_only_its_agents_documents_whatever_the_names_hold() {
+    use plugin_sdk::engine::KnowledgeStore;
+    let (store, _) = store_with("agents", Default::default());
+    // Names a tokenizer would split, or that are a prefix of another.
+    for agent in ["a", "a b", "a-b", "ab", "é"] {
+        store
+            .write(&writer(agent), &format!("{agent}.md"), "shared words here")
+            .await
+            .unwrap();
+    }
+    for agent in ["a", "a b", "a-b", "ab", "é"] {
+        let hits = store.search(&writer(agent), "shared", 10).await.unwrap();
+        let names: Vec<&str> = hits.iter().map(|hit| hit.filename.as_str()).collect();
+        assert_eq!(names, [format!("{agent}.md")], "agent {agent:?}");
+    }
+}
+
+#[tokio::test]
+async fn ids_are_never_reused_and_filenames_are_capped() {
+    use plugin_sdk::engine::KnowledgeStore;
+    use plugin_sdk::knowledge::Refusal;
+    let limits = engine_core::config::KnowledgeLimits {
+        max_filename_bytes: 8,
+        ..Default::default()
+    };
+    let (store, _) = store_with("ids", limits);
+    let scope = writer("a");
+    let first = store
+        .write(&scope, "one.md", "1")
+        .await
+        .unwrap()
+        .document
+        .id;
+    let second = store
+        .write(&scope, "two.md", "2")
+        .await
+        .unwrap()
+        .document
+        .id;
+    store.delete(&scope, second).await.unwrap();
+    let third = store
+        .write(&scope, "three.md", "3")
+        .await
+        .unwrap()
+        .document
+        .id;
+    assert!(
+        third > second && second > first,
+        "a deleted id is not given again: {first}, {second}, {third}"
+    );
+    assert_eq!(
+        store.delete(&scope, second).await,
+        Err(Refusal::NotFound),
+        "the deleted id names nothing"
+    );
+    assert_eq!(
+        store.write(&scope, "nine.txt1", "x").await,
+        Err(Refusal::NameTooLong { size: 9, limit: 8 })
+    );
+}
+
+#[tokio::test]
+async fn the_store_keeps_a_write_ahead_log() {
+    let (_store, path) = store_with("wal", Default::default());
+    let mode: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn a_damaged_database_file_stops_start_up_with_an_error_that_says_so() {
+    let dir = temp_dir("damaged");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("knowledge.sqlite"), vec![0x5a; 64 << 10]).unwrap();
+    let config = engine_core::config::EngineConfig::parse(&format!(
+        "data_dir = {:?}\n[agents.w]\nknowledge = \"write\"\n",
+        dir.display().to_string()
+    ))
+    .unwrap();
+    let error = match engine_core::Engine::builder().config(config).build() {
+        Ok(_) => panic!("a damaged store must stop start-up"),
+        Err(error) => error.to_string(),
+    };
+    assert!(
+        error.contains("knowledge.sqlite")
+            && error.contains("damaged or is not an SQLite database")
+            && error.contains("restore it from a backup"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_database_another_process_keeps_locked_refuses_writes_within_the_busy_timeout() {
+    use plugin_sdk::engine::KnowledgeStore;
+    use plugin_sdk::knowledge::Refusal;
+    let limits = engine_core::config::KnowledgeLimits {
+        busy_timeout_ms: 100,
+        ..Default::default()
+    };
+    let (store, path) = store_with("locked", limits);
+    let scope = writer("a");
+    store.write(&scope, "before.md", "x").await.unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let started = Instant::now();
+    assert_eq!(
+        store.write(&scope, "during.md", "x").await,
+        Err(Refusal::Unavailable)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the write waited {:?}",
+        started.elapsed()
+    );
+    // Reads go on: a write-ahead log lets readers past a writer.
+    assert_eq!(store.list(&scope, 10).await.unwrap().len(), 1);
+    other.execute_batch("COMMIT").unwrap();
+    assert!(store.write(&scope, "after.md", "x").await.is_ok());
+}
+
+/// Fills `agent`'s knowledge base in `path` with `count` documents, each holding every
+/// word of `words`: a search for them matches, ranks and snippets every one.
+fn fill(path: &std::path::Path, agent: &str, count: usize, words: &str) {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+             INSERT INTO documents (agent, filename, content, origin)
+             SELECT ?2, 'doc' || i || '.md', ?3 || ' ' || i, 'ctx' FROM n",
+            rusqlite::params![count as i64, agent, words],
+        )
+        .unwrap();
+}
+
+/// An engine whose store has one connection and so many matching documents that a
+/// search takes a while; answers it, a turn and the search's arguments.
+fn slow_search(name: &str) -> (Engine, engine_core::Turn, String) {
+    let dir = temp_dir(name);
+    // One connection: only stopping the search frees it for the next call.
+    let engine = engine(&format!(
+        "data_dir = {:?}\n[knowledge]\nconnections = 1\n[agents.w]\nknowledge = \"write\"\n",
+        dir.display().to_string()
+    ));
+    let turn = engine.turn("w").unwrap();
+    let words: Vec<String> = (0..32).map(|n| format!("w{n}")).collect();
+    let words = words.join(" ");
+    fill(&dir.join("knowledge.sqlite"), "w", 50_000, &words);
+    (engine, turn, json!({ "text": words }).to_string())
+}
+
+/// How long the search takes when nothing stops it.
+async fn whole(engine: &Engine, turn: &engine_core::Turn, search: &str) -> Duration {
+    let started = Instant::now();
+    let call = engine_core::Call::new("ctx__kb_search", search);
+    engine.call(turn, call).await.expect("the search succeeds");
+    started.elapsed()
+}
+
+/// How long a read waits after a search was stopped: about nothing when the search was
+/// stopped, the rest of the search when it was left to run.
+async fn next_read(engine: &Engine, turn: &engine_core::Turn) -> Duration {
+    let started = Instant::now();
+    let read = call(engine, turn, "ctx__kb_get", json!({ "id": 1 })).await;
+    assert!(read.is_ok(), "{read:?}");
+    started.elapsed()
+}
+
+// The read after a stopped search is compared with the whole search, measured in the
+// same test on the same machine: a ratio, not a figure that depends on the machine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_past_its_deadline_is_stopped_and_frees_the_connection() {
+    let (engine, turn, search) = slow_search("interrupted");
+    let whole = whole(&engine, &turn, &search).await;
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + whole / 8;
+    let answer = engine
+        .call(
+            &turn,
+            engine_core::Call::new("ctx__kb_search", &search).deadline(deadline),
+        )
+        .await;
+    assert_eq!(
+        answer.expect_err("past its deadline").kind(),
+        engine_core::CallErrorKind::TimedOut
+    );
+    assert!(started.elapsed() < whole / 8 + Duration::from_secs(5));
+    let waited = next_read(&engine, &turn).await;
+    assert!(
+        waited < whole / 2,
+        "the read waited {waited:?}: the search went on (it takes {whole:?})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_search_is_stopped_and_frees_the_connection() {
+    let (engine, turn, search) = slow_search("cancelled");
+    let whole = whole(&engine, &turn, &search).await;
+    let token = engine_core::CancellationToken::new();
+    let canceller = token.clone();
+    // The caller gives up while the search runs.
+    tokio::spawn(async move {
+        tokio::time::sleep(whole / 8).await;
+        canceller.cancel();
+    });
+    let started = Instant::now();
+    let answer = engine
+        .call(
+            &turn,
+            engine_core::Call::new("ctx__kb_search", &search).cancel_on(&token),
+        )
+        .await;
+    assert_eq!(
+        answer.expect_err("cancelled").kind(),
+        engine_core::CallErrorKind::Cancelled
+    );
+    assert!(started.elapsed() < whole / 8 + Duration::from_secs(5));
+    let waited = next_read(&engine, &turn).await;
+    assert!(
+        waited < whole / 2,
+        "the read waited {waited:?}: the search went on (it takes {whole:?})"
+    );
+}
+
+#[tokio::test]
+async fn a_store_made_by_an_earlier_version_is_migrated_with_its_documents() {
+    use plugin_sdk::engine::KnowledgeStore;
+    let path = temp_dir("migrated").join("k.sqlite");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    // The first schema, as the engine made it before the store had versions.
+    let earlier = rusqlite::Connection::open(&path).unwrap();
+    earlier
+        .execute_batch(include_str!(
+            "../../src/stores/sqlite_knowledge/migrations/001_documents.sql"
+        ))
+        .unwrap();
+    earlier
+        .execute_batch(
+            "INSERT INTO documents (id, agent, filename, content, origin)
+             VALUES (7, 'a', 'faq.md', 'Refunds take five days.', 'ctx'),
+                    (9, 'b', 'faq.md', 'Refunds take a week.', 'ctx');",
+        )
+        .unwrap();
+    drop(earlier);
+    let store = engine_core::stores::SqliteKnowledge::open(&path, Default::default()).unwrap();
+    let hits = store.search(&writer("a"), "refunds", 10).await.unwrap();
+    assert_eq!(
+        hits.iter().map(|hit| hit.id).collect::<Vec<_>>(),
+        [7],
+        "indexed again, by agent"
+    );
+    let next = store.write(&writer("a"), "new.md", "x").await.unwrap();
+    assert!(next.document.id > 9, "{}", next.document.id);
 }

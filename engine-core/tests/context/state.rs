@@ -107,3 +107,121 @@ async fn two_calls_in_one_turn_see_each_others_writes_only_once_the_first_has_fi
         "late"
     );
 }
+
+/// The message of a call that failed, checking it failed as a tool failure.
+fn failure(result: Result<Value, engine_core::CallError>) -> String {
+    let error = result.expect_err("the call fails");
+    assert_eq!(error.kind(), CallErrorKind::Failed, "{error}");
+    error.message().to_owned()
+}
+
+#[tokio::test]
+async fn writes_past_the_key_or_value_limit_fail_the_call_and_none_of_them_is_kept() {
+    let engine = engine("[state]\nmax_keys = 2\nmax_value_bytes = 10\n[agents.a]\n");
+    let turn = in_conversation(&engine, "a", "s", "c");
+    for key in ["a", "b"] {
+        call(&engine, &turn, "ctx__state_put", put(key, "1", false, 0))
+            .await
+            .unwrap();
+    }
+    let message = failure(call(&engine, &turn, "ctx__state_put", put("c", "1", false, 0)).await);
+    assert!(
+        message.contains("ctx__state_put")
+            && message.contains("3 keys")
+            && message.contains("at most 2"),
+        "{message}"
+    );
+    let get = |key: &'static str| call(&engine, &turn, "ctx__state_get", json!({ "key": key }));
+    assert_eq!(get("c").await.unwrap(), Value::Null);
+    // "0123456789" is 12 bytes as JSON.
+    let message = failure(
+        call(
+            &engine,
+            &turn,
+            "ctx__state_put",
+            put("a", "0123456789", false, 0),
+        )
+        .await,
+    );
+    assert!(
+        message.contains("12 bytes") && message.contains("at most 10"),
+        "{message}"
+    );
+    assert_eq!(get("a").await.unwrap(), "1");
+    // Replacing a key at the key limit is no new key.
+    call(&engine, &turn, "ctx__state_put", put("a", "2", false, 0))
+        .await
+        .unwrap();
+    assert_eq!(get("a").await.unwrap(), "2");
+}
+
+#[tokio::test]
+async fn a_conversation_past_its_bytes_or_the_engine_past_its_capacity_is_refused() {
+    // Each conversation below costs its overhead (128), its id (1) and one key and value
+    // (2 + 42): 173 bytes.
+    let engine =
+        engine("[state]\nmax_conversation_bytes = 200\ncapacity_bytes = 400\n[agents.a]\n");
+    let value = "v".repeat(40);
+    let first = in_conversation(&engine, "a", "s", "c");
+    call(
+        &engine,
+        &first,
+        "ctx__state_put",
+        put("k1", &value, false, 0),
+    )
+    .await
+    .unwrap();
+    let message = failure(
+        call(
+            &engine,
+            &first,
+            "ctx__state_put",
+            put("k2", &value, false, 0),
+        )
+        .await,
+    );
+    assert!(
+        message.contains("217 bytes") && message.contains("at most 200"),
+        "{message}"
+    );
+    let second = in_conversation(&engine, "a", "s", "d");
+    call(
+        &engine,
+        &second,
+        "ctx__state_put",
+        put("k1", &value, false, 0),
+    )
+    .await
+    .unwrap();
+    let third = in_conversation(&engine, "a", "s", "e");
+    let message = failure(
+        call(
+            &engine,
+            &third,
+            "ctx__state_put",
+            put("k1", &value, false, 0),
+        )
+        .await,
+    );
+    assert!(message.contains("state is full"), "{message}");
+}
+
+#[tokio::test]
+async fn an_idle_conversations_state_is_dropped_whole_and_frees_its_room() {
+    // Idle after no time at all, and room for one conversation.
+    let engine = engine("[state]\nidle_secs = 0\ncapacity_bytes = 200\n[agents.a]\n");
+    let first = in_conversation(&engine, "a", "s", "c");
+    call(&engine, &first, "ctx__state_put", put("k", "v", false, 0))
+        .await
+        .unwrap();
+    let second = in_conversation(&engine, "a", "s", "d");
+    call(&engine, &second, "ctx__state_put", put("k", "v", false, 0))
+        .await
+        .expect("the idle conversation made room");
+    assert_eq!(
+        call(&engine, &first, "ctx__state_get", json!({ "key": "k" }))
+            .await
+            .unwrap(),
+        Value::Null
+    );
+}

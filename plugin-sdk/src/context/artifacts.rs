@@ -51,6 +51,15 @@ pub enum ArtifactError {
         /// The most the engine accepts, in bytes.
         limit: usize,
     },
+    /// The filename or the MIME type is longer than the engine accepts.
+    NameTooLong {
+        /// Which: `filename` or `MIME type`.
+        what: &'static str,
+        /// Its length, in bytes.
+        size: usize,
+        /// The longest the engine accepts, in bytes.
+        limit: usize,
+    },
     /// The store is full; try again later or hand over less.
     StoreFull,
 }
@@ -62,6 +71,10 @@ impl fmt::Display for ArtifactError {
                 f,
                 "the artifact is {size} bytes, and the engine accepts at most {limit}"
             ),
+            Self::NameTooLong { what, size, limit } => write!(
+                f,
+                "the artifact's {what} is {size} bytes, and the engine accepts at most {limit}"
+            ),
             Self::StoreFull => f.write_str("the artifact store is full; try again later"),
         }
     }
@@ -72,7 +85,8 @@ impl std::error::Error for ArtifactError {}
 /// Where the engine keeps artifacts. Implemented by the engine; a tool reaches it only
 /// through [`Artifacts`], bound to the call's conversation.
 pub trait ArtifactStore: Send + Sync {
-    /// Keeps `artifact` for `conversation`, for at most `ttl` (the store caps it).
+    /// Keeps `artifact` for `conversation`, for at most `ttl` (the store caps it). Any
+    /// `ttl` is accepted, however large.
     fn put(
         &self,
         conversation: &str,
@@ -102,7 +116,8 @@ impl Artifacts {
     }
 
     /// Keeps `bytes` as `filename` of type `mime`, and answers the handle to pass on.
-    /// Fails over the engine's size limit or when the store is full.
+    /// Fails over the engine's limits (size, name and type lengths) or when the store
+    /// is full.
     pub fn put(
         &self,
         bytes: Vec<u8>,

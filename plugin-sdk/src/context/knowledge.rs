@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::BoxFuture;
+use crate::{BoxFuture, ToolError};
 
 /// How far a grant goes; each level includes the ones before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -129,6 +129,13 @@ pub enum Refusal {
         /// The most the store accepts.
         limit: usize,
     },
+    /// The filename is longer than the store accepts.
+    NameTooLong {
+        /// Its length, in bytes.
+        size: usize,
+        /// The longest the store accepts, in bytes.
+        limit: usize,
+    },
     /// The agent's knowledge base holds as many documents as it may.
     LimitReached {
         /// The most it may hold.
@@ -146,6 +153,9 @@ impl fmt::Display for Refusal {
             Self::NotFound => f.write_str("not found"),
             Self::TooLarge { size, limit } => {
                 write!(f, "too large: {size} bytes, at most {limit}")
+            }
+            Self::NameTooLong { size, limit } => {
+                write!(f, "filename too long: {size} bytes, at most {limit}")
             }
             Self::LimitReached { limit } => write!(f, "limit reached: {limit} documents"),
             Self::Unavailable => f.write_str("the knowledge base is unavailable"),
@@ -177,6 +187,52 @@ impl fmt::Display for KnowledgeError {
 
 impl std::error::Error for KnowledgeError {}
 
+/// Why a search answered no hits.
+///
+/// Not a `std::error::Error`, on purpose: that lets `?` in a tool turn it into the
+/// right [`ToolError`] (a query the store refuses is the model's to fix, so it reads as
+/// invalid arguments), which the blanket conversion of errors could not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// The query has more distinct words than the store searches at once.
+    TooManyWords {
+        /// The distinct words in the query.
+        words: usize,
+        /// The most the store searches for.
+        limit: usize,
+    },
+    /// The store could not answer.
+    Store(KnowledgeError),
+}
+
+impl fmt::Display for SearchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooManyWords { words, limit } => write!(
+                f,
+                "the query has {words} distinct words and a search takes at most {limit}: search again with the few words that matter most"
+            ),
+            Self::Store(error) => error.fmt(f),
+        }
+    }
+}
+
+impl From<KnowledgeError> for SearchError {
+    fn from(error: KnowledgeError) -> Self {
+        Self::Store(error)
+    }
+}
+
+impl From<SearchError> for ToolError {
+    fn from(error: SearchError) -> Self {
+        match error {
+            SearchError::TooManyWords { .. } => ToolError::invalid_arguments(error.to_string()),
+            SearchError::Store(error) => error.into(),
+        }
+    }
+}
+
 /// Whose knowledge base a call reaches and with what rights: set by the engine, never by
 /// the tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,12 +249,15 @@ pub struct Scope {
 /// reaches it only through [`Knowledge`], scoped by the engine.
 pub trait KnowledgeStore: Send + Sync {
     /// Documents matching `query` (full-text), best first, at most `limit`.
+    ///
+    /// A store bounds the work a query makes (a query with too many words is refused),
+    /// and stops it when the future is dropped: at the call's deadline or cancellation.
     fn search<'a>(
         &'a self,
         scope: &'a Scope,
         query: &'a str,
         limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<SearchHit>, KnowledgeError>>;
+    ) -> BoxFuture<'a, Result<Vec<SearchHit>, SearchError>>;
 
     /// The document `id`, or `None` if there is none.
     fn get<'a>(
@@ -293,12 +352,10 @@ impl<L: Level> Knowledge<L> {
         L::LEVEL
     }
 
-    /// Documents matching `query`, best first, at most `limit`.
-    pub async fn search(
-        &self,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<SearchHit>, KnowledgeError> {
+    /// Documents matching `query`, best first, at most `limit`. A query with more
+    /// distinct words than the engine searches at once is refused
+    /// ([`SearchError::TooManyWords`]); `?` hands that to the model as invalid arguments.
+    pub async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, SearchError> {
         self.store.search(&self.scope, query, limit).await
     }
 

@@ -30,8 +30,8 @@ pub use artifacts::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Arti
 pub use audit::Audit;
 pub use knowledge::{
     CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel,
-    KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchHit, Write,
-    Written,
+    KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchError,
+    SearchHit, Write, Written,
 };
 pub use model::{ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, Tier};
 pub use redact::{Redact, RedactValues};

@@ -20,7 +20,7 @@ pub const BOTH: [Transport; 2] = [Transport::Stdio, Transport::Http];
 
 /// A served engine, killed when dropped. What it writes to stderr is kept, so a failing
 /// test shows the server's side too.
-struct Served {
+pub struct Served {
     child: Child,
     stderr: Option<std::thread::JoinHandle<String>>,
 }
@@ -43,7 +43,7 @@ impl Drop for Served {
 }
 
 /// Starts `engine serve` on a free port and answers its URL, read from its first line.
-fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
+pub fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
     let mut child = Command::new(engine)
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)

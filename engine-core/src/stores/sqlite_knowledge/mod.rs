@@ -1,0 +1,338 @@
+//! The embedded knowledge store: SQLite with FTS5 full-text search, one file under the
+//! engine's data directory, every agent's documents in it, each agent reaching its own.
+//!
+//! Every call's work runs off the async workers and stops when the call does (see
+//! [`connections`]); a search's words are capped, and it ranks only the agent's documents.
+
+mod connections;
+mod query;
+mod schema;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use plugin_sdk::engine::{BoxFuture, KnowledgeStore, Scope};
+use plugin_sdk::knowledge::{
+    Document, DocumentSummary, KnowledgeError, KnowledgeLevel, Mutation, Refusal, SearchError,
+    SearchHit, Written,
+};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
+
+use crate::config::KnowledgeLimits;
+use connections::Connections;
+
+/// The SQLite knowledge store. Its futures run their work on Tokio's blocking pool, so
+/// they need a Tokio runtime, as the engine's calls do.
+pub struct SqliteKnowledge {
+    connections: Arc<Connections>,
+    limits: KnowledgeLimits,
+}
+
+impl SqliteKnowledge {
+    /// Opens (or creates) the store at `path`, bringing its schema up to date. A file
+    /// that is not a healthy SQLite database, or one another process keeps locked, is an
+    /// error that says so.
+    pub fn open(path: &Path, limits: KnowledgeLimits) -> Result<Self, KnowledgeError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|error| KnowledgeError(error.to_string()))?;
+        }
+        let configure =
+            |connection: &Connection| connections::configure(connection, limits.busy_timeout());
+        let opened = Connection::open(path).and_then(|mut connection| {
+            configure(&connection)?;
+            schema::migrate(&mut connection)
+        });
+        opened
+            .and_then(|()| Connections::open(path, limits.connections, configure))
+            .map(|connections| Self {
+                connections: Arc::new(connections),
+                limits,
+            })
+            .map_err(|error| KnowledgeError(format!("{}: {error}", describe(&error))))
+    }
+}
+
+/// What a store error means for whoever reads it, and what fixes it; without paths or
+/// SQL, as the model may read it.
+fn describe(error: &rusqlite::Error) -> &'static str {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            "the database is locked by another process; try again later"
+        }
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+            "the database file is damaged or is not an SQLite database: restore it from a backup, or move it away for the engine to start an empty one"
+        }
+        Some(ErrorCode::OperationInterrupted) => "the work was stopped",
+        _ => "the database failed",
+    }
+}
+
+/// A read's error, for the tool: what it means; the details go to the log.
+fn read_error(error: rusqlite::Error) -> KnowledgeError {
+    tracing::error!(%error, "the knowledge store failed a read");
+    KnowledgeError(describe(&error).to_owned())
+}
+
+fn unavailable(error: rusqlite::Error) -> Refusal {
+    tracing::error!(%error, meaning = describe(&error), "the knowledge store failed a mutation");
+    Refusal::Unavailable
+}
+
+/// SQLite's `LIMIT` of `limit`: a `usize` beyond `i64` is as good as no limit, never a
+/// negative one (which SQLite reads as none, by accident).
+fn sql_limit(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
+fn document(connection: &Connection, agent: &str, id: i64) -> rusqlite::Result<Option<Document>> {
+    connection
+        .query_row(
+            "SELECT id, filename, content, origin FROM documents WHERE agent = ?1 AND id = ?2",
+            params![agent, id],
+            |row| {
+                Ok(Document {
+                    id: row.get(0)?,
+                    filename: row.get(1)?,
+                    content: row.get(2)?,
+                    origin: row.get(3)?,
+                })
+            },
+        )
+        .optional()
+}
+
+fn write(
+    connection: &mut Connection,
+    scope: &Scope,
+    filename: &str,
+    content: &str,
+    max_documents: usize,
+) -> rusqlite::Result<Mutation> {
+    // Immediate: the write lock is taken first, so the check and the write see one state.
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let existing: Option<(i64, String)> = transaction
+        .query_row(
+            "SELECT id, origin FROM documents WHERE agent = ?1 AND filename = ?2",
+            params![scope.agent, filename],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    let (id, origin, created) = match existing {
+        Some((id, origin)) => {
+            if origin != scope.origin && scope.level < KnowledgeLevel::Manage {
+                return Ok(Err(Refusal::NotOwned));
+            }
+            transaction.execute(
+                "UPDATE documents SET content = ?1 WHERE id = ?2",
+                params![content, id],
+            )?;
+            (id, origin, false)
+        }
+        None => {
+            let count: i64 = transaction.query_row(
+                "SELECT count(*) FROM documents WHERE agent = ?1",
+                params![scope.agent],
+                |row| row.get(0),
+            )?;
+            if usize::try_from(count).unwrap_or(usize::MAX) >= max_documents {
+                return Ok(Err(Refusal::LimitReached {
+                    limit: max_documents,
+                }));
+            }
+            transaction.execute(
+                "INSERT INTO documents (agent, filename, content, origin) VALUES (?1, ?2, ?3, ?4)",
+                params![scope.agent, filename, content, scope.origin],
+            )?;
+            (transaction.last_insert_rowid(), scope.origin.clone(), true)
+        }
+    };
+    transaction.commit()?;
+    Ok(Ok(Written {
+        document: Document {
+            id,
+            filename: filename.to_owned(),
+            content: content.to_owned(),
+            origin,
+        },
+        created,
+    }))
+}
+
+fn delete(connection: &Connection, scope: &Scope, id: i64) -> rusqlite::Result<Mutation> {
+    // One statement checks the owner and deletes: nothing can change in between.
+    let deleted = connection
+        .query_row(
+            "DELETE FROM documents WHERE id = ?1 AND agent = ?2 AND (origin = ?3 OR ?4)
+             RETURNING id, filename, content, origin",
+            params![
+                id,
+                scope.agent,
+                scope.origin,
+                scope.level >= KnowledgeLevel::Manage
+            ],
+            |row| {
+                Ok(Document {
+                    id: row.get(0)?,
+                    filename: row.get(1)?,
+                    content: row.get(2)?,
+                    origin: row.get(3)?,
+                })
+            },
+        )
+        .optional()?;
+    if let Some(document) = deleted {
+        return Ok(Ok(Written {
+            document,
+            created: false,
+        }));
+    }
+    // Nothing deleted: say why. Ids are never reused, so the answer names that document.
+    Ok(Err(match document(connection, &scope.agent, id)? {
+        Some(_) => Refusal::NotOwned,
+        None => Refusal::NotFound,
+    }))
+}
+
+fn search(connection: &Connection, query: &str, limit: usize) -> rusqlite::Result<Vec<SearchHit>> {
+    // The query names the agent's token (see `query`), so FTS5 matches, ranks and
+    // snippets the agent's documents only; `owner` weighs nothing in the rank.
+    let mut statement = connection.prepare_cached(
+        "SELECT d.id, d.filename, snippet(documents_fts, 1, '', '', '…', 16)
+         FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid
+         WHERE documents_fts MATCH ?1
+         ORDER BY bm25(documents_fts, 1.0, 1.0, 0.0) LIMIT ?2",
+    )?;
+    let hits = statement.query_map(params![query, sql_limit(limit)], |row| {
+        Ok(SearchHit {
+            id: row.get(0)?,
+            filename: row.get(1)?,
+            snippet: row.get(2)?,
+        })
+    })?;
+    hits.collect()
+}
+
+fn list(
+    connection: &Connection,
+    agent: &str,
+    limit: usize,
+) -> rusqlite::Result<Vec<DocumentSummary>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT id, filename, origin, length(CAST(content AS BLOB)) FROM documents
+         WHERE agent = ?1 ORDER BY filename LIMIT ?2",
+    )?;
+    let rows = statement.query_map(params![agent, sql_limit(limit)], |row| {
+        Ok(DocumentSummary {
+            id: row.get(0)?,
+            filename: row.get(1)?,
+            origin: row.get(2)?,
+            size: usize::try_from(row.get::<_, i64>(3)?).unwrap_or(usize::MAX),
+        })
+    })?;
+    rows.collect()
+}
+
+impl SqliteKnowledge {
+    /// What the limits refuse before the store is reached.
+    fn refuse_write(&self, scope: &Scope, filename: &str, content: &str) -> Option<Refusal> {
+        let limits = &self.limits;
+        if scope.level < KnowledgeLevel::Write {
+            Some(Refusal::NotGranted)
+        } else if filename.len() > limits.max_filename_bytes {
+            Some(Refusal::NameTooLong {
+                size: filename.len(),
+                limit: limits.max_filename_bytes,
+            })
+        } else if content.len() > limits.max_document_bytes {
+            Some(Refusal::TooLarge {
+                size: content.len(),
+                limit: limits.max_document_bytes,
+            })
+        } else {
+            None
+        }
+    }
+}
+
+impl KnowledgeStore for SqliteKnowledge {
+    fn search<'a>(
+        &'a self,
+        scope: &'a Scope,
+        query: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<SearchHit>, SearchError>> {
+        Box::pin(async move {
+            let Some(query) = query::fts_query(&scope.agent, query, self.limits.max_search_words)?
+            else {
+                return Ok(Vec::new());
+            };
+            self.connections
+                .run(move |connection| search(connection, &query, limit))
+                .await
+                .map_err(|error| read_error(error).into())
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        scope: &'a Scope,
+        id: i64,
+    ) -> BoxFuture<'a, Result<Option<Document>, KnowledgeError>> {
+        let agent = scope.agent.clone();
+        Box::pin(async move {
+            self.connections
+                .run(move |connection| document(connection, &agent, id))
+                .await
+                .map_err(read_error)
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        scope: &'a Scope,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<DocumentSummary>, KnowledgeError>> {
+        let agent = scope.agent.clone();
+        Box::pin(async move {
+            self.connections
+                .run(move |connection| list(connection, &agent, limit))
+                .await
+                .map_err(read_error)
+        })
+    }
+
+    fn write<'a>(
+        &'a self,
+        scope: &'a Scope,
+        filename: &'a str,
+        content: &'a str,
+    ) -> BoxFuture<'a, Mutation> {
+        Box::pin(async move {
+            if let Some(refusal) = self.refuse_write(scope, filename, content) {
+                return Err(refusal);
+            }
+            let (scope, filename, content) =
+                (scope.clone(), filename.to_owned(), content.to_owned());
+            let max_documents = self.limits.max_documents;
+            self.connections
+                .run(move |connection| {
+                    write(connection, &scope, &filename, &content, max_documents)
+                })
+                .await
+                .unwrap_or_else(|error| Err(unavailable(error)))
+        })
+    }
+
+    fn delete<'a>(&'a self, scope: &'a Scope, id: i64) -> BoxFuture<'a, Mutation> {
+        Box::pin(async move {
+            if scope.level < KnowledgeLevel::Write {
+                return Err(Refusal::NotGranted);
+            }
+            let scope = scope.clone();
+            self.connections
+                .run(move |connection| delete(connection, &scope, id))
+                .await
+                .unwrap_or_else(|error| Err(unavailable(error)))
+        })
+    }
+}

@@ -1,0 +1,75 @@
+//! Free text as an FTS5 expression: each distinct word once, quoted (so no query syntax
+//! reaches FTS5), any of them matching, within one agent's documents.
+
+use std::collections::HashSet;
+
+use plugin_sdk::knowledge::SearchError;
+
+/// The FTS5 expression for `text` in `agent`'s documents; `None` without words. More
+/// distinct words than `max_words` is refused: each costs a pass over the index.
+pub(super) fn fts_query(
+    agent: &str,
+    text: &str,
+    max_words: usize,
+) -> Result<Option<String>, SearchError> {
+    let mut seen = HashSet::new();
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        // FTS5 folds case, so words that differ only in case are one word.
+        .map(str::to_lowercase)
+        .filter(|word| seen.insert(word.clone()))
+        .collect();
+    if words.len() > max_words {
+        return Err(SearchError::TooManyWords {
+            words: words.len(),
+            limit: max_words,
+        });
+    }
+    if words.is_empty() {
+        return Ok(None);
+    }
+    let any_word = words
+        .iter()
+        .map(|word| format!("\"{word}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    Ok(Some(format!(
+        "owner : \"{}\" AND {{filename content}} : ({any_word})",
+        owner_token(agent)
+    )))
+}
+
+/// The agent as the store indexes it (`owner`, computed by the schema as
+/// `'x' || hex(agent)`): one token, whatever the name holds.
+fn owner_token(agent: &str) -> String {
+    let hex: String = agent.bytes().map(|byte| format!("{byte:02X}")).collect();
+    format!("x{hex}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_deduplicated_quoted_and_kept_to_the_agent() {
+        let query = fts_query("a-b", "Refunds (refunds) \"days", 8)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            query,
+            "owner : \"x612D62\" AND {filename content} : (\"refunds\" OR \"days\")"
+        );
+        assert_eq!(fts_query("a", " ,; ", 8), Ok(None));
+    }
+
+    #[test]
+    fn more_distinct_words_than_the_cap_are_refused_naming_it() {
+        let text = "one two three two ONE four";
+        assert!(fts_query("a", text, 4).is_ok());
+        assert_eq!(
+            fts_query("a", text, 3),
+            Err(SearchError::TooManyWords { words: 4, limit: 3 })
+        );
+    }
+}

@@ -1,0 +1,172 @@
+//! The knowledge store under hostile searches, over `serve` with two MCP clients at once
+//! (the official Python client): a search answers within about its deadline, refused or
+//! stopped, and another client's calls are answered meanwhile.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
+
+/// The deadline the engine is served with, in milliseconds.
+const DEADLINE_MS: u64 = 1_000;
+
+/// A served call answered within this many seconds after its deadline did not hang.
+const GRACE_S: f64 = 5.0;
+
+/// A fresh directory with an engine configuration whose default agent reads the
+/// knowledge base kept there; answers the directory and the configuration's path.
+fn configured(name: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("engine-bounded-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("engine.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "data_dir = {:?}\n[agents.default]\nknowledge = \"read\"\n",
+            dir.display().to_string()
+        ),
+    )
+    .unwrap();
+    (dir, config)
+}
+
+/// Fills the default agent's knowledge base under `dir` with `count` documents, each
+/// holding every word of `words`: a search for them matches, ranks and snippets them all.
+fn fill(dir: &Path, count: usize, words: &str) {
+    let path = dir.join("knowledge.sqlite");
+    // The store makes its schema; the documents go in with one statement.
+    drop(engine_core::stores::SqliteKnowledge::open(&path, Default::default()).unwrap());
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+             INSERT INTO documents (agent, filename, content, origin)
+             SELECT 'default', 'doc' || i || '.md', ?2 || ' ' || i, 'notes' FROM n",
+            rusqlite::params![count as i64, words],
+        )
+        .unwrap();
+}
+
+/// Serves the engine with `config`, runs `tests/mcp/concurrent_clients.py`: `count`
+/// searches for `words` from one client, the weather from another until they answer.
+fn hostile_searches(config: &Path, words: &str, count: usize) -> Value {
+    let timeout = DEADLINE_MS.to_string();
+    let (_served, url) = test_support::mcp::serve(
+        ENGINE,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--timeout-ms",
+            &timeout,
+        ],
+    );
+    let plan = json!({
+        "url": url,
+        "hostile": { "name": "notes__search_notes", "arguments": { "words": words }, "count": count },
+        "probe": { "name": "weather__weather", "arguments": { "city": "Rome", "days": 1, "units": null } },
+        "limit_s": 120,
+    });
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/concurrent_clients.py");
+    let mut client = Command::new(test_support::python(
+        "the bounded-store tests need Python with the `mcp` package",
+    ))
+    .arg(script)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("the Python client starts");
+    client
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(plan.to_string().as_bytes())
+        .unwrap();
+    let output = client.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "the clients failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("the clients' JSON report")
+}
+
+/// The error kind of a tool result the engine marked `isError`.
+fn error_kind(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap())
+        .expect("an error as JSON");
+    text["error"]["kind"].as_str().unwrap().to_owned()
+}
+
+/// Every hostile search answered `kind` within the deadline and the grace, and every
+/// probe was answered, none of them hanging; answers the report's hostile entries.
+fn assert_bounded<'r>(report: &'r Value, count: usize, kind: &str) -> &'r [Value] {
+    let hostile = report["hostile"].as_array().unwrap();
+    assert_eq!(
+        hostile.len(),
+        count,
+        "every hostile search answered: {report}"
+    );
+    for answer in hostile {
+        assert_eq!(error_kind(&answer["result"]), kind, "{answer}");
+        let ended = answer["ended_s"].as_f64().unwrap();
+        assert!(
+            ended < DEADLINE_MS as f64 / 1000.0 + GRACE_S,
+            "answered after {ended} s"
+        );
+    }
+    let probes = report["probes"].as_array().unwrap();
+    assert!(!probes.is_empty(), "{report}");
+    for probe in probes {
+        assert_eq!(probe["result"]["isError"], false, "{probe}");
+        let took = probe["ended_s"].as_f64().unwrap() - probe["started_s"].as_f64().unwrap();
+        assert!(took < GRACE_S, "a probe took {took} s");
+    }
+    hostile
+}
+
+#[test]
+fn a_search_of_thirty_thousand_words_is_refused_at_once_naming_the_cap() {
+    let (dir, config) = configured("words");
+    fill(&dir, 100, "refund policy");
+    let words: Vec<String> = (0..30_000).map(|n| format!("word{n}")).collect();
+    let report = hostile_searches(&config, &words.join(" "), 4);
+    for answer in assert_bounded(&report, 4, "invalid_arguments") {
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("30000 distinct words") && text.contains("at most 32"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_slow_search_is_stopped_at_its_deadline_while_another_client_is_served() {
+    let (dir, config) = configured("slow");
+    // Within the cap on words, and slow all the same: every one of many documents
+    // matches, and each is ranked and quoted.
+    let words: Vec<String> = (0..32).map(|n| format!("w{n}")).collect();
+    let words = words.join(" ");
+    fill(&dir, 50_000, &words);
+    // More searches than the served engine has workers.
+    let report = hostile_searches(&config, &words, 4);
+    let hostile = assert_bounded(&report, 4, "timed_out");
+    let first_answer = hostile
+        .iter()
+        .map(|answer| answer["ended_s"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        report["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|probe| probe["ended_s"].as_f64().unwrap() < first_answer),
+        "the other client was answered while the searches ran: {report}"
+    );
+}
