@@ -30,8 +30,9 @@ mod environment;
 pub use environment::{take_environment, Environment};
 
 pub use check::{
-    MAX_ARTIFACT_BYTES, MAX_ARTIFACT_CAPACITY_BYTES, MAX_ARTIFACT_TTL_SECS,
-    MAX_KNOWLEDGE_DOCUMENTS, MAX_KNOWLEDGE_DOCUMENT_BYTES,
+    MAX_ARTIFACT_BYTES, MAX_ARTIFACT_CAPACITY_BYTES, MAX_ARTIFACT_TTL_SECS, MAX_BUSY_TIMEOUT_MS,
+    MAX_KNOWLEDGE_CONNECTIONS, MAX_KNOWLEDGE_DOCUMENTS, MAX_KNOWLEDGE_DOCUMENT_BYTES,
+    MAX_NAME_BYTES, MAX_SEARCH_WORDS, MAX_STATE_IDLE_SECS, MAX_STATE_KEYS, MAX_STATE_VALUE_BYTES,
 };
 
 /// The prefix of environment variables that carry secrets:
@@ -556,6 +557,24 @@ mod tests {
         ] {
             assert!(
                 message.contains(&problem),
+                "`{problem}` is missing from: {message}"
+            );
+        }
+        let error = EngineConfig::parse(
+            "[knowledge]\nmax_search_words = 0\nconnections = 1000\nmax_filename_bytes = 0\n\
+             [state]\nidle_secs = 0\nmax_value_bytes = 100\nmax_conversation_bytes = 99\n",
+        )
+        .unwrap_err();
+        let message = error.to_string();
+        for problem in [
+            "`knowledge.max_search_words` is 0: give 1 to 1024 words",
+            "`knowledge.connections` is 1000: give 1 to 64 connections",
+            "`knowledge.max_filename_bytes` is 0: give 1 to 4096 bytes",
+            "`state.idle_secs` is 0: give 1 to 2592000 seconds",
+            "`state.max_conversation_bytes` is 99: give 100 to",
+        ] {
+            assert!(
+                message.contains(problem),
                 "`{problem}` is missing from: {message}"
             );
         }

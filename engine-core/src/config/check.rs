@@ -25,6 +25,28 @@ pub const MAX_KNOWLEDGE_DOCUMENT_BYTES: usize = 64 << 20;
 /// The most documents one agent's knowledge base may hold (10 million).
 pub const MAX_KNOWLEDGE_DOCUMENTS: usize = 10_000_000;
 
+/// The longest name an artifact or a knowledge document may have, in bytes.
+pub const MAX_NAME_BYTES: usize = 4096;
+
+/// The most distinct words one knowledge search may hold: each is a term SQLite matches
+/// in one step that nothing interrupts.
+pub const MAX_SEARCH_WORDS: usize = 1024;
+
+/// The most SQLite connections the knowledge store may open.
+pub const MAX_KNOWLEDGE_CONNECTIONS: usize = 64;
+
+/// The longest a knowledge write waits for a database another process holds (10 min).
+pub const MAX_BUSY_TIMEOUT_MS: u64 = 10 * 60 * 1000;
+
+/// The most keys one conversation's state may hold.
+pub const MAX_STATE_KEYS: usize = 1_000_000;
+
+/// The largest value in a conversation's state, in bytes (64 MiB).
+pub const MAX_STATE_VALUE_BYTES: usize = 64 << 20;
+
+/// The longest a conversation's state lives unused, in seconds (30 days).
+pub const MAX_STATE_IDLE_SECS: u64 = 30 * 24 * 60 * 60;
+
 /// Every value of `config` out of its range, each as "`key` is value: what to give".
 pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
     let mut problems = Vec::new();
@@ -88,6 +110,77 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
         knowledge.max_documents,
         1..=MAX_KNOWLEDGE_DOCUMENTS,
         "documents",
+    );
+    within(
+        &mut problems,
+        "knowledge.max_filename_bytes",
+        knowledge.max_filename_bytes,
+        1..=MAX_NAME_BYTES,
+        "bytes",
+    );
+    within(
+        &mut problems,
+        "knowledge.max_search_words",
+        knowledge.max_search_words,
+        1..=MAX_SEARCH_WORDS,
+        "words",
+    );
+    within(
+        &mut problems,
+        "knowledge.connections",
+        knowledge.connections,
+        1..=MAX_KNOWLEDGE_CONNECTIONS,
+        "connections",
+    );
+    within(
+        &mut problems,
+        "knowledge.busy_timeout_ms",
+        knowledge.busy_timeout_ms,
+        0..=MAX_BUSY_TIMEOUT_MS,
+        "milliseconds",
+    );
+    within(
+        &mut problems,
+        "artifacts.max_name_bytes",
+        artifacts.max_name_bytes,
+        1..=MAX_NAME_BYTES,
+        "bytes",
+    );
+    let state = &config.state;
+    within(
+        &mut problems,
+        "state.max_keys",
+        state.max_keys,
+        1..=MAX_STATE_KEYS,
+        "keys",
+    );
+    within(
+        &mut problems,
+        "state.max_value_bytes",
+        state.max_value_bytes,
+        1..=MAX_STATE_VALUE_BYTES,
+        "bytes",
+    );
+    within(
+        &mut problems,
+        "state.max_conversation_bytes",
+        state.max_conversation_bytes,
+        state.max_value_bytes.max(1)..=MAX_ARTIFACT_CAPACITY_BYTES,
+        "bytes (at least state.max_value_bytes, so that the largest value fits)",
+    );
+    within(
+        &mut problems,
+        "state.capacity_bytes",
+        state.capacity_bytes,
+        state.max_conversation_bytes.max(1)..=MAX_ARTIFACT_CAPACITY_BYTES,
+        "bytes (at least state.max_conversation_bytes)",
+    );
+    within(
+        &mut problems,
+        "state.idle_secs",
+        state.idle_secs,
+        1..=MAX_STATE_IDLE_SECS,
+        "seconds",
     );
     problems
 }
