@@ -14,8 +14,8 @@
 //! use engine_core::Engine;
 //! use engine_mcp::{McpServer, Options};
 //!
-//! let environment = engine_core::config::take_environment();
-//! let config = EngineConfig::load(None, environment.variables)?;
+//! // Secrets: see `engine_core::config::take_environment`, called first thing in `main`.
+//! let config = EngineConfig::load(None, Vec::new())?;
 //! let engine = Engine::builder().config(config).build()?;
 //! let server = McpServer::new(Arc::new(engine), "default".into(), Options::default());
 //! engine_mcp::serve_stdio(server).await?;

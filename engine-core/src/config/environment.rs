@@ -17,11 +17,20 @@ pub struct Environment {
 /// environment, so that no plugin, library or child process can read a secret from it:
 /// a tool gets the secrets it declares through its context, and no others.
 ///
-/// Call it on the main thread before any other thread exists (no runtime, no logger):
-/// `remove_var` is unsound only when another thread reads or writes the environment at
-/// the same time, and here none can. (The function is `unsafe` from edition 2024; this
-/// workspace is edition 2021.)
-pub fn take_environment() -> Environment {
+/// What removal does not reach: on Linux, `/proc/<pid>/environ` keeps showing the
+/// environment the process started with to processes of the same user (the kernel reads
+/// the original block, which `remove_var` does not overwrite). Where that matters, give
+/// secrets in the configuration file instead, readable by the engine's user only.
+///
+/// # Safety
+///
+/// No other thread may exist yet (no runtime, no logger thread): removing a variable is
+/// unsound while another thread reads or writes the environment, as C libraries do
+/// behind Rust's back (`std::env::remove_var` is `unsafe` from edition 2024). Call it
+/// first thing in `main`, which is why images start their runtime by hand rather than
+/// with `#[tokio::main]`.
+#[allow(unsafe_code)] // an `unsafe fn` only for its caller's promise; its body is safe
+pub unsafe fn take_environment() -> Environment {
     let mut variables = Vec::new();
     let mut skipped = Vec::new();
     for (name, value) in std::env::vars_os() {

@@ -1,11 +1,12 @@
 //! Calling a tool through the engine: the agent's equipment, the checks, the call's
 //! context, the tool, and the state it wrote.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use plugin_sdk::engine::{BoxFuture, CallInput, RedactValues, ToolEntry};
+use plugin_sdk::engine::{BoxFuture, CallInput, Redact, RedactValues, ToolEntry};
 use plugin_sdk::ToolContext;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -154,7 +155,7 @@ impl Future for CallFuture<'_> {
             match engine.start(turn, call) {
                 Started::Finished(result) => {
                     *state = CallState::Done;
-                    return Poll::Ready(result.map_err(|error| error.redacted(redact)));
+                    return Poll::Ready(redacted(result, redact));
                 }
                 Started::Running(future) => *state = CallState::Running(future),
             }
@@ -163,10 +164,23 @@ impl Future for CallFuture<'_> {
             CallState::Running(future) => {
                 let result = std::task::ready!(future.as_mut().poll(cx));
                 *state = CallState::Done;
-                Poll::Ready(result.map_err(|error| error.redacted(redact)))
+                Poll::Ready(redacted(result, redact))
             }
             CallState::Start(..) => unreachable!("started above"),
             CallState::Done => panic!("a CallFuture was polled after it completed"),
         }
+    }
+}
+
+/// A call's result with every configured secret replaced, in an output as in an error: a
+/// tool may hand back an upstream answer that quotes its key. (A secret that spans JSON
+/// syntax, quotes and all, can leave the output unparseable: better than leaked.)
+fn redacted(result: Result<String, CallError>, redact: &RedactValues) -> Result<String, CallError> {
+    match result {
+        Ok(output) => Ok(match redact.redact(&output) {
+            Cow::Owned(clean) => clean,
+            Cow::Borrowed(_) => output,
+        }),
+        Err(error) => Err(error.redacted(redact)),
     }
 }

@@ -116,13 +116,16 @@ impl McpArgs {
 /// Parses the command line, starts the engine on what the binary linked, and runs the
 /// command.
 ///
+/// # Safety
+///
 /// Call it first thing in `main`, before the binary starts any thread: it removes the
 /// `ENGINE_SECRET__*` variables from the process environment, which is sound only while
-/// no other thread reads or writes the environment.
-pub fn run() -> ExitCode {
+/// no other thread reads or writes the environment (see
+/// [`take_environment`](engine_core::config::take_environment)).
+pub unsafe fn run() -> ExitCode {
     let cli = Cli::parse();
-    // First, while this is the only thread: secrets leave the process environment.
-    let environment = engine_core::config::take_environment();
+    // SAFETY: our caller promises that this is the only thread.
+    let environment = unsafe { engine_core::config::take_environment() };
     // A configuration error quotes no secret (engine-core redacts it), so it may print.
     let config = match EngineConfig::load(cli.config.as_deref(), environment.variables) {
         Ok(config) => config,

@@ -9,5 +9,6 @@ use notes as _;
 use weather as _;
 
 fn main() -> ExitCode {
-    engine::run()
+    // SAFETY: the first thing `main` does; no other thread exists yet.
+    unsafe { engine::run() }
 }

@@ -58,14 +58,42 @@ impl RedactValues {
 }
 
 impl Redact for RedactValues {
+    /// Every match of every form is found in the text as given, overlapping and adjacent
+    /// matches merged, and each merged span replaced once: with secrets `alpha-beta` and
+    /// `beta-gamma`, `alpha-beta-gamma` leaves nothing of either.
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut text = Cow::Borrowed(text);
+        let mut spans = Vec::new();
         for pattern in &self.patterns {
-            if text.contains(pattern.as_str()) {
-                text = Cow::Owned(text.replace(pattern.as_str(), "[REDACTED]"));
+            let mut from = 0;
+            while let Some(found) = text[from..].find(pattern.as_str()) {
+                let start = from + found;
+                spans.push((start, start + pattern.len()));
+                // On by one character, so that overlapping matches are found too.
+                from = start + text[start..].chars().next().map_or(1, char::len_utf8);
             }
         }
-        text
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        spans.sort_unstable();
+        let mut clean = String::with_capacity(text.len());
+        let mut copied = 0;
+        let mut spans = spans.into_iter();
+        let mut current = spans.next().expect("not empty");
+        for (start, end) in spans {
+            if start <= current.1 {
+                current.1 = current.1.max(end);
+            } else {
+                clean.push_str(&text[copied..current.0]);
+                clean.push_str("[REDACTED]");
+                copied = current.1;
+                current = (start, end);
+            }
+        }
+        clean.push_str(&text[copied..current.0]);
+        clean.push_str("[REDACTED]");
+        clean.push_str(&text[current.1..]);
+        Cow::Owned(clean)
     }
 }
 
@@ -74,12 +102,17 @@ impl Redact for RedactValues {
 /// `json.dumps` writes); `Debug`-escaped (`{:?}` of a `String`: `\"`, `\\`, `\n`,
 /// `\u{1}`); and each of those escaped once more, since a log line often quotes JSON with
 /// `Debug` (tracing prints string fields that way) and a JSON detail often holds a
-/// `Debug` rendering. Forms equal to one another are given once.
+/// `Debug` rendering; and as tracing-subscriber's formatter writes a message or a field
+/// shown with `Display` (terminal control characters as `\x07`). Forms equal to one
+/// another are given once.
 fn escaped_forms(secret: &str) -> Vec<String> {
     let json = json_escaped(secret);
     let debug = debug_escaped(secret);
+    let terminal = terminal_escaped(secret);
     let mut forms = vec![
         secret.to_owned(),
+        json_escaped(&terminal),
+        terminal,
         ascii_json_escaped(secret),
         json_escaped(&debug),
         debug_escaped(&json),
@@ -103,6 +136,22 @@ fn json_escaped(value: &str) -> String {
 fn debug_escaped(value: &str) -> String {
     let quoted = format!("{value:?}");
     quoted[1..quoted.len() - 1].to_owned()
+}
+
+/// `value` as tracing-subscriber's formatter writes text it shows with `Display`: the
+/// characters a terminal could act on spelled out (its `escape.rs`, 0.3.20 and later).
+fn terminal_escaped(value: &str) -> String {
+    let mut escaped = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\x1b' | '\x07' | '\x08' | '\x0c' | '\x7f' => {
+                escaped.push_str(&format!("\\x{:02x}", u32::from(c)));
+            }
+            '\u{80}'..='\u{9f}' => escaped.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }
 
 /// The inside of `value` as a JSON string with only ASCII characters.
@@ -154,6 +203,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_secret_as_tracing_shows_control_characters_is_redacted() {
+        let redact = RedactValues::new(["ab\x07cd\u{85}-4242".to_owned()]);
+        let clean = redact.redact(r"leaked by a log line: ab\x07cd\u{85}-4242.");
+        assert_eq!(clean, "leaked by a log line: [REDACTED].");
+    }
+
+    #[test]
+    fn overlapping_secrets_are_redacted_whole() {
+        let redact = RedactValues::new(["alpha-beta".to_owned(), "beta-gamma".to_owned()]);
+        assert_eq!(redact.redact("x alpha-beta-gamma y"), "x [REDACTED] y");
+        let redact = RedactValues::new(["aba".to_owned()]);
+        assert_eq!(redact.redact("ababa, aba"), "[REDACTED], [REDACTED]");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! A tool that tries every way a plugin could print its secrets: a panic, an error the
-//! model reads, an audit record, a log line; and one that tells which secret variables
+//! model reads, an output, an audit record, a log line; and one that tells which secret variables
 //! are left in the process environment. Only the test engine in `src/main.rs` links
 //! them, never an engine image.
 
@@ -40,6 +40,9 @@ pub enum Way {
     Audit,
     /// Log the secrets through `tracing`, as fields and in the message.
     Log,
+    /// Answer with the secrets in the output, as written and `Debug`-formatted (an
+    /// upstream answer that quotes a key).
+    Output,
 }
 
 /// What to do.
@@ -77,6 +80,7 @@ pub async fn leak(leak: Leak, secrets: LeakSecrets, audit: &Audit) -> Result<Str
             }
             Ok("logged".to_owned())
         }
+        Way::Output => Ok(format!("leaked by an output: {} {all:?}", all.join(" "))),
     }
 }
 

@@ -14,8 +14,9 @@ const ENGINE: &str = env!("CARGO_BIN_EXE_secret-leaks");
 
 /// Quotes, a backslash and an apostrophe.
 const QUOTED: &str = r#"q"uo\ted'-4242"#;
-/// Control characters: SOH, a tab and a newline.
-const CONTROL: &str = "c\u{1}on\ttrol\nline-4242";
+/// Control characters: SOH, a tab, a newline, and BEL and ESC (which the log formatter
+/// spells `\x07` and `\x1b`).
+const CONTROL: &str = "c\u{1}on\ttrol\u{7}\u{1b}\nline-4242";
 /// Not ASCII, with a zero-width space that `Debug` escapes as `\u{200b}`.
 const UNICODE: &str = "ünï-日本-\u{200b}-4242";
 
@@ -126,6 +127,17 @@ fn a_tool_error_quoting_the_secrets_reaches_the_model_redacted() {
     assert_eq!(
         error["error"]["message"],
         r#"leaked by an error: [REDACTED] [REDACTED] [REDACTED] ["[REDACTED]", "[REDACTED]", "[REDACTED]"]"#
+    );
+}
+
+#[test]
+fn an_output_quoting_the_secrets_reaches_the_model_redacted() {
+    let output = leak("output");
+    assert!(output.status.success(), "{output:?}");
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        answer,
+        r#"leaked by an output: [REDACTED] [REDACTED] [REDACTED] ["[REDACTED]", "[REDACTED]", "[REDACTED]"]"#
     );
 }
 
