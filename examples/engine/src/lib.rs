@@ -76,14 +76,45 @@ enum Command {
         #[command(flatten)]
         options: McpArgs,
     },
-    /// Serve the agent's tools over MCP's streamable HTTP at `http://ADDR/mcp`.
+    /// Serve the agent's tools over MCP's streamable HTTP at `http://ADDR/mcp`. With
+    /// ENGINE_MCP_TOKEN set, every request needs `Authorization: Bearer <token>`; an address
+    /// other hosts can reach needs it.
     Serve {
         /// The address to listen on; port 0 picks a free one. The URL is printed.
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: SocketAddr,
         #[command(flatten)]
         options: McpArgs,
+        #[command(flatten)]
+        http: HttpArgs,
     },
+}
+
+/// Who may reach the HTTP server, and how much it serves at once.
+#[derive(clap::Args)]
+struct HttpArgs {
+    /// A browser origin allowed besides loopback ones, such as `https://app.example.com:443`
+    /// (`:*` for any port); repeat for more. Requests from other origins get 403.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
+    /// A host name clients reach the server by, besides loopback ones (needed for an
+    /// address other hosts reach); repeat for more. Requests for other hosts get 403.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// The most requests served at once; more get 503 at once.
+    #[arg(long, default_value_t = engine_mcp::HttpOptions::default().max_in_flight)]
+    max_in_flight: usize,
+}
+
+impl HttpArgs {
+    fn options(self, token: Option<String>) -> engine_mcp::HttpOptions {
+        engine_mcp::HttpOptions {
+            token,
+            allowed_origins: self.allowed_origins,
+            allowed_hosts: self.allowed_hosts,
+            max_in_flight: self.max_in_flight,
+        }
+    }
 }
 
 /// What both MCP transports take.
@@ -111,6 +142,13 @@ impl McpArgs {
 /// command.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    let token = match take_token() {
+        Ok(token) => token,
+        Err(error) => {
+            eprintln!("the engine refused to start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let config = match EngineConfig::load(cli.config.as_deref(), std::env::vars()) {
         Ok(config) => config,
         Err(error) => {
@@ -173,9 +211,13 @@ pub fn run() -> ExitCode {
             let server = McpServer::new(engine, agent, options.options());
             return serve(engine_mcp::serve_stdio(server));
         }
-        Command::Serve { addr, options } => {
+        Command::Serve {
+            addr,
+            options,
+            http,
+        } => {
             let server = McpServer::new(engine, agent, options.options());
-            return serve(serve_http(server, addr));
+            return serve(serve_http(server, addr, http.options(token)));
         }
     }
     ExitCode::SUCCESS
@@ -195,10 +237,28 @@ fn serve<E: std::fmt::Display>(server: impl Future<Output = Result<(), E>>) -> E
     }
 }
 
+/// The MCP server's token, from [`engine_mcp::TOKEN_ENV`], removed from the environment
+/// like secrets so that no plugin or child process reads it. Run before any thread starts.
+fn take_token() -> Result<Option<String>, String> {
+    let Some(value) = std::env::var_os(engine_mcp::TOKEN_ENV) else {
+        return Ok(None);
+    };
+    std::env::remove_var(engine_mcp::TOKEN_ENV);
+    value
+        .into_string()
+        .map(Some)
+        .map_err(|_| format!("{} is not UTF-8 text", engine_mcp::TOKEN_ENV))
+}
+
 /// Binds `addr`, prints the URL on stdout (the one line a script needs to find a port
 /// chosen by the system), and serves until Ctrl-C.
-async fn serve_http(server: McpServer, addr: SocketAddr) -> std::io::Result<()> {
+async fn serve_http(
+    server: McpServer,
+    addr: SocketAddr,
+    options: engine_mcp::HttpOptions,
+) -> Result<(), engine_mcp::HttpError> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    options.check_address(listener.local_addr()?)?;
     println!("http://{}/mcp", listener.local_addr()?);
     let shutdown = CancellationToken::new();
     tokio::spawn({
@@ -210,7 +270,7 @@ async fn serve_http(server: McpServer, addr: SocketAddr) -> std::io::Result<()> 
             }
         }
     });
-    engine_mcp::serve_http(server, listener, shutdown).await
+    engine_mcp::serve_http(server, listener, options, shutdown).await
 }
 
 fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Duration) -> ExitCode {

@@ -32,7 +32,9 @@ pub use knowledge::{
     KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchHit, Write,
     Written,
 };
-pub use model::{ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, Tier};
+pub use model::{
+    ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, SpendCap, Tier,
+};
 pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};
 pub use state::{State, StateMap, StateWrites};
 pub use turn::{Conversation, Subscriber, TurnIdentity};
