@@ -199,15 +199,17 @@ impl Bearer {
     }
 
     fn admits(&self, authorization: Option<&HeaderValue>) -> bool {
-        let Some((scheme, token)) = authorization
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split_once(' '))
-        else {
+        // Bytes, not text: a token need not be ASCII.
+        let Some(value) = authorization.map(HeaderValue::as_bytes) else {
             return false;
         };
+        let Some(space) = value.iter().position(|&byte| byte == b' ') else {
+            return false;
+        };
+        let (scheme, token) = (&value[..space], &value[space + 1..]);
         // The scheme is case-insensitive (RFC 9110); the token is compared in constant time,
         // so the time taken tells nothing about how much of it a guess got right.
-        scheme.eq_ignore_ascii_case("bearer") && bool::from(token.as_bytes().ct_eq(&self.token))
+        scheme.eq_ignore_ascii_case(b"bearer") && bool::from(token.ct_eq(&self.token))
     }
 }
 
@@ -243,5 +245,8 @@ mod tests {
         assert!(!admits("Basic s3cret"));
         assert!(!admits("s3cret"));
         assert!(!bearer.admits(None));
+        let accented = Bearer::new("s\u{e9}cret");
+        let value = HeaderValue::from_bytes("Bearer s\u{e9}cret".as_bytes()).unwrap();
+        assert!(accented.admits(Some(&value)));
     }
 }

@@ -19,7 +19,7 @@ pub enum Transport {
 pub const BOTH: [Transport; 2] = [Transport::Stdio, Transport::Http];
 
 /// A served engine, killed when dropped.
-struct Served(Child);
+pub struct Served(Child);
 
 impl Drop for Served {
     fn drop(&mut self) {
@@ -30,9 +30,15 @@ impl Drop for Served {
 
 /// Starts `engine serve` on a free port and answers its URL, read from its first line.
 fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
+    serve_with_env(engine, extra, &[])
+}
+
+/// [`serve`], with `env` variables set for the engine (such as its token).
+pub fn serve_with_env(engine: &str, extra: &[&str], env: &[(&str, &str)]) -> (Served, String) {
     let mut child = Command::new(engine)
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -70,7 +76,11 @@ pub fn drive_with_headers(
             (Some(served), json!({ "url": url, "headers": headers }))
         }
     };
-    let plan = json!({ "server": server, "steps": steps });
+    run_client(json!({ "server": server, "steps": steps }))
+}
+
+/// Runs client.py with `plan` (its server, its steps and options) and answers the report.
+pub fn run_client(plan: Value) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/client.py");
     let mut client = Command::new(crate::python(
         "the MCP tests need Python with the `mcp` package",
@@ -90,7 +100,8 @@ pub fn drive_with_headers(
     let output = client.wait_with_output().unwrap();
     assert!(
         output.status.success(),
-        "the client failed over {transport:?}:\n{}",
+        "the client failed over {}:\n{}",
+        plan["server"],
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout).expect("the client's JSON report")
