@@ -5,6 +5,7 @@
 //! cost; a call cut before its answer (deadline, cancellation, a dropped future, a broken
 //! answer) stays charged what it may have cost.
 
+use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -57,8 +58,12 @@ impl Meter {
     fn reserve(&self, usd: f64) -> Result<(), ModelError> {
         let mut ledger = self.lock();
         let committed = ledger.charged_usd(self.window) + ledger.reserved_usd;
-        // Written so that a NaN anywhere refuses rather than passes.
-        if !(committed + usd <= self.cap_usd) {
+        // A NaN anywhere is no room: the comparison then fails, and the call is refused.
+        let fits = matches!(
+            (committed + usd).partial_cmp(&self.cap_usd),
+            Some(Ordering::Less | Ordering::Equal)
+        );
+        if !fits {
             return Err(ModelError::SpendCapReached {
                 cap: self.cap,
                 cap_usd: self.cap_usd,

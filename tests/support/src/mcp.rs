@@ -33,7 +33,8 @@ fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
     serve_with_env(engine, extra, &[])
 }
 
-/// [`serve`], with `env` variables set for the engine (such as its token).
+/// Starts `engine serve` on a free port with `extra` arguments and `env` variables (such
+/// as its token), and answers its URL, read from its first line.
 pub fn serve_with_env(engine: &str, extra: &[&str], env: &[(&str, &str)]) -> (Served, String) {
     let mut child = Command::new(engine)
         .args(["serve", "--addr", "127.0.0.1:0"])
