@@ -48,7 +48,7 @@ pub trait ModelGateway: Send + Sync {
 }
 
 /// Tokens of role markup a provider may add per message, beyond its text.
-const TOKENS_PER_MESSAGE: u64 = 16;
+pub const TOKENS_PER_MESSAGE: u64 = 16;
 
 /// An upper bound of the input tokens of `request`: a tokenizer's token covers at least one
 /// byte of text (byte-level BPE, as every major provider uses), so the text's bytes bound
