@@ -113,13 +113,25 @@ fn a_token_that_is_not_ascii_is_compared_whole() {
 
 #[test]
 fn serving_another_host_without_a_token_is_a_startup_error_that_names_the_fix() {
-    let output = Command::new(ENGINE)
+    let mut refused = Command::new(ENGINE)
         .args(["serve", "--addr", "0.0.0.0:0"])
         .env_remove("ENGINE_MCP_TOKEN")
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("the engine runs");
+    // A server that started would announce its URL and run on: fail, never wait for it.
+    let mut announced = String::new();
+    BufReader::new(refused.stdout.take().unwrap())
+        .read_line(&mut announced)
+        .unwrap();
+    if !announced.is_empty() {
+        let _ = refused.kill();
+        let _ = refused.wait();
+        panic!("it served other hosts without a token: {announced}");
+    }
+    let output = refused.wait_with_output().unwrap();
     assert!(!output.status.success());
-    assert!(output.stdout.is_empty(), "no URL is announced");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("refusing to serve MCP on 0.0.0.0:")

@@ -173,8 +173,10 @@ impl Model {
         Self { access }
     }
 
-    /// Asks the agent's model of `request.tier`. Recorded with its cost, counted towards
-    /// the turn's spend cap, and stopped at the tool's deadline or cancellation.
+    /// Asks the agent's model of `request.tier`. What the call may cost at most is reserved
+    /// on the turn's, the session's and the agent's spend caps before it runs (refused with
+    /// [`ModelError::SpendCapReached`] when one has no room); it is then charged its price,
+    /// or what it may have cost if it is stopped at the tool's deadline or cancellation.
     pub async fn chat(&self, request: ChatRequest) -> Result<ChatReply, ModelError> {
         self.access.chat(request).await
     }
