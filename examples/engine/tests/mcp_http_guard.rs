@@ -23,7 +23,9 @@ fn client(url: &str, headers: Value) -> Value {
     }))
 }
 
-/// One raw HTTP/1.1 `tools/call` of `tool` to `url`, with `headers`: the status and the body.
+/// One raw HTTP/1.1 `tools/call` of `tool` to `url`, with `headers`, as protocol 2026-07-28
+/// has it (no session: the version and the method in headers and `_meta`): the status and
+/// the body.
 fn raw_call(url: &str, headers: &[(&str, &str)], tool: &str, arguments: Value) -> (u16, String) {
     let authority = url
         .strip_prefix("http://")
@@ -31,13 +33,21 @@ fn raw_call(url: &str, headers: &[(&str, &str)], tool: &str, arguments: Value) -
         .expect("an http://host:port/mcp URL");
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": tool, "arguments": arguments },
+        "params": {
+            "name": tool,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
     })
     .to_string();
     let mut stream = TcpStream::connect(authority).expect("the server listens");
     let mut request = format!(
         "POST /mcp HTTP/1.1\r\nhost: {authority}\r\naccept: application/json, text/event-stream\r\n\
-         content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+         content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\
+         mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: {tool}\r\n",
         body.len()
     );
     for (name, value) in headers {
