@@ -239,3 +239,41 @@ fn a_request_over_the_in_flight_limit_gets_503_at_once_and_the_next_one_is_serve
     assert!(body.contains("answer to A long note."), "{body}");
     assert_eq!(weather(&url, &[]).0, 200, "the place is free again");
 }
+
+#[test]
+fn the_server_keeps_no_sessions_for_clients_to_pile_up() {
+    let (_served, url) = serve(&[], None);
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap();
+    // An older client's `initialize`, which a server with sessions answers with one.
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": { "name": "raw", "version": "1" },
+        },
+    })
+    .to_string();
+    let mut stream = TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nhost: {authority}\r\naccept: application/json, text/event-stream\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    BufReader::new(stream)
+        .read_to_string(&mut response)
+        .unwrap();
+    let (head, answer) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(answer.contains("\"serverInfo\""), "{response}");
+    assert!(
+        !head.to_ascii_lowercase().contains("mcp-session-id"),
+        "a session was opened: {head}"
+    );
+}
