@@ -4,7 +4,8 @@
 //! with the reply and its cost. Before a call runs, its worst case (the gateway's
 //! [`ModelGateway::worst_case_usd`]) is reserved on the turn's, the session's and the
 //! agent's caps in one step under each cap's lock, so concurrent calls never pass a cap,
-//! and refused when one has no room; each call also stops at the tool's deadline or when it is cancelled.
+//! and refused when one has no room; each call also stops at the tool's deadline or when
+//! it is cancelled, and is then charged its worst case.
 
 use std::sync::Arc;
 
@@ -151,9 +152,12 @@ impl ModelAccess for MeteredModel {
             let reply = match reply {
                 Ok(reply) => reply,
                 Err(error) => {
-                    if !error.may_have_cost() {
-                        reservation.settle(None, 0.0);
-                    }
+                    let charged = if error.may_have_cost() {
+                        worst_usd
+                    } else {
+                        0.0
+                    };
+                    reservation.settle(None, charged);
                     return Err(gateway_error(error));
                 }
             };

@@ -102,7 +102,11 @@ struct HttpArgs {
     #[arg(long = "allow-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
     /// The most requests served at once; more get 503 at once.
-    #[arg(long, default_value_t = engine_mcp::HttpOptions::default().max_in_flight)]
+    #[arg(
+        long,
+        default_value_t = engine_mcp::HttpOptions::default().max_in_flight,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+    )]
     max_in_flight: usize,
 }
 
