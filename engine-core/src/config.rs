@@ -7,7 +7,8 @@
 //! [agents.support]
 //! knowledge = "write"               # read, write or manage; absent: no knowledge base
 //! secrets = { crm_api_key = "..." } # or ENGINE_SECRET__support__crm_api_key
-//! model = { spend_cap_usd = 0.05 }  # absent: no model access
+//! model = { spend_cap_usd = 0.05 }  # absent: no model access; see ModelGrant for the
+//!                                   # session and window caps
 //!
 //! [gateway]                         # an OpenAI-compatible endpoint for model access
 //! base_url = "http://127.0.0.1:8000/v1"
@@ -31,8 +32,9 @@ pub use environment::{take_environment, Environment};
 
 pub use check::{
     MAX_ARTIFACT_BYTES, MAX_ARTIFACT_CAPACITY_BYTES, MAX_ARTIFACT_TTL_SECS, MAX_BUSY_TIMEOUT_MS,
-    MAX_KNOWLEDGE_CONNECTIONS, MAX_KNOWLEDGE_DOCUMENTS, MAX_KNOWLEDGE_DOCUMENT_BYTES,
-    MAX_NAME_BYTES, MAX_SEARCH_WORDS, MAX_STATE_IDLE_SECS, MAX_STATE_KEYS, MAX_STATE_VALUE_BYTES,
+    MAX_GATEWAY_RESPONSE_BYTES, MAX_KNOWLEDGE_CONNECTIONS, MAX_KNOWLEDGE_DOCUMENTS,
+    MAX_KNOWLEDGE_DOCUMENT_BYTES, MAX_NAME_BYTES, MAX_OUTPUT_TOKENS, MAX_SEARCH_WORDS,
+    MAX_SPEND_WINDOW_SECS, MAX_STATE_IDLE_SECS, MAX_STATE_KEYS, MAX_STATE_VALUE_BYTES,
 };
 
 /// The prefix of environment variables that carry secrets:
@@ -91,12 +93,59 @@ impl fmt::Debug for AgentConfig {
     }
 }
 
-/// What an agent allows of model calls.
+/// What an agent allows of model calls: three caps, each checked before a call with what
+/// the call may cost at most.
+///
+/// ```toml
+/// model = { spend_cap_usd = 0.05, session_cap_usd = 0.5, window = { cap_usd = 5.0, secs = 3600 } }
+/// ```
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelGrant {
-    /// The most a turn may spend on model calls from tools, in US dollars.
+    /// The most a turn (one `tools/call` over MCP) may spend on model calls from tools, in
+    /// US dollars.
     pub spend_cap_usd: f64,
+    /// The most one client session (an MCP connection) may spend across its turns;
+    /// default [`SESSION_CAP_TURNS`] times `spend_cap_usd`.
+    #[serde(default)]
+    pub session_cap_usd: Option<f64>,
+    /// The most the agent spends over every client in a sliding window; default
+    /// [`WINDOW_CAP_TURNS`] times `spend_cap_usd` per hour.
+    #[serde(default)]
+    pub window: Option<SpendWindow>,
+}
+
+/// A cap on an agent's spend over a sliding window of time.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpendWindow {
+    /// The most spent within any `secs` seconds, in US dollars.
+    pub cap_usd: f64,
+    /// The window's length, in seconds.
+    pub secs: u64,
+}
+
+/// A session's default cap, in turns' caps: no client spends without limit, even when the
+/// configuration names no session cap.
+pub const SESSION_CAP_TURNS: f64 = 10.0;
+
+/// The agent's default hourly cap, in turns' caps.
+pub const WINDOW_CAP_TURNS: f64 = 100.0;
+
+impl ModelGrant {
+    /// The session cap, configured or default.
+    pub fn session_cap_usd(&self) -> f64 {
+        self.session_cap_usd
+            .unwrap_or(self.spend_cap_usd * SESSION_CAP_TURNS)
+    }
+
+    /// The window cap, configured or default.
+    pub fn window(&self) -> SpendWindow {
+        self.window.unwrap_or(SpendWindow {
+            cap_usd: self.spend_cap_usd * WINDOW_CAP_TURNS,
+            secs: 3600,
+        })
+    }
 }
 
 /// Limits of the artifact store. Everything an artifact holds counts toward the
@@ -219,6 +268,14 @@ pub struct GatewayConfig {
     pub base_url: String,
     /// The model and prices of each tier the gateway serves.
     pub tiers: BTreeMap<Tier, TierConfig>,
+    /// The largest answer body read from the provider, in bytes; default 1 MiB. A larger
+    /// one is refused, and the call charged what it may have cost.
+    #[serde(default = "default_max_response_bytes")]
+    pub max_response_bytes: usize,
+}
+
+fn default_max_response_bytes() -> usize {
+    1 << 20
 }
 
 /// One tier's model and prices.
@@ -231,6 +288,14 @@ pub struct TierConfig {
     pub usd_per_million_input: f64,
     /// US dollars per million output tokens.
     pub usd_per_million_output: f64,
+    /// The longest answer, in tokens, sent to the provider as `max_tokens` (a request may
+    /// ask for fewer); default 1024. With the prices it bounds what a call may cost.
+    #[serde(default = "default_max_output_tokens")]
+    pub max_output_tokens: u32,
+}
+
+fn default_max_output_tokens() -> u32 {
+    1024
 }
 
 /// Why the configuration could not be read.
@@ -534,6 +599,22 @@ mod tests {
              `gateway.tiers.fast.usd_per_million_output` is -1: give a finite amount of US dollars, 0 or more"
         );
         assert!(EngineConfig::parse("[agents.a]\nmodel = { spend_cap_usd = 0.0 }\n").is_ok());
+        let error = EngineConfig::parse(
+            "[agents.c]\nmodel = { spend_cap_usd = 1.0, session_cap_usd = nan, \
+             window = { cap_usd = -1.0, secs = 0 } }\n",
+        )
+        .unwrap_err();
+        let message = error.to_string();
+        for problem in [
+            "`agents.c.model.session_cap_usd` is NaN: give a finite amount",
+            "`agents.c.model.window.cap_usd` is -1: give a finite amount",
+            "`agents.c.model.window.secs` is 0: give 1 to 2678400 seconds",
+        ] {
+            assert!(
+                message.contains(problem),
+                "`{problem}` is missing from: {message}"
+            );
+        }
     }
 
     #[test]

@@ -25,8 +25,8 @@ pub use builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use catalog::{Format, UnknownFormat};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
-    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, LeftOut, ModelInput, Turn,
-    TurnEnd, TurnOutcome, UnknownAgent,
+    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, LeftOut, ModelInput, Session,
+    Turn, TurnEnd, TurnOutcome, UnknownAgent,
 };
 pub use hooks::Hook;
 pub use limits::Limits;

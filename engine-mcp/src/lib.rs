@@ -1,5 +1,6 @@
 //! An engine's agent over MCP, built on rmcp (the official Rust MCP SDK): one handler,
-//! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`serve_http`]).
+//! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`serve_http`], with
+//! a bearer token, `Origin` checks and a bound on requests in flight: [`HttpOptions`]).
 //!
 //! One server serves one agent: `tools/list` is that agent's MCP catalog (rendered once
 //! per set of titles), in the client's locale; `tools/call` goes through `Engine::call`,
@@ -25,23 +26,22 @@
 #![warn(missing_docs)]
 
 mod call;
+mod http;
 mod locale;
+
+pub use http::{serve_http, HttpError, HttpOptions, TOKEN_ENV};
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine_core::{Engine, Format};
+use engine_core::{Engine, Format, Session};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     Implementation, ListToolsResult, PaginatedRequestParams, ResultType, ServerCapabilities,
     ServerConfig,
 };
 use rmcp::service::{RequestContext, ServerInitializeError};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 /// How the server answers: the default locale and the time a call may take.
 #[derive(Clone, Debug)]
@@ -61,23 +61,36 @@ impl Default for Options {
     }
 }
 
-/// The MCP face of one agent of an engine. Cheap to clone: one per HTTP session shares
-/// the engine.
-#[derive(Clone)]
+/// The MCP face of one agent of an engine, in one session: its `tools/call`s are turns
+/// that share the session's model budget (the agent's `session_cap_usd`).
 pub struct McpServer {
     engine: Arc<Engine>,
     agent: Arc<str>,
     options: Arc<Options>,
+    session: Session,
 }
 
 impl McpServer {
     /// Serves the tools `agent` (which must exist) equips in `engine`, with `options`.
     pub fn new(engine: Arc<Engine>, agent: String, options: Options) -> Self {
-        assert!(engine.agent(&agent).is_some(), "no agent `{agent}`");
+        let session = engine
+            .session(&agent)
+            .unwrap_or_else(|error| panic!("{error}"));
         Self {
             engine,
             agent: agent.into(),
             options: Arc::new(options),
+            session,
+        }
+    }
+
+    /// The same server for another session, with a budget of its own.
+    pub fn for_new_session(&self) -> Self {
+        Self {
+            engine: Arc::clone(&self.engine),
+            agent: Arc::clone(&self.agent),
+            options: Arc::clone(&self.options),
+            session: self.engine.session(&self.agent).expect("checked in `new`"),
         }
     }
 }
@@ -113,11 +126,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let locale = locale::for_request(&context, &self.options.locale);
-        let session = self
-            .engine
-            .turn(&self.agent)
-            .expect("checked in `new`")
-            .with_locale(locale);
+        let session = self.engine.turn_in(&self.session).with_locale(locale);
         let call = call::ToolsCall {
             engine: &self.engine,
             session: &session,
@@ -153,21 +162,4 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), Box<dyn std::error::Er
     };
     running.waiting().await?;
     Ok(())
-}
-
-/// Serves `server` over streamable HTTP at `/mcp` on `listener` until `shutdown` is
-/// cancelled. Only loopback `Host`s are accepted (rmcp's guard against DNS rebinding).
-pub async fn serve_http(
-    server: McpServer,
-    listener: TcpListener,
-    shutdown: CancellationToken,
-) -> std::io::Result<()> {
-    let config =
-        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
-    let service: StreamableHttpService<McpServer, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
-    let router = axum::Router::new().nest_service("/mcp", service);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
 }

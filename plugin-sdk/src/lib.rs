@@ -75,7 +75,9 @@ pub mod knowledge {
 
 /// Model access by tier: take `model: Option<Model>`, `None` when the agent grants none.
 pub mod model {
-    pub use crate::context::{ChatMessage, ChatReply, ChatRequest, Model, ModelError, Role, Tier};
+    pub use crate::context::{
+        ChatMessage, ChatReply, ChatRequest, Model, ModelError, Role, SpendCap, Tier,
+    };
 }
 
 /// Who the turn is for, from the turn and never from the model: take `Subscriber` or

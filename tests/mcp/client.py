@@ -3,7 +3,10 @@ tests/oracle/requirements.txt), step by step as a plan on stdin says, and prints
 saw as one JSON report on stdout. The Rust tests write the plans and check the reports.
 
 Plan: {"server": {"stdio": [command, arg, ...]} | {"url": "http://.../mcp", "headers": {...}},
-       "steps": [step, ...]}
+       "steps": [step, ...], "may_be_refused": false}
+With "may_be_refused", a client the server turns away reports
+{"refused": {"http_statuses": [...], "error": "..."}} (the HTTP statuses it got, in order)
+instead of failing.
 Steps, each answered by one entry of the report's "steps":
   {"list_tools": {"locale": "it-IT" | null}}     -> the tools/list result
   {"call": name, "arguments": {...}}              -> the tools/call result, or {"error": {code, message}}
@@ -73,22 +76,42 @@ async def step(client, plan):
     raise ValueError(f"unknown step {plan}")
 
 
+def leaves(group):
+    """The exceptions inside exception groups, innermost first."""
+    if isinstance(group, BaseExceptionGroup):
+        for inner in group.exceptions:
+            yield from leaves(inner)
+    else:
+        yield group
+
+
 async def main():
     plan = json.load(sys.stdin)
     server = plan["server"]
+    statuses = []
+
+    async def record(response):
+        statuses.append(response.status_code)
+
     if "stdio" in server:
         command, *args = server["stdio"]
         target = StdioServerParameters(command=command, args=args)
     elif "headers" in server:
-        http = httpx2.AsyncClient(headers=server["headers"])
+        http = httpx2.AsyncClient(headers=server["headers"], event_hooks={"response": [record]})
         target = streamable_http_client(server["url"], http_client=http)
     else:
         target = server["url"]
     report = {"steps": []}
-    async with Client(target, read_timeout_seconds=30) as client:
-        report["protocol"] = client.session.protocol_version
-        for each in plan["steps"]:
-            report["steps"].append(await step(client, each))
+    try:
+        async with Client(target, read_timeout_seconds=30) as client:
+            report["protocol"] = client.session.protocol_version
+            for each in plan["steps"]:
+                report["steps"].append(await step(client, each))
+    except Exception as refused:
+        if not plan.get("may_be_refused"):
+            raise
+        error = "; ".join(str(leaf) for leaf in leaves(refused))
+        report = {"refused": {"http_statuses": statuses, "error": error}}
     json.dump(report, sys.stdout)
 
 

@@ -25,6 +25,15 @@ pub const MAX_KNOWLEDGE_DOCUMENT_BYTES: usize = 64 << 20;
 /// The most documents one agent's knowledge base may hold (10 million).
 pub const MAX_KNOWLEDGE_DOCUMENTS: usize = 10_000_000;
 
+/// The longest window an agent's spend is counted over, in seconds (31 days).
+pub const MAX_SPEND_WINDOW_SECS: u64 = 31 * 24 * 60 * 60;
+
+/// The largest answer the model gateway reads from a provider, in bytes (64 MiB).
+pub const MAX_GATEWAY_RESPONSE_BYTES: usize = 64 << 20;
+
+/// The most output tokens a tier may allow one call (a million).
+pub const MAX_OUTPUT_TOKENS: u32 = 1_000_000;
+
 /// The longest name an artifact or a knowledge document may have, in bytes.
 pub const MAX_NAME_BYTES: usize = 4096;
 
@@ -57,11 +66,46 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
                 &format!("agents.{name}.model.spend_cap_usd"),
                 model.spend_cap_usd,
             );
+            if let Some(session_cap_usd) = model.session_cap_usd {
+                money(
+                    &mut problems,
+                    &format!("agents.{name}.model.session_cap_usd"),
+                    session_cap_usd,
+                );
+            }
+            if let Some(window) = &model.window {
+                money(
+                    &mut problems,
+                    &format!("agents.{name}.model.window.cap_usd"),
+                    window.cap_usd,
+                );
+                within(
+                    &mut problems,
+                    &format!("agents.{name}.model.window.secs"),
+                    window.secs,
+                    1..=MAX_SPEND_WINDOW_SECS,
+                    "seconds",
+                );
+            }
         }
     }
     if let Some(gateway) = &config.gateway {
+        within(
+            &mut problems,
+            "gateway.max_response_bytes",
+            gateway.max_response_bytes,
+            1024..=MAX_GATEWAY_RESPONSE_BYTES,
+            "bytes",
+        );
         for (tier, prices) in &gateway.tiers {
             let tier = tier.as_str();
+            within(
+                &mut problems,
+                &format!("gateway.tiers.{tier}.max_output_tokens"),
+                prices.max_output_tokens,
+                1..=MAX_OUTPUT_TOKENS,
+                "tokens",
+            );
             money(
                 &mut problems,
                 &format!("gateway.tiers.{tier}.usd_per_million_input"),

@@ -7,6 +7,7 @@ use bytes::Bytes;
 
 use crate::catalog::{Catalogs, Format};
 use crate::config::AgentConfig;
+use crate::model::Meter;
 use crate::registry::Registry;
 use crate::tool::Tool;
 
@@ -22,6 +23,8 @@ pub struct Agent {
     left_out: Vec<LeftOut>,
     /// The registry's own when the agent equips every tool: rendered once for both.
     catalogs: Arc<Catalogs>,
+    /// The agent's spend over every client, when it grants model access.
+    pub(super) spend_window: Option<Arc<Meter>>,
 }
 
 /// A tool an agent does not equip, and why: shown to people (`check`, `tools`), never
@@ -62,8 +65,13 @@ impl Agent {
         for &index in &equipped {
             equips[index] = true;
         }
+        let spend_window = config.model.map(|grant| {
+            let window = grant.window();
+            Arc::new(Meter::windowed(window.cap_usd, window.secs))
+        });
         Self {
             name: name.to_owned(),
+            spend_window,
             equips,
             config,
             registry: Arc::clone(registry),

@@ -5,6 +5,7 @@ mod agent;
 mod builder;
 mod call;
 mod context;
+mod session;
 mod turn;
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use plugin_sdk::hook::Event;
 pub use agent::{Agent, LeftOut};
 pub use builder::{EngineBuilder, EngineError};
 pub use call::{Call, CallFuture};
+pub use session::Session;
 pub use turn::{ModelInput, Turn, TurnEnd, TurnOutcome, UnknownAgent};
 
 use crate::catalog::Format;

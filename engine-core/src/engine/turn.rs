@@ -9,7 +9,7 @@ use plugin_sdk::hook::{self, ConversationStart, MessageReceived, ResponseGenerat
 
 use super::{Engine, EngineId};
 use crate::hooks::{PreModel, ResponsePass};
-use crate::model::TurnSpend;
+use crate::model::{Meter, TurnSpend};
 
 /// One turn of an agent, for whom and in which conversation: its calls share the turn's
 /// model spend and see the conversation's state and artifacts.
@@ -149,28 +149,42 @@ pub struct TurnOutcome {
 }
 
 impl Engine {
-    /// A turn of `agent` outside any conversation; see [`Turn::in_conversation`].
+    /// A turn of `agent` outside any conversation and any session; see
+    /// [`Turn::in_conversation`] and [`Engine::session`].
     pub fn turn(&self, agent: &str) -> Result<Turn, UnknownAgent> {
-        let index = self.index_of(agent).ok_or_else(|| UnknownAgent {
-            name: agent.to_owned(),
+        let index = self.agent_index(agent)?;
+        Ok(self.new_turn(index, None))
+    }
+
+    /// The index of the agent called `name`.
+    pub(super) fn agent_index(&self, name: &str) -> Result<usize, UnknownAgent> {
+        self.index_of(name).ok_or_else(|| UnknownAgent {
+            name: name.to_owned(),
             known: self
                 .agents
                 .iter()
                 .map(|known| known.name().to_owned())
                 .collect(),
-        })?;
-        let cap = self.agents[index]
-            .config
-            .model
-            .map_or(0.0, |grant| grant.spend_cap_usd);
-        Ok(Turn {
+        })
+    }
+
+    /// A turn of the agent at `index`, within `session`'s spend if it has one: the turn's
+    /// model calls count against the turn's cap, the session's and the agent's window.
+    pub(super) fn new_turn(&self, index: usize, session: Option<Arc<Meter>>) -> Turn {
+        let agent = &self.agents[index];
+        let cap = agent.config.model.map_or(0.0, |grant| grant.spend_cap_usd);
+        let shared = session
+            .into_iter()
+            .chain(agent.spend_window.clone())
+            .collect();
+        Turn {
             engine: self.id,
             agent: index,
-            agent_name: agent.to_owned(),
+            agent_name: agent.name().to_owned(),
             conversation: None,
             locale: None,
-            spend: Arc::new(TurnSpend::new(cap)),
-        })
+            spend: Arc::new(TurnSpend::new(cap, shared)),
+        }
     }
 
     /// Runs the hooks of one turn of `turn`'s conversation for the user's `message` through the hooks,

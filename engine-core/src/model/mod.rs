@@ -1,14 +1,17 @@
 //! Model access for tools: a gateway the engine brings, metered per turn.
 //!
 //! A tool asks by tier; the engine's [`ModelGateway`] picks the agent's model and answers
-//! with the reply and its cost. [`TurnSpend`] records every call and refuses calls once
-//! the turn's spend reaches the agent's cap; each call also stops at the tool's deadline
-//! or when the call is cancelled.
+//! with the reply and its cost. Before a call runs, its worst case (the gateway's
+//! [`ModelGateway::worst_case_usd`]) is reserved on the turn's, the session's and the
+//! agent's caps in one step under each cap's lock, so concurrent calls never pass a cap,
+//! and refused when one has no room; each call also stops at the tool's deadline or when
+//! it is cancelled, and is then charged its worst case.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[cfg(feature = "http")]
 mod openai;
+mod spend;
 
 use plugin_sdk::engine::{BoxFuture, ModelAccess};
 use plugin_sdk::model::{ChatReply, ChatRequest, ModelError, Tier};
@@ -28,6 +31,8 @@ pub struct GatewayReply {
 
 #[cfg(feature = "http")]
 pub use openai::OpenAiCompatibleGateway;
+pub(crate) use spend::Meter;
+pub use spend::{ModelCall, TurnSpend};
 
 /// Where model calls go: the engine's connection to its providers. A tool never sees it.
 pub trait ModelGateway: Send + Sync {
@@ -36,6 +41,31 @@ pub trait ModelGateway: Send + Sync {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<GatewayReply, GatewayError>>;
+
+    /// The most `request` may cost, in US dollars: reserved on every spend cap before
+    /// [`chat`](Self::chat) runs. It must bound the reply's cost, so a gateway sends the
+    /// output bound it prices to the provider; [`max_input_tokens`] bounds the input.
+    fn worst_case_usd(&self, request: &ChatRequest) -> Result<f64, GatewayError>;
+}
+
+/// Tokens of role markup a provider may add per message, beyond its text.
+pub const TOKENS_PER_MESSAGE: u64 = 16;
+
+/// An upper bound of the input tokens of `request`: a tokenizer's token covers at least one
+/// byte of text (byte-level BPE, as every major provider uses), so the text's bytes bound
+/// its tokens, plus [`TOKENS_PER_MESSAGE`] for each message, the system's and the reply's.
+pub fn max_input_tokens(request: &ChatRequest) -> u64 {
+    let system = request
+        .system
+        .as_ref()
+        .map_or(0, |system| system.len() as u64);
+    let messages: u64 = request
+        .messages
+        .iter()
+        .map(|message| message.content.len() as u64)
+        .sum();
+    let framed = request.messages.len() as u64 + 2;
+    system + messages + framed * TOKENS_PER_MESSAGE
 }
 
 /// Why a gateway gave no reply.
@@ -45,13 +75,27 @@ pub enum GatewayError {
     /// The gateway has no model for the tier asked for.
     #[error("the gateway serves no `{}` tier", .0.as_str())]
     NoTier(Tier),
-    /// The provider could not be reached.
+    /// The provider could not be reached: nothing was sent.
     #[error("cannot reach {authority}: {reason}")]
     Unreachable {
         /// Where the provider was looked for.
         authority: String,
         /// What the connection said.
         reason: String,
+    },
+    /// The connection broke after the request was sent.
+    #[error("the connection to {authority} broke: {reason}")]
+    Broken {
+        /// The provider.
+        authority: String,
+        /// What the connection said.
+        reason: String,
+    },
+    /// The provider's answer was longer than the gateway reads.
+    #[error("the provider's answer is longer than {limit} bytes (`max_response_bytes`)")]
+    TooLarge {
+        /// The most the gateway reads, in bytes.
+        limit: usize,
     },
     /// The provider answered with an error status.
     #[error("the provider answered {status}: {body}")]
@@ -69,53 +113,19 @@ pub enum GatewayError {
     Url(String),
 }
 
-/// One recorded model call.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModelCall {
-    /// The tool that asked.
-    pub tool: String,
-    /// The tier it asked for.
-    pub tier: Tier,
-    /// The model that answered.
-    pub model: String,
-    /// The cost, in US dollars.
-    pub cost_usd: f64,
-}
-
-/// What a turn spent on model calls from tools, against the agent's cap.
-#[derive(Debug)]
-pub struct TurnSpend {
-    cap_usd: f64,
-    calls: Mutex<Vec<ModelCall>>,
-}
-
-impl TurnSpend {
-    /// A turn allowed to spend `cap_usd`.
-    pub(crate) fn new(cap_usd: f64) -> Self {
-        Self {
-            cap_usd,
-            calls: Mutex::default(),
-        }
-    }
-
-    /// What the turn spent so far.
-    pub fn spent_usd(&self) -> f64 {
-        self.lock().iter().map(|call| call.cost_usd).sum()
-    }
-
-    /// Every model call of the turn, in order.
-    pub fn calls(&self) -> Vec<ModelCall> {
-        self.lock().clone()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<ModelCall>> {
-        self.calls
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+impl GatewayError {
+    /// Whether the provider may have run the model before this failure, so the call is
+    /// charged what it may have cost: yes once the request was sent, unless the provider
+    /// refused it with an error status.
+    pub fn may_have_cost(&self) -> bool {
+        matches!(
+            self,
+            Self::Broken { .. } | Self::TooLarge { .. } | Self::Answer(_)
+        )
     }
 }
 
-/// One tool call's model access: its gateway, its turn's meter, its deadline and token.
+/// One tool call's model access: its gateway, its turn's meters, its deadline and token.
 pub(crate) struct MeteredModel {
     pub(crate) gateway: Arc<dyn ModelGateway>,
     pub(crate) spend: Arc<TurnSpend>,
@@ -127,20 +137,39 @@ pub(crate) struct MeteredModel {
 impl ModelAccess for MeteredModel {
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatReply, ModelError>> {
         Box::pin(async move {
-            let spent = self.spend.spent_usd();
-            if spent >= self.spend.cap_usd {
-                return Err(ModelError::SpendCapReached {
-                    cap_usd: self.spend.cap_usd,
-                    spent_usd: spent,
-                });
-            }
+            let worst_usd = self
+                .gateway
+                .worst_case_usd(&request)
+                .map_err(gateway_error)?;
+            // Dropped with this future (the dispatch's deadline fired first), the
+            // reservation charges the worst case: the provider may have answered.
+            let reservation = self.spend.reserve(&self.tool, request.tier, worst_usd)?;
             let reply = tokio::select! {
-                reply = self.gateway.chat(&request) => reply.map_err(|error| ModelError::Gateway(error.to_string()))?,
+                reply = self.gateway.chat(&request) => reply,
                 () = tokio::time::sleep_until(self.deadline) => return Err(ModelError::TimedOut),
                 () = self.cancel.cancelled() => return Err(ModelError::Cancelled),
             };
-            // A call that crosses the cap is already paid for: it answers, and the
-            // turn's next call is refused.
+            let reply = match reply {
+                Ok(reply) => reply,
+                Err(error) => {
+                    let charged = if error.may_have_cost() {
+                        worst_usd
+                    } else {
+                        0.0
+                    };
+                    reservation.settle(None, charged);
+                    return Err(gateway_error(error));
+                }
+            };
+            if reply.cost_usd > worst_usd {
+                tracing::warn!(
+                    target: "model",
+                    tool = %self.tool,
+                    cost_usd = reply.cost_usd,
+                    worst_usd,
+                    "a model call cost more than its worst case: does the provider honour `max_tokens`?"
+                );
+            }
             tracing::info!(
                 target: "model",
                 tool = %self.tool,
@@ -149,13 +178,12 @@ impl ModelAccess for MeteredModel {
                 cost_usd = reply.cost_usd,
                 "model call"
             );
-            self.spend.lock().push(ModelCall {
-                tool: self.tool.clone(),
-                tier: request.tier,
-                model: reply.model,
-                cost_usd: reply.cost_usd,
-            });
+            reservation.settle(Some(reply.model), reply.cost_usd);
             Ok(ChatReply { text: reply.text })
         })
     }
+}
+
+fn gateway_error(error: GatewayError) -> ModelError {
+    ModelError::Gateway(error.to_string())
 }

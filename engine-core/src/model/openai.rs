@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Bytes;
 use hyper::Request;
 use hyper_util::rt::TokioIo;
@@ -12,14 +12,16 @@ use plugin_sdk::model::{ChatRequest, Role, Tier};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{GatewayError, GatewayReply, ModelGateway};
+use super::{max_input_tokens, GatewayError, GatewayReply, ModelGateway};
 use crate::config::{GatewayConfig, TierConfig};
 
-/// POSTs `{base_url}/chat/completions`, prices the answer from its `usage`.
+/// POSTs `{base_url}/chat/completions` with the tier's model and `max_tokens`, reads at
+/// most `max_response_bytes` of the answer, and prices it from its `usage`.
 pub struct OpenAiCompatibleGateway {
     authority: String,
     path: String,
     tiers: BTreeMap<Tier, TierConfig>,
+    max_response_bytes: usize,
 }
 
 impl OpenAiCompatibleGateway {
@@ -34,7 +36,14 @@ impl OpenAiCompatibleGateway {
             authority: authority.to_owned(),
             path: format!("/{}/chat/completions", path.trim_end_matches('/')).replace("//", "/"),
             tiers: config.tiers.clone(),
+            max_response_bytes: config.max_response_bytes,
         })
+    }
+
+    fn tier(&self, request: &ChatRequest) -> Result<&TierConfig, GatewayError> {
+        self.tiers
+            .get(&request.tier)
+            .ok_or(GatewayError::NoTier(request.tier))
     }
 
     async fn post(&self, body: Value) -> Result<Value, GatewayError> {
@@ -54,16 +63,24 @@ impl OpenAiCompatibleGateway {
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(body.to_string())))
             .map_err(|error| GatewayError::Url(error.to_string()))?;
+        let broken = |reason: String| GatewayError::Broken {
+            authority: self.authority.clone(),
+            reason,
+        };
         let response = sender
             .send_request(request)
             .await
-            .map_err(|error| unreachable(error.to_string()))?;
+            .map_err(|error| broken(error.to_string()))?;
         let status = response.status();
-        let bytes = response
-            .into_body()
+        let bytes = Limited::new(response.into_body(), self.max_response_bytes)
             .collect()
             .await
-            .map_err(|error| unreachable(error.to_string()))?
+            .map_err(|error| match error.downcast::<LengthLimitError>() {
+                Ok(_) => GatewayError::TooLarge {
+                    limit: self.max_response_bytes,
+                },
+                Err(error) => broken(error.to_string()),
+            })?
             .to_bytes();
         if !status.is_success() {
             return Err(GatewayError::Status {
@@ -105,10 +122,7 @@ impl ModelGateway for OpenAiCompatibleGateway {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<GatewayReply, GatewayError>> {
         Box::pin(async move {
-            let tier = self
-                .tiers
-                .get(&request.tier)
-                .ok_or(GatewayError::NoTier(request.tier))?;
+            let tier = self.tier(request)?;
             let mut messages = Vec::new();
             if let Some(system) = &request.system {
                 messages.push(json!({ "role": "system", "content": system }));
@@ -121,7 +135,12 @@ impl ModelGateway for OpenAiCompatibleGateway {
                 messages.push(json!({ "role": role, "content": message.content }));
             }
             let answer = self
-                .post(json!({ "model": tier.model, "messages": messages }))
+                .post(json!({
+                    "model": tier.model,
+                    "messages": messages,
+                    // What makes the worst case a bound: the answer is cut here.
+                    "max_tokens": max_output_tokens(tier, request),
+                }))
                 .await?;
             let completion: Completion = serde_json::from_value(answer)
                 .map_err(|error| GatewayError::Answer(format!("an unexpected shape: {error}")))?;
@@ -132,8 +151,11 @@ impl ModelGateway for OpenAiCompatibleGateway {
                 .ok_or_else(|| GatewayError::Answer("no choice".into()))?
                 .message
                 .content;
-            let cost_usd = completion.usage.prompt_tokens as f64 * tier.usd_per_million_input / 1e6
-                + completion.usage.completion_tokens as f64 * tier.usd_per_million_output / 1e6;
+            let cost_usd = price(
+                tier,
+                completion.usage.prompt_tokens,
+                completion.usage.completion_tokens,
+            );
             Ok(GatewayReply {
                 text,
                 model: completion.model.unwrap_or_else(|| tier.model.clone()),
@@ -141,4 +163,27 @@ impl ModelGateway for OpenAiCompatibleGateway {
             })
         })
     }
+
+    fn worst_case_usd(&self, request: &ChatRequest) -> Result<f64, GatewayError> {
+        let tier = self.tier(request)?;
+        Ok(price(
+            tier,
+            max_input_tokens(request),
+            max_output_tokens(tier, request).into(),
+        ))
+    }
+}
+
+/// The longest answer `request` may get: what it asks for, within the tier's most.
+fn max_output_tokens(tier: &TierConfig, request: &ChatRequest) -> u32 {
+    request
+        .max_output_tokens
+        .map_or(tier.max_output_tokens, |asked| {
+            asked.min(tier.max_output_tokens)
+        })
+}
+
+fn price(tier: &TierConfig, input_tokens: u64, output_tokens: u64) -> f64 {
+    input_tokens as f64 * tier.usd_per_million_input / 1e6
+        + output_tokens as f64 * tier.usd_per_million_output / 1e6
 }

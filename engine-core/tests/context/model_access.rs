@@ -1,5 +1,7 @@
-//! Model access, through a provider double on a real socket: by tier, metered per turn,
-//! stopped at the tool's deadline and on cancellation.
+//! Model access, through a provider double on a real socket: by tier, with the answer's
+//! length bounded, reserved on the turn's, the session's and the agent's caps before it
+//! runs (so concurrent calls never pass a cap), stopped at the tool's deadline and on
+//! cancellation, and charged what it may have cost when cut.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,8 +11,13 @@ use serde_json::{json, Value};
 
 use crate::support::{call, engine, in_conversation};
 
-/// A model provider double: OpenAI's chat completions wire format on a real socket.
-/// Each answer costs 1,000 input and 1,000 output tokens; "slow" makes it wait.
+/// Each call's input is priced at 10 tokens, and its output at the whole `max_tokens` it
+/// was sent: the most it may cost, but for the input bound.
+const INPUT_TOKENS: u64 = 10;
+
+/// A model provider double: OpenAI's chat completions wire format on a real socket. It
+/// answers after a moment (so that calls overlap), charges the whole `max_tokens`, and
+/// by question: "slow" waits 30 s, "huge" answers 2 MiB.
 async fn provider() -> (String, Arc<Mutex<Vec<Value>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let app = axum::Router::new().route(
@@ -20,13 +27,19 @@ async fn provider() -> (String, Arc<Mutex<Vec<Value>>>) {
             move |axum::Json(body): axum::Json<Value>| async move {
                 seen.lock().unwrap().push(body.clone());
                 let question = body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+                tokio::time::sleep(Duration::from_millis(50)).await;
                 if question.contains("slow") {
                     tokio::time::sleep(Duration::from_secs(30)).await;
                 }
+                let answer = if question.contains("huge") {
+                    "x".repeat(2 << 20)
+                } else {
+                    format!("answer to {question}")
+                };
                 axum::Json(json!({
                     "model": body["model"],
-                    "choices": [{ "message": { "role": "assistant", "content": format!("answer to {question}") } }],
-                    "usage": { "prompt_tokens": 1000, "completion_tokens": 1000 },
+                    "choices": [{ "message": { "role": "assistant", "content": answer } }],
+                    "usage": { "prompt_tokens": INPUT_TOKENS, "completion_tokens": body["max_tokens"] },
                 }))
             }
         }),
@@ -37,50 +50,71 @@ async fn provider() -> (String, Arc<Mutex<Vec<Value>>>) {
     (url, seen)
 }
 
-fn model_engine(url: &str) -> Engine {
+/// $1 per million tokens either way, answers of at most 1,000 tokens: a call costs
+/// $0.00101 and may cost its input's bytes more.
+fn model_engine(url: &str, grant: &str) -> Engine {
     // `[gateway]`: the engine talks to the provider over HTTP.
     engine(&format!(
-        "[gateway]\nbase_url = {url:?}\ntiers.fast = {{ model = \"tiny\", usd_per_million_input = 1.0, usd_per_million_output = 1.0 }}\n\
-         [agents.thinker]\nmodel = {{ spend_cap_usd = 0.005 }}\n[agents.plain]\n"
+        "[gateway]\nbase_url = {url:?}\ntiers.fast = {{ model = \"tiny\", usd_per_million_input = 1.0, usd_per_million_output = 1.0, max_output_tokens = 1000 }}\n\
+         [agents.thinker]\nmodel = {grant}\n[agents.plain]\n"
     ))
 }
 
+const COST: f64 = (INPUT_TOKENS + 1000) as f64 / 1e6;
+
+/// The most an `ask` of `question` may cost: its bytes and the markup of its system
+/// message, its question and the reply, bound its input tokens.
+fn worst_case(question: &str) -> f64 {
+    let input = "Answer briefly.".len() + question.len() + 3 * 16;
+    (input + 1000) as f64 / 1e6
+}
+
+fn is_spend_cap(message: &str) -> bool {
+    message.contains("spend cap is reached")
+}
+
 #[tokio::test]
-async fn model_calls_go_by_tier_through_the_gateway_and_stop_at_the_turns_spend_cap() {
+async fn model_calls_go_by_tier_through_the_gateway_and_stop_before_the_turns_spend_cap() {
     let (url, seen) = provider().await;
-    let engine = model_engine(&url);
+    let engine = model_engine(&url, "{ spend_cap_usd = 0.005 }");
     let turn = in_conversation(&engine, "thinker", "s", "c");
-    for question in ["one", "two", "three"] {
+    // $0.00101 a call, each reserving up to $0.00107 first: four fit under $0.005,
+    // the fifth would not, and is refused before it runs.
+    for question in ["one", "two", "three", "four"] {
         let answer = call(&engine, &turn, "ctx__ask", json!({ "text": question }))
             .await
             .unwrap();
         assert_eq!(answer, format!("answer to {question}"));
     }
-    // $0.002 a call against a $0.005 cap: the third crossed it, the fourth is refused.
-    let refused = call(&engine, &turn, "ctx__ask", json!({ "text": "four" }))
+    let refused = call(&engine, &turn, "ctx__ask", json!({ "text": "five" }))
         .await
         .expect_err("over the cap");
+    assert!(is_spend_cap(refused.message()), "{}", refused.message());
     assert!(
-        refused.message().contains("spend cap is reached"),
+        refused.message().contains("the turn's"),
         "{}",
         refused.message()
     );
     let calls = turn.spend().calls();
-    assert_eq!(calls.len(), 3);
-    assert!(calls.iter().all(|call| call.model == "tiny"
-        && call.tool == "ctx:ask"
-        && (call.cost_usd - 0.002).abs() < 1e-9));
-    // The provider got the tier's model, never a name from the tool.
+    assert_eq!(calls.len(), 4);
+    assert!(calls
+        .iter()
+        .all(|call| call.model.as_deref() == Some("tiny")
+            && call.tool == "ctx:ask"
+            && (call.cost_usd - COST).abs() < 1e-12));
+    // The provider got the tier's model and its longest answer, never a name from the
+    // tool; the refused call never reached it.
     let requests = seen.lock().unwrap().clone();
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 4);
     assert_eq!(requests[0]["model"], "tiny");
+    assert_eq!(requests[0]["max_tokens"], 1000);
     assert_eq!(
         requests[0]["messages"][0],
         json!({ "role": "system", "content": "Answer briefly." })
     );
     // A new turn has a new budget.
     let next = in_conversation(&engine, "thinker", "s", "c");
-    assert!(call(&engine, &next, "ctx__ask", json!({ "text": "five" }))
+    assert!(call(&engine, &next, "ctx__ask", json!({ "text": "six" }))
         .await
         .is_ok());
     // Without the grant, the tool gets no model.
@@ -94,9 +128,37 @@ async fn model_calls_go_by_tier_through_the_gateway_and_stop_at_the_turns_spend_
 }
 
 #[tokio::test]
-async fn a_model_call_stops_at_the_tools_deadline_and_on_cancellation() {
-    let (url, _) = provider().await;
-    let engine = model_engine(&url);
+async fn concurrent_model_calls_in_one_turn_never_spend_past_its_cap() {
+    let (url, seen) = provider().await;
+    let cap = 0.005;
+    let engine = model_engine(&url, &format!("{{ spend_cap_usd = {cap} }}"));
+    let turn = in_conversation(&engine, "thinker", "s", "c");
+    let arguments = json!({ "text": "at once" }).to_string();
+    // Twelve calls started together: every one asks before any has an answer.
+    let calls = (0..12).map(|_| engine.call(&turn, Call::new("ctx__ask", &arguments)));
+    let results = futures::future::join_all(calls).await;
+    let refused = results
+        .iter()
+        .filter(|result| {
+            result
+                .as_ref()
+                .is_err_and(|error| is_spend_cap(error.message()))
+        })
+        .count();
+    let answered = results.iter().filter(|result| result.is_ok()).count();
+    assert_eq!(answered + refused, 12, "{results:?}");
+    assert!(refused > 0, "some calls must be refused: {results:?}");
+    let charged: f64 = turn.spend().calls().iter().map(|call| call.cost_usd).sum();
+    assert!(charged <= cap, "charged ${charged} against a ${cap} cap");
+    // Every call that reached the provider was charged.
+    assert_eq!(seen.lock().unwrap().len(), answered);
+    assert_eq!(turn.spend().calls().len(), answered);
+}
+
+#[tokio::test]
+async fn a_model_call_cut_at_the_deadline_or_cancelled_is_charged_what_it_may_have_cost() {
+    let (url, seen) = provider().await;
+    let engine = model_engine(&url, "{ spend_cap_usd = 0.005 }");
     let turn = in_conversation(&engine, "thinker", "s", "c");
     let arguments = json!({ "text": "slow" }).to_string();
     let deadline = tokio::time::Instant::now() + Duration::from_millis(200);
@@ -104,7 +166,7 @@ async fn a_model_call_stops_at_the_tools_deadline_and_on_cancellation() {
         .call(&turn, Call::new("ctx__ask", &arguments).deadline(deadline))
         .await;
     // The dispatch and the model call watch the same deadline and token: whichever
-    // notices first, the call ends there, and nothing is spent.
+    // notices first, the call ends there.
     let late = late.expect_err("stopped");
     assert!(
         late.kind() == CallErrorKind::TimedOut
@@ -129,5 +191,79 @@ async fn a_model_call_stops_at_the_tools_deadline_and_on_cancellation() {
             || cancelled.message().contains("was cancelled"),
         "{cancelled:?}"
     );
-    assert!(turn.spend().calls().is_empty(), "nothing was spent");
+    // Both reached the provider, which may bill them: each is charged its worst case.
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    let calls = turn.spend().calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    for cut in &calls {
+        assert_eq!(cut.model, None, "{cut:?}");
+        assert!((cut.cost_usd - worst_case("slow")).abs() < 1e-12, "{cut:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_longer_than_the_gateway_reads_is_refused_and_charged() {
+    let (url, _) = provider().await;
+    let engine = model_engine(&url, "{ spend_cap_usd = 0.005 }");
+    let turn = in_conversation(&engine, "thinker", "s", "c");
+    let error = match call(&engine, &turn, "ctx__ask", json!({ "text": "huge" })).await {
+        // Not the answer itself in the message: it is 2 MiB.
+        Ok(answer) => panic!("a {}-byte answer was read", answer.to_string().len()),
+        Err(error) => error,
+    };
+    assert!(
+        error
+            .message()
+            .contains("longer than 1048576 bytes (`max_response_bytes`)"),
+        "{}",
+        error.message()
+    );
+    let calls = turn.spend().calls();
+    assert_eq!(calls.len(), 1);
+    assert!((calls[0].cost_usd - worst_case("huge")).abs() < 1e-12);
+}
+
+#[tokio::test]
+async fn a_sessions_turns_share_its_cap_and_every_session_shares_the_agents_window() {
+    let (url, _) = provider().await;
+    // Each turn may spend $0.005, a session $0.0025 (two calls), the agent $0.004 an
+    // hour (three calls).
+    let engine = model_engine(
+        &url,
+        "{ spend_cap_usd = 0.005, session_cap_usd = 0.0025, window = { cap_usd = 0.004, secs = 3600 } }",
+    );
+    let ask = |turn| {
+        let engine = &engine;
+        async move { call(engine, &turn, "ctx__ask", json!({ "text": "q" })).await }
+    };
+    let first = engine.session("thinker").unwrap();
+    assert!(ask(engine.turn_in(&first)).await.is_ok());
+    assert!(ask(engine.turn_in(&first)).await.is_ok());
+    // A fresh turn, and still the session's third call: refused.
+    let refused = ask(engine.turn_in(&first))
+        .await
+        .expect_err("the session's cap");
+    assert!(
+        is_spend_cap(refused.message()) && refused.message().contains("the session's"),
+        "{}",
+        refused.message()
+    );
+    // Another session has its own cap, but the agent's window has room for one call.
+    let second = engine.session("thinker").unwrap();
+    assert!(ask(engine.turn_in(&second)).await.is_ok());
+    let refused = ask(engine.turn_in(&second))
+        .await
+        .expect_err("the window's cap");
+    assert!(
+        refused
+            .message()
+            .contains("the agent's 3600-second model spend cap"),
+        "{}",
+        refused.message()
+    );
+    // A turn outside any session is still within the agent's window.
+    let outside = ask(engine.turn("thinker").unwrap()).await;
+    assert!(is_spend_cap(
+        outside.expect_err("the window's cap").message()
+    ));
 }

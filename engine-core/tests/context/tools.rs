@@ -196,6 +196,7 @@ async fn ask(args: Text, model: Option<Model>) -> Result<String, ToolError> {
         tier: Tier::Fast,
         system: Some("Answer briefly.".into()),
         messages: vec![ChatMessage::user(args.text)],
+        max_output_tokens: None,
     };
     Ok(model.chat(request).await?.text)
 }

@@ -76,13 +76,17 @@ enum Command {
         #[command(flatten)]
         options: McpArgs,
     },
-    /// Serve the agent's tools over MCP's streamable HTTP at `http://ADDR/mcp`.
+    /// Serve the agent's tools over MCP's streamable HTTP at `http://ADDR/mcp`. With
+    /// ENGINE_MCP_TOKEN set, every request needs `Authorization: Bearer <token>`; an address
+    /// other hosts can reach needs it.
     Serve {
         /// The address to listen on; port 0 picks a free one. The URL is printed.
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: SocketAddr,
         #[command(flatten)]
         options: McpArgs,
+        #[command(flatten)]
+        http: HttpArgs,
     },
 }
 
@@ -90,6 +94,37 @@ enum Command {
 /// (now plus the timeout) cannot overflow the clock and panic.
 fn timeout_ms() -> clap::builder::RangedU64ValueParser {
     clap::value_parser!(u64).range(1..=24 * 60 * 60 * 1000)
+}
+
+/// Who may reach the HTTP server, and how much it serves at once.
+#[derive(clap::Args)]
+struct HttpArgs {
+    /// A browser origin allowed besides loopback ones, such as `https://app.example.com:443`
+    /// (`:*` for any port); repeat for more. Requests from other origins get 403.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
+    /// A host name clients reach the server by, besides loopback ones (needed for an
+    /// address other hosts reach); repeat for more. Requests for other hosts get 403.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// The most requests served at once; more get 503 at once.
+    #[arg(
+        long,
+        default_value_t = engine_mcp::HttpOptions::default().max_in_flight,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+    )]
+    max_in_flight: usize,
+}
+
+impl HttpArgs {
+    fn options(self, token: Option<String>) -> engine_mcp::HttpOptions {
+        engine_mcp::HttpOptions {
+            token,
+            allowed_origins: self.allowed_origins,
+            allowed_hosts: self.allowed_hosts,
+            max_in_flight: self.max_in_flight,
+        }
+    }
 }
 
 /// What both MCP transports take.
@@ -126,6 +161,14 @@ pub unsafe fn run() -> ExitCode {
     let cli = Cli::parse();
     // SAFETY: our caller promises that this is the only thread.
     let environment = unsafe { engine_core::config::take_environment() };
+    // SAFETY: as above.
+    let token = match unsafe { take_token() } {
+        Ok(token) => token,
+        Err(error) => {
+            eprintln!("the engine refused to start: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     // A configuration error quotes no secret (engine-core redacts it), so it may print.
     let config = match EngineConfig::load(cli.config.as_deref(), environment.variables) {
         Ok(config) => config,
@@ -197,9 +240,13 @@ pub unsafe fn run() -> ExitCode {
             let server = McpServer::new(engine, agent, options.options());
             return serve(engine_mcp::serve_stdio(server));
         }
-        Command::Serve { addr, options } => {
+        Command::Serve {
+            addr,
+            options,
+            http,
+        } => {
             let server = McpServer::new(engine, agent, options.options());
-            return serve(serve_http(server, addr));
+            return serve(serve_http(server, addr, http.options(token)));
         }
     }
     ExitCode::SUCCESS
@@ -219,10 +266,33 @@ fn serve<E: std::fmt::Display>(server: impl Future<Output = Result<(), E>>) -> E
     }
 }
 
+/// The MCP server's token, from [`engine_mcp::TOKEN_ENV`], removed from the environment
+/// like secrets so that no plugin or child process reads it.
+///
+/// # Safety
+///
+/// As [`take_environment`](engine_core::config::take_environment): no other thread may
+/// exist yet.
+unsafe fn take_token() -> Result<Option<String>, String> {
+    let Some(value) = std::env::var_os(engine_mcp::TOKEN_ENV) else {
+        return Ok(None);
+    };
+    std::env::remove_var(engine_mcp::TOKEN_ENV);
+    value
+        .into_string()
+        .map(Some)
+        .map_err(|_| format!("{} is not UTF-8 text", engine_mcp::TOKEN_ENV))
+}
+
 /// Binds `addr`, prints the URL on stdout (the one line a script needs to find a port
 /// chosen by the system), and serves until Ctrl-C.
-async fn serve_http(server: McpServer, addr: SocketAddr) -> std::io::Result<()> {
+async fn serve_http(
+    server: McpServer,
+    addr: SocketAddr,
+    options: engine_mcp::HttpOptions,
+) -> Result<(), engine_mcp::HttpError> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    options.check_address(listener.local_addr()?)?;
     println!("http://{}/mcp", listener.local_addr()?);
     let shutdown = CancellationToken::new();
     tokio::spawn({
@@ -234,7 +304,7 @@ async fn serve_http(server: McpServer, addr: SocketAddr) -> std::io::Result<()> 
             }
         }
     });
-    engine_mcp::serve_http(server, listener, shutdown).await
+    engine_mcp::serve_http(server, listener, options, shutdown).await
 }
 
 fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Duration) -> ExitCode {

@@ -33,7 +33,9 @@ pub use knowledge::{
     KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchError,
     SearchHit, Write, Written,
 };
-pub use model::{ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, Tier};
+pub use model::{
+    ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, SpendCap, Tier,
+};
 pub use redact::{Redact, RedactValues};
 pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};
 pub use state::{State, StateMap, StateWrites};

@@ -58,6 +58,11 @@ pub struct ChatRequest {
     pub system: Option<String>,
     /// The conversation so far, ending with the message to answer.
     pub messages: Vec<ChatMessage>,
+    /// The longest answer wanted, in tokens; `None`: the tier's configured most. The engine
+    /// reserves what the call may cost before it runs, and the answer's length bounds it:
+    /// a short answer (a label, a yes or no) leaves more of the turn's budget to other calls.
+    #[serde(default)]
+    pub max_output_tokens: Option<u32>,
 }
 
 /// A model's answer.
@@ -70,12 +75,17 @@ pub struct ChatReply {
 /// Why a chat produced no answer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelError {
-    /// The turn's spend cap is reached: no more model calls in this turn.
+    /// A spend cap (the turn's, the session's or the agent's) has no room for what the
+    /// call may cost: the call was not made.
     SpendCapReached {
+        /// Which cap.
+        cap: SpendCap,
         /// The cap, in US dollars.
         cap_usd: f64,
-        /// Spent so far in the turn.
+        /// Spent so far under it, with what calls in flight reserved.
         spent_usd: f64,
+        /// The most this call may cost (its input and its longest answer).
+        call_usd: f64,
     },
     /// The tool's deadline passed first.
     TimedOut,
@@ -83,6 +93,20 @@ pub enum ModelError {
     Cancelled,
     /// The gateway or the provider failed.
     Gateway(String),
+}
+
+/// The budgets model calls from tools spend from, each with its own cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpendCap {
+    /// One turn's (one `tools/call` over MCP).
+    Turn,
+    /// One client session's (an MCP connection), across its turns.
+    Session,
+    /// The agent's, over every client, in a sliding window of `secs` seconds.
+    Window {
+        /// The window's length, in seconds.
+        secs: u64,
+    },
 }
 
 impl Tier {
@@ -99,10 +123,27 @@ impl Tier {
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::SpendCapReached { cap_usd, spent_usd } => write!(
-                f,
-                "the turn's model spend cap is reached (${spent_usd:.4} of ${cap_usd:.4}): no more model calls in this turn"
-            ),
+            Self::SpendCapReached {
+                cap,
+                cap_usd,
+                spent_usd,
+                call_usd,
+            } => {
+                let (whose, then) = match cap {
+                    SpendCap::Turn => ("the turn's".to_owned(), "no more model calls in this turn"),
+                    SpendCap::Session => (
+                        "the session's".to_owned(),
+                        "no more model calls in this session",
+                    ),
+                    SpendCap::Window { secs } => {
+                        (format!("the agent's {secs}-second"), "try again later")
+                    }
+                };
+                write!(
+                    f,
+                    "{whose} model spend cap is reached (${spent_usd:.4} of ${cap_usd:.4} spent or reserved, and this call may cost ${call_usd:.4}): {then}"
+                )
+            }
             Self::TimedOut => f.write_str("the model call passed the tool's deadline"),
             Self::Cancelled => f.write_str("the model call was cancelled"),
             Self::Gateway(reason) => write!(f, "the model gateway failed: {reason}"),
@@ -132,8 +173,10 @@ impl Model {
         Self { access }
     }
 
-    /// Asks the agent's model of `request.tier`. Recorded with its cost, counted towards
-    /// the turn's spend cap, and stopped at the tool's deadline or cancellation.
+    /// Asks the agent's model of `request.tier`. What the call may cost at most is reserved
+    /// on the turn's, the session's and the agent's spend caps before it runs (refused with
+    /// [`ModelError::SpendCapReached`] when one has no room); it is then charged its price,
+    /// or what it may have cost if it is stopped at the tool's deadline or cancellation.
     pub async fn chat(&self, request: ChatRequest) -> Result<ChatReply, ModelError> {
         self.access.chat(request).await
     }

@@ -1,9 +1,11 @@
 //! What the workspace's test crates share, so that no test includes another crate's file:
 //! [`mcp`] drives an engine with the official Python MCP client, [`refusal`] checks that
-//! an engine refuses to start, and [`hand_made`] registers tools and hooks by hand.
+//! an engine refuses to start, [`hand_made`] registers tools and hooks by hand, and
+//! [`provider`] is a model provider double for engines run as processes.
 
 pub mod hand_made;
 pub mod mcp;
+pub mod provider;
 pub mod refusal;
 
 use std::path::{Path, PathBuf};

@@ -44,9 +44,16 @@ impl Drop for Served {
 
 /// Starts `engine serve` on a free port and answers its URL, read from its first line.
 pub fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
+    serve_with_env(engine, extra, &[])
+}
+
+/// Starts `engine serve` on a free port with `extra` arguments and `env` variables (such
+/// as its token), and answers its URL, read from its first line.
+pub fn serve_with_env(engine: &str, extra: &[&str], env: &[(&str, &str)]) -> (Served, String) {
     let mut child = Command::new(engine)
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -96,7 +103,17 @@ pub fn drive_with_headers(
             (Some(served), json!({ "url": url, "headers": headers }))
         }
     };
-    let plan = json!({ "server": server, "steps": steps });
+    run_client_beside(json!({ "server": server, "steps": steps }), served)
+}
+
+/// Runs client.py with `plan` (its server, its steps and options) and answers the report.
+pub fn run_client(plan: Value) -> Value {
+    run_client_beside(plan, None)
+}
+
+/// [`run_client`] against `served`, stopped afterwards: when the client fails, what the
+/// engine wrote to stderr is shown with what the client did.
+pub fn run_client_beside(plan: Value, served: Option<Served>) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/client.py");
     let mut client = Command::new(crate::python(
         "the MCP tests need Python with the `mcp` package",
@@ -117,7 +134,8 @@ pub fn drive_with_headers(
     if !output.status.success() {
         let engine_said = served.map(Served::stop).unwrap_or_default();
         panic!(
-            "the client failed over {transport:?}:\n{}\nthe served engine's stderr:\n{engine_said}",
+            "the client failed over {}:\n{}\nthe served engine's stderr:\n{engine_said}",
+            plan["server"],
             String::from_utf8_lossy(&output.stderr)
         );
     }

@@ -119,6 +119,8 @@ pub async fn summarize(note: Note, model: Option<Model>) -> Result<String, ToolE
         tier: Tier::Fast,
         system: Some("Summarize the user's note in one sentence.".into()),
         messages: vec![ChatMessage::user(note.text)],
+        // One sentence: a short answer reserves little of the turn's budget.
+        max_output_tokens: Some(100),
     };
     Ok(model.chat(request).await?.text)
 }

@@ -1,0 +1,299 @@
+//! Spend caps that hold under concurrency. A model call reserves what it may cost at most
+//! on every cap it counts against (its turn's, its session's, its agent's window) before it
+//! runs; the check and the reservation are one step under each meter's lock, so calls in
+//! flight together never pass a cap. After the call the reservation settles to the actual
+//! cost; a call cut before its answer (deadline, cancellation, a dropped future, a broken
+//! answer) stays charged what it may have cost.
+
+use std::cmp::Ordering;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use plugin_sdk::model::{ModelError, SpendCap, Tier};
+use tokio::time::Instant;
+
+/// One cap over what was charged and what calls in flight reserved: a turn's, a session's,
+/// or an agent's over a sliding window.
+#[derive(Debug)]
+pub(crate) struct Meter {
+    cap: SpendCap,
+    cap_usd: f64,
+    window: Option<Duration>,
+    ledger: Mutex<Ledger>,
+}
+
+#[derive(Debug, Default)]
+struct Ledger {
+    /// Charges outside a window: only their sum matters.
+    settled_usd: f64,
+    /// Charges within a window, oldest first, with when they were charged.
+    recent: VecDeque<(Instant, f64)>,
+    /// The worst cases of the calls in flight.
+    reserved_usd: f64,
+}
+
+impl Meter {
+    /// A cap of `cap_usd` for as long as the meter lives.
+    pub(crate) fn new(cap: SpendCap, cap_usd: f64) -> Self {
+        Self {
+            cap,
+            cap_usd,
+            window: None,
+            ledger: Mutex::default(),
+        }
+    }
+
+    /// A cap of `cap_usd` on any `secs` seconds.
+    pub(crate) fn windowed(cap_usd: f64, secs: u64) -> Self {
+        Self {
+            cap: SpendCap::Window { secs },
+            cap_usd,
+            window: Some(Duration::from_secs(secs)),
+            ledger: Mutex::default(),
+        }
+    }
+
+    /// Reserves `usd` if the cap has room for it beside what was charged and reserved.
+    fn reserve(&self, usd: f64) -> Result<(), ModelError> {
+        let mut ledger = self.lock();
+        let committed = ledger.charged_usd(self.window) + ledger.reserved_usd;
+        // A NaN anywhere is no room: the comparison then fails, and the call is refused.
+        let fits = matches!(
+            (committed + usd).partial_cmp(&self.cap_usd),
+            Some(Ordering::Less | Ordering::Equal)
+        );
+        if !fits {
+            return Err(ModelError::SpendCapReached {
+                cap: self.cap,
+                cap_usd: self.cap_usd,
+                spent_usd: committed,
+                call_usd: usd,
+            });
+        }
+        ledger.reserved_usd += usd;
+        Ok(())
+    }
+
+    /// Gives back a reservation of `reserved_usd` and charges `charged_usd` instead.
+    fn settle(&self, reserved_usd: f64, charged_usd: f64) {
+        let mut ledger = self.lock();
+        ledger.reserved_usd = (ledger.reserved_usd - reserved_usd).max(0.0);
+        if charged_usd > 0.0 {
+            match self.window {
+                Some(_) => ledger.recent.push_back((Instant::now(), charged_usd)),
+                None => ledger.settled_usd += charged_usd,
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Ledger> {
+        self.ledger
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Ledger {
+    /// What was charged, within the window if there is one (older charges are dropped).
+    fn charged_usd(&mut self, window: Option<Duration>) -> f64 {
+        let Some(window) = window else {
+            return self.settled_usd;
+        };
+        let now = Instant::now();
+        while self
+            .recent
+            .front()
+            .is_some_and(|&(at, _)| now.duration_since(at) >= window)
+        {
+            self.recent.pop_front();
+        }
+        self.recent.iter().map(|&(_, usd)| usd).sum()
+    }
+}
+
+/// One recorded model call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelCall {
+    /// The tool that asked.
+    pub tool: String,
+    /// The tier it asked for.
+    pub tier: Tier,
+    /// The model that answered; `None` when the call was cut before an answer.
+    pub model: Option<String>,
+    /// The cost charged, in US dollars: the provider's price of the answer, or for a cut
+    /// call what it may have cost.
+    pub cost_usd: f64,
+}
+
+/// What a turn spent on model calls from tools, against the agent's caps: the turn's own,
+/// and the session's and the agent's window it shares with other turns.
+#[derive(Debug)]
+pub struct TurnSpend {
+    turn: Meter,
+    /// The session's and the agent's window meters, shared with other turns.
+    shared: Vec<Arc<Meter>>,
+    calls: Mutex<Vec<ModelCall>>,
+}
+
+impl TurnSpend {
+    /// A turn allowed to spend `cap_usd`, within the `shared` caps.
+    pub(crate) fn new(cap_usd: f64, shared: Vec<Arc<Meter>>) -> Self {
+        Self {
+            turn: Meter::new(SpendCap::Turn, cap_usd),
+            shared,
+            calls: Mutex::default(),
+        }
+    }
+
+    /// What the turn was charged so far (calls in flight not included).
+    pub fn spent_usd(&self) -> f64 {
+        self.lock_calls().iter().map(|call| call.cost_usd).sum()
+    }
+
+    /// Every model call of the turn, in the order they ended.
+    pub fn calls(&self) -> Vec<ModelCall> {
+        self.lock_calls().clone()
+    }
+
+    /// Reserves `worst_usd` on every cap for a call of `tool` at `tier`, or says which cap
+    /// has no room (then nothing stays reserved).
+    pub(crate) fn reserve(
+        &self,
+        tool: &str,
+        tier: Tier,
+        worst_usd: f64,
+    ) -> Result<Reservation<'_>, ModelError> {
+        let meters = || std::iter::once(&self.turn).chain(self.shared.iter().map(Arc::as_ref));
+        for (index, meter) in meters().enumerate() {
+            if let Err(refused) = meter.reserve(worst_usd) {
+                for reserved in meters().take(index) {
+                    reserved.settle(worst_usd, 0.0);
+                }
+                return Err(refused);
+            }
+        }
+        Ok(Reservation {
+            spend: self,
+            tool: tool.to_owned(),
+            tier,
+            worst_usd,
+            settled: false,
+        })
+    }
+
+    fn lock_calls(&self) -> MutexGuard<'_, Vec<ModelCall>> {
+        self.calls
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A call's worst case, reserved on every cap it counts against. Settled with
+/// [`settle`](Self::settle); dropped unsettled (the call was cut), it charges the worst
+/// case.
+#[must_use = "a reservation dropped unsettled charges the call's worst case"]
+pub(crate) struct Reservation<'a> {
+    spend: &'a TurnSpend,
+    tool: String,
+    tier: Tier,
+    worst_usd: f64,
+    settled: bool,
+}
+
+impl Reservation<'_> {
+    /// The call is over: `model` answered (or none did) and it cost `cost_usd`.
+    pub(crate) fn settle(mut self, model: Option<String>, cost_usd: f64) {
+        self.charge(model, cost_usd);
+    }
+
+    fn charge(&mut self, model: Option<String>, cost_usd: f64) {
+        self.settled = true;
+        let spend = self.spend;
+        for meter in std::iter::once(&spend.turn).chain(spend.shared.iter().map(Arc::as_ref)) {
+            meter.settle(self.worst_usd, cost_usd);
+        }
+        if model.is_none() && cost_usd == 0.0 {
+            return;
+        }
+        spend.lock_calls().push(ModelCall {
+            tool: std::mem::take(&mut self.tool),
+            tier: self.tier,
+            model,
+            cost_usd,
+        });
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            tracing::info!(
+                target: "model",
+                tool = %self.tool,
+                tier = self.tier.as_str(),
+                cost_usd = self.worst_usd,
+                "a model call was cut before its answer: charged what it may have cost"
+            );
+            self.charge(None, self.worst_usd);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_by_a_shared_cap_leaves_nothing_reserved_on_the_others() {
+        let session = Arc::new(Meter::new(SpendCap::Session, 1.0));
+        let spend = TurnSpend::new(10.0, vec![Arc::clone(&session)]);
+        let first = spend.reserve("t", Tier::Fast, 0.6).unwrap();
+        let refused = spend.reserve("t", Tier::Fast, 0.6).err().unwrap();
+        assert!(
+            matches!(
+                refused,
+                ModelError::SpendCapReached {
+                    cap: SpendCap::Session,
+                    ..
+                }
+            ),
+            "{refused:?}"
+        );
+        first.settle(Some("m".into()), 0.1);
+        // The turn kept no trace of the refused reservation: 0.1 charged, 9.9 free.
+        spend
+            .reserve("t", Tier::Fast, 0.9)
+            .unwrap()
+            .settle(None, 0.0);
+        assert!(
+            spend.reserve("t", Tier::Fast, 9.85).is_err(),
+            "the session's cap"
+        );
+        assert_eq!(spend.spent_usd(), 0.1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_windowed_cap_forgets_charges_older_than_its_window() {
+        let window = Meter::windowed(1.0, 60);
+        window.reserve(0.7).unwrap();
+        window.settle(0.7, 0.7);
+        tokio::time::advance(Duration::from_secs(30)).await;
+        window.reserve(0.3).unwrap();
+        window.settle(0.3, 0.3);
+        assert!(
+            window.reserve(0.01).is_err(),
+            "both charges are in the window"
+        );
+        tokio::time::advance(Duration::from_secs(30)).await;
+        // The first charge left the window; the second is still in it.
+        window.reserve(0.7).unwrap();
+        assert!(window.reserve(0.01).is_err());
+    }
+
+    #[test]
+    fn a_nan_cost_refuses() {
+        assert!(Meter::new(SpendCap::Turn, 1.0).reserve(f64::NAN).is_err());
+        assert!(Meter::new(SpendCap::Turn, f64::NAN).reserve(0.0).is_err());
+    }
+}
