@@ -116,12 +116,14 @@ pub enum GatewayError {
 impl GatewayError {
     /// Whether the provider may have run the model before this failure, so the call is
     /// charged what it may have cost: yes once the request was sent, unless the provider
-    /// refused it with an error status.
+    /// refused it with a client error status. A server error or a timeout status (5xx,
+    /// 408) may come from a proxy whose upstream model already ran and billed.
     pub fn may_have_cost(&self) -> bool {
-        matches!(
-            self,
-            Self::Broken { .. } | Self::TooLarge { .. } | Self::Answer(_)
-        )
+        match self {
+            Self::Broken { .. } | Self::TooLarge { .. } | Self::Answer(_) => true,
+            Self::Status { status, .. } => *status >= 500 || *status == 408,
+            Self::NoTier(_) | Self::Unreachable { .. } | Self::Url(_) => false,
+        }
     }
 }
 
@@ -137,10 +139,24 @@ pub(crate) struct MeteredModel {
 impl ModelAccess for MeteredModel {
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatReply, ModelError>> {
         Box::pin(async move {
+            // A call past its deadline or cancelled is not sent, so not charged.
+            if self.cancel.is_cancelled() {
+                return Err(ModelError::Cancelled);
+            }
+            if Instant::now() >= self.deadline {
+                return Err(ModelError::TimedOut);
+            }
             let worst_usd = self
                 .gateway
                 .worst_case_usd(&request)
                 .map_err(gateway_error)?;
+            // A gateway is public API: a worst case that is not an amount of dollars would
+            // free room on every cap instead of taking it.
+            if !(worst_usd.is_finite() && worst_usd >= 0.0) {
+                return Err(ModelError::Gateway(format!(
+                    "the gateway priced the call's worst case at {worst_usd} US dollars"
+                )));
+            }
             // Dropped with this future (the dispatch's deadline fired first), the
             // reservation charges the worst case: the provider may have answered.
             let reservation = self.spend.reserve(&self.tool, request.tier, worst_usd)?;

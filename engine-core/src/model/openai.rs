@@ -174,13 +174,15 @@ impl ModelGateway for OpenAiCompatibleGateway {
     }
 }
 
-/// The longest answer `request` may get: what it asks for, within the tier's most.
+/// The longest answer `request` may get: what it asks for, within the tier's most, and
+/// at least one token (providers disagree on what a `max_tokens` of 0 means).
 fn max_output_tokens(tier: &TierConfig, request: &ChatRequest) -> u32 {
     request
         .max_output_tokens
         .map_or(tier.max_output_tokens, |asked| {
             asked.min(tier.max_output_tokens)
         })
+        .max(1)
 }
 
 fn price(tier: &TierConfig, input_tokens: u64, output_tokens: u64) -> f64 {

@@ -202,8 +202,22 @@ pub(crate) struct Reservation<'a> {
 }
 
 impl Reservation<'_> {
-    /// The call is over: `model` answered (or none did) and it cost `cost_usd`.
+    /// The call is over: `model` answered (or none did) and it cost `cost_usd`. A cost
+    /// that is not a finite amount of dollars, 0 or more (a gateway's NaN, a negative
+    /// price), is charged as the worst case instead: never as free.
     pub(crate) fn settle(mut self, model: Option<String>, cost_usd: f64) {
+        let cost_usd = if cost_usd.is_finite() && cost_usd >= 0.0 {
+            cost_usd
+        } else {
+            tracing::warn!(
+                target: "model",
+                tool = %self.tool,
+                cost_usd,
+                worst_usd = self.worst_usd,
+                "the gateway gave a cost that is not an amount of dollars: charged the worst case"
+            );
+            self.worst_usd
+        };
         self.charge(model, cost_usd);
     }
 
@@ -246,10 +260,13 @@ mod tests {
 
     #[test]
     fn a_refusal_by_a_shared_cap_leaves_nothing_reserved_on_the_others() {
+        // Two turns of one session: the other turn holds most of the session's room.
         let session = Arc::new(Meter::new(SpendCap::Session, 1.0));
-        let spend = TurnSpend::new(10.0, vec![Arc::clone(&session)]);
-        let first = spend.reserve("t", Tier::Fast, 0.6).unwrap();
-        let refused = spend.reserve("t", Tier::Fast, 0.6).err().unwrap();
+        let spend = TurnSpend::new(1.0, vec![Arc::clone(&session)]);
+        let other = TurnSpend::new(1.0, vec![Arc::clone(&session)]);
+        let held = other.reserve("t", Tier::Fast, 0.8).unwrap();
+        // The turn's own meter takes 0.5, then the session refuses it.
+        let refused = spend.reserve("t", Tier::Fast, 0.5).err().unwrap();
         assert!(
             matches!(
                 refused,
@@ -260,17 +277,29 @@ mod tests {
             ),
             "{refused:?}"
         );
-        first.settle(Some("m".into()), 0.1);
-        // The turn kept no trace of the refused reservation: 0.1 charged, 9.9 free.
+        held.settle(None, 0.0);
+        // The turn's whole cap is free again: its 0.5 went back when the session refused.
         spend
-            .reserve("t", Tier::Fast, 0.9)
-            .unwrap()
-            .settle(None, 0.0);
-        assert!(
-            spend.reserve("t", Tier::Fast, 9.85).is_err(),
-            "the session's cap"
-        );
-        assert_eq!(spend.spent_usd(), 0.1);
+            .reserve("t", Tier::Fast, 1.0)
+            .expect("the refused reservation was given back")
+            .settle(Some("m".into()), 0.25);
+        assert_eq!(spend.spent_usd(), 0.25);
+    }
+
+    #[test]
+    fn a_cost_that_is_not_an_amount_of_dollars_is_charged_as_the_worst_case() {
+        for cost in [f64::NAN, -1.0, f64::INFINITY] {
+            let spend = TurnSpend::new(1.0, Vec::new());
+            spend
+                .reserve("t", Tier::Fast, 0.4)
+                .unwrap()
+                .settle(Some("m".into()), cost);
+            assert_eq!(spend.spent_usd(), 0.4, "a cost of {cost}");
+            assert!(
+                spend.reserve("t", Tier::Fast, 0.7).is_err(),
+                "a cost of {cost}"
+            );
+        }
     }
 
     #[tokio::test(start_paused = true)]
@@ -292,7 +321,7 @@ mod tests {
     }
 
     #[test]
-    fn a_nan_cost_refuses() {
+    fn a_nan_worst_case_or_cap_refuses() {
         assert!(Meter::new(SpendCap::Turn, 1.0).reserve(f64::NAN).is_err());
         assert!(Meter::new(SpendCap::Turn, f64::NAN).reserve(0.0).is_err());
     }

@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::response::IntoResponse;
 use engine_core::{Call, CallErrorKind, Engine};
 use serde_json::{json, Value};
 
@@ -17,7 +18,8 @@ const INPUT_TOKENS: u64 = 10;
 
 /// A model provider double: OpenAI's chat completions wire format on a real socket. It
 /// answers after a moment (so that calls overlap), charges the whole `max_tokens`, and
-/// by question: "slow" waits 30 s, "huge" answers 2 MiB.
+/// by question: "slow" waits 30 s, "huge" answers 2 MiB, "status 400" and "status 502"
+/// answer with that status.
 async fn provider() -> (String, Arc<Mutex<Vec<Value>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let app = axum::Router::new().route(
@@ -31,6 +33,12 @@ async fn provider() -> (String, Arc<Mutex<Vec<Value>>>) {
                 if question.contains("slow") {
                     tokio::time::sleep(Duration::from_secs(30)).await;
                 }
+                for status in [400, 502] {
+                    if question.contains(&format!("status {status}")) {
+                        let status = axum::http::StatusCode::from_u16(status).unwrap();
+                        return (status, "the upstream model says no").into_response();
+                    }
+                }
                 let answer = if question.contains("huge") {
                     "x".repeat(2 << 20)
                 } else {
@@ -41,6 +49,7 @@ async fn provider() -> (String, Arc<Mutex<Vec<Value>>>) {
                     "choices": [{ "message": { "role": "assistant", "content": answer } }],
                     "usage": { "prompt_tokens": INPUT_TOKENS, "completion_tokens": body["max_tokens"] },
                 }))
+                .into_response()
             }
         }),
     );
@@ -199,6 +208,30 @@ async fn a_model_call_cut_at_the_deadline_or_cancelled_is_charged_what_it_may_ha
         assert_eq!(cut.model, None, "{cut:?}");
         assert!((cut.cost_usd - worst_case("slow")).abs() < 1e-12, "{cut:?}");
     }
+}
+
+#[tokio::test]
+async fn a_server_error_status_is_charged_what_it_may_have_cost_and_a_client_error_is_not() {
+    let (url, seen) = provider().await;
+    let engine = model_engine(&url, "{ spend_cap_usd = 0.005 }");
+    let turn = in_conversation(&engine, "thinker", "s", "c");
+    for question in ["status 400", "status 502"] {
+        let answered = call(&engine, &turn, "ctx__ask", json!({ "text": question })).await;
+        assert!(
+            format!("{answered:?}").contains(&question[7..]),
+            "{question}: {answered:?}"
+        );
+    }
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    // A 502 may come from a proxy whose upstream already ran: charged its worst case. A
+    // 400 refused the request: nothing to charge, nothing recorded.
+    let calls = turn.spend().calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].model, None);
+    assert!(
+        (calls[0].cost_usd - worst_case("status 502")).abs() < 1e-12,
+        "{calls:?}"
+    );
 }
 
 #[tokio::test]
