@@ -5,13 +5,30 @@ use std::collections::HashSet;
 
 use plugin_sdk::knowledge::SearchError;
 
+/// The longest query searched, in bytes. FTS5 splits words on its own character classes
+/// (a combining mark separates, for one), so what reads here as one word can be many
+/// terms, which FTS5 parses in one step that nothing interrupts: the length of the text
+/// bounds them, whatever the words.
+pub(super) const MAX_QUERY_BYTES: usize = 4096;
+
+/// The longest word searched, in characters: longer is no word a person searches for,
+/// and may be many FTS5 terms in one phrase.
+pub(super) const MAX_WORD_CHARS: usize = 64;
+
 /// The FTS5 expression for `text` in `agent`'s documents; `None` without words. More
-/// distinct words than `max_words` is refused: each costs a pass over the index.
+/// distinct words than `max_words` is refused: each costs a pass over the index; so is a
+/// text longer than [`MAX_QUERY_BYTES`] or a word longer than [`MAX_WORD_CHARS`].
 pub(super) fn fts_query(
     agent: &str,
     text: &str,
     max_words: usize,
 ) -> Result<Option<String>, SearchError> {
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(SearchError::QueryTooLong {
+            bytes: text.len(),
+            limit: MAX_QUERY_BYTES,
+        });
+    }
     let mut seen = HashSet::new();
     let words: Vec<String> = text
         .split(|c: char| !c.is_alphanumeric())
@@ -20,6 +37,16 @@ pub(super) fn fts_query(
         .map(str::to_lowercase)
         .filter(|word| seen.insert(word.clone()))
         .collect();
+    if let Some(chars) = words
+        .iter()
+        .map(|word| word.chars().count())
+        .find(|&chars| chars > MAX_WORD_CHARS)
+    {
+        return Err(SearchError::WordTooLong {
+            chars,
+            limit: MAX_WORD_CHARS,
+        });
+    }
     if words.len() > max_words {
         return Err(SearchError::TooManyWords {
             words: words.len(),
@@ -71,5 +98,29 @@ mod tests {
             fts_query("a", text, 3),
             Err(SearchError::TooManyWords { words: 4, limit: 3 })
         );
+    }
+
+    #[test]
+    fn a_word_fts5_splits_into_many_terms_is_refused_by_its_length() {
+        // One word here (a letter and a combining mark, both alphanumeric to Rust), but
+        // FTS5 separates at every mark: 250 000 terms in one phrase.
+        let text = "a\u{093e}".repeat(250_000);
+        assert_eq!(
+            fts_query("a", &text, 8),
+            Err(SearchError::QueryTooLong {
+                bytes: text.len(),
+                limit: MAX_QUERY_BYTES
+            })
+        );
+        let word = "a\u{093e}".repeat(MAX_WORD_CHARS / 2 + 1);
+        assert_eq!(
+            fts_query("a", &format!("refunds {word}"), 8),
+            Err(SearchError::WordTooLong {
+                chars: MAX_WORD_CHARS + 2,
+                limit: MAX_WORD_CHARS
+            })
+        );
+        let longest = "a\u{093e}".repeat(MAX_WORD_CHARS / 2);
+        assert!(fts_query("a", &longest, 8).unwrap().is_some());
     }
 }
