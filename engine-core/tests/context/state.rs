@@ -157,10 +157,10 @@ async fn writes_past_the_key_or_value_limit_fail_the_call_and_none_of_them_is_ke
 
 #[tokio::test]
 async fn a_conversation_past_its_bytes_or_the_engine_past_its_capacity_is_refused() {
-    // Each conversation below costs its overhead (128), its id (1) and one key and value
-    // (2 + 42) with the key's overhead (96): 269 bytes; a second key makes it 409.
+    // Each conversation below costs its overhead (640), its id twice (2) and one key and
+    // value (2 + 42) with the key's overhead (96): 782 bytes; a second key makes it 922.
     let engine = engine(
-        "[state]\nmax_value_bytes = 100\nmax_conversation_bytes = 300\ncapacity_bytes = 600\n[agents.a]\n",
+        "[state]\nmax_value_bytes = 100\nmax_conversation_bytes = 900\ncapacity_bytes = 1600\n[agents.a]\n",
     );
     let value = "v".repeat(40);
     let first = in_conversation(&engine, "a", "s", "c");
@@ -182,7 +182,7 @@ async fn a_conversation_past_its_bytes_or_the_engine_past_its_capacity_is_refuse
         .await,
     );
     assert!(
-        message.contains("409 bytes") && message.contains("at most 300"),
+        message.contains("922 bytes") && message.contains("at most 900"),
         "{message}"
     );
     let second = in_conversation(&engine, "a", "s", "d");
@@ -210,9 +210,9 @@ async fn a_conversation_past_its_bytes_or_the_engine_past_its_capacity_is_refuse
 // The store keeps Tokio's clock, paused here: it moves only when the test moves it.
 #[tokio::test(start_paused = true)]
 async fn an_idle_conversations_state_is_dropped_whole_and_frees_its_room() {
-    // Idle after a second, and room for one conversation (229 bytes).
+    // Idle after a second, and room for one conversation (742 bytes).
     let engine = engine(
-        "[state]\nidle_secs = 1\nmax_value_bytes = 100\nmax_conversation_bytes = 300\ncapacity_bytes = 300\n[agents.a]\n",
+        "[state]\nidle_secs = 1\nmax_value_bytes = 100\nmax_conversation_bytes = 900\ncapacity_bytes = 900\n[agents.a]\n",
     );
     let first = in_conversation(&engine, "a", "s", "c");
     call(&engine, &first, "ctx__state_put", put("k", "v", false, 0))
