@@ -16,19 +16,13 @@ pub(super) const MAX_QUERY_BYTES: usize = 4096;
 pub(super) const MAX_WORD_CHARS: usize = 64;
 
 /// The FTS5 expression for `text` in `agent`'s documents; `None` without words. More
-/// distinct words than `max_words` is refused: each costs a pass over the index; so is a
-/// text longer than [`MAX_QUERY_BYTES`] or a word longer than [`MAX_WORD_CHARS`].
+/// distinct words than `max_words` is refused: each costs a pass over the index; then a
+/// word longer than [`MAX_WORD_CHARS`], then a text longer than [`MAX_QUERY_BYTES`].
 pub(super) fn fts_query(
     agent: &str,
     text: &str,
     max_words: usize,
 ) -> Result<Option<String>, SearchError> {
-    if text.len() > MAX_QUERY_BYTES {
-        return Err(SearchError::QueryTooLong {
-            bytes: text.len(),
-            limit: MAX_QUERY_BYTES,
-        });
-    }
     let mut seen = HashSet::new();
     let words: Vec<String> = text
         .split(|c: char| !c.is_alphanumeric())
@@ -37,6 +31,12 @@ pub(super) fn fts_query(
         .map(str::to_lowercase)
         .filter(|word| seen.insert(word.clone()))
         .collect();
+    if words.len() > max_words {
+        return Err(SearchError::TooManyWords {
+            words: words.len(),
+            limit: max_words,
+        });
+    }
     if let Some(chars) = words
         .iter()
         .map(|word| word.chars().count())
@@ -47,10 +47,10 @@ pub(super) fn fts_query(
             limit: MAX_WORD_CHARS,
         });
     }
-    if words.len() > max_words {
-        return Err(SearchError::TooManyWords {
-            words: words.len(),
-            limit: max_words,
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(SearchError::QueryTooLong {
+            bytes: text.len(),
+            limit: MAX_QUERY_BYTES,
         });
     }
     if words.is_empty() {
@@ -107,9 +107,9 @@ mod tests {
         let text = "a\u{093e}".repeat(250_000);
         assert_eq!(
             fts_query("a", &text, 8),
-            Err(SearchError::QueryTooLong {
-                bytes: text.len(),
-                limit: MAX_QUERY_BYTES
+            Err(SearchError::WordTooLong {
+                chars: 500_000,
+                limit: MAX_WORD_CHARS
             })
         );
         let word = "a\u{093e}".repeat(MAX_WORD_CHARS / 2 + 1);
@@ -122,5 +122,28 @@ mod tests {
         );
         let longest = "a\u{093e}".repeat(MAX_WORD_CHARS / 2);
         assert!(fts_query("a", &longest, 8).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_text_longer_than_the_cap_is_refused_however_few_its_words() {
+        // Words of the longest length, each a term FTS5 splits in 32: the text's length
+        // bounds how many reach it.
+        let words: Vec<String> = (0..200)
+            .map(|n| format!("{n:03}{}", "a\u{093e}".repeat(30)))
+            .collect();
+        let text = words.join(" ");
+        assert_eq!(
+            fts_query("a", &text, 1024),
+            Err(SearchError::QueryTooLong {
+                bytes: text.len(),
+                limit: MAX_QUERY_BYTES
+            })
+        );
+        let repeated = "refunds ".repeat(MAX_QUERY_BYTES / 8 + 1);
+        assert!(matches!(
+            fts_query("a", &repeated, 8),
+            Err(SearchError::QueryTooLong { .. })
+        ));
+        assert!(fts_query("a", &repeated[..MAX_QUERY_BYTES], 8).is_ok());
     }
 }
