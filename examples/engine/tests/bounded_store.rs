@@ -158,10 +158,11 @@ fn a_slow_search_is_stopped_at_its_deadline_while_another_client_is_served() {
     // if the stopped searches gave the connection back.
     let (dir, config) = configured("slow", 1);
     // Within the cap on words, and slow all the same: every one of many documents
-    // matches, and each is ranked and quoted.
+    // matches, and each is ranked and quoted. So many that a search left to run after its
+    // deadline would keep the connection past the next search's deadline too.
     let words: Vec<String> = (0..32).map(|n| format!("w{n}")).collect();
     let words = words.join(" ");
-    fill(&dir, 50_000, &words);
+    fill(&dir, 150_000, &words);
     // More searches than the served engine has workers.
     let report = hostile_searches(&config, &words, 4, Some("refund"));
     let hostile = assert_bounded(&report, 4, "timed_out");
