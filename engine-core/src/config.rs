@@ -643,6 +643,7 @@ mod tests {
         }
         let error = EngineConfig::parse(
             "[knowledge]\nmax_search_words = 0\nconnections = 1000\nmax_filename_bytes = 0\n\
+             busy_timeout_ms = 60001\n\
              [state]\nidle_secs = 0\nmax_value_bytes = 100\nmax_conversation_bytes = 99\n",
         )
         .unwrap_err();
@@ -651,6 +652,7 @@ mod tests {
             "`knowledge.max_search_words` is 0: give 1 to 1024 words",
             "`knowledge.connections` is 1000: give 1 to 64 connections",
             "`knowledge.max_filename_bytes` is 0: give 1 to 4096 bytes",
+            "`knowledge.busy_timeout_ms` is 60001: give 0 to 60000 milliseconds",
             "`state.idle_secs` is 0: give 1 to 2592000 seconds",
             "`state.max_conversation_bytes` is 99: give 100 to",
         ] {

@@ -1,6 +1,7 @@
 #![doc = include_str!("../docs/crate.md")]
-// `deny`, not `forbid`: `config::take_environment` is an `unsafe fn` (its caller promises
-// that no other thread exists), and that is the one allowance.
+// `deny`, not `forbid`, and two allowances: `config::take_environment` is an `unsafe fn`
+// (its caller promises that no other thread exists), and a unit-test build's counting
+// allocator (`stores::held_bytes`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

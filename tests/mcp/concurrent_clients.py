@@ -1,12 +1,15 @@
 """Two clients of one served engine at once, each in its own MCP session (the official
 Python client over streamable HTTP): the first sends `hostile.count` calls together; the
 second calls `probe` again and again, one call at a time, until every hostile call has
-answered. Times are seconds since the hostile calls were started.
+answered; then, if the plan has one, the `after` call once. Times are seconds since the
+hostile calls were started.
 
 Plan:   {"url": ..., "hostile": {"name", "arguments", "count"}, "probe": {"name", "arguments"},
-         "limit_s": n}   (everything stops after limit_s, answered or not)
+         "after": {"name", "arguments"} (optional), "limit_s": n}
+        (everything stops after limit_s, answered or not)
 Report: {"hostile": [{"result", "ended_s"}, ...],
-         "probes": [{"result", "started_s", "ended_s"}, ...]}
+         "probes": [{"result", "started_s", "ended_s"}, ...],
+         "after": {"result", "started_s", "ended_s"} (when the plan has one)}
 """
 
 import json
@@ -53,6 +56,12 @@ async def main():
                     report["probes"].append(
                         {"result": result, "started_s": started, "ended_s": ended}
                     )
+            if "after" in plan:
+                after = plan["after"]
+                started = time.monotonic() - start
+                result = await call(prober, after["name"], after["arguments"])
+                ended = time.monotonic() - start
+                report["after"] = {"result": result, "started_s": started, "ended_s": ended}
     json.dump(report, sys.stdout)
 
 

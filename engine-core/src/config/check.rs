@@ -44,8 +44,9 @@ pub const MAX_SEARCH_WORDS: usize = 1024;
 /// The most SQLite connections the knowledge store may open.
 pub const MAX_KNOWLEDGE_CONNECTIONS: usize = 64;
 
-/// The longest a knowledge write waits for a database another process holds (10 min).
-pub const MAX_BUSY_TIMEOUT_MS: u64 = 10 * 60 * 1000;
+/// The longest a knowledge call waits for a database another connection holds (60 s):
+/// a waiting call holds a connection, and a blocking thread, all that time.
+pub const MAX_BUSY_TIMEOUT_MS: u64 = 60 * 1000;
 
 /// The most keys one conversation's state may hold.
 pub const MAX_STATE_KEYS: usize = 1_000_000;

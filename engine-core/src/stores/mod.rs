@@ -2,11 +2,14 @@
 //! and the embedded knowledge store (SQLite, with the `sqlite` feature).
 
 mod artifacts;
+#[cfg(test)]
+#[allow(unsafe_code)]
+mod held_bytes;
 #[cfg(feature = "sqlite")]
 mod sqlite_knowledge;
 mod states;
 
 pub use artifacts::MemoryArtifacts;
 #[cfg(feature = "sqlite")]
-pub use sqlite_knowledge::SqliteKnowledge;
+pub use sqlite_knowledge::{SqliteKnowledge, MAX_ANSWERED_DOCUMENTS};
 pub(crate) use states::ConversationStates;

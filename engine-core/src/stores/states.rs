@@ -4,16 +4,24 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
 
 use plugin_sdk::engine::{StateMap, StateWrites};
-use serde_json::Value;
+use serde_json::value::RawValue;
+// Tokio's clock, which a test can move, rather than waiting out an idle limit.
+use tokio::time::Instant;
 
 use crate::config::StateLimits;
 
-/// What a conversation's state costs beyond its keys and values (its entry, its place in
-/// the idle order), so that many small conversations count too.
-const CONVERSATION_OVERHEAD: usize = 128;
+/// What a conversation's state holds beyond its keys, its values and its id (which it
+/// holds twice): its map's first node, about 450 bytes however few keys it has; its
+/// entries in the table by id and in the idle order, up to about 200 bytes as those grow
+/// by doubling; its `Arc`. So that many small conversations count for what they hold.
+const CONVERSATION_OVERHEAD: usize = 640;
+
+/// What a key holds beyond its text and its value's text: its `String` and its value's
+/// box in the map's nodes (40 bytes, in nodes that may be half full), and the allocator's
+/// rounding of the two texts. So that many small keys count for what they hold.
+const KEY_OVERHEAD: usize = 96;
 
 /// Why a call's writes were not applied.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -54,7 +62,8 @@ struct Conversations {
 struct Conversation {
     state: Arc<StateMap>,
     last_use: Instant,
-    /// Its keys and values as JSON, plus its id and [`CONVERSATION_OVERHEAD`].
+    /// Its keys and values as JSON, each key with [`KEY_OVERHEAD`], plus its id twice
+    /// and [`CONVERSATION_OVERHEAD`].
     bytes: usize,
 }
 
@@ -95,7 +104,7 @@ impl ConversationStates {
         }
         let limits = &self.limits;
         for (key, value) in &writes {
-            let size = value.as_ref().map_or(0, json_size);
+            let size = value.as_ref().map_or(0, |value| value.get().len());
             if size > limits.max_value_bytes {
                 return Err(StateRefusal::ValueTooLarge {
                     key: key.clone(),
@@ -116,18 +125,18 @@ impl ConversationStates {
         // writes leave no trace.
         let mut keys = current.len();
         let mut bytes = if current_bytes == 0 {
-            CONVERSATION_OVERHEAD + conversation.len()
+            CONVERSATION_OVERHEAD + 2 * conversation.len()
         } else {
             current_bytes
         };
         for (key, value) in &writes {
             match (current.get(key), value) {
-                (Some(old), _) => bytes -= key.len() + json_size(old),
+                (Some(old), _) => bytes -= entry_size(key, old),
                 (None, Some(_)) => keys += 1,
                 (None, None) => {}
             }
             match (current.contains_key(key), value) {
-                (_, Some(value)) => bytes += key.len() + json_size(value),
+                (_, Some(value)) => bytes += entry_size(key, value),
                 (true, None) => keys -= 1,
                 (false, None) => {}
             }
@@ -213,20 +222,44 @@ impl Conversations {
     }
 }
 
-/// The length of `value` as JSON text, counted without building the text.
-fn json_size(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
+/// What `key` set to `value` holds: both texts and [`KEY_OVERHEAD`].
+fn entry_size(key: &str, value: &RawValue) -> usize {
+    key.len() + value.get().len() + KEY_OVERHEAD
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_sdk::state::State;
+    use serde::Serialize;
+
+    use super::*;
+    use crate::stores::held_bytes::held_by;
+
+    #[test]
+    fn a_conversation_is_counted_at_least_as_the_bytes_it_holds() {
+        fn set(states: &ConversationStates, conversation: &str, key: &str, value: impl Serialize) {
+            let state = State::default();
+            state.set(key, &value).unwrap();
+            states.apply(conversation, state.take_writes()).unwrap();
         }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+        let states = ConversationStates::new(StateLimits::default());
+        // The store's own tables start with a first conversation: not one's to count.
+        set(&states, "first", "k", 1);
+        let before = states.lock().bytes;
+        let ((), held) = held_by(|| {
+            // Arrays of small numbers: a parsed JSON value holds many times their text.
+            for key in ["a", "b", "c"] {
+                set(&states, "arrays", key, vec![0u8; 10_000]);
+            }
+            // Small conversations: what they hold is mostly overhead.
+            for conversation in 0..20 {
+                set(&states, &format!("small-{conversation}"), "k", 1);
+            }
+        });
+        let counted = states.lock().bytes - before;
+        assert!(
+            usize::try_from(held).unwrap() <= counted,
+            "counted {counted} bytes, holds {held}"
+        );
     }
-    let mut count = Count(0);
-    // Writing a `Value` to a writer that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }

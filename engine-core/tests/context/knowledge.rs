@@ -417,6 +417,63 @@ async fn a_database_another_process_keeps_locked_refuses_writes_within_the_busy_
     assert!(store.write(&scope, "after.md", "x").await.is_ok());
 }
 
+#[tokio::test]
+async fn a_write_abandoned_while_the_database_is_locked_frees_its_connection_at_once() {
+    use plugin_sdk::engine::KnowledgeStore;
+    // One connection, and the longest busy timeout: only stopping the abandoned write's
+    // wait frees the connection for the read below before the minute is up.
+    let limits = engine_core::config::KnowledgeLimits {
+        connections: 1,
+        busy_timeout_ms: engine_core::config::MAX_BUSY_TIMEOUT_MS,
+        ..Default::default()
+    };
+    let (store, path) = store_with("abandoned-wait", limits);
+    let scope = writer("a");
+    store.write(&scope, "before.md", "x").await.unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let write = store.write(&scope, "during.md", "x");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), write)
+            .await
+            .is_err(),
+        "the write waits for the lock"
+    );
+    // The lock is still held: a read (which a write-ahead log lets past a writer) gets
+    // the one connection only if the abandoned write gave it back.
+    let read = tokio::time::timeout(Duration::from_secs(10), store.list(&scope, 10)).await;
+    assert_eq!(
+        read.expect("the read got the connection").unwrap().len(),
+        1,
+        "the abandoned write wrote nothing"
+    );
+    other.execute_batch("COMMIT").unwrap();
+    assert!(store.write(&scope, "after.md", "x").await.is_ok());
+}
+
+#[tokio::test]
+async fn a_search_or_list_answers_at_most_the_maximum_whatever_the_limit() {
+    use engine_core::stores::MAX_ANSWERED_DOCUMENTS;
+    use plugin_sdk::engine::KnowledgeStore;
+    let (store, path) = store_with("answers", Default::default());
+    fill(&path, "a", MAX_ANSWERED_DOCUMENTS + 1, "refunds");
+    let scope = writer("a");
+    assert_eq!(
+        store.list(&scope, usize::MAX).await.unwrap().len(),
+        MAX_ANSWERED_DOCUMENTS
+    );
+    assert_eq!(
+        store
+            .search(&scope, "refunds", usize::MAX)
+            .await
+            .unwrap()
+            .len(),
+        MAX_ANSWERED_DOCUMENTS
+    );
+    // Below the maximum, the limit asked for holds.
+    assert_eq!(store.list(&scope, 3).await.unwrap().len(), 3);
+}
+
 /// Fills `agent`'s knowledge base in `path` with `count` documents, each holding every
 /// word of `words`: a search for them matches, ranks and snippets every one.
 fn fill(path: &std::path::Path, agent: &str, count: usize, words: &str) {

@@ -157,10 +157,11 @@ async fn writes_past_the_key_or_value_limit_fail_the_call_and_none_of_them_is_ke
 
 #[tokio::test]
 async fn a_conversation_past_its_bytes_or_the_engine_past_its_capacity_is_refused() {
-    // Each conversation below costs its overhead (128), its id (1) and one key and value
-    // (2 + 42): 173 bytes.
-    let engine =
-        engine("[state]\nmax_conversation_bytes = 200\ncapacity_bytes = 400\n[agents.a]\n");
+    // Each conversation below costs its overhead (640), its id twice (2) and one key and
+    // value (2 + 42) with the key's overhead (96): 782 bytes; a second key makes it 922.
+    let engine = engine(
+        "[state]\nmax_value_bytes = 100\nmax_conversation_bytes = 900\ncapacity_bytes = 1600\n[agents.a]\n",
+    );
     let value = "v".repeat(40);
     let first = in_conversation(&engine, "a", "s", "c");
     call(
@@ -181,7 +182,7 @@ async fn a_conversation_past_its_bytes_or_the_engine_past_its_capacity_is_refuse
         .await,
     );
     assert!(
-        message.contains("217 bytes") && message.contains("at most 200"),
+        message.contains("922 bytes") && message.contains("at most 900"),
         "{message}"
     );
     let second = in_conversation(&engine, "a", "s", "d");
@@ -206,15 +207,24 @@ async fn a_conversation_past_its_bytes_or_the_engine_past_its_capacity_is_refuse
     assert!(message.contains("state is full"), "{message}");
 }
 
-#[tokio::test]
+// The store keeps Tokio's clock, paused here: it moves only when the test moves it.
+#[tokio::test(start_paused = true)]
 async fn an_idle_conversations_state_is_dropped_whole_and_frees_its_room() {
-    // Idle after no time at all, and room for one conversation.
-    let engine = engine("[state]\nidle_secs = 0\ncapacity_bytes = 200\n[agents.a]\n");
+    // Idle after a second, and room for one conversation (742 bytes).
+    let engine = engine(
+        "[state]\nidle_secs = 1\nmax_value_bytes = 100\nmax_conversation_bytes = 900\ncapacity_bytes = 900\n[agents.a]\n",
+    );
     let first = in_conversation(&engine, "a", "s", "c");
     call(&engine, &first, "ctx__state_put", put("k", "v", false, 0))
         .await
         .unwrap();
     let second = in_conversation(&engine, "a", "s", "d");
+    assert!(
+        failure(call(&engine, &second, "ctx__state_put", put("k", "v", false, 0)).await)
+            .contains("state is full"),
+        "the first conversation is not idle yet"
+    );
+    tokio::time::advance(std::time::Duration::from_secs(2)).await;
     call(&engine, &second, "ctx__state_put", put("k", "v", false, 0))
         .await
         .expect("the idle conversation made room");

@@ -1,6 +1,7 @@
 //! The knowledge store under hostile searches, over `serve` with two MCP clients at once
 //! (the official Python client): a search answers within about its deadline, refused or
-//! stopped, and another client's calls are answered meanwhile.
+//! stopped, another client's calls are answered meanwhile, and a stopped search frees
+//! its connection.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,8 +18,9 @@ const DEADLINE_MS: u64 = 1_000;
 const GRACE_S: f64 = 5.0;
 
 /// A fresh directory with an engine configuration whose default agent reads the
-/// knowledge base kept there; answers the directory and the configuration's path.
-fn configured(name: &str) -> (PathBuf, PathBuf) {
+/// knowledge base kept there, with `connections` to it; answers the directory and the
+/// configuration's path.
+fn configured(name: &str, connections: usize) -> (PathBuf, PathBuf) {
     let dir = std::env::temp_dir().join(format!("engine-bounded-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -26,7 +28,7 @@ fn configured(name: &str) -> (PathBuf, PathBuf) {
     std::fs::write(
         &config,
         format!(
-            "data_dir = {:?}\n[agents.default]\nknowledge = \"read\"\n",
+            "data_dir = {:?}\n[knowledge]\nconnections = {connections}\n[agents.default]\nknowledge = \"read\"\n",
             dir.display().to_string()
         ),
     )
@@ -52,8 +54,9 @@ fn fill(dir: &Path, count: usize, words: &str) {
 }
 
 /// Serves the engine with `config`, runs `tests/mcp/concurrent_clients.py`: `count`
-/// searches for `words` from one client, the weather from another until they answer.
-fn hostile_searches(config: &Path, words: &str, count: usize) -> Value {
+/// searches for `words` from one client, the weather from another until they answer,
+/// then a search for `then` (if any) from that other client.
+fn hostile_searches(config: &Path, words: &str, count: usize, then: Option<&str>) -> Value {
     let timeout = DEADLINE_MS.to_string();
     let (_served, url) = test_support::mcp::serve(
         ENGINE,
@@ -64,12 +67,15 @@ fn hostile_searches(config: &Path, words: &str, count: usize) -> Value {
             &timeout,
         ],
     );
-    let plan = json!({
+    let mut plan = json!({
         "url": url,
         "hostile": { "name": "notes__search_notes", "arguments": { "words": words }, "count": count },
         "probe": { "name": "weather__weather", "arguments": { "city": "Rome", "days": 1, "units": null } },
         "limit_s": 120,
     });
+    if let Some(then) = then {
+        plan["after"] = json!({ "name": "notes__search_notes", "arguments": { "words": then } });
+    }
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/concurrent_clients.py");
     let mut client = Command::new(test_support::python(
@@ -133,10 +139,10 @@ fn assert_bounded<'r>(report: &'r Value, count: usize, kind: &str) -> &'r [Value
 
 #[test]
 fn a_search_of_thirty_thousand_words_is_refused_at_once_naming_the_cap() {
-    let (dir, config) = configured("words");
+    let (dir, config) = configured("words", 4);
     fill(&dir, 100, "refund policy");
     let words: Vec<String> = (0..30_000).map(|n| format!("word{n}")).collect();
-    let report = hostile_searches(&config, &words.join(" "), 4);
+    let report = hostile_searches(&config, &words.join(" "), 4, None);
     for answer in assert_bounded(&report, 4, "invalid_arguments") {
         let text = answer["result"]["content"][0]["text"].as_str().unwrap();
         assert!(
@@ -148,14 +154,17 @@ fn a_search_of_thirty_thousand_words_is_refused_at_once_naming_the_cap() {
 
 #[test]
 fn a_slow_search_is_stopped_at_its_deadline_while_another_client_is_served() {
-    let (dir, config) = configured("slow");
+    // One connection: the search after the slow ones is served within its deadline only
+    // if the stopped searches gave the connection back.
+    let (dir, config) = configured("slow", 1);
     // Within the cap on words, and slow all the same: every one of many documents
-    // matches, and each is ranked and quoted.
+    // matches, and each is ranked and quoted. So many that a search left to run after its
+    // deadline would keep the connection past the next search's deadline too.
     let words: Vec<String> = (0..32).map(|n| format!("w{n}")).collect();
     let words = words.join(" ");
-    fill(&dir, 50_000, &words);
+    fill(&dir, 150_000, &words);
     // More searches than the served engine has workers.
-    let report = hostile_searches(&config, &words, 4);
+    let report = hostile_searches(&config, &words, 4, Some("refund"));
     let hostile = assert_bounded(&report, 4, "timed_out");
     let first_answer = hostile
         .iter()
@@ -168,5 +177,10 @@ fn a_slow_search_is_stopped_at_its_deadline_while_another_client_is_served() {
             .iter()
             .any(|probe| probe["ended_s"].as_f64().unwrap() < first_answer),
         "the other client was answered while the searches ran: {report}"
+    );
+    let after = &report["after"]["result"];
+    assert_eq!(
+        after["isError"], false,
+        "the search after the stopped ones got the connection: {report}"
     );
 }

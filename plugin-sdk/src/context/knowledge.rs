@@ -202,6 +202,21 @@ pub enum SearchError {
         /// The most the store searches for.
         limit: usize,
     },
+    /// The query is longer than the store searches at once.
+    QueryTooLong {
+        /// The query's length in bytes.
+        bytes: usize,
+        /// The most the store searches for.
+        limit: usize,
+    },
+    /// A word of the query is longer than the store searches for: the store's index may
+    /// split it into many terms, each a step of the search that nothing interrupts.
+    WordTooLong {
+        /// The word's length in characters.
+        chars: usize,
+        /// The longest word the store searches for.
+        limit: usize,
+    },
     /// The store could not answer.
     Store(KnowledgeError),
 }
@@ -212,6 +227,14 @@ impl fmt::Display for SearchError {
             Self::TooManyWords { words, limit } => write!(
                 f,
                 "the query has {words} distinct words and a search takes at most {limit}: search again with the few words that matter most"
+            ),
+            Self::QueryTooLong { bytes, limit } => write!(
+                f,
+                "the query is {bytes} bytes and a search takes at most {limit}: search again with the few words that matter most"
+            ),
+            Self::WordTooLong { chars, limit } => write!(
+                f,
+                "the query has a word of {chars} characters and a search takes words of at most {limit}: search again with shorter words"
             ),
             Self::Store(error) => error.fmt(f),
         }
@@ -227,7 +250,9 @@ impl From<KnowledgeError> for SearchError {
 impl From<SearchError> for ToolError {
     fn from(error: SearchError) -> Self {
         match error {
-            SearchError::TooManyWords { .. } => ToolError::invalid_arguments(error.to_string()),
+            SearchError::TooManyWords { .. }
+            | SearchError::QueryTooLong { .. }
+            | SearchError::WordTooLong { .. } => ToolError::invalid_arguments(error.to_string()),
             SearchError::Store(error) => error.into(),
         }
     }
@@ -248,10 +273,12 @@ pub struct Scope {
 /// A knowledge store. Implemented by the engine (the embedded default is SQLite); a tool
 /// reaches it only through [`Knowledge`], scoped by the engine.
 pub trait KnowledgeStore: Send + Sync {
-    /// Documents matching `query` (full-text), best first, at most `limit`.
+    /// Documents matching `query` (full-text), best first, at most `limit`; a store may
+    /// answer at most a maximum of its own, however large `limit` is.
     ///
-    /// A store bounds the work a query makes (a query with too many words is refused),
-    /// and stops it when the future is dropped: at the call's deadline or cancellation.
+    /// A store bounds the work a query makes (a query with too many words, or too long,
+    /// is refused), and stops it when the future is dropped: at the call's deadline or
+    /// cancellation.
     fn search<'a>(
         &'a self,
         scope: &'a Scope,
@@ -266,7 +293,8 @@ pub trait KnowledgeStore: Send + Sync {
         id: i64,
     ) -> BoxFuture<'a, Result<Option<Document>, KnowledgeError>>;
 
-    /// The documents, by name, at most `limit`.
+    /// The documents, by name, at most `limit`; a store may answer at most a maximum of
+    /// its own, however large `limit` is.
     fn list<'a>(
         &'a self,
         scope: &'a Scope,
@@ -352,9 +380,10 @@ impl<L: Level> Knowledge<L> {
         L::LEVEL
     }
 
-    /// Documents matching `query`, best first, at most `limit`. A query with more
-    /// distinct words than the engine searches at once is refused
-    /// ([`SearchError::TooManyWords`]); `?` hands that to the model as invalid arguments.
+    /// Documents matching `query`, best first, at most `limit` (and at most the engine's
+    /// own maximum). A query with more distinct words than the engine searches at once,
+    /// or longer, is refused ([`SearchError::TooManyWords`], [`SearchError::QueryTooLong`],
+    /// [`SearchError::WordTooLong`]); `?` hands that to the model as invalid arguments.
     pub async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, SearchError> {
         self.store.search(&self.scope, query, limit).await
     }
@@ -364,7 +393,7 @@ impl<L: Level> Knowledge<L> {
         self.store.get(&self.scope, id).await
     }
 
-    /// The documents, by name, at most `limit`.
+    /// The documents, by name, at most `limit` (and at most the engine's own maximum).
     pub async fn list(&self, limit: usize) -> Result<Vec<DocumentSummary>, KnowledgeError> {
         self.store.list(&self.scope, limit).await
     }

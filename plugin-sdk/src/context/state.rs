@@ -5,10 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// A conversation's state as the engine stores it: JSON values by key.
-pub type StateMap = BTreeMap<String, Value>;
+/// A conversation's state as the engine stores it: JSON values by key, each kept as its
+/// text (so that the bytes an engine counts are the bytes it holds, where a parsed
+/// `Value` holds several times its text).
+pub type StateMap = BTreeMap<String, Box<RawValue>>;
 
 /// The conversation's state, for one call: take it as `state: &State`.
 ///
@@ -22,11 +24,11 @@ pub struct State {
     /// empty, without an allocation.
     snapshot: Option<Arc<StateMap>>,
     /// `None` marks a removal.
-    writes: Mutex<BTreeMap<String, Option<Value>>>,
+    writes: Mutex<StateWrites>,
 }
 
-/// What a call changed: each key set (`Some`) or removed (`None`).
-pub type StateWrites = BTreeMap<String, Option<Value>>;
+/// What a call changed: each key set (`Some`, as JSON text) or removed (`None`).
+pub type StateWrites = BTreeMap<String, Option<Box<RawValue>>>;
 
 impl State {
     /// The state for a call that starts with `snapshot`; for engines.
@@ -44,15 +46,15 @@ impl State {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let value = match writes.get(key) {
-            Some(written) => written.clone()?,
-            None => self.snapshot.as_ref()?.get(key)?.clone(),
+            Some(written) => written.as_deref()?,
+            None => self.snapshot.as_ref()?.get(key)?,
         };
-        serde_json::from_value(value).ok()
+        serde_json::from_str(value.get()).ok()
     }
 
     /// Sets `key` to `value`, applied when the call succeeds.
     pub fn set<T: Serialize>(&self, key: &str, value: &T) -> Result<(), serde_json::Error> {
-        let value = serde_json::to_value(value)?;
+        let value = serde_json::value::to_raw_value(value)?;
         self.write(key, Some(value));
         Ok(())
     }
@@ -62,7 +64,7 @@ impl State {
         self.write(key, None);
     }
 
-    fn write(&self, key: &str, value: Option<Value>) {
+    fn write(&self, key: &str, value: Option<Box<RawValue>>) {
         self.writes
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -3,8 +3,9 @@
 //! A call waits for a free connection asynchronously (so its deadline or cancellation
 //! still cuts the wait), then its work runs on Tokio's blocking pool. If the call stops
 //! waiting before the work is done (the future is dropped), SQLite's progress handler
-//! interrupts the work, so a connection and a blocking thread are never held for longer
-//! than the caller wanted. At most one blocking thread per connection is busy at a time.
+//! interrupts the work, and [`busy`] stops a wait for a database another connection
+//! locked, so a connection and a blocking thread are never held for longer than the
+//! caller wanted. At most one blocking thread per connection is busy at a time.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,8 @@ use std::time::Duration;
 use rusqlite::Connection;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::busy;
+
 /// How many SQLite virtual-machine steps run between two looks at whether the caller
 /// still waits: small enough to stop within a millisecond or so.
 const STEPS_BETWEEN_CHECKS: i32 = 1_000;
@@ -22,26 +25,31 @@ const STEPS_BETWEEN_CHECKS: i32 = 1_000;
 pub(super) struct Connections {
     free: Mutex<Vec<Connection>>,
     available: Arc<Semaphore>,
+    /// The longest a call waits for a database another connection locked.
+    busy_timeout: Duration,
 }
 
 impl Connections {
-    /// Opens `count` connections (at least one) to `path`, each configured by `configure`.
+    /// Opens `count` connections (at least one) to `path`, each [`configure`]d, each
+    /// waiting at most `busy_timeout` for a database another connection locked.
     pub(super) fn open(
         path: &Path,
         count: usize,
-        configure: impl Fn(&Connection) -> rusqlite::Result<()>,
+        busy_timeout: Duration,
     ) -> rusqlite::Result<Self> {
         let count = count.max(1);
         let connections = (0..count)
             .map(|_| {
                 let connection = Connection::open(path)?;
-                configure(&connection)?;
+                configure(&connection, busy_timeout)?;
+                connection.busy_handler(Some(busy::wait_while_wanted))?;
                 Ok(connection)
             })
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(Self {
             free: Mutex::new(connections),
             available: Arc::new(Semaphore::new(count)),
+            busy_timeout,
         })
     }
 
@@ -63,9 +71,17 @@ impl Connections {
             connections: Arc::clone(self),
             _permit: permit,
         };
+        let busy_timeout = self.busy_timeout;
         let task = tokio::task::spawn_blocking(move || {
             let mut lease = lease;
+            // A caller gone before the work starts wants none of it.
+            if abandoned.load(Ordering::Relaxed) {
+                return Err(interrupted(
+                    "the caller stopped waiting before the work started",
+                ));
+            }
             let connection = lease.connection.as_mut().expect("held until dropped");
+            let _waiter = busy::waiting_for(Arc::clone(&abandoned), busy_timeout);
             // The handler belongs to this piece of work: a later one installs its own,
             // so a caller that gives up late cannot interrupt someone else's.
             connection.progress_handler(
@@ -78,10 +94,7 @@ impl Connections {
             Ok(result) => result,
             Err(error) => match error.try_into_panic() {
                 Ok(payload) => std::panic::resume_unwind(payload),
-                Err(_) => Err(rusqlite::Error::SqliteFailure(
-                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
-                    Some("the runtime shut down during the query".to_owned()),
-                )),
+                Err(_) => Err(interrupted("the runtime shut down during the query")),
             },
         }
     }
@@ -93,6 +106,14 @@ impl Connections {
             .pop()
             .expect("a permit stands for a free connection")
     }
+}
+
+/// The error of work stopped (or never started) for `why`.
+fn interrupted(why: &str) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+        Some(why.to_owned()),
+    )
 }
 
 /// Tells the work its caller is gone, when the caller's future is dropped (at the
@@ -132,7 +153,8 @@ impl Drop for Lease {
 }
 
 /// Every connection's settings: write-ahead logging with full syncing (a committed
-/// write survives a power cut), and a bounded wait on a database another process locked.
+/// write survives a power cut), and a bounded wait on a database another process locked
+/// (SQLite's own, which [`Connections::open`] replaces by one that stops with the call).
 pub(super) fn configure(connection: &Connection, busy_timeout: Duration) -> rusqlite::Result<()> {
     // rusqlite panics on a timeout above `i32::MAX` milliseconds (24 days): cap it.
     connection.busy_timeout(busy_timeout.min(Duration::from_millis(i32::MAX as u64)))?;

@@ -4,6 +4,7 @@
 //! Every call's work runs off the async workers and stops when the call does (see
 //! [`connections`]); a search's words are capped, and it ranks only the agent's documents.
 
+mod busy;
 mod connections;
 mod query;
 mod schema;
@@ -21,6 +22,10 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBeha
 use crate::config::KnowledgeLimits;
 use connections::Connections;
 
+/// The most documents one search or list answers, whatever limit the tool asks for:
+/// each answered document is read, held and sent to the model.
+pub const MAX_ANSWERED_DOCUMENTS: usize = 1000;
+
 /// The SQLite knowledge store. Its futures run their work on Tokio's blocking pool, so
 /// they need a Tokio runtime, as the engine's calls do.
 pub struct SqliteKnowledge {
@@ -36,14 +41,13 @@ impl SqliteKnowledge {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|error| KnowledgeError(error.to_string()))?;
         }
-        let configure =
-            |connection: &Connection| connections::configure(connection, limits.busy_timeout());
+        let busy_timeout = limits.busy_timeout();
         let opened = Connection::open(path).and_then(|mut connection| {
-            configure(&connection)?;
+            connections::configure(&connection, busy_timeout)?;
             schema::migrate(&mut connection)
         });
         opened
-            .and_then(|()| Connections::open(path, limits.connections, configure))
+            .and_then(|()| Connections::open(path, limits.connections, busy_timeout))
             .map(|connections| Self {
                 connections: Arc::new(connections),
                 limits,
@@ -78,10 +82,9 @@ fn unavailable(error: rusqlite::Error) -> Refusal {
     Refusal::Unavailable
 }
 
-/// SQLite's `LIMIT` of `limit`: a `usize` beyond `i64` is as good as no limit, never a
-/// negative one (which SQLite reads as none, by accident).
+/// SQLite's `LIMIT` of `limit`, at most [`MAX_ANSWERED_DOCUMENTS`].
 fn sql_limit(limit: usize) -> i64 {
-    i64::try_from(limit).unwrap_or(i64::MAX)
+    i64::try_from(limit.min(MAX_ANSWERED_DOCUMENTS)).expect("the maximum fits in an i64")
 }
 
 fn document(connection: &Connection, agent: &str, id: i64) -> rusqlite::Result<Option<Document>> {

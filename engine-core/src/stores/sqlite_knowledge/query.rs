@@ -5,8 +5,19 @@ use std::collections::HashSet;
 
 use plugin_sdk::knowledge::SearchError;
 
+/// The longest query searched, in bytes. FTS5 splits words on its own character classes
+/// (a combining mark separates, for one), so what reads here as one word can be many
+/// terms, which FTS5 parses in one step that nothing interrupts: the length of the text
+/// bounds them, whatever the words.
+pub(super) const MAX_QUERY_BYTES: usize = 4096;
+
+/// The longest word searched, in characters: longer is no word a person searches for,
+/// and may be many FTS5 terms in one phrase.
+pub(super) const MAX_WORD_CHARS: usize = 64;
+
 /// The FTS5 expression for `text` in `agent`'s documents; `None` without words. More
-/// distinct words than `max_words` is refused: each costs a pass over the index.
+/// distinct words than `max_words` is refused: each costs a pass over the index; then a
+/// word longer than [`MAX_WORD_CHARS`], then a text longer than [`MAX_QUERY_BYTES`].
 pub(super) fn fts_query(
     agent: &str,
     text: &str,
@@ -24,6 +35,22 @@ pub(super) fn fts_query(
         return Err(SearchError::TooManyWords {
             words: words.len(),
             limit: max_words,
+        });
+    }
+    if let Some(chars) = words
+        .iter()
+        .map(|word| word.chars().count())
+        .find(|&chars| chars > MAX_WORD_CHARS)
+    {
+        return Err(SearchError::WordTooLong {
+            chars,
+            limit: MAX_WORD_CHARS,
+        });
+    }
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(SearchError::QueryTooLong {
+            bytes: text.len(),
+            limit: MAX_QUERY_BYTES,
         });
     }
     if words.is_empty() {
@@ -71,5 +98,52 @@ mod tests {
             fts_query("a", text, 3),
             Err(SearchError::TooManyWords { words: 4, limit: 3 })
         );
+    }
+
+    #[test]
+    fn a_word_fts5_splits_into_many_terms_is_refused_by_its_length() {
+        // One word here (a letter and a combining mark, both alphanumeric to Rust), but
+        // FTS5 separates at every mark: 250 000 terms in one phrase.
+        let text = "a\u{093e}".repeat(250_000);
+        assert_eq!(
+            fts_query("a", &text, 8),
+            Err(SearchError::WordTooLong {
+                chars: 500_000,
+                limit: MAX_WORD_CHARS
+            })
+        );
+        let word = "a\u{093e}".repeat(MAX_WORD_CHARS / 2 + 1);
+        assert_eq!(
+            fts_query("a", &format!("refunds {word}"), 8),
+            Err(SearchError::WordTooLong {
+                chars: MAX_WORD_CHARS + 2,
+                limit: MAX_WORD_CHARS
+            })
+        );
+        let longest = "a\u{093e}".repeat(MAX_WORD_CHARS / 2);
+        assert!(fts_query("a", &longest, 8).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_text_longer_than_the_cap_is_refused_however_few_its_words() {
+        // Words of the longest length, each a term FTS5 splits in 32: the text's length
+        // bounds how many reach it.
+        let words: Vec<String> = (0..200)
+            .map(|n| format!("{n:03}{}", "a\u{093e}".repeat(30)))
+            .collect();
+        let text = words.join(" ");
+        assert_eq!(
+            fts_query("a", &text, 1024),
+            Err(SearchError::QueryTooLong {
+                bytes: text.len(),
+                limit: MAX_QUERY_BYTES
+            })
+        );
+        let repeated = "refunds ".repeat(MAX_QUERY_BYTES / 8 + 1);
+        assert!(matches!(
+            fts_query("a", &repeated, 8),
+            Err(SearchError::QueryTooLong { .. })
+        ));
+        assert!(fts_query("a", &repeated[..MAX_QUERY_BYTES], 8).is_ok());
     }
 }
