@@ -77,8 +77,9 @@ enum Command {
         options: McpArgs,
     },
     /// Serve the agent's tools over MCP's streamable HTTP at `http://ADDR/mcp`. With
-    /// ENGINE_MCP_TOKEN set, every request needs `Authorization: Bearer <token>`; an address
-    /// other hosts can reach needs it.
+    /// ENGINE_MCP_TOKEN set (32 bytes or more: `openssl rand -hex 32`), every request needs
+    /// `Authorization: Bearer <token>`; an address other hosts can reach, or an allowed host
+    /// or origin that is not loopback, needs it.
     Serve {
         /// The address to listen on; port 0 picks a free one. The URL is printed.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -369,7 +370,8 @@ mod tests {
     fn the_mcp_token_is_redacted_from_logs_like_a_secret() {
         let token = "0123456789abcdef0123456789abcdef";
         let redact = engine_core::redactor_with(&EngineConfig::default(), Some(token.to_owned()));
-        let line = redact.redact(&format!("authorization: Bearer {token}"));
+        let line = format!("authorization: Bearer {token}");
+        let line = redact.redact(&line);
         assert!(!line.contains(token), "{line}");
     }
 }

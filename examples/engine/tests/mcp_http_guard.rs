@@ -199,7 +199,12 @@ fn serving_another_host_without_a_token_is_a_startup_error_that_names_the_fix() 
 
 #[test]
 fn an_origin_that_is_not_loopback_or_allowed_gets_403() {
-    let (_served, url) = serve(&["--allow-origin", "https://app.example.com:443"], None);
+    // An origin that is not loopback exposes the server: it needs the token.
+    let (_served, url) = serve(
+        &["--allow-origin", "https://app.example.com:443"],
+        Some(ASCII_TOKEN),
+    );
+    let bearer = format!("Bearer {ASCII_TOKEN}");
     for (origin, status) in [
         (None, 200),
         (Some("http://localhost:5173"), 200),
@@ -213,6 +218,7 @@ fn an_origin_that_is_not_loopback_or_allowed_gets_403() {
         let headers: Vec<(&str, &str)> = origin
             .map(|origin| ("origin", origin))
             .into_iter()
+            .chain([("authorization", bearer.as_str())])
             .collect();
         let (got, body) = weather(&url, &headers);
         assert_eq!(got, status, "{origin:?}: {body}");
