@@ -65,8 +65,10 @@ pub(super) async fn serve(
     graceful.shutdown().await;
 }
 
+/// Answers 503 and closes (at debug level: under a flood of connections a warning each
+/// would flood the log too).
 fn refuse(stream: TcpStream) {
-    tracing::warn!("refused a connection: as many are open as the server takes");
+    tracing::debug!("refused a connection: as many are open as the server takes");
     // Best effort: a client that cannot take 200 bytes at once sees the connection close.
     let _ = stream.try_write(TOO_MANY_CONNECTIONS);
 }
