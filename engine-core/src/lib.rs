@@ -31,7 +31,7 @@ pub use engine::{
 };
 pub use hooks::Hook;
 pub use limits::Limits;
-pub use redact::{install_redacting_panic_hook, redactor, RedactingWriter};
+pub use redact::{install_redacting_panic_hook, redactor, redactor_with, RedactingWriter};
 pub use tool::Tool;
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 

@@ -14,7 +14,17 @@ use tracing_subscriber::fmt::MakeWriter;
 /// Every configured secret value, for the log writer (and, inside the engine, the audit
 /// logger).
 pub fn redactor(config: &EngineConfig) -> Arc<RedactValues> {
-    Arc::new(RedactValues::new(config.secret_values().map(str::to_owned)))
+    redactor_with(config, [])
+}
+
+/// Every configured secret value and the `others` an engine holds outside the
+/// configuration (such as its MCP server's token).
+pub fn redactor_with(
+    config: &EngineConfig,
+    others: impl IntoIterator<Item = String>,
+) -> Arc<RedactValues> {
+    let secrets = config.secret_values().map(str::to_owned);
+    Arc::new(RedactValues::new(secrets.chain(others)))
 }
 
 /// A `tracing_subscriber` writer that redacts every configured secret value from each

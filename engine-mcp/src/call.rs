@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 /// One `tools/call`, as a turn of the server's agent outside any conversation.
 pub(crate) struct ToolsCall<'a> {
     pub engine: &'a Engine,
-    pub session: &'a Turn,
+    pub turn: &'a Turn,
     pub timeout: Duration,
     /// Fired by rmcp on the client's `notifications/cancelled`.
     pub cancel: &'a CancellationToken,
@@ -35,7 +35,7 @@ impl ToolsCall<'_> {
         let call = Call::new(&request.name, &arguments)
             .deadline(Instant::now() + self.timeout)
             .cancel_on(self.cancel);
-        match self.engine.call(self.session, call).await {
+        match self.engine.call(self.turn, call).await {
             Ok(output) => Ok(success(output)),
             Err(error) if error.kind() == CallErrorKind::UnknownTool => {
                 Err(McpError::invalid_params(error.message().to_owned(), None))

@@ -1,6 +1,7 @@
 //! An engine's agent over MCP, built on rmcp (the official Rust MCP SDK): one handler,
 //! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`serve_http`], with
-//! a bearer token, `Origin` checks and a bound on requests in flight: [`HttpOptions`]).
+//! a bearer token, `Origin` and `Host` checks, bounds on open connections and requests in
+//! flight, and deadlines for a request's head and body: [`HttpOptions`]).
 //!
 //! One server serves one agent: `tools/list` is that agent's MCP catalog (rendered once
 //! per set of titles), in the client's locale; `tools/call` goes through `Engine::call`,
@@ -126,10 +127,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let locale = locale::for_request(&context, &self.options.locale);
-        let session = self.engine.turn_in(&self.session).with_locale(locale);
+        let turn = self.engine.turn_in(&self.session).with_locale(locale);
         let call = call::ToolsCall {
             engine: &self.engine,
-            session: &session,
+            turn: &turn,
             timeout: self.options.timeout,
             cancel: &context.ct,
         };

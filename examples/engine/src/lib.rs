@@ -77,8 +77,9 @@ enum Command {
         options: McpArgs,
     },
     /// Serve the agent's tools over MCP's streamable HTTP at `http://ADDR/mcp`. With
-    /// ENGINE_MCP_TOKEN set, every request needs `Authorization: Bearer <token>`; an address
-    /// other hosts can reach needs it.
+    /// ENGINE_MCP_TOKEN set (32 bytes or more: `openssl rand -hex 32`), every request needs
+    /// `Authorization: Bearer <token>`; an address other hosts can reach, or an allowed host
+    /// or origin that is not loopback, needs it.
     Serve {
         /// The address to listen on; port 0 picks a free one. The URL is printed.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -114,6 +115,32 @@ struct HttpArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
     )]
     max_in_flight: usize,
+    /// The most connections open at once; more are answered 503 and closed.
+    #[arg(
+        long,
+        default_value_t = engine_mcp::HttpOptions::default().max_connections,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+    )]
+    max_connections: usize,
+    /// Milliseconds a client has to send a request's head (on a new or an idle keep-alive
+    /// connection) before the connection is closed.
+    #[arg(
+        long,
+        default_value_t = millis(engine_mcp::HttpOptions::default().header_read_timeout),
+        value_parser = timeout_ms(),
+    )]
+    header_read_timeout_ms: u64,
+    /// Milliseconds a client has to send a request's body before it is answered 408.
+    #[arg(
+        long,
+        default_value_t = millis(engine_mcp::HttpOptions::default().body_read_timeout),
+        value_parser = timeout_ms(),
+    )]
+    body_read_timeout_ms: u64,
+}
+
+fn millis(duration: Duration) -> u64 {
+    duration.as_millis().try_into().unwrap_or(u64::MAX)
 }
 
 impl HttpArgs {
@@ -123,6 +150,9 @@ impl HttpArgs {
             allowed_origins: self.allowed_origins,
             allowed_hosts: self.allowed_hosts,
             max_in_flight: self.max_in_flight,
+            max_connections: self.max_connections,
+            header_read_timeout: Duration::from_millis(self.header_read_timeout_ms),
+            body_read_timeout: Duration::from_millis(self.body_read_timeout_ms),
         }
     }
 }
@@ -178,9 +208,9 @@ pub unsafe fn run() -> ExitCode {
         }
     };
     // Logs go to stderr (stdout carries command output, and the MCP protocol on stdio),
-    // with every configured secret redacted from every line; so do panic messages, before
-    // any plugin code runs.
-    let redact = engine_core::redactor(&config);
+    // with every configured secret and the MCP token redacted from every line; so do panic
+    // messages, before any plugin code runs.
+    let redact = engine_core::redactor_with(&config, token.clone());
     engine_core::install_redacting_panic_hook(Arc::clone(&redact));
     tracing_subscriber::fmt()
         .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
@@ -193,8 +223,8 @@ pub unsafe fn run() -> ExitCode {
         );
     }
     let engine = Arc::new(Engine::builder().config(config).build_or_exit());
-    let session = match engine.turn(&cli.agent) {
-        Ok(session) => session,
+    let turn = match engine.turn(&cli.agent) {
+        Ok(turn) => turn,
         Err(error) => {
             eprintln!("{error}");
             return ExitCode::from(2);
@@ -223,9 +253,9 @@ pub unsafe fn run() -> ExitCode {
         } => {
             let turn = match (subscriber, conversation) {
                 (Some(subscriber), Some(conversation)) => {
-                    session.in_conversation(subscriber, conversation)
+                    turn.in_conversation(subscriber, conversation)
                 }
-                _ => session,
+                _ => turn,
             };
             return call(
                 &engine,
@@ -292,7 +322,7 @@ async fn serve_http(
     options: engine_mcp::HttpOptions,
 ) -> Result<(), engine_mcp::HttpError> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    options.check_address(listener.local_addr()?)?;
+    options.check(listener.local_addr()?)?;
     println!("http://{}/mcp", listener.local_addr()?);
     let shutdown = CancellationToken::new();
     tokio::spawn({
@@ -327,5 +357,21 @@ fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Dura
             println!("{}", error.to_json());
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_sdk::engine::Redact;
+
+    use super::*;
+
+    #[test]
+    fn the_mcp_token_is_redacted_from_logs_like_a_secret() {
+        let token = "0123456789abcdef0123456789abcdef";
+        let redact = engine_core::redactor_with(&EngineConfig::default(), Some(token.to_owned()));
+        let line = format!("authorization: Bearer {token}");
+        let line = redact.redact(&line);
+        assert!(!line.contains(token), "{line}");
     }
 }

@@ -1,18 +1,19 @@
 //! The example engine's MCP HTTP server, guarded: a bearer token (checked with the official
-//! Python MCP client), a start-up refusal to serve other hosts without one, and `Origin`
-//! and in-flight limits (checked with raw HTTP requests).
+//! Python MCP client), start-up refusals (other hosts without a token, a weak token), and
+//! `Origin`, `Host`, connection, in-flight and deadline limits (checked with raw HTTP).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use test_support::mcp::{run_client, serve_with_env, Served};
 use test_support::provider::Provider;
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
-const TOKEN: &str = "tok-7d1f\u{e9}\"quoted\"";
-const ASCII_TOKEN: &str = "tok-7d1f-2b9c";
+const TOKEN: &str = "tok-7d1f\u{e9}\"quoted\"-4e8a9f310c6d5a7b";
+const ASCII_TOKEN: &str = "tok-7d1f-2b9c-4e8a-9f31-0c6d5a7b8e2f";
 
 /// Runs client.py against `url` with `headers`, reporting a refusal rather than failing.
 fn client(url: &str, headers: Value) -> Value {
@@ -23,14 +24,22 @@ fn client(url: &str, headers: Value) -> Value {
     }))
 }
 
-/// One raw HTTP/1.1 `tools/call` of `tool` to `url`, with `headers`, as protocol 2026-07-28
-/// has it (no session: the version and the method in headers and `_meta`): the status and
-/// the body.
-fn raw_call(url: &str, headers: &[(&str, &str)], tool: &str, arguments: Value) -> (u16, String) {
-    let authority = url
-        .strip_prefix("http://")
+/// The `host:port` of an `http://host:port/mcp` URL.
+fn authority(url: &str) -> &str {
+    url.strip_prefix("http://")
         .and_then(|rest| rest.strip_suffix("/mcp"))
-        .expect("an http://host:port/mcp URL");
+        .expect("an http://host:port/mcp URL")
+}
+
+/// One raw HTTP/1.1 `tools/call` of `tool` to `url`, with `headers` (a `host` among them
+/// replaces the URL's), as protocol 2026-07-28 has it (no session: the version and the
+/// method in headers and `_meta`): the status and the body.
+fn raw_call(url: &str, headers: &[(&str, &str)], tool: &str, arguments: Value) -> (u16, String) {
+    let authority = authority(url);
+    let host = headers
+        .iter()
+        .find(|(name, _)| *name == "host")
+        .map_or(authority, |(_, host)| host);
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {
@@ -45,12 +54,12 @@ fn raw_call(url: &str, headers: &[(&str, &str)], tool: &str, arguments: Value) -
     .to_string();
     let mut stream = TcpStream::connect(authority).expect("the server listens");
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nhost: {authority}\r\naccept: application/json, text/event-stream\r\n\
+        "POST /mcp HTTP/1.1\r\nhost: {host}\r\naccept: application/json, text/event-stream\r\n\
          content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\
          mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: {tool}\r\n",
         body.len()
     );
-    for (name, value) in headers {
+    for (name, value) in headers.iter().filter(|(name, _)| *name != "host") {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
@@ -96,7 +105,7 @@ fn with_a_token_the_python_client_needs_it_and_a_missing_or_wrong_one_gets_401()
     assert_eq!(admitted["steps"][0]["isError"], false, "{admitted}");
     for headers in [
         json!({}),
-        json!({ "Authorization": "Bearer tok-7d1f-2b9" }),
+        json!({ "Authorization": format!("Bearer {}", &ASCII_TOKEN[..ASCII_TOKEN.len() - 1]) }),
         json!({ "Authorization": format!("Bearer {ASCII_TOKEN}x") }),
         json!({ "Authorization": format!("Basic {ASCII_TOKEN}") }),
     ] {
@@ -121,11 +130,17 @@ fn a_token_that_is_not_ascii_is_compared_whole() {
     assert_eq!(weather(&url, &[("authorization", &shorter)]).0, 401);
 }
 
-#[test]
-fn serving_another_host_without_a_token_is_a_startup_error_that_names_the_fix() {
-    let mut refused = Command::new(ENGINE)
-        .args(["serve", "--addr", "0.0.0.0:0"])
-        .env_remove("ENGINE_MCP_TOKEN")
+/// Starts `engine serve` with `args` and `token` and expects it to refuse: its stderr.
+fn refused_at_startup(args: &[&str], token: Option<&str>) -> String {
+    let mut command = Command::new(ENGINE);
+    command
+        .arg("serve")
+        .args(args)
+        .env_remove("ENGINE_MCP_TOKEN");
+    if let Some(token) = token {
+        command.env("ENGINE_MCP_TOKEN", token);
+    }
+    let mut refused = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -138,11 +153,16 @@ fn serving_another_host_without_a_token_is_a_startup_error_that_names_the_fix() 
     if !announced.is_empty() {
         let _ = refused.kill();
         let _ = refused.wait();
-        panic!("it served other hosts without a token: {announced}");
+        panic!("it served with {args:?}: {announced}");
     }
     let output = refused.wait_with_output().unwrap();
     assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn serving_another_host_without_a_token_is_a_startup_error_that_names_the_fix() {
+    let stderr = refused_at_startup(&["--addr", "0.0.0.0:0"], None);
     assert!(
         stderr.contains("refusing to serve MCP on 0.0.0.0:")
             && stderr.contains("Set ENGINE_MCP_TOKEN to a secret")
@@ -179,7 +199,12 @@ fn serving_another_host_without_a_token_is_a_startup_error_that_names_the_fix() 
 
 #[test]
 fn an_origin_that_is_not_loopback_or_allowed_gets_403() {
-    let (_served, url) = serve(&["--allow-origin", "https://app.example.com:443"], None);
+    // An origin that is not loopback exposes the server: it needs the token.
+    let (_served, url) = serve(
+        &["--allow-origin", "https://app.example.com:443"],
+        Some(ASCII_TOKEN),
+    );
+    let bearer = format!("Bearer {ASCII_TOKEN}");
     for (origin, status) in [
         (None, 200),
         (Some("http://localhost:5173"), 200),
@@ -193,6 +218,7 @@ fn an_origin_that_is_not_loopback_or_allowed_gets_403() {
         let headers: Vec<(&str, &str)> = origin
             .map(|origin| ("origin", origin))
             .into_iter()
+            .chain([("authorization", bearer.as_str())])
             .collect();
         let (got, body) = weather(&url, &headers);
         assert_eq!(got, status, "{origin:?}: {body}");
@@ -276,4 +302,154 @@ fn the_server_keeps_no_sessions_for_clients_to_pile_up() {
         !head.to_ascii_lowercase().contains("mcp-session-id"),
         "a session was opened: {head}"
     );
+}
+
+#[test]
+fn allowing_a_host_or_origin_that_is_not_loopback_needs_a_token() {
+    for allowed in [
+        ["--allow-host", "mcp.example.com"],
+        ["--allow-origin", "https://app.example.com:443"],
+    ] {
+        let args = [&["--addr", "127.0.0.1:0"], &allowed[..]].concat();
+        let stderr = refused_at_startup(&args, None);
+        assert!(
+            stderr.contains(&format!(
+                "refusing to serve MCP for `{}` without a token",
+                allowed[1]
+            )) && stderr.contains("Set ENGINE_MCP_TOKEN to a secret"),
+            "{allowed:?}: {stderr}"
+        );
+    }
+    let stderr = refused_at_startup(&["--allow-origin", "app.example.com"], None);
+    assert!(
+        stderr.contains(
+            "the allowed origin `app.example.com` does not parse: write it as `scheme://host:port`"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_short_token_or_one_with_whitespace_is_a_startup_error_that_says_how_to_make_one() {
+    for (token, weakness) in [
+        ("tok-7d1f-2b9c", "is shorter than 32 bytes"),
+        (
+            "tok-7d1f-2b9c-4e8a 9f31-0c6d5a7b8e2f",
+            "contains whitespace or control characters",
+        ),
+    ] {
+        let stderr = refused_at_startup(&["--addr", "127.0.0.1:0"], Some(token));
+        assert!(
+            stderr.contains(&format!("the MCP token {weakness}"))
+                && stderr.contains("openssl rand -hex 32"),
+            "{token:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_host_header_that_is_not_loopback_or_allowed_gets_403() {
+    let (_served, url) = serve(&[], None);
+    let port = authority(&url).rsplit_once(':').unwrap().1;
+    let localhost = format!("localhost:{port}");
+    assert_eq!(weather(&url, &[("host", &localhost)]).0, 200);
+    let (status, body) = weather(&url, &[("host", "mcp.example.com")]);
+    assert_eq!(status, 403, "{body}");
+
+    let (_served, url) = serve(&["--allow-host", "mcp.example.com"], Some(ASCII_TOKEN));
+    let bearer = format!("Bearer {ASCII_TOKEN}");
+    for (host, status) in [("mcp.example.com", 200), ("other.example.com", 403)] {
+        let (got, body) = weather(&url, &[("host", host), ("authorization", &bearer)]);
+        assert_eq!(got, status, "{host}: {body}");
+    }
+}
+
+/// How long the deadline tests give the server beyond its deadline before calling it hung.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Connects to `url`'s server with a read timeout of `deadline` plus [`GRACE`].
+fn connect(url: &str, deadline: Duration) -> TcpStream {
+    let stream = TcpStream::connect(authority(url)).expect("the server listens");
+    stream.set_read_timeout(Some(deadline + GRACE)).unwrap();
+    stream
+}
+
+/// Reads until the server closes `stream` (a reset counts: a server that closes with
+/// bytes unread resets): what it sent, or the error if it did not close it in time.
+fn read_until_closed(stream: &mut TcpStream) -> std::io::Result<String> {
+    let mut answer = Vec::new();
+    let mut buffer = [0; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => answer.extend_from_slice(&buffer[..read]),
+            Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(String::from_utf8_lossy(&answer).into_owned())
+}
+
+#[test]
+fn idle_connections_are_closed_after_the_header_timeout_and_one_over_the_cap_gets_503() {
+    let timeout = Duration::from_millis(500);
+    let (_served, url) = serve(
+        &["--max-connections", "2", "--header-read-timeout-ms", "500"],
+        None,
+    );
+    // Two connections that start a request and stall hold every place.
+    let mut stalled: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut stream = connect(&url, timeout);
+            stream.write_all(b"POST /mcp HTT").unwrap();
+            stream
+        })
+        .collect();
+    let mut over = connect(&url, timeout);
+    let refused = read_until_closed(&mut over).expect("the third connection is answered");
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    for stream in &mut stalled {
+        let closed = read_until_closed(stream);
+        assert!(
+            closed.is_ok(),
+            "a stalled connection was kept open: {closed:?}"
+        );
+    }
+    // Their places are free again.
+    let (status, body) = weather(&url, &[]);
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn a_body_that_trickles_past_its_deadline_gets_408_and_gives_its_place_back() {
+    let timeout = Duration::from_millis(500);
+    let (_served, url) = serve(
+        &["--max-in-flight", "1", "--body-read-timeout-ms", "500"],
+        None,
+    );
+    let mut stream = connect(&url, timeout);
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\naccept: application/json, text/event-stream\r\n\
+         content-type: application/json\r\ncontent-length: 1000\r\n\r\n",
+        authority(&url)
+    )
+    .unwrap();
+    // A byte every 100 ms, each well within any per-read timeout, for longer than the
+    // deadline plus the grace: only a deadline on the whole body stops it.
+    let mut trickle = stream.try_clone().unwrap();
+    let trickler = std::thread::spawn(move || {
+        for _ in 0..60 {
+            if trickle.write_all(b" ").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let answer = read_until_closed(&mut stream).expect("the slow request is answered");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    let (status, body) = weather(&url, &[]);
+    assert_eq!(status, 200, "the place in flight is free again: {body}");
+    drop(stream);
+    trickler.join().unwrap();
 }
