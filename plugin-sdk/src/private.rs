@@ -2,6 +2,7 @@
 //! the macros, which are pinned to this crate's exact version.
 
 pub use inventory;
+pub use serde;
 pub use schemars::{JsonSchema, Schema};
 
 pub use serde::de::DeserializeOwned;
@@ -23,6 +24,7 @@ pub use crate::param::{CallInput, Needs, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
+pub use crate::strict_deserialize::{NotStrict, Probe, StrictDeserialize, ViaStrict};
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{ToolContext, ToolError};
 
@@ -279,9 +281,21 @@ pub fn run_ready<F: std::future::Future>(future: F) -> F::Output {
     }
 }
 
-/// Deserializes a tool's arguments, as a model-readable error on failure.
+/// Deserializes a tool's arguments with the type's own `Deserialize` (a tool that opted
+/// out of strict mode), as a model-readable error on failure.
 pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
     serde_json::from_str(arguments).map_err(|error| arguments_error(arguments, error))
+}
+
+/// Deserializes a strict tool's arguments as the schema states them (see
+/// [`StrictDeserialize`]), as a model-readable error on failure.
+pub fn deserialize_strict_arguments<T: StrictDeserialize>(
+    arguments: &str,
+) -> Result<T, ToolError> {
+    let mut deserializer = serde_json::Deserializer::from_str(arguments);
+    T::deserialize_strict(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value))
+        .map_err(|error| arguments_error(arguments, error))
 }
 
 /// Explains why `arguments` did not deserialize, naming the field (`to.zip`) found at
@@ -297,7 +311,9 @@ fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
     let full = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
     let reason = full.strip_suffix(&position).unwrap_or(&full);
-    let message = if path.is_empty() {
+    let message = if let Some(message) = crate::json_path::key_error(&path, reason) {
+        message
+    } else if path.is_empty() {
         format!("invalid arguments: {reason}")
     } else {
         format!("invalid arguments: `{path}`: {reason}")
