@@ -24,7 +24,9 @@ pub use crate::param::{CallInput, Needs, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
-pub use crate::strict_deserialize::{NotStrict, Probe, StrictDeserialize, ViaStrict};
+pub use crate::strict_deserialize::{
+    deserialize_buffered, NotStrict, Probe, StrictDeserialize, ViaStrict,
+};
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{ToolContext, ToolError};
 
@@ -303,15 +305,20 @@ pub fn deserialize_strict_arguments<T: StrictDeserialize>(
 /// arguments type.
 #[cold]
 fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
-    if error.is_syntax() || error.is_eof() {
+    // serde_json reports some shapes it did not expect (`{}` for an enum) as syntax.
+    let valid_json = || serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok();
+    if error.is_eof() || (error.is_syntax() && !valid_json()) {
         return ToolError::invalid_arguments(format!("the arguments are not valid JSON: {error}"));
     }
     let path = crate::json_path::path_at(arguments, error.line(), error.column());
     // The model addresses fields, not lines and columns of its own JSON.
     let full = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
-    let reason = full.strip_suffix(&position).unwrap_or(&full);
-    let message = if let Some(message) = crate::json_path::key_error(&path, reason) {
+    let mut reason = full.strip_suffix(&position).unwrap_or(&full).to_owned();
+    if error.is_syntax() {
+        reason = format!("not the shape the schema gives here ({reason})");
+    }
+    let message = if let Some(message) = crate::json_path::key_error(&path, &reason) {
         message
     } else if path.is_empty() {
         format!("invalid arguments: {reason}")

@@ -12,7 +12,8 @@
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-use serde::de::{DeserializeOwned, Deserializer};
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 /// A type read as its strict schema states: no key it does not list, at any depth, and
@@ -131,5 +132,68 @@ impl<T: DeserializeOwned> NotStrict<T> for &Probe<T> {
         deserializer: D,
     ) -> Result<T, D::Error> {
         T::deserialize(deserializer)
+    }
+}
+
+/// Reads a strict copy that serde buffers before it reads it (an internally tagged or an
+/// untagged enum): through a `serde_json::Value` read inside the deserializer's own visit
+/// of the value, so that an error in it is placed at the value (`tagged.reason`), where
+/// serde's own buffer would place it wherever the deserializer went on to.
+pub fn deserialize_buffered<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    deserializer.deserialize_any(Buffered(PhantomData))
+}
+
+/// The visitor of [`deserialize_buffered`].
+struct Buffered<T>(PhantomData<T>);
+
+impl<T: DeserializeOwned> Buffered<T> {
+    fn read<E: serde::de::Error>(value: serde_json::Value) -> Result<T, E> {
+        T::deserialize(value).map_err(E::custom)
+    }
+}
+
+impl<'de, T: DeserializeOwned> Visitor<'de> for Buffered<T> {
+    type Value = T;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a value as the schema describes")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<T, E> {
+        Self::read(value.into())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<T, E> {
+        Self::read(value.into())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<T, E> {
+        Self::read(value.into())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<T, E> {
+        Self::read(value.into())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<T, E> {
+        Self::read(value.into())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<T, E> {
+        Self::read(serde_json::Value::Null)
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<T, E> {
+        Self::read(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        Self::read(serde_json::Value::deserialize(SeqAccessDeserializer::new(seq))?)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        Self::read(serde_json::Value::deserialize(MapAccessDeserializer::new(map))?)
     }
 }

@@ -119,6 +119,19 @@ pub fn impls(input: &Input) -> TokenStream {
     };
 
     let container = kept(&input.keys, CONTAINER_KEYS);
+    // serde buffers an internally tagged or untagged enum before reading it.
+    let buffered = match &input.shape {
+        Shape::Enum(variants) => {
+            has_key(&input.keys, &["tag", "untagged"])
+                || variants.iter().any(|variant| has_key(&variant.keys, &["untagged"]))
+        }
+        _ => false,
+    };
+    let read = if buffered {
+        quote!(#private::deserialize_buffered::<__D, #copy #type_generics>(__deserializer)?)
+    } else {
+        quote!(<#copy #type_generics as #private::serde::Deserialize>::deserialize(__deserializer)?)
+    };
     let crate_path = quote!(#private::serde).to_string();
     let (copy_impl_generics, copy_type_generics, copy_where) = generics.split_for_impl();
     quote! {
@@ -137,7 +150,7 @@ pub fn impls(input: &Input) -> TokenStream {
                 fn deserialize_strict<'de, __D: #private::serde::Deserializer<'de>>(
                     __deserializer: __D,
                 ) -> ::core::result::Result<Self, __D::Error> {
-                    let __copy = <#copy #type_generics as #private::serde::Deserialize>::deserialize(__deserializer)?;
+                    let __copy = #read;
                     #conversion
                 }
             }
@@ -187,6 +200,12 @@ fn convert(count: usize, names: Option<Vec<&Ident>>) -> (TokenStream, TokenStrea
             (moved.clone(), moved)
         }
     }
+}
+
+/// Whether `keys` has a serde key among `names`.
+fn has_key(keys: &[Key], names: &[&str]) -> bool {
+    keys.iter()
+        .any(|key| key.tool == "serde" && names.contains(&key.name.as_str()))
 }
 
 /// The serde keys among `keys` that the copy keeps, each as its own attribute.
