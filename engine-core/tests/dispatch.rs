@@ -178,12 +178,18 @@ async fn a_missing_key_is_named_by_its_path() {
         call(&engine(), "probe__ship", arguments).await,
         CallErrorKind::InvalidArguments,
     );
-    assert_eq!(message, format!("invalid arguments: missing key `to.zip`: {EVERY_KEY}"));
+    assert_eq!(
+        message,
+        format!("invalid arguments: missing key `to.zip`: {EVERY_KEY}")
+    );
     let message = expect_error(
         call(&engine(), "probe__ship", "{}").await,
         CallErrorKind::InvalidArguments,
     );
-    assert_eq!(message, format!("invalid arguments: missing key `weight_grams`: {EVERY_KEY}"));
+    assert_eq!(
+        message,
+        format!("invalid arguments: missing key `weight_grams`: {EVERY_KEY}")
+    );
 }
 
 /// What a missing key's message says after its path.
@@ -193,7 +199,8 @@ const EVERY_KEY: &str =
 #[tokio::test]
 async fn a_key_the_schema_does_not_have_is_refused_at_any_depth_naming_its_path() {
     let engine = engine();
-    let nested = r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": 118, "colour": "red"}, "tags": []}"#;
+    let nested =
+        r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": 118, "colour": "red"}, "tags": []}"#;
     let message = expect_error(
         call(&engine, "probe__ship", nested).await,
         CallErrorKind::InvalidArguments,
@@ -213,30 +220,53 @@ async fn a_key_the_schema_does_not_have_is_refused_at_any_depth_naming_its_path(
         "invalid arguments: unknown key `weight_gram` (expected one of `weight_grams`, `to`, `tags`); the schema allows no other keys"
     );
     // Inside an `Option`, the nested object is held to its schema too.
-    let in_option = r#"{"query": "q", "limit": null, "within": {"city": "Rome", "zip": 1, "zap": 2}}"#;
+    let in_option =
+        r#"{"query": "q", "limit": null, "within": {"city": "Rome", "zip": 1, "zap": 2}}"#;
     let message = expect_error(
         call(&engine, "probe__search", in_option).await,
         CallErrorKind::InvalidArguments,
     );
-    assert!(message.starts_with("invalid arguments: unknown key `within.zap`"), "{message}");
+    assert!(
+        message.starts_with("invalid arguments: unknown key `within.zap`"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
 async fn an_option_left_out_is_refused_and_null_is_how_to_leave_it_out() {
     let engine = engine();
     let message = expect_error(
-        call(&engine, "probe__search", r#"{"query": "q", "within": null}"#).await,
+        call(
+            &engine,
+            "probe__search",
+            r#"{"query": "q", "within": null}"#,
+        )
+        .await,
         CallErrorKind::InvalidArguments,
     );
-    assert_eq!(message, format!("invalid arguments: missing key `limit`: {EVERY_KEY}"));
+    assert_eq!(
+        message,
+        format!("invalid arguments: missing key `limit`: {EVERY_KEY}")
+    );
     let message = expect_error(
-        call(&engine, "probe__search", r#"{"query": "q", "limit": 3, "within": {"city": "Rome"}}"#).await,
+        call(
+            &engine,
+            "probe__search",
+            r#"{"query": "q", "limit": 3, "within": {"city": "Rome"}}"#,
+        )
+        .await,
         CallErrorKind::InvalidArguments,
     );
-    assert_eq!(message, format!("invalid arguments: missing key `within.zip`: {EVERY_KEY}"));
+    assert_eq!(
+        message,
+        format!("invalid arguments: missing key `within.zip`: {EVERY_KEY}")
+    );
     // As the schema says: every key present, null for none.
     let sent = r#"{"query": "q", "limit": null, "within": null}"#;
-    assert_eq!(call(&engine, "probe__search", sent).await.unwrap(), json!("q None None"));
+    assert_eq!(
+        call(&engine, "probe__search", sent).await.unwrap(),
+        json!("q None None")
+    );
     let sent = r#"{"query": "q", "limit": 3, "within": {"city": "Rome", "zip": 1}}"#;
     assert_eq!(
         call(&engine, "probe__search", sent).await.unwrap(),

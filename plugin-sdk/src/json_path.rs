@@ -99,7 +99,11 @@ pub(crate) fn key_error(path: &str, reason: &str) -> Option<String> {
         expected => expected,
     };
     let read_at_the_key = path == key || path.ends_with(&format!(".{key}"));
-    let key = if read_at_the_key { path.to_owned() } else { join(key) };
+    let key = if read_at_the_key {
+        path.to_owned()
+    } else {
+        join(key)
+    };
     Some(format!(
         "invalid arguments: unknown key `{key}` ({expected}); the schema allows no other keys"
     ))

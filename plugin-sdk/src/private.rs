@@ -2,8 +2,8 @@
 //! the macros, which are pinned to this crate's exact version.
 
 pub use inventory;
-pub use serde;
 pub use schemars::{JsonSchema, Schema};
+pub use serde;
 
 pub use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -291,9 +291,7 @@ pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &str) -> Result<T, 
 
 /// Deserializes a strict tool's arguments as the schema states them (see
 /// [`StrictDeserialize`]), as a model-readable error on failure.
-pub fn deserialize_strict_arguments<T: StrictDeserialize>(
-    arguments: &str,
-) -> Result<T, ToolError> {
+pub fn deserialize_strict_arguments<T: StrictDeserialize>(arguments: &str) -> Result<T, ToolError> {
     let mut deserializer = serde_json::Deserializer::from_str(arguments);
     T::deserialize_strict(&mut deserializer)
         .and_then(|value| deserializer.end().map(|()| value))

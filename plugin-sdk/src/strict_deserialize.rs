@@ -106,15 +106,11 @@ impl<T> Probe<T> {
 /// Reads a strict field strictly.
 pub trait ViaStrict<T> {
     /// Reads the field.
-    fn deserialize_field<'de, D: Deserializer<'de>>(&self, deserializer: D)
-        -> Result<T, D::Error>;
+    fn deserialize_field<'de, D: Deserializer<'de>>(&self, deserializer: D) -> Result<T, D::Error>;
 }
 
 impl<T: StrictDeserialize> ViaStrict<T> for Probe<T> {
-    fn deserialize_field<'de, D: Deserializer<'de>>(
-        &self,
-        deserializer: D,
-    ) -> Result<T, D::Error> {
+    fn deserialize_field<'de, D: Deserializer<'de>>(&self, deserializer: D) -> Result<T, D::Error> {
         T::deserialize_strict(deserializer)
     }
 }
@@ -122,15 +118,11 @@ impl<T: StrictDeserialize> ViaStrict<T> for Probe<T> {
 /// Reads any other field as its own `Deserialize` does.
 pub trait NotStrict<T> {
     /// Reads the field.
-    fn deserialize_field<'de, D: Deserializer<'de>>(&self, deserializer: D)
-        -> Result<T, D::Error>;
+    fn deserialize_field<'de, D: Deserializer<'de>>(&self, deserializer: D) -> Result<T, D::Error>;
 }
 
 impl<T: DeserializeOwned> NotStrict<T> for &Probe<T> {
-    fn deserialize_field<'de, D: Deserializer<'de>>(
-        &self,
-        deserializer: D,
-    ) -> Result<T, D::Error> {
+    fn deserialize_field<'de, D: Deserializer<'de>>(&self, deserializer: D) -> Result<T, D::Error> {
         T::deserialize(deserializer)
     }
 }
@@ -190,10 +182,14 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for Buffered<T> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
-        Self::read(serde_json::Value::deserialize(SeqAccessDeserializer::new(seq))?)
+        Self::read(serde_json::Value::deserialize(SeqAccessDeserializer::new(
+            seq,
+        ))?)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-        Self::read(serde_json::Value::deserialize(MapAccessDeserializer::new(map))?)
+        Self::read(serde_json::Value::deserialize(MapAccessDeserializer::new(
+            map,
+        ))?)
     }
 }

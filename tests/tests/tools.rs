@@ -140,7 +140,9 @@ fn bad_arguments_are_model_readable_errors_naming_the_problem() {
     .unwrap_err();
     assert_eq!(missing.kind(), ToolErrorKind::InvalidArguments);
     assert!(
-        missing.message().starts_with("invalid arguments: missing key `date`: "),
+        missing
+            .message()
+            .starts_with("invalid arguments: missing key `date`: "),
         "{missing}"
     );
     let wrong_type = call(
@@ -198,12 +200,30 @@ fn output_schemas_describe_the_return_type() {
 /// struct in a struct, in a list, in an `Option`, in a `Box`, in both kinds of enum, in a
 /// generic type and in a type that contains itself.
 const ACCEPTED: &[(&str, &str)] = &[
-    ("fixtures:nested", r#"{"delivery": {"street": "Via Roma 1", "city": "Rome"}, "previous": [{"street": "Rue 2", "city": "Paris"}]}"#),
-    ("fixtures:enums", r#"{"priority": "low", "action": {"assign": {"assignee": "ann", "priority": "urgent"}}, "tagged": {"kind": "close", "reason": "done"}}"#),
-    ("fixtures:optionals", r#"{"nickname": null, "age": 7, "address": {"street": "s", "city": "c"}, "priority": null, "tags": ["a", null]}"#),
-    ("fixtures:collections", r#"{"numbers": [1.5], "matrix": [[1]], "boxed": {"street": "s", "city": "c"}, "actions": [{"close": {"reason": "r"}}, "reopen"]}"#),
-    ("fixtures:tree", r#"{"label": "a", "children": [{"label": "b", "children": [], "parent": null}], "parent": {"label": "p", "children": [], "parent": null}}"#),
-    ("fixtures:page_of_addresses", r#"{"items": [{"street": "s", "city": "c"}], "cursor": null}"#),
+    (
+        "fixtures:nested",
+        r#"{"delivery": {"street": "Via Roma 1", "city": "Rome"}, "previous": [{"street": "Rue 2", "city": "Paris"}]}"#,
+    ),
+    (
+        "fixtures:enums",
+        r#"{"priority": "low", "action": {"assign": {"assignee": "ann", "priority": "urgent"}}, "tagged": {"kind": "close", "reason": "done"}}"#,
+    ),
+    (
+        "fixtures:optionals",
+        r#"{"nickname": null, "age": 7, "address": {"street": "s", "city": "c"}, "priority": null, "tags": ["a", null]}"#,
+    ),
+    (
+        "fixtures:collections",
+        r#"{"numbers": [1.5], "matrix": [[1]], "boxed": {"street": "s", "city": "c"}, "actions": [{"close": {"reason": "r"}}, "reopen"]}"#,
+    ),
+    (
+        "fixtures:tree",
+        r#"{"label": "a", "children": [{"label": "b", "children": [], "parent": null}], "parent": {"label": "p", "children": [], "parent": null}}"#,
+    ),
+    (
+        "fixtures:page_of_addresses",
+        r#"{"items": [{"street": "s", "city": "c"}], "cursor": null}"#,
+    ),
 ];
 
 /// Every object in `value` with its path as the engine names it (`a.b`, `a[0]`).
@@ -235,7 +255,10 @@ fn object_at<'v>(value: &'v mut Value, path: &str) -> &'v mut serde_json::Map<St
         .filter(|step| !step.is_empty())
         .map(|step| format!("/{}", step.trim_end_matches(']')))
         .collect();
-    value.pointer_mut(&pointer).and_then(Value::as_object_mut).expect("an object")
+    value
+        .pointer_mut(&pointer)
+        .and_then(Value::as_object_mut)
+        .expect("an object")
 }
 
 #[test]
@@ -246,15 +269,23 @@ fn dispatch_refuses_what_the_schema_forbids_at_every_object_of_every_fixture() {
         let mut paths = Vec::new();
         objects(&accepted, String::new(), &mut paths);
         for path in paths {
-            let key = |name: &str| if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") };
+            let key = |name: &str| {
+                if path.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{path}.{name}")
+                }
+            };
             // A key the schema does not have.
             let mut extra = accepted.clone();
             object_at(&mut extra, &path).insert("zz_unknown".into(), json!(1));
             let error = call(tool, &extra.to_string()).expect_err(&format!("{tool}: {extra}"));
             assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
             let unknown = format!("unknown key `{}`", key("zz_unknown"));
-            let members: Vec<String> =
-                object_at(&mut accepted.clone(), &path).keys().cloned().collect();
+            let members: Vec<String> = object_at(&mut accepted.clone(), &path)
+                .keys()
+                .cloned()
+                .collect();
             // An externally tagged enum's object holds one key, the variant.
             let enum_shape = |message: &str| {
                 message.starts_with(&format!("invalid arguments: `{path}"))

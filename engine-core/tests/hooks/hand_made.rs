@@ -42,6 +42,7 @@ const fn hand_made(
         position: 0,
         timeout,
         mutates_response,
+        fail_closed: None,
         plugin: hand_made_plugin,
         handler: HookHandler::ResponseGenerated(HookEntry::Ready(replaces_everything)),
         location: SourceLocation {

@@ -96,7 +96,9 @@ pub fn impls(input: &Input) -> TokenStream {
                 let attrs = kept(&variant.keys, VARIANT_KEYS);
                 let fields = copy_fields(&variant.fields, &mut reader);
                 let names = match variant.style {
-                    Fields::Named(_) => Some(variant.fields.iter().filter_map(|f| f.ident).collect()),
+                    Fields::Named(_) => {
+                        Some(variant.fields.iter().filter_map(|f| f.ident).collect())
+                    }
                     _ => None,
                 };
                 let (pattern, built) = match variant.style {
@@ -123,7 +125,9 @@ pub fn impls(input: &Input) -> TokenStream {
     let buffered = match &input.shape {
         Shape::Enum(variants) => {
             has_key(&input.keys, &["tag", "untagged"])
-                || variants.iter().any(|variant| has_key(&variant.keys, &["untagged"]))
+                || variants
+                    .iter()
+                    .any(|variant| has_key(&variant.keys, &["untagged"]))
         }
         _ => false,
     };
