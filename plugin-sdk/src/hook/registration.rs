@@ -18,7 +18,8 @@ pub struct HookDescriptor {
     pub summary: Option<LocalizedText>,
     /// The hook's place among its event's hooks: lower runs first.
     pub position: u32,
-    /// How long the hook may run; past it, the engine stops waiting and the turn goes on.
+    /// How long the hook may run; past it, the engine stops waiting and the hook has
+    /// failed (see `fail_closed`).
     pub timeout: Duration,
     /// Whether the hook may replace the reply or regenerate the turn; only for
     /// `response_generated`. The engine then serves the turn non-streamed.
