@@ -57,6 +57,7 @@ pub fn impls(input: &Input) -> TokenStream {
             fn #name<'de, __D: #private::serde::Deserializer<'de>>(
                 __deserializer: __D,
             ) -> ::core::result::Result<#ty, __D::Error> {
+                // Method resolution picks one of the two; the other goes unused.
                 #[allow(unused_imports)]
                 use #private::{NotStrict as _, ViaStrict as _};
                 (&#private::Probe::<#ty>::NEW).deserialize_field(__deserializer)
@@ -68,8 +69,9 @@ pub fn impls(input: &Input) -> TokenStream {
 
     let (definition, conversion) = match &input.shape {
         Shape::Named(fields) => {
+            let names = fields.iter().filter_map(|field| field.ident).collect();
             let fields = copy_fields(fields, &mut reader);
-            let (pattern, built) = convert(fields.len(), Some(input_fields(&input.shape)));
+            let (pattern, built) = convert(fields.len(), Some(names));
             (
                 quote!(struct #copy #generics #where_clause { #(#fields),* }),
                 quote! {
@@ -137,16 +139,14 @@ pub fn impls(input: &Input) -> TokenStream {
         quote!(<#copy #type_generics as #private::serde::Deserialize>::deserialize(__deserializer)?)
     };
     let crate_path = quote!(#private::serde).to_string();
-    let (copy_impl_generics, copy_type_generics, copy_where) = generics.split_for_impl();
     quote! {
         const _: () = {
             #[derive(#private::serde::Deserialize)]
             #[serde(crate = #crate_path, deny_unknown_fields, bound = #bound)]
             #(#container)*
-            #[allow(non_camel_case_types)]
             #definition
 
-            impl #copy_impl_generics #copy #copy_type_generics #copy_where {
+            impl #impl_generics #copy #type_generics #where_clause {
                 #(#readers)*
             }
 
@@ -179,14 +179,6 @@ fn copy_fields(
             }
         })
         .collect()
-}
-
-/// The names of a struct's fields, for `Named` shapes.
-fn input_fields<'a>(shape: &'a Shape<'a>) -> Vec<&'a Ident> {
-    match shape {
-        Shape::Named(fields) => fields.iter().filter_map(|field| field.ident).collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The pattern that takes `count` fields out of the copy, and the expression that puts
