@@ -123,7 +123,7 @@ async fn a_blocking_hook_left_behind_is_not_started_again_until_its_thread_retur
     until_no_thread_is_left_behind(&engine).await;
     run(&engine, "and again", false, &["hi"]).await;
     assert_eq!(BLOCKS_AGAIN_STARTS.load(Ordering::SeqCst), 2);
-    assert_eq!((hook.threads_left_behind(), hook.skipped_runs()), (0, 2));
+    assert_eq!(hook.skipped_runs(), 2);
 }
 
 #[tokio::test]
