@@ -164,6 +164,33 @@ mod tests {
     }
 
     #[test]
+    fn serdes_key_errors_name_the_key_by_its_whole_path() {
+        let unknown = "unknown field `colour`, expected `city` or `zip`";
+        // Read at the key: the path ends with it.
+        assert_eq!(
+            key_error("to.colour", unknown).unwrap(),
+            "invalid arguments: unknown key `to.colour` (expected `city` or `zip`); the schema allows no other keys"
+        );
+        // Read after the object, as serde reads an internally tagged enum: the path is
+        // the object's.
+        assert!(key_error("to", unknown).unwrap().contains("`to.colour`"));
+        let missing = key_error("to", "missing field `zip`").unwrap();
+        assert!(
+            missing.starts_with("invalid arguments: missing key `to.zip`: "),
+            "{missing}"
+        );
+        assert!(key_error("", "missing field `to`")
+            .unwrap()
+            .contains("`to`"));
+        let none = key_error("", "unknown field `x`, there are no fields").unwrap();
+        assert!(none.contains("(the object takes no keys)"), "{none}");
+        assert_eq!(
+            key_error("to.zip", "invalid type: string \"1\", expected u32"),
+            None
+        );
+    }
+
+    #[test]
     fn quotes_brackets_and_commas_inside_strings_are_not_structure() {
         let text = r#"{"tags": ["a,\"]}{", "[b]"], "to": {"city": "x\"y,z", "zip": true}}"#;
         assert_eq!(path_of_error::<Parcel>(text), "to.zip");
