@@ -44,6 +44,9 @@ pub enum Rule {
     HookMutation,
     /// A hook's timeout is zero.
     HookTimeout,
+    /// A hook fails closed at an event where it cannot: `response_sent`, or
+    /// `response_generated` without `mutates_response`.
+    HookFailClosed,
 }
 
 impl Rule {
@@ -60,6 +63,7 @@ impl Rule {
             Self::GeminiSchema => "gemini-schema",
             Self::HookMutation => "hook-mutation",
             Self::HookTimeout => "hook-timeout",
+            Self::HookFailClosed => "hook-fail-closed",
         }
     }
 }
@@ -434,6 +438,17 @@ fn check_hook_settings(hook: &Hook, problems: &mut Vec<Problem>) {
             hook,
             format!("the hook runs at `{event}` and declares `mutates_response`, which only `response_generated` hooks may"),
             "set `mutates_response: false`, or move the hook to `response_generated`".into(),
+        ));
+    }
+    let replaces = event == Event::ResponseGenerated && descriptor.mutates_response;
+    let fail_closed_fits =
+        matches!(event, Event::ConversationStart | Event::MessageReceived) || replaces;
+    if descriptor.fail_closed.is_some() && !fail_closed_fits {
+        problems.push(Problem::hook(
+            Rule::HookFailClosed,
+            hook,
+            format!("the hook runs at `{event}` and fails closed, which it can only do before the model (halting the turn) or at `response_generated` with `mutates_response` (replacing the reply)"),
+            "set `fail_closed: None`, or `mutates_response: true` on a `response_generated` hook".into(),
         ));
     }
     if descriptor.timeout.is_zero() {

@@ -29,6 +29,15 @@ struct Parcel {
     tags: Vec<String>,
 }
 
+/// What to look for, and how many.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Search {
+    query: String,
+    /// Null for no limit.
+    limit: Option<u32>,
+    within: Option<Address>,
+}
+
 #[derive(Serialize, JsonSchema)]
 struct Receipt {
     city: String,
@@ -64,6 +73,13 @@ async fn explode(_parcel: Parcel) -> Receipt {
 #[define_tool]
 async fn hang(_parcel: Parcel) -> Receipt {
     std::future::pending().await
+}
+
+/// Searches nothing, and says what it was asked.
+#[define_tool]
+async fn search(search: Search) -> String {
+    let within = search.within.map(|address| address.city);
+    format!("{} {:?} {within:?}", search.query, search.limit)
 }
 
 /// Waits a little, then answers.
@@ -156,18 +172,117 @@ async fn a_wrong_type_names_the_field_and_the_expected_type() {
 }
 
 #[tokio::test]
-async fn a_missing_field_is_named() {
+async fn a_missing_key_is_named_by_its_path() {
     let arguments = r#"{"weight_grams": 900, "to": {"city": "Rome"}, "tags": []}"#;
     let message = expect_error(
         call(&engine(), "probe__ship", arguments).await,
         CallErrorKind::InvalidArguments,
     );
-    assert_eq!(message, "invalid arguments: `to`: missing field `zip`");
+    assert_eq!(
+        message,
+        format!("invalid arguments: missing key `to.zip`: {EVERY_KEY}")
+    );
     let message = expect_error(
         call(&engine(), "probe__ship", "{}").await,
         CallErrorKind::InvalidArguments,
     );
-    assert_eq!(message, "invalid arguments: missing field `weight_grams`");
+    assert_eq!(
+        message,
+        format!("invalid arguments: missing key `weight_grams`: {EVERY_KEY}")
+    );
+}
+
+/// What a missing key's message says after its path.
+const EVERY_KEY: &str =
+    "the schema requires every key it lists; send null to leave out one that may be null";
+
+#[tokio::test]
+async fn a_key_the_schema_does_not_have_is_refused_at_any_depth_naming_its_path() {
+    let engine = engine();
+    let nested =
+        r#"{"weight_grams": 900, "to": {"city": "Rome", "zip": 118, "colour": "red"}, "tags": []}"#;
+    let message = expect_error(
+        call(&engine, "probe__ship", nested).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        message,
+        "invalid arguments: unknown key `to.colour` (expected `city` or `zip`); the schema allows no other keys"
+    );
+    // A misspelt key at the top, even beside every key the schema asks for.
+    let misspelt = r#"{"weight_grams": 900, "weight_gram": 1, "to": {"city": "Rome", "zip": 118}, "tags": []}"#;
+    let message = expect_error(
+        call(&engine, "probe__ship", misspelt).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        message,
+        "invalid arguments: unknown key `weight_gram` (expected one of `weight_grams`, `to`, `tags`); the schema allows no other keys"
+    );
+    // Inside an `Option`, the nested object is held to its schema too.
+    let in_option =
+        r#"{"query": "q", "limit": null, "within": {"city": "Rome", "zip": 1, "zap": 2}}"#;
+    let message = expect_error(
+        call(&engine, "probe__search", in_option).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert!(
+        message.starts_with("invalid arguments: unknown key `within.zap`"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_option_left_out_is_refused_and_null_is_how_to_leave_it_out() {
+    let engine = engine();
+    let message = expect_error(
+        call(
+            &engine,
+            "probe__search",
+            r#"{"query": "q", "within": null}"#,
+        )
+        .await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        message,
+        format!("invalid arguments: missing key `limit`: {EVERY_KEY}")
+    );
+    let message = expect_error(
+        call(
+            &engine,
+            "probe__search",
+            r#"{"query": "q", "limit": 3, "within": {"city": "Rome"}}"#,
+        )
+        .await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        message,
+        format!("invalid arguments: missing key `within.zip`: {EVERY_KEY}")
+    );
+    // As the schema says: every key present, null for none.
+    let sent = r#"{"query": "q", "limit": null, "within": null}"#;
+    assert_eq!(
+        call(&engine, "probe__search", sent).await.unwrap(),
+        json!("q None None")
+    );
+    let sent = r#"{"query": "q", "limit": 3, "within": {"city": "Rome", "zip": 1}}"#;
+    assert_eq!(
+        call(&engine, "probe__search", sent).await.unwrap(),
+        json!("q Some(3) Some(\"Rome\")")
+    );
+}
+
+#[tokio::test]
+async fn the_schema_the_model_sees_requires_what_dispatch_requires() {
+    let engine = engine();
+    let schema = tool(&engine.0, "probe__search").input_schema();
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["query", "limit", "within"]));
+    let within = &schema["properties"]["within"];
+    assert_eq!(within["additionalProperties"], false, "{within}");
+    assert_eq!(within["required"], json!(["city", "zip"]), "{within}");
 }
 
 #[tokio::test]
@@ -195,8 +310,11 @@ async fn deeply_nested_and_oversized_arguments_are_refused() {
         call(&engine, "probe__ship", &deep).await,
         CallErrorKind::InvalidArguments,
     );
-    // serde_json skips an unknown field without recursing, so 100,000 levels cost no stack.
-    assert_eq!(message, "invalid arguments: missing field `to`");
+    // An unknown key is refused where it is read, before its 100,000 levels.
+    assert!(
+        message.starts_with("invalid arguments: unknown key `extra`"),
+        "{message}"
+    );
 
     let huge = format!(r#"{{"tags": ["{}"]}}"#, "x".repeat(2 << 20));
     let message = expect_error(

@@ -15,6 +15,7 @@ pub const EVENT: &str = "event";
 pub const POSITION: &str = "position";
 pub const TIMEOUT_MS: &str = "timeout_ms";
 pub const MUTATES_RESPONSE: &str = "mutates_response";
+pub const FAIL_CLOSED: &str = "fail_closed";
 pub const NAMESPACE: &str = "namespace";
 pub const ENGINE: &str = "engine";
 pub const DISPLAY_NAME: &str = "display_name";
@@ -42,6 +43,7 @@ pub const HOOK_KEYS: &[&str] = &[
     POSITION,
     TIMEOUT_MS,
     MUTATES_RESPONSE,
+    FAIL_CLOSED,
     CRATE,
 ];
 /// `plugin! { ... }`.

@@ -74,6 +74,41 @@ pub(crate) fn path_at(text: &str, line: usize, column: usize) -> String {
     path
 }
 
+/// The message for serde's "unknown field" and "missing field" errors, naming the key
+/// by its whole path: `unknown key `to.colour` (expected one of `city`, `zip`)`. `None`
+/// for any other error.
+///
+/// serde raises an unknown key where it reads the key, so `path` ends with it; it
+/// raises a missing key (and a key of an internally tagged enum's variant, read after
+/// the whole object) once the object is read, so `path` is the object's.
+pub(crate) fn key_error(path: &str, reason: &str) -> Option<String> {
+    let join = |key: &str| match path {
+        "" => key.to_owned(),
+        _ => format!("{path}.{key}"),
+    };
+    if let Some(rest) = reason.strip_prefix("missing field `") {
+        let key = join(rest.strip_suffix('`')?);
+        return Some(format!(
+            "invalid arguments: missing key `{key}`: the schema requires every key it lists; send null to leave out one that may be null"
+        ));
+    }
+    let rest = reason.strip_prefix("unknown field `")?;
+    let (key, expected) = rest.split_once("`, ")?;
+    let expected = match expected {
+        "there are no fields" => "the object takes no keys",
+        expected => expected,
+    };
+    let read_at_the_key = path == key || path.ends_with(&format!(".{key}"));
+    let key = if read_at_the_key {
+        path.to_owned()
+    } else {
+        join(key)
+    };
+    Some(format!(
+        "invalid arguments: unknown key `{key}` ({expected}); the schema allows no other keys"
+    ))
+}
+
 /// The index of the quote that closes the string whose contents start at `start`.
 fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut at = start;
@@ -126,6 +161,33 @@ mod tests {
         let text = r#"{"to": {"city": "Rome"}, "tags": []}"#;
         assert_eq!(path_of_error::<Parcel>(text), "to");
         assert_eq!(path_of_error::<Parcel>(r#"{"tags": []}"#), "");
+    }
+
+    #[test]
+    fn serdes_key_errors_name_the_key_by_its_whole_path() {
+        let unknown = "unknown field `colour`, expected `city` or `zip`";
+        // Read at the key: the path ends with it.
+        assert_eq!(
+            key_error("to.colour", unknown).unwrap(),
+            "invalid arguments: unknown key `to.colour` (expected `city` or `zip`); the schema allows no other keys"
+        );
+        // Read after the object, as serde reads an internally tagged enum: the path is
+        // the object's.
+        assert!(key_error("to", unknown).unwrap().contains("`to.colour`"));
+        let missing = key_error("to", "missing field `zip`").unwrap();
+        assert!(
+            missing.starts_with("invalid arguments: missing key `to.zip`: "),
+            "{missing}"
+        );
+        assert!(key_error("", "missing field `to`")
+            .unwrap()
+            .contains("`to`"));
+        let none = key_error("", "unknown field `x`, there are no fields").unwrap();
+        assert!(none.contains("(the object takes no keys)"), "{none}");
+        assert_eq!(
+            key_error("to.zip", "invalid type: string \"1\", expected u32"),
+            None
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod param;
 mod plugin;
 mod schema;
 mod strict;
+mod strict_deserialize;
 mod tool;
 
 #[doc(hidden)]

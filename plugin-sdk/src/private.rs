@@ -3,6 +3,7 @@
 
 pub use inventory;
 pub use schemars::{JsonSchema, Schema};
+pub use serde;
 
 pub use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -23,6 +24,9 @@ pub use crate::param::{CallInput, Needs, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
+pub use crate::strict_deserialize::{
+    deserialize_buffered, NotStrict, Probe, StrictDeserialize, ViaStrict,
+};
 pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{ToolContext, ToolError};
 
@@ -279,9 +283,19 @@ pub fn run_ready<F: std::future::Future>(future: F) -> F::Output {
     }
 }
 
-/// Deserializes a tool's arguments, as a model-readable error on failure.
+/// Deserializes a tool's arguments with the type's own `Deserialize` (a tool that opted
+/// out of strict mode), as a model-readable error on failure.
 pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
     serde_json::from_str(arguments).map_err(|error| arguments_error(arguments, error))
+}
+
+/// Deserializes a strict tool's arguments as the schema states them (see
+/// [`StrictDeserialize`]), as a model-readable error on failure.
+pub fn deserialize_strict_arguments<T: StrictDeserialize>(arguments: &str) -> Result<T, ToolError> {
+    let mut deserializer = serde_json::Deserializer::from_str(arguments);
+    T::deserialize_strict(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value))
+        .map_err(|error| arguments_error(arguments, error))
 }
 
 /// Explains why `arguments` did not deserialize, naming the field (`to.zip`) found at
@@ -289,15 +303,22 @@ pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &str) -> Result<T, 
 /// arguments type.
 #[cold]
 fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
-    if error.is_syntax() || error.is_eof() {
+    // serde_json reports some shapes it did not expect (`{}` for an enum) as syntax.
+    let valid_json = || serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok();
+    if error.is_eof() || (error.is_syntax() && !valid_json()) {
         return ToolError::invalid_arguments(format!("the arguments are not valid JSON: {error}"));
     }
     let path = crate::json_path::path_at(arguments, error.line(), error.column());
     // The model addresses fields, not lines and columns of its own JSON.
     let full = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
-    let reason = full.strip_suffix(&position).unwrap_or(&full);
-    let message = if path.is_empty() {
+    let mut reason = full.strip_suffix(&position).unwrap_or(&full).to_owned();
+    if error.is_syntax() {
+        reason = format!("not the shape the schema gives here ({reason})");
+    }
+    let message = if let Some(message) = crate::json_path::key_error(&path, &reason) {
+        message
+    } else if path.is_empty() {
         format!("invalid arguments: {reason}")
     } else {
         format!("invalid arguments: `{path}`: {reason}")

@@ -140,7 +140,9 @@ fn bad_arguments_are_model_readable_errors_naming_the_problem() {
     .unwrap_err();
     assert_eq!(missing.kind(), ToolErrorKind::InvalidArguments);
     assert!(
-        missing.message().contains("missing field `date`"),
+        missing
+            .message()
+            .starts_with("invalid arguments: missing key `date`: "),
         "{missing}"
     );
     let wrong_type = call(
@@ -178,9 +180,9 @@ fn a_tool_without_arguments_accepts_an_empty_object_or_null_and_nothing_else() {
         json!({"ok": true})
     );
     let extra = call("fixtures:no_arguments", r#"{"surprise":1}"#).unwrap_err();
-    assert!(
-        extra.message().contains("unknown field `surprise`"),
-        "{extra}"
+    assert_eq!(
+        extra.message(),
+        "invalid arguments: unknown key `surprise` (the object takes no keys); the schema allows no other keys"
     );
 }
 
@@ -192,4 +194,121 @@ fn output_schemas_describe_the_return_type() {
     assert_eq!(properties, ["id", "patient_id", "date", "note"]);
     let list = (support::tool("acme:find_orders").output_schema)().to_value();
     assert_eq!(list["type"], "array");
+}
+
+/// Arguments every fixture accepts, with an object at each level its schema has one: a
+/// struct in a struct, in a list, in an `Option`, in a `Box`, in both kinds of enum, in a
+/// generic type and in a type that contains itself.
+const ACCEPTED: &[(&str, &str)] = &[
+    (
+        "fixtures:nested",
+        r#"{"delivery": {"street": "Via Roma 1", "city": "Rome"}, "previous": [{"street": "Rue 2", "city": "Paris"}]}"#,
+    ),
+    (
+        "fixtures:enums",
+        r#"{"priority": "low", "action": {"assign": {"assignee": "ann", "priority": "urgent"}}, "tagged": {"kind": "close", "reason": "done"}}"#,
+    ),
+    (
+        "fixtures:optionals",
+        r#"{"nickname": null, "age": 7, "address": {"street": "s", "city": "c"}, "priority": null, "tags": ["a", null]}"#,
+    ),
+    (
+        "fixtures:collections",
+        r#"{"numbers": [1.5], "matrix": [[1]], "boxed": {"street": "s", "city": "c"}, "actions": [{"close": {"reason": "r"}}, "reopen"]}"#,
+    ),
+    (
+        "fixtures:tree",
+        r#"{"label": "a", "children": [{"label": "b", "children": [], "parent": null}], "parent": {"label": "p", "children": [], "parent": null}}"#,
+    ),
+    (
+        "fixtures:page_of_addresses",
+        r#"{"items": [{"street": "s", "city": "c"}], "cursor": null}"#,
+    ),
+];
+
+/// Every object in `value` with its path as the engine names it (`a.b`, `a[0]`).
+fn objects(value: &Value, path: String, found: &mut Vec<String>) {
+    let join = |key: &str| match path.as_str() {
+        "" => key.to_owned(),
+        _ => format!("{path}.{key}"),
+    };
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members {
+                objects(member, join(key), found);
+            }
+            found.push(path);
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                objects(item, format!("{path}[{index}]"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The object at `path` in `value`.
+fn object_at<'v>(value: &'v mut Value, path: &str) -> &'v mut serde_json::Map<String, Value> {
+    let pointer: String = path
+        .split(['.', '['])
+        .filter(|step| !step.is_empty())
+        .map(|step| format!("/{}", step.trim_end_matches(']')))
+        .collect();
+    value
+        .pointer_mut(&pointer)
+        .and_then(Value::as_object_mut)
+        .expect("an object")
+}
+
+#[test]
+fn dispatch_refuses_what_the_schema_forbids_at_every_object_of_every_fixture() {
+    for (tool, accepted) in ACCEPTED {
+        call(tool, accepted).unwrap_or_else(|error| panic!("{tool} refused {accepted}: {error}"));
+        let accepted: Value = serde_json::from_str(accepted).unwrap();
+        let mut paths = Vec::new();
+        objects(&accepted, String::new(), &mut paths);
+        for path in paths {
+            let key = |name: &str| {
+                if path.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{path}.{name}")
+                }
+            };
+            // A key the schema does not have.
+            let mut extra = accepted.clone();
+            object_at(&mut extra, &path).insert("zz_unknown".into(), json!(1));
+            let error = call(tool, &extra.to_string()).expect_err(&format!("{tool}: {extra}"));
+            assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
+            let unknown = format!("unknown key `{}`", key("zz_unknown"));
+            let members: Vec<String> = object_at(&mut accepted.clone(), &path)
+                .keys()
+                .cloned()
+                .collect();
+            // An externally tagged enum's object holds one key, the variant.
+            let enum_shape = |message: &str| {
+                message.starts_with(&format!("invalid arguments: `{path}"))
+                    && message.contains("not the shape the schema gives here")
+            };
+            let variant = members.len() == 1 && enum_shape(error.message());
+            assert!(
+                error.message().contains(&unknown) || variant,
+                "{tool}, unknown key at `{path}`: {error}"
+            );
+            // Each key it has, left out.
+            for member in members {
+                let mut missing = accepted.clone();
+                object_at(&mut missing, &path).remove(&member);
+                let error =
+                    call(tool, &missing.to_string()).expect_err(&format!("{tool}: {missing}"));
+                assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
+                let named = format!("missing key `{}`", key(&member));
+                assert!(
+                    error.message().contains(&named) || (variant && enum_shape(error.message())),
+                    "{tool}, `{member}` left out at `{path}`: {error}"
+                );
+            }
+        }
+    }
 }

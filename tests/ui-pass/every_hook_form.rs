@@ -61,4 +61,22 @@ async fn sent(event: &ResponseSent) {
     let _ = event.response();
 }
 
+/// A guard that fails closed: its error halts the turn.
+#[define_hook(event = "message_received", fail_closed = "The guard is unavailable.")]
+fn guard_message(event: &MessageReceived) -> Result<(), String> {
+    let _ = event.message();
+    Ok(())
+}
+
+/// A reply guard that fails closed, in two languages: its failure replaces the reply.
+#[define_hook(
+    event = "response_generated",
+    mutates_response,
+    fail_closed = { "en-US": "The reply could not be checked.", "it-IT": "La risposta non è stata verificata." },
+)]
+fn guard_reply(event: &ResponseGenerated) -> Result<(), String> {
+    let _ = event.response();
+    Ok(())
+}
+
 fn main() {}

@@ -131,6 +131,14 @@ pub enum TurnEnd {
         /// The hook that replaced it.
         hook: String,
     },
+    /// A hook declared `fail_closed` and failed (an error, a panic, its timeout, or a run
+    /// of it still under way from an earlier turn): its `fail_closed` text is the reply.
+    /// Before the model, the model was not asked and the exchange leaves no trace; after
+    /// it, the model's reply is withheld.
+    FailedClosed {
+        /// The hook that failed.
+        hook: String,
+    },
 }
 
 /// The result of a turn: what to send, and whether to keep it.
@@ -193,7 +201,8 @@ impl Engine {
     ///
     /// Rules: the first halt ends the turn before the model; injected context reaches
     /// every generation of the turn; after each reply, one pass of `response_generated`
-    /// hooks decides, and a regeneration beats a replacement. Replays stop at
+    /// hooks decides, and a regeneration beats a replacement. A failed hook that declares
+    /// `fail_closed` ends the turn with its text, wherever it runs. Replays stop at
     /// [`Limits::max_regenerations`](crate::Limits::max_regenerations): a regeneration asked for past it is
     /// refused (logged), and the pass's replacement, if any, else the last reply, is sent.
     ///
@@ -216,13 +225,18 @@ impl Engine {
         let received = Arc::new(MessageReceived::new(seen.clone(), message));
         let injected = match hooks.before_model(start, received).await {
             PreModel::Halt(halt) => {
+                let end = if halt.failed_closed {
+                    TurnEnd::FailedClosed { hook: halt.hook }
+                } else {
+                    TurnEnd::Halted { hook: halt.hook }
+                };
                 return Ok(TurnOutcome {
                     reply: halt.message,
                     persist: halt.persist,
-                    end: TurnEnd::Halted { hook: halt.hook },
+                    end,
                     injected: Vec::new(),
                     regenerations: 0,
-                })
+                });
             }
             PreModel::Proceed { injected } => injected,
         };
@@ -240,7 +254,17 @@ impl Engine {
             let ResponsePass {
                 regenerate,
                 replace,
+                failed_closed,
             } = hooks.response_generated(Arc::clone(&generated)).await;
+            if let Some(failed) = failed_closed {
+                return Ok(TurnOutcome {
+                    reply: failed.message,
+                    persist: true,
+                    end: TurnEnd::FailedClosed { hook: failed.hook },
+                    injected,
+                    regenerations: regeneration,
+                });
+            }
             if let Some(asked) = regenerate {
                 if regeneration < self.registry.limits.max_regenerations {
                     tracing::info!(

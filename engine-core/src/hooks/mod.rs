@@ -6,13 +6,17 @@
 //! in position order; equal positions are ordered by hook id, then source location, so
 //! the order never depends on the linker.
 
+mod left_behind;
 mod pipeline;
 mod run;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use plugin_sdk::engine::{HookDescriptor, PluginManifest};
 use plugin_sdk::hook::Event;
+
+use left_behind::LeftBehind;
 
 pub(crate) use pipeline::{PreModel, ResponsePass};
 
@@ -21,6 +25,7 @@ pub struct Hook {
     descriptor: &'static HookDescriptor,
     plugin: &'static PluginManifest,
     id: String,
+    left_behind: Arc<LeftBehind>,
 }
 
 impl Hook {
@@ -29,6 +34,7 @@ impl Hook {
             descriptor,
             plugin: (descriptor.plugin)(),
             id: descriptor.id(),
+            left_behind: Arc::default(),
         }
     }
 
@@ -50,6 +56,26 @@ impl Hook {
     /// The event the hook runs at.
     pub fn event(&self) -> Event {
         self.descriptor.event()
+    }
+
+    /// How many threads of this plain-`fn` hook still run after their turns stopped
+    /// waiting for them (at the timeout, or when the turn was dropped). While there is
+    /// one, the hook is not started again.
+    pub fn threads_left_behind(&self) -> usize {
+        self.left_behind.threads()
+    }
+
+    /// How many runs of the hook were skipped because a thread of it was left behind;
+    /// each is logged with this count, and counts as the hook's failure.
+    pub fn skipped_runs(&self) -> u64 {
+        self.left_behind.skipped()
+    }
+
+    /// The reply when the hook fails, for a reader of `locale`; `None` when its failure
+    /// counts as observe.
+    fn fail_closed(&self, locale: Option<&str>) -> Option<String> {
+        let text = self.descriptor.fail_closed?;
+        Some(text.resolve(locale.unwrap_or_default()).to_owned())
     }
 
     fn timeout(&self) -> Duration {

@@ -8,7 +8,8 @@ use plugin_sdk::hook::{
     ResponseSent,
 };
 
-use super::{run::run, Hook, Hooks};
+use super::run::{run, Failed};
+use super::{Hook, Hooks};
 
 /// What the hooks before the model decided.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +32,8 @@ pub(crate) struct Halt {
     pub(crate) message: String,
     /// `false`: the exchange leaves no trace (no message rows, no state flush).
     pub(crate) persist: bool,
+    /// The hook failed and declares `fail_closed`: it did not decide, its failure did.
+    pub(crate) failed_closed: bool,
 }
 
 /// What one pass of `response_generated` hooks decided about one reply.
@@ -40,6 +43,9 @@ pub(crate) struct ResponsePass {
     pub(crate) regenerate: Option<Regeneration>,
     /// The first replacement offered, in hook order.
     pub(crate) replace: Option<Replacement>,
+    /// The `fail_closed` reply of a hook that failed: it beats both, since the reply
+    /// was not vetted, and ends the pass.
+    pub(crate) failed_closed: Option<Replacement>,
 }
 
 /// A hook's request to replay the turn.
@@ -64,18 +70,22 @@ impl Hooks {
     /// Runs `conversation_start` hooks (when `start` is given: the conversation's first
     /// turn) and then `message_received` hooks. The first halt ends the run: no later
     /// hook of either event runs. Injections accumulate in the order their hooks ran.
+    /// A hook that fails and declares `fail_closed` halts with its reply, leaving no
+    /// trace: the message it did not vet stays out of the history.
     pub(crate) async fn before_model(
         &self,
         start: Option<Arc<ConversationStart>>,
         message: Arc<MessageReceived>,
     ) -> PreModel {
         let mut injected = Vec::new();
+        let locale = message.turn().locale().map(str::to_owned);
+        let locale = locale.as_deref();
         if let Some(start) = start {
-            if let Some(halt) = self.pre_model(&start, &mut injected).await {
+            if let Some(halt) = self.pre_model(&start, locale, &mut injected).await {
                 return PreModel::Halt(halt);
             }
         }
-        match self.pre_model(&message, &mut injected).await {
+        match self.pre_model(&message, locale, &mut injected).await {
             Some(halt) => PreModel::Halt(halt),
             None => PreModel::Proceed { injected },
         }
@@ -85,19 +95,27 @@ impl Hooks {
     async fn pre_model<E: HookEvent<Outcome = PreModelOutcome>>(
         &self,
         payload: &Arc<E>,
+        locale: Option<&str>,
         injected: &mut Vec<String>,
     ) -> Option<Halt> {
         for (hook, entry) in self.entries::<E>() {
+            let halt = |message, persist, failed_closed| Halt {
+                hook: hook.id().to_owned(),
+                message,
+                persist,
+                failed_closed,
+            };
             match run(hook, entry, payload).await {
-                Some(PreModelOutcome::Halt { message, persist }) => {
-                    return Some(Halt {
-                        hook: hook.id().to_owned(),
-                        message,
-                        persist,
-                    })
+                Ok(PreModelOutcome::Halt { message, persist }) => {
+                    return Some(halt(message, persist, false))
                 }
-                Some(PreModelOutcome::InjectContext(text)) => injected.push(text),
-                Some(PreModelOutcome::Observe) | None => {}
+                Ok(PreModelOutcome::InjectContext(text)) => injected.push(text),
+                Ok(PreModelOutcome::Observe) => {}
+                Err(Failed) => {
+                    if let Some(reply) = hook.fail_closed(locale) {
+                        return Some(halt(reply, false, true));
+                    }
+                }
             }
         }
         None
@@ -105,11 +123,26 @@ impl Hooks {
 
     /// Runs every `response_generated` hook on one reply. Each sees the reply as the
     /// model wrote it; a mutation from a hook not declared `mutates_response` (possible
-    /// only for a descriptor written by hand) is logged and ignored.
+    /// only for a descriptor written by hand) is logged and ignored. A hook that fails
+    /// and declares `fail_closed` ends the pass with its reply.
     pub(crate) async fn response_generated(&self, payload: Arc<ResponseGenerated>) -> ResponsePass {
         let mut pass = ResponsePass::default();
+        let locale = payload.turn().locale();
         for (hook, entry) in self.entries::<ResponseGenerated>() {
-            let outcome = run(hook, entry, &payload).await;
+            let outcome = match run(hook, entry, &payload).await {
+                Ok(outcome) => Some(outcome),
+                Err(Failed) => match hook.fail_closed(locale) {
+                    // Start-up refuses `fail_closed` without `mutates_response` here.
+                    Some(message) => {
+                        pass.failed_closed = Some(Replacement {
+                            hook: hook.id().to_owned(),
+                            message,
+                        });
+                        break;
+                    }
+                    None => None,
+                },
+            };
             if !matches!(outcome, None | Some(ResponseOutcome::Observe))
                 && !hook.descriptor.mutates_response
             {
@@ -141,7 +174,8 @@ impl Hooks {
     /// Runs every `response_sent` hook: they observe the reply as sent.
     pub(crate) async fn response_sent(&self, payload: Arc<ResponseSent>) {
         for (hook, entry) in self.entries::<ResponseSent>() {
-            run(hook, entry, &payload).await;
+            // A failure was logged; there is nothing left to close.
+            let _ = run(hook, entry, &payload).await;
         }
     }
 

@@ -1,5 +1,6 @@
 //! Running one hook: under its timeout, with its panics and errors caught and logged.
-//! Whatever goes wrong, the answer is "no outcome", which the pipeline reads as observe.
+//! Whatever goes wrong is a [`Failed`], which the pipeline reads as observe, or as the
+//! hook's `fail_closed` reply when it declares one.
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -11,39 +12,55 @@ use plugin_sdk::engine::{HookEntry, HookEvent, HookInput, HookResult};
 use super::Hook;
 use crate::dispatch::panic_text;
 
+/// The hook failed: it returned an error, panicked, ran past its timeout, or was not
+/// started because a run of it from an earlier turn is still under way. Already logged.
+pub(super) struct Failed;
+
 /// How a run ended, before it is logged.
 enum Ended<E: HookEvent> {
     Returned(HookResult<E>),
     Panicked(Box<dyn Any + Send>),
     TimedOut,
+    /// Not started: a thread of the hook is still left behind; the runs skipped so far.
+    StillRunning(u64),
 }
 
-/// Runs `hook` at `payload`, and answers its outcome; `None` when it failed, panicked or
-/// ran past its timeout, each logged with the hook's id.
+/// Runs `hook` at `payload`, and answers its outcome, or that it failed (logged with the
+/// hook's id and what the failure does to the turn).
 ///
 /// A body that cannot suspend runs on a blocking thread: a hook that blocks or loops is
 /// then left behind at its timeout (its thread runs on until it returns, and its outcome
-/// is dropped), and the turn goes on.
+/// is dropped), and the turn goes on. Until that thread returns, the hook is not started
+/// again (see [`super::left_behind`]).
 pub(super) async fn run<E: HookEvent>(
     hook: &Hook,
     entry: HookEntry<E>,
     payload: &Arc<E>,
-) -> Option<E::Outcome> {
+) -> Result<E::Outcome, Failed> {
     let ended: Ended<E> = match entry {
-        HookEntry::Ready(run) => {
-            let payload = Arc::clone(payload);
-            let task = tokio::task::spawn_blocking(move || run(HookInput::new(&payload)));
-            match tokio::time::timeout(hook.timeout(), task).await {
-                Ok(Ok(result)) => Ended::Returned(result),
-                Ok(Err(error)) => match error.try_into_panic() {
-                    Ok(payload) => Ended::Panicked(payload),
-                    // The task is never aborted, so a join error is a panic or the
-                    // runtime shutting down under the turn.
-                    Err(error) => Ended::Returned(Err(error.to_string())),
-                },
-                Err(_) => Ended::TimedOut,
+        HookEntry::Ready(run) => match hook.left_behind.start() {
+            Err(skipped) => Ended::StillRunning(skipped),
+            Ok((waiting, running)) => {
+                let payload = Arc::clone(payload);
+                let task = tokio::task::spawn_blocking(move || {
+                    let _running = running;
+                    run(HookInput::new(&payload))
+                });
+                let ended = match tokio::time::timeout(hook.timeout(), task).await {
+                    Ok(Ok(result)) => Ended::Returned(result),
+                    Ok(Err(error)) => match error.try_into_panic() {
+                        Ok(payload) => Ended::Panicked(payload),
+                        // The task is never aborted, so a join error is a panic or the
+                        // runtime shutting down under the turn.
+                        Err(error) => Ended::Returned(Err(error.to_string())),
+                    },
+                    Err(_) => Ended::TimedOut,
+                };
+                // Past the timeout, this leaves the thread behind.
+                drop(waiting);
+                ended
             }
-        }
+        },
         HookEntry::Async(run) => {
             let running = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 AssertUnwindSafe(run(HookInput::new(payload))).catch_unwind()
@@ -58,29 +75,38 @@ pub(super) async fn run<E: HookEvent>(
             }
         }
     };
+    let then = if hook.descriptor.fail_closed.is_some() {
+        "the hook fails closed"
+    } else {
+        "the turn goes on as if it observed"
+    };
+    let (id, event) = (hook.id(), E::EVENT.as_str());
     match ended {
-        Ended::Returned(Ok(outcome)) => Some(outcome),
+        Ended::Returned(Ok(outcome)) => return Ok(outcome),
         Ended::Returned(Err(error)) => {
-            tracing::warn!(hook = hook.id(), event = E::EVENT.as_str(), %error, "a hook returned an error; the turn goes on as if it observed");
-            None
+            tracing::warn!(hook = id, event, %error, "a hook returned an error; {then}");
         }
         Ended::Panicked(payload) => {
-            tracing::error!(
-                hook = hook.id(),
-                event = E::EVENT.as_str(),
-                panic = panic_text(&*payload),
-                "a hook panicked; the turn goes on as if it observed"
-            );
-            None
+            let panic = panic_text(&*payload);
+            tracing::error!(hook = id, event, panic, "a hook panicked; {then}");
         }
         Ended::TimedOut => {
+            let timeout_ms = hook.timeout().as_millis() as u64;
             tracing::warn!(
-                hook = hook.id(),
-                event = E::EVENT.as_str(),
-                timeout_ms = hook.timeout().as_millis() as u64,
-                "a hook ran past its timeout; the turn goes on as if it observed"
+                hook = id,
+                event,
+                timeout_ms,
+                "a hook ran past its timeout; {then}"
             );
-            None
+        }
+        Ended::StillRunning(skipped) => {
+            tracing::warn!(
+                hook = id,
+                event,
+                skipped,
+                "a hook is still running from an earlier turn, past its timeout: not started again; {then}"
+            );
         }
     }
+    Err(Failed)
 }

@@ -4,7 +4,7 @@
 use engine_core::{Limits, TurnEnd};
 
 use crate::response_hooks::{COUNTS_SEEN, SENT};
-use crate::support::{engine, engine_with, run, turn};
+use crate::support::{engine, engine_with, run, run_turn, turn_in};
 
 #[tokio::test]
 async fn regeneration_beats_a_replacement_in_the_same_pass() {
@@ -63,9 +63,10 @@ async fn the_cap_is_configurable_and_at_the_cap_the_passes_replacement_is_sent()
 #[tokio::test]
 async fn hooks_see_the_regeneration_count_from_zero() {
     let engine = engine(&["regenerate_dirty", "record_counts"]);
-    COUNTS_SEEN.lock().unwrap().clear();
-    run(&engine, "hello", false, &["dirty", "dirty", "fine"]).await;
-    assert_eq!(*COUNTS_SEEN.lock().unwrap(), [0, 1, 2]);
+    let conversation = "hooks_see_the_regeneration_count_from_zero";
+    let turn = turn_in(&engine, conversation, "en-US");
+    run_turn(&engine, &turn, "hello", false, &["dirty", "dirty", "fine"]).await;
+    assert_eq!(COUNTS_SEEN.of(conversation), ["0", "1", "2"]);
 }
 
 #[tokio::test]
@@ -79,10 +80,10 @@ async fn a_mutating_hook_makes_the_turn_non_streamed() {
 #[tokio::test]
 async fn response_sent_hooks_observe_the_reply_as_sent() {
     let engine = engine(&["record_sent"]);
-    engine
-        .response_sent(&turn(&engine), "hello", "sent text")
-        .await;
-    assert!(SENT.lock().unwrap().contains(&"sent text".to_owned()));
+    let conversation = "response_sent_hooks_observe_the_reply_as_sent";
+    let turn = turn_in(&engine, conversation, "en-US");
+    engine.response_sent(&turn, "hello", "sent text").await;
+    assert_eq!(SENT.of(conversation), ["sent text"]);
 }
 
 #[tokio::test]
@@ -103,4 +104,22 @@ async fn the_guard_regenerates_a_dirty_reply_twice_then_replaces_it() {
     assert_eq!(asked.len(), 2);
     assert_eq!(outcome.reply, "Hello!");
     assert_eq!(outcome.end, TurnEnd::Generated);
+}
+
+#[tokio::test]
+async fn a_reply_guard_that_fails_closed_withholds_the_reply_and_beats_a_regeneration() {
+    let engine = engine(&["regenerate_dirty", "reply_guard_fails"]);
+    let (outcome, asked) = run(&engine, "hello", false, &["dirty"]).await;
+    assert_eq!(asked.len(), 1, "the turn was replayed: {asked:?}");
+    assert!(
+        !asked[0].stream,
+        "a guard that may withhold the reply turns streaming off"
+    );
+    assert_eq!(outcome.reply, "The reply could not be checked.");
+    assert_eq!(
+        outcome.end,
+        TurnEnd::FailedClosed {
+            hook: "turns:reply_guard_fails".into()
+        }
+    );
 }

@@ -1,12 +1,10 @@
 //! Before the model: injections accumulate in order, and the first halt ends the turn.
 
-use std::sync::atomic::Ordering;
-
 use engine_core::{TurnEnd, TurnOutcome};
 use plugin_sdk::hook::Event;
 
-use crate::pre_model_hooks::AFTER_HALT_RUNS;
-use crate::support::{engine, run};
+use crate::pre_model_hooks::RECEIVED;
+use crate::support::{engine, run, run_turn, turn_in};
 
 #[tokio::test]
 async fn injections_accumulate_in_position_order_across_both_pre_model_events() {
@@ -42,9 +40,10 @@ async fn equal_positions_run_in_hook_id_order_whatever_the_link_order() {
 
 #[tokio::test]
 async fn the_first_halt_ends_the_turn_before_the_model_and_later_hooks_do_not_run() {
-    let engine = engine(&["inject_a", "halt_on_stop", "count_after_halt"]);
-    let before = AFTER_HALT_RUNS.load(Ordering::SeqCst);
-    let (outcome, asked) = run(&engine, "stop", false, &["never"]).await;
+    let engine = engine(&["inject_a", "halt_on_stop", "record_received"]);
+    let conversation = "the_first_halt_ends_the_turn";
+    let turn = turn_in(&engine, conversation, "en-US");
+    let (outcome, asked) = run_turn(&engine, &turn, "stop", false, &["never"]).await;
     assert!(asked.is_empty(), "the model was asked: {asked:?}");
     assert_eq!(
         outcome,
@@ -58,17 +57,19 @@ async fn the_first_halt_ends_the_turn_before_the_model_and_later_hooks_do_not_ru
             regenerations: 0,
         }
     );
-    assert_eq!(AFTER_HALT_RUNS.load(Ordering::SeqCst), before);
+    assert_eq!(RECEIVED.of(conversation), Vec::<String>::new());
 
     // Without a halt, the later hook runs.
-    run(&engine, "go on", false, &["ok"]).await;
-    assert_eq!(AFTER_HALT_RUNS.load(Ordering::SeqCst), before + 1);
+    run_turn(&engine, &turn, "go on", false, &["ok"]).await;
+    assert_eq!(RECEIVED.of(conversation), ["go on"]);
 }
 
 #[tokio::test]
 async fn a_halt_at_conversation_start_skips_message_received_and_persists_by_choice() {
-    let engine = engine(&["halt_at_start", "inject_a"]);
-    let (outcome, asked) = run(&engine, "halt at start", true, &["never"]).await;
+    let engine = engine(&["halt_at_start", "record_received"]);
+    let conversation = "a_halt_at_conversation_start";
+    let turn = turn_in(&engine, conversation, "en-US");
+    let (outcome, asked) = run_turn(&engine, &turn, "halt at start", true, &["never"]).await;
     assert!(asked.is_empty(), "the model was asked: {asked:?}");
     assert_eq!(
         outcome.end,
@@ -78,5 +79,10 @@ async fn a_halt_at_conversation_start_skips_message_received_and_persists_by_cho
     );
     assert_eq!(outcome.reply, "halted at start");
     assert!(outcome.persist);
-    assert!(outcome.injected.is_empty(), "{:?}", outcome.injected);
+    // No `message_received` hook ran.
+    assert_eq!(RECEIVED.of(conversation), Vec::<String>::new());
+
+    // A first turn that does not halt runs them.
+    run_turn(&engine, &turn, "hello", true, &["hi"]).await;
+    assert_eq!(RECEIVED.of(conversation), ["hello"]);
 }

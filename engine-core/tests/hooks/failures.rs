@@ -1,11 +1,18 @@
-//! Failures: a hook that panics, fails, hangs or blocks is logged and the turn goes on.
+//! Failures: a hook that panics, fails, hangs or blocks is logged and the turn goes on,
+//! unless the hook declares `fail_closed`; a blocking hook left behind is not started
+//! again until its thread returns.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use engine_core::TurnEnd;
+use engine_core::{Engine, TurnEnd};
+use plugin_sdk::hook::Event;
 
-use crate::pre_model_hooks::GATE;
-use crate::support::{engine, run, Captured};
+use crate::pre_model_hooks::{BLOCKS_AGAIN, BLOCKS_AGAIN_STARTS, BLOCKS_SYNC, GUARD_BLOCKS};
+use crate::support::{engine, run, run_turn, turn_in, Captured};
+
+/// How long a test waits for what should take milliseconds, before it fails.
+const BOUND: Duration = Duration::from_secs(10);
 
 #[tokio::test]
 async fn a_hook_that_panics_or_fails_is_logged_and_treated_as_observe() {
@@ -23,6 +30,7 @@ async fn a_hook_that_panics_or_fails_is_logged_and_treated_as_observe() {
         "the async hook fell over",
         "turns:fails",
         "the store is down",
+        "the turn goes on as if it observed",
     ] {
         assert!(
             log.contains(expected),
@@ -51,13 +59,121 @@ async fn an_async_hook_past_its_timeout_is_logged_and_the_turn_goes_on() {
 
 #[tokio::test]
 async fn a_blocking_sync_hook_is_left_behind_at_its_timeout() {
+    // Were the turn to wait for the hook, the gate would open at the bound and the hook
+    // would halt the turn: the test fails instead of hanging.
+    let _gate = BLOCKS_SYNC.opened_by_the_end(BOUND);
     let engine = engine(&["blocks_sync", "inject_a"]);
     let (outcome, _) = run(&engine, "hello", false, &["hi"]).await;
-    // The hook is still blocked: the turn finished without it.
-    assert!(!*GATE.0.lock().unwrap());
+    assert!(!BLOCKS_SYNC.is_open(), "the turn waited for the hook");
+    assert_eq!(outcome.end, TurnEnd::Generated);
     assert_eq!(outcome.injected, ["A"]);
     assert_eq!(outcome.reply, "hi");
-    let (open, opened) = &GATE;
-    *open.lock().unwrap() = true;
-    opened.notify_all();
+    assert_eq!(
+        engine.hooks(Event::MessageReceived)[0].threads_left_behind(),
+        1
+    );
+}
+
+/// Waits, within [`BOUND`], until `engine`'s first `message_received` hook has no thread
+/// left behind.
+async fn until_no_thread_is_left_behind(engine: &Engine) {
+    let hook = &engine.hooks(Event::MessageReceived)[0];
+    tokio::time::timeout(BOUND, async {
+        while hook.threads_left_behind() > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the hook's thread returned once its gate opened");
+}
+
+#[tokio::test]
+async fn a_blocking_hook_left_behind_is_not_started_again_until_its_thread_returns() {
+    let captured = Captured::default();
+    let _logging = captured.start();
+    let gate = BLOCKS_AGAIN.opened_by_the_end(BOUND);
+    let engine = engine(&["blocks_again", "inject_a"]);
+    let hook = &engine.hooks(Event::MessageReceived)[0];
+    assert_eq!(hook.id(), "turns:blocks_again");
+
+    let (outcome, _) = run(&engine, "first", false, &["hi"]).await;
+    assert_eq!(outcome.injected, ["A"]);
+    assert_eq!(BLOCKS_AGAIN_STARTS.load(Ordering::SeqCst), 1);
+    assert_eq!((hook.threads_left_behind(), hook.skipped_runs()), (1, 0));
+
+    // Two more turns while its thread still blocks: the hook is skipped, and the turns
+    // go on as if it observed.
+    for turn in 1..=2 {
+        let (outcome, _) = run(&engine, "again", false, &["hi"]).await;
+        assert_eq!(outcome.injected, ["A"]);
+        assert_eq!(hook.skipped_runs(), turn);
+    }
+    assert_eq!(BLOCKS_AGAIN_STARTS.load(Ordering::SeqCst), 1);
+    assert_eq!(hook.threads_left_behind(), 1);
+    let log = captured.text();
+    assert!(
+        log.contains("turns:blocks_again")
+            && log.contains("still running from an earlier turn")
+            && log.contains("skipped=2"),
+        "{log}"
+    );
+
+    // Once its thread returns, the next turn starts it again.
+    drop(gate);
+    until_no_thread_is_left_behind(&engine).await;
+    run(&engine, "and again", false, &["hi"]).await;
+    assert_eq!(BLOCKS_AGAIN_STARTS.load(Ordering::SeqCst), 2);
+    assert_eq!(hook.skipped_runs(), 2);
+}
+
+#[tokio::test]
+async fn a_guard_that_fails_closed_halts_the_turn_whether_it_errs_panics_or_hangs() {
+    let captured = Captured::default();
+    let _logging = captured.start();
+    for (guard, first) in [
+        ("guard_fails", false),
+        ("guard_panics", false),
+        ("guard_hangs", true),
+    ] {
+        let engine = engine(&[guard, "inject_a"]);
+        let (outcome, asked) = run(&engine, "hello", first, &["never"]).await;
+        assert!(asked.is_empty(), "{guard}: the model was asked: {asked:?}");
+        assert_eq!(outcome.reply, "The guard failed.", "{guard}");
+        assert_eq!(
+            outcome.end,
+            TurnEnd::FailedClosed {
+                hook: format!("turns:{guard}")
+            }
+        );
+        // The message the guard did not vet stays out of the history.
+        assert!(!outcome.persist, "{guard}");
+    }
+    let log = captured.text();
+    assert!(log.contains("the hook fails closed"), "{log}");
+}
+
+#[tokio::test]
+async fn a_guard_that_fails_closed_halts_at_its_timeout_and_while_it_is_left_behind() {
+    let _gate = GUARD_BLOCKS.opened_by_the_end(BOUND);
+    let engine = engine(&["guard_blocks", "inject_a"]);
+    for locale in ["it-IT", "en-US"] {
+        let turn = turn_in(&engine, "a_guard_that_fails_closed", locale);
+        let (outcome, asked) = run_turn(&engine, &turn, "hello", false, &["never"]).await;
+        assert!(asked.is_empty(), "the model was asked: {asked:?}");
+        assert_eq!(
+            outcome.end,
+            TurnEnd::FailedClosed {
+                hook: "turns:guard_blocks".into()
+            }
+        );
+        let expected = match locale {
+            "it-IT" => "La guardia non è disponibile; riprova.",
+            _ => "The guard is unavailable; please try again.",
+        };
+        assert_eq!(outcome.reply, expected);
+    }
+    // The first turn timed out; the second found it still running.
+    let hook = &engine.hooks(Event::MessageReceived)[0];
+    assert_eq!((hook.threads_left_behind(), hook.skipped_runs()), (1, 1));
+    assert!(!GUARD_BLOCKS.is_open(), "a turn waited for the guard");
 }

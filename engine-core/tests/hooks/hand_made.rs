@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use engine_core::{Limits, Rule};
 use plugin_sdk::engine::{
-    HookDescriptor, HookEntry, HookHandler, HookInput, HookResult, PluginManifest, SourceLocation,
+    HookDescriptor, HookEntry, HookHandler, HookInput, HookResult, LocalizedText, PluginManifest,
+    SourceLocation,
 };
 use plugin_sdk::prelude::*;
 
@@ -42,6 +43,7 @@ const fn hand_made(
         position: 0,
         timeout,
         mutates_response,
+        fail_closed: None,
         plugin: hand_made_plugin,
         handler: HookHandler::ResponseGenerated(HookEntry::Ready(replaces_everything)),
         location: SourceLocation {
@@ -100,5 +102,51 @@ fn start_up_refuses_duplicate_hook_ids_misplaced_mutation_and_a_zero_timeout() {
             "[hook-mutation] plugin hand-made 0.1.0, hook `hand-made:before` (hand_made.rs:1)"
         ),
         "{report}"
+    );
+}
+
+fn observes_sent(_: HookInput<'_, ResponseSent>) -> HookResult<ResponseSent> {
+    Ok(())
+}
+
+static FAIL_CLOSED_AFTER_SENDING: HookDescriptor = HookDescriptor {
+    handler: HookHandler::ResponseSent(HookEntry::Ready(observes_sent)),
+    fail_closed: Some(LocalizedText::Plain("Sorry.")),
+    ..hand_made("after_sending", false, Duration::from_secs(1))
+};
+
+static FAIL_CLOSED_WITHOUT_MUTATING: HookDescriptor = HookDescriptor {
+    fail_closed: Some(LocalizedText::Plain("Sorry.")),
+    ..hand_made("without_mutating", false, Duration::from_secs(1))
+};
+
+static FAIL_CLOSED_REPLACING: HookDescriptor = HookDescriptor {
+    fail_closed: Some(LocalizedText::Plain("Sorry.")),
+    ..hand_made("replacing", true, Duration::from_secs(1))
+};
+
+#[test]
+fn start_up_refuses_fail_closed_where_the_hook_cannot_halt_or_replace() {
+    let error = build(
+        vec![
+            &FAIL_CLOSED_AFTER_SENDING,
+            &FAIL_CLOSED_WITHOUT_MUTATING,
+            &FAIL_CLOSED_REPLACING,
+        ],
+        Limits::default(),
+    )
+    .err()
+    .expect("the engine refuses to start");
+    let found: Vec<(Rule, Option<&str>)> = error
+        .problems()
+        .iter()
+        .map(|problem| (problem.rule, problem.hook.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (Rule::HookFailClosed, Some("hand-made:after_sending")),
+            (Rule::HookFailClosed, Some("hand-made:without_mutating")),
+        ]
     );
 }

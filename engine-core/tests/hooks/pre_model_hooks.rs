@@ -1,10 +1,11 @@
 //! The hooks that run before the model, as the tests name them.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use plugin_sdk::prelude::*;
+
+use crate::support::{Gate, Record};
 
 /// Tells the model that this is the first turn.
 #[define_hook(event = "conversation_start", position = 10)]
@@ -51,12 +52,13 @@ fn halt_on_stop(event: &MessageReceived) -> PreModelOutcome {
     }
 }
 
-pub static AFTER_HALT_RUNS: AtomicUsize = AtomicUsize::new(0);
+/// The messages `record_received` saw, by conversation.
+pub static RECEIVED: Record = Record::new();
 
-/// Counts its runs, to show that it does not run after a halt.
+/// Records each message it sees, to show when it does not run; after the halts.
 #[define_hook(event = "message_received", position = 40)]
-fn count_after_halt() {
-    AFTER_HALT_RUNS.fetch_add(1, Ordering::SeqCst);
+fn record_received(event: &MessageReceived) {
+    RECEIVED.push(event.turn().conversation(), event.message());
 }
 
 /// Injects its name; same position as `tie_a`, and defined first.
@@ -101,17 +103,72 @@ async fn hangs_async() -> PreModelOutcome {
 }
 
 /// Opened by `blocks_sync`'s test once the turn has gone on without it.
-pub static GATE: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+pub static BLOCKS_SYNC: Gate = Gate::new();
 
 /// Blocks its thread until the test opens the gate.
 #[define_hook(event = "message_received", position = 5, timeout_ms = 50)]
 fn blocks_sync() -> PreModelOutcome {
-    let (open, opened) = &GATE;
-    let _open = opened
-        .wait_while(open.lock().unwrap(), |open| !*open)
-        .unwrap();
+    BLOCKS_SYNC.wait();
     PreModelOutcome::Halt {
         message: "too late".into(),
         persist: true,
     }
+}
+
+/// Opened by `blocks_again`'s test once it has seen a run skipped.
+pub static BLOCKS_AGAIN: Gate = Gate::new();
+/// How many times `blocks_again` started.
+pub static BLOCKS_AGAIN_STARTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts its starts, then blocks its thread until the test opens the gate.
+#[define_hook(event = "message_received", position = 6, timeout_ms = 50)]
+fn blocks_again() {
+    BLOCKS_AGAIN_STARTS.fetch_add(1, Ordering::SeqCst);
+    BLOCKS_AGAIN.wait();
+}
+
+/// Opened by `guard_blocks`'s test.
+pub static GUARD_BLOCKS: Gate = Gate::new();
+
+/// A guard whose store hangs: blocks until the test opens the gate, and fails closed.
+#[define_hook(
+    event = "message_received",
+    position = 7,
+    timeout_ms = 50,
+    fail_closed = { "en-US": "The guard is unavailable; please try again.", "it-IT": "La guardia non è disponibile; riprova." },
+)]
+fn guard_blocks() {
+    GUARD_BLOCKS.wait();
+}
+
+/// A guard that fails with an error of its own, and fails closed.
+#[define_hook(
+    event = "message_received",
+    position = 8,
+    fail_closed = "The guard failed."
+)]
+fn guard_fails() -> Result<PreModelOutcome, String> {
+    Err("the moderation service is down".into())
+}
+
+/// A guard that panics, and fails closed.
+#[define_hook(
+    event = "message_received",
+    position = 9,
+    fail_closed = "The guard failed."
+)]
+async fn guard_panics() -> PreModelOutcome {
+    tokio::task::yield_now().await;
+    panic!("the guard fell over")
+}
+
+/// A guard that never answers, and fails closed.
+#[define_hook(
+    event = "conversation_start",
+    timeout_ms = 50,
+    fail_closed = "The guard failed."
+)]
+async fn guard_hangs() -> PreModelOutcome {
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    PreModelOutcome::Observe
 }

@@ -1,8 +1,8 @@
 //! The hooks that run after the model, as the tests name them.
 
-use std::sync::Mutex;
-
 use plugin_sdk::prelude::*;
+
+use crate::support::Record;
 
 /// Replaces a dirty reply.
 #[define_hook(event = "response_generated", mutates_response, position = 10)]
@@ -28,12 +28,14 @@ async fn regenerate_dirty(event: &ResponseGenerated) -> ResponseOutcome {
     }
 }
 
-pub static COUNTS_SEEN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// The regeneration counts `record_counts` saw, by conversation.
+pub static COUNTS_SEEN: Record = Record::new();
 
 /// Records each pass's regeneration count; only observes.
 #[define_hook(event = "response_generated")]
 fn record_counts(event: &ResponseGenerated) {
-    COUNTS_SEEN.lock().unwrap().push(event.regeneration_count());
+    let count = event.regeneration_count().to_string();
+    COUNTS_SEEN.push(event.turn().conversation(), count);
 }
 
 /// Observes and keeps nothing: a hook that leaves replies streaming, and shares no state
@@ -43,10 +45,23 @@ fn observe_only(event: &ResponseGenerated) {
     let _ = event.response();
 }
 
-pub static SENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// What `record_sent` saw sent, by conversation.
+pub static SENT: Record = Record::new();
 
 /// Records what was sent.
 #[define_hook(event = "response_sent")]
 async fn record_sent(event: &ResponseSent) {
-    SENT.lock().unwrap().push(event.response().to_owned());
+    SENT.push(event.turn().conversation(), event.response());
+}
+
+/// Checks every reply, and fails closed: its check service is down.
+#[define_hook(
+    event = "response_generated",
+    mutates_response,
+    position = 30,
+    fail_closed = "The reply could not be checked."
+)]
+fn reply_guard_fails(event: &ResponseGenerated) -> Result<ResponseOutcome, String> {
+    let _ = event.response();
+    Err("the check service is down".into())
 }

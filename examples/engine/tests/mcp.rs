@@ -158,7 +158,7 @@ fn bad_arguments_and_a_tools_own_error_are_error_results_the_model_can_read() {
         );
         let expected = [
             r#"invalid arguments: `days`: invalid type: string "2", expected u8"#,
-            "invalid arguments: missing field `city`",
+            "invalid arguments: missing key `city`: ",
             "unknown city `Atlantis`; known cities:",
             "`date` must be an ISO 8601 day such as `2026-12-01`, not `01/12/2026`",
         ];

@@ -28,6 +28,8 @@ pub struct Hook<'a> {
     pub position: u32,
     pub timeout_ms: u64,
     pub mutates_response: bool,
+    /// The reply sent instead of observing when the hook fails.
+    pub fail_closed: Option<Localized>,
     pub params: Vec<&'a Type>,
 }
 
@@ -68,6 +70,10 @@ pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         }
         (flag, _) => flag.is_some_and(|(value, _)| value),
     };
+    let fail_closed = attrs.fail_closed.and_then(|(text, span)| {
+        text.check(errors);
+        fail_closed_fits(event?, mutates_response, span, errors).then_some(text)
+    });
 
     Some(Hook {
         sdk: sdk_path(attrs.krate),
@@ -85,8 +91,23 @@ pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
             .timeout_ms
             .map_or(DEFAULT_TIMEOUT_MS, |(value, _)| value),
         mutates_response,
+        fail_closed,
         params: common.params,
     })
+}
+
+/// Whether a hook at `event` can fail closed: before the model it halts the turn, at
+/// `response_generated` it replaces the reply (which `mutates_response` allows), and at
+/// `response_sent` the reply is already out.
+fn fail_closed_fits(event: Event, mutates_response: bool, span: Span, errors: &mut Errors) -> bool {
+    let problem = match event {
+        Event::ConversationStart | Event::MessageReceived => return true,
+        Event::ResponseGenerated if mutates_response => return true,
+        Event::ResponseGenerated => "a `response_generated` hook fails closed by replacing the reply, which needs `mutates_response`: add `mutates_response`, or remove `fail_closed`",
+        Event::ResponseSent => "a `response_sent` hook cannot fail closed: the reply is already sent, so it only observes; remove `fail_closed`, or move the hook to `response_generated` with `mutates_response`",
+    };
+    errors.at(span, problem);
+    false
 }
 
 fn event(lit: Option<&syn::LitStr>, errors: &mut Errors) -> Option<Event> {

@@ -84,6 +84,7 @@ pub fn hook(hook: &Hook) -> TokenStream {
 
     let variant = Ident::new(hook.event.payload(), Span::call_site());
     let summary = expand_option(hook.summary.as_ref(), sdk);
+    let fail_closed = expand_option(hook.fail_closed.as_ref(), sdk);
     let plugin_lookup = crate::plugin::crate_checks(
         &private,
         "RenameOneOfTheHooksOfThisCrateThatShareThisName",
@@ -107,6 +108,7 @@ pub fn hook(hook: &Hook) -> TokenStream {
                     position: #position,
                     timeout: ::core::time::Duration::from_millis(#timeout_ms),
                     mutates_response: #mutates_response,
+                    fail_closed: #fail_closed,
                     plugin: __plugin,
                     handler: #private::HookHandler::#variant(__ENTRY),
                     location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },

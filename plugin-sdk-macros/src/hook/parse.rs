@@ -15,6 +15,8 @@ pub struct HookAttrs {
     pub position: Option<(u64, Span)>,
     pub timeout_ms: Option<(u64, Span)>,
     pub mutates_response: Option<(bool, Span)>,
+    /// The reply when the hook fails, with the span of `fail_closed`.
+    pub fail_closed: Option<(Localized, Span)>,
     pub krate: Option<syn::Path>,
 }
 
@@ -30,6 +32,7 @@ impl HookAttrs {
         let mut position = Once::default();
         let mut timeout_ms = Once::default();
         let mut mutates_response = Once::default();
+        let mut fail_closed = Once::default();
         let mut krate = Once::default();
         for arg in args {
             let key = arg.key.clone();
@@ -40,6 +43,10 @@ impl HookAttrs {
                 POSITION => position.set(&key, arg.int(0..=u32::MAX.into(), errors), errors),
                 TIMEOUT_MS => timeout_ms.set(&key, arg.int(1..=MAX_TIMEOUT_MS, errors), errors),
                 MUTATES_RESPONSE => mutates_response.set(&key, arg.flag(errors), errors),
+                FAIL_CLOSED => {
+                    let text = arg.localized(errors).map(|text| (text, key.span()));
+                    fail_closed.set(&key, text, errors);
+                }
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 _ => arg.unknown(HOOK_KEYS, errors),
             }
@@ -51,6 +58,7 @@ impl HookAttrs {
             position: position.get(),
             timeout_ms: timeout_ms.get(),
             mutates_response: mutates_response.get(),
+            fail_closed: fail_closed.get(),
             krate: krate.get(),
         }
     }

@@ -37,6 +37,7 @@ pub fn impls(input: &Input) -> TokenStream {
         let where_clause = &generics.where_clause;
         quote!(impl #impl_generics #private::ToolArgs for #ident #type_generics #where_clause {})
     });
+    let strict_copy = super::strict_copy::impls(input);
     quote! {
         // Left out of rustc's "the following other types implement" list.
         #[diagnostic::do_not_recommend]
@@ -51,26 +52,36 @@ pub fn impls(input: &Input) -> TokenStream {
 
         #arguments
         #param
+        #strict_copy
     }
 }
 
-/// `ToolParam` for the arguments struct: deserialized from the model's JSON.
+/// `ToolParam` for the arguments struct: deserialized from the model's JSON, as its
+/// strict schema states when it is strict.
 fn tool_param(input: &Input) -> TokenStream {
     let sdk = &input.sdk;
     let private = quote!(#sdk::__private);
     let ident = &input.ast.ident;
     let strict = input.strict;
-    let bound: syn::TypeParamBound = if strict {
-        parse_quote!(#private::StrictSchema)
-    } else {
-        parse_quote!(#private::JsonSchema)
-    };
-    let mut generics = bounded_generics(&input.ast.generics, &bound);
+    let mut generics = input.ast.generics.clone();
+    for param in generics.type_params_mut() {
+        if strict {
+            param.bounds.push(parse_quote!(#private::StrictSchema));
+            param.bounds.push(parse_quote!(#private::StrictDeserialize));
+        } else {
+            param.bounds.push(parse_quote!(#private::JsonSchema));
+        }
+    }
     let (_, type_generics, _) = input.ast.generics.split_for_impl();
-    generics
-        .make_where_clause()
-        .predicates
-        .push(parse_quote!(#ident #type_generics: #private::DeserializeOwned));
+    let deserialize = if strict {
+        quote!(#private::deserialize_strict_arguments)
+    } else {
+        generics
+            .make_where_clause()
+            .predicates
+            .push(parse_quote!(#ident #type_generics: #private::DeserializeOwned));
+        quote!(#private::deserialize_arguments)
+    };
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     quote! {
         impl #impl_generics #private::ToolParam for #ident #type_generics #where_clause {
@@ -82,13 +93,13 @@ fn tool_param(input: &Input) -> TokenStream {
             }
 
             fn check_arguments(arguments: &str) -> ::core::result::Result<(), #private::ToolError> {
-                #private::deserialize_arguments::<Self>(arguments).map(::core::mem::drop)
+                #deserialize::<Self>(arguments).map(::core::mem::drop)
             }
 
             type Extracted<'__a> = Self;
 
             fn extract(input: &#private::CallInput<'_>) -> ::core::result::Result<Self, #private::ToolError> {
-                #private::deserialize_arguments(input.arguments())
+                #deserialize(input.arguments())
             }
         }
     }

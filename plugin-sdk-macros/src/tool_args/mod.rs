@@ -3,6 +3,7 @@
 mod check;
 mod expand;
 mod parse;
+mod strict_copy;
 
 use proc_macro2::TokenStream;
 

@@ -33,12 +33,16 @@ pub enum Shape<'a> {
 }
 
 pub struct Field<'a> {
+    /// `None` in a tuple struct or variant.
+    pub ident: Option<&'a syn::Ident>,
     pub ty: &'a Type,
     pub keys: Vec<Key>,
 }
 
 pub struct Variant<'a> {
     pub ident: &'a syn::Ident,
+    /// Whether the fields are named, unnamed or none, as written.
+    pub style: &'a Fields,
     /// Several unnamed fields: a positional array.
     pub is_tuple: bool,
     pub fields: Vec<Field<'a>>,
@@ -50,6 +54,8 @@ pub struct Key {
     pub tool: &'static str,
     pub name: String,
     pub span: Span,
+    /// The whole key as written, `rename = "to"`, for the strict copy of the type.
+    pub meta: Meta,
 }
 
 impl<'a> Input<'a> {
@@ -69,6 +75,7 @@ impl<'a> Input<'a> {
                     .iter()
                     .map(|variant| Variant {
                         ident: &variant.ident,
+                        style: &variant.fields,
                         is_tuple: matches!(&variant.fields, Fields::Unnamed(f) if f.unnamed.len() > 1),
                         fields: fields(&variant.fields, errors),
                         keys: keys(&variant.attrs, errors),
@@ -94,6 +101,7 @@ fn fields<'a>(
     fields
         .into_iter()
         .map(|field| Field {
+            ident: field.ident.as_ref(),
             ty: &field.ty,
             keys: keys(&field.attrs, errors),
         })
@@ -118,6 +126,7 @@ fn keys(attrs: &[Attribute], errors: &mut Errors) -> Vec<Key> {
                     tool,
                     name: ident.to_string(),
                     span: ident.span(),
+                    meta: meta.clone(),
                 })
             })),
             Err(error) => errors.push(error),

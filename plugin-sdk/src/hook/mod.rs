@@ -13,9 +13,11 @@
 //! | `response_sent` | [`ResponseSent`] | `()` |
 //!
 //! Any of them may come inside a `Result<_, E: Display>`: an error is logged and counts as
-//! observe. Attributes: `event` (required), `name`, `summary` (LocalizedText), `position`
-//! (default 100; lower runs first), `timeout_ms` (default 2000, at most 60000),
-//! `mutates_response`, `crate`.
+//! observe, as do a panic and a timeout, unless the hook declares `fail_closed`: then its
+//! failure halts the turn (or replaces the reply) with that text. Attributes: `event`
+//! (required), `name`, `summary` (LocalizedText), `position` (default 100; lower runs
+//! first), `timeout_ms` (default 2000, at most 60000), `mutates_response`, `fail_closed`
+//! (LocalizedText), `crate`.
 //!
 //! ```
 //! use plugin_sdk::prelude::*;

@@ -1,7 +1,8 @@
 //! What a hook tells the engine, typed per event.
 //!
 //! A hook returns `()` to observe, or its event's outcome type, optionally inside a
-//! `Result` whose error is logged (and then counts as observe). Which return types an
+//! `Result` whose error is logged (and then counts as observe, or halts the turn when the
+//! hook declares `fail_closed`). Which return types an
 //! event admits is a trait per event; `#[define_hook]` requires the one for the hook's
 //! event at its return type, so a wrong combination fails to compile with a message that
 //! names the event and what it allows.

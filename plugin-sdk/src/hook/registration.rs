@@ -18,11 +18,17 @@ pub struct HookDescriptor {
     pub summary: Option<LocalizedText>,
     /// The hook's place among its event's hooks: lower runs first.
     pub position: u32,
-    /// How long the hook may run; past it, the engine stops waiting and the turn goes on.
+    /// How long the hook may run; past it, the engine stops waiting and the hook has
+    /// failed (see `fail_closed`).
     pub timeout: Duration,
     /// Whether the hook may replace the reply or regenerate the turn; only for
     /// `response_generated`. The engine then serves the turn non-streamed.
     pub mutates_response: bool,
+    /// The reply the user receives when the hook fails (returns an error, panics, runs
+    /// past its timeout, or is still running from an earlier turn): before the model the
+    /// turn halts with it and leaves no trace; at `response_generated` (with
+    /// `mutates_response`) it replaces the reply. `None`: a failure counts as observe.
+    pub fail_closed: Option<LocalizedText>,
     /// The manifest of the plugin that defines the hook.
     pub plugin: fn() -> &'static PluginManifest,
     /// The event and the function that runs at it.

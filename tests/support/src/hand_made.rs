@@ -104,6 +104,7 @@ macro_rules! hand_made_hook {
             position: 100,
             timeout: ::core::time::Duration::from_secs(1),
             mutates_response: false,
+            fail_closed: ::core::option::Option::None,
             plugin: || &$manifest,
             handler: $crate::sdk::engine::HookHandler::$handler($entry),
             location: $crate::sdk::engine::SourceLocation {
