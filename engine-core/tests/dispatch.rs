@@ -398,9 +398,12 @@ async fn without_a_deadline_the_default_timeout_applies() {
     assert_eq!(started.elapsed(), Duration::from_secs(2));
 }
 
-#[tokio::test]
+// The paused clock moves only when every task waits: the call ends at the 20 ms the
+// token fires, not at the 30 s default deadline (which would also end it).
+#[tokio::test(start_paused = true)]
 async fn a_cancelled_call_stops_at_once() {
     let (engine, turn) = engine();
+    let started = tokio::time::Instant::now();
     let token = CancellationToken::new();
     let canceller = {
         let token = token.clone();
@@ -414,6 +417,7 @@ async fn a_cancelled_call_stops_at_once() {
         .await
         .expect_err("a cancelled call must end");
     assert_eq!(error.kind(), CallErrorKind::Cancelled);
+    assert_eq!(started.elapsed(), Duration::from_millis(20));
     canceller.await.unwrap();
 }
 
