@@ -681,20 +681,25 @@ mod tests {
 
     #[test]
     fn every_section_refuses_an_unknown_key() {
-        for (section, text) in [
-            ("top level", "data_dirr = \"x\"\n"),
-            ("agent", "[agents.a]\nsecret = {}\n"),
-            ("model grant", "[agents.a]\nmodel = { spend_cap_usd = 1.0, cap = 2 }\n"),
-            ("artifacts", "[artifacts]\nttl = 5\n"),
-            ("knowledge", "[knowledge]\nmax_docs = 5\n"),
-            ("gateway", "[gateway]\nbase_url = \"http://x\"\ntiers = {}\nkey = \"k\"\n"),
+        for (key, text) in [
+            ("data_dirr", "data_dirr = \"x\"\n"),
+            ("secret", "[agents.a]\nsecret = {}\n"),
+            ("cap", "[agents.a]\nmodel = { spend_cap_usd = 1.0, cap = 2 }\n"),
+            ("windows", "[agents.a]\nmodel = { spend_cap_usd = 1.0, windows = 2 }\n"),
+            ("ttl", "[artifacts]\nttl = 5\n"),
+            ("max_docs", "[knowledge]\nmax_docs = 5\n"),
+            ("idle", "[state]\nidle = 5\n"),
+            ("key", "[gateway]\nbase_url = \"http://x\"\ntiers = {}\nkey = \"k\"\n"),
             (
-                "tier",
+                "currency",
                 "[gateway]\nbase_url = \"http://x\"\ntiers.fast = { model = \"m\", usd_per_million_input = 1.0, usd_per_million_output = 1.0, currency = \"eur\" }\n",
             ),
         ] {
             let error = EngineConfig::parse(text).unwrap_err().to_string();
-            assert!(error.contains("unknown field"), "{section}: {error}");
+            assert!(
+                error.contains(&format!("unknown field `{key}`")),
+                "{key}: {error}"
+            );
         }
     }
 

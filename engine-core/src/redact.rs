@@ -126,3 +126,21 @@ pub fn install_redacting_panic_hook(redact: Arc<RedactValues>) {
         let _ = stderr.make_writer().write_all(report.as_bytes());
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use plugin_sdk::engine::Redact;
+
+    use super::*;
+
+    #[test]
+    fn a_value_held_outside_the_configuration_is_redacted_like_a_secret() {
+        let config = EngineConfig::parse("[agents.a]\nsecrets = { key = \"k-123\" }\n").unwrap();
+        let token = "0123456789abcdef0123456789abcdef";
+        let redact = redactor_with(&config, Some(token.to_owned()));
+        assert_eq!(
+            redact.redact(&format!("authorization: Bearer {token}, key k-123")),
+            "authorization: Bearer [REDACTED], key [REDACTED]"
+        );
+    }
+}

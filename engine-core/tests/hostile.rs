@@ -200,7 +200,7 @@ proptest! {
     }
 
     #[test]
-    fn huge_strings_are_refused_unread_past_the_limit(size in 0usize..(4 * MAX_ARGUMENT_BYTES)) {
+    fn huge_strings_are_refused_past_the_limit_and_answered_within_it(size in 0usize..(4 * MAX_ARGUMENT_BYTES)) {
         let owner = "x".repeat(size);
         let text = json!({ "owner": owner, "lines": [], "note": null }).to_string();
         let outcome = call(&engine(), &text);
@@ -320,6 +320,8 @@ proptest! {
         for (conversation, artifact, ttl) in puts {
             let name_bytes = artifact.filename.len().max(artifact.mime.len());
             let size = artifact.bytes.len();
+            let payload = size + artifact.filename.len() + artifact.mime.len() + conversation.len();
+            let held = store.held_bytes();
             match store.put(&conversation, artifact, ttl) {
                 Ok(_) => {
                     prop_assert!(size <= limits.max_bytes && name_bytes <= limits.max_name_bytes);
@@ -328,7 +330,14 @@ proptest! {
                 Err(ArtifactError::NameTooLong { .. }) => {
                     prop_assert!(name_bytes > limits.max_name_bytes)
                 }
-                Err(ArtifactError::StoreFull) => {}
+                // Full only when it is: what it holds, this artifact, and at most 1 KiB of
+                // bookkeeping (its handle and entry) pass the capacity.
+                Err(ArtifactError::StoreFull) => prop_assert!(
+                    held + payload + 1024 > limits.capacity_bytes,
+                    "refused as full holding {} bytes, for {} bytes",
+                    held,
+                    payload
+                ),
             }
             prop_assert!(
                 store.held_bytes() <= limits.capacity_bytes,

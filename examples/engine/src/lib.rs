@@ -359,19 +359,3 @@ fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Dura
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use plugin_sdk::engine::Redact;
-
-    use super::*;
-
-    #[test]
-    fn the_mcp_token_is_redacted_from_logs_like_a_secret() {
-        let token = "0123456789abcdef0123456789abcdef";
-        let redact = engine_core::redactor_with(&EngineConfig::default(), Some(token.to_owned()));
-        let line = format!("authorization: Bearer {token}");
-        let line = redact.redact(&line);
-        assert!(!line.contains(token), "{line}");
-    }
-}

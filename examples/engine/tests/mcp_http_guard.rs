@@ -128,6 +128,9 @@ fn a_token_that_is_not_ascii_is_compared_whole() {
     assert_eq!(weather(&url, &[("authorization", &bearer)]).0, 200);
     let shorter = format!("Bearer {}", &TOKEN[..TOKEN.len() - 1]);
     assert_eq!(weather(&url, &[("authorization", &shorter)]).0, 401);
+    // The same length, one non-ASCII character different.
+    let other = format!("Bearer {}", TOKEN.replace('\u{e9}', "\u{e8}"));
+    assert_eq!(weather(&url, &[("authorization", &other)]).0, 401);
 }
 
 /// Starts `engine serve` with `args` and `token` and expects it to refuse: its stderr.
@@ -257,8 +260,15 @@ fn a_request_over_the_in_flight_limit_gets_503_at_once_and_the_next_one_is_serve
         }
     });
     provider.wait_for_request();
+    let asked = std::time::Instant::now();
     let (status, body) = weather(&url, &[]);
     assert_eq!(status, 503, "{body}");
+    // At once: not after the held call's answer, which waits for the release below.
+    assert!(
+        asked.elapsed() < std::time::Duration::from_secs(2),
+        "the 503 came after {:?}",
+        asked.elapsed()
+    );
     provider.release();
     let (status, body) = waiting.join().unwrap();
     assert_eq!(status, 200, "{body}");

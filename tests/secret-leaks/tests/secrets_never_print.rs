@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
-use test_support::mcp::{drive, BOTH};
+use test_support::mcp::{drive_with_stderr, BOTH};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_secret-leaks");
 
@@ -259,7 +259,7 @@ fn over_mcp_a_tool_error_and_a_panic_reach_the_client_redacted() {
         ),
     );
     for transport in BOTH {
-        let report = drive(
+        let (report, engine_stderr) = drive_with_stderr(
             ENGINE,
             &["--config", &config],
             transport,
@@ -267,6 +267,23 @@ fn over_mcp_a_tool_error_and_a_panic_reach_the_client_redacted() {
                 { "call": "leaks__leak", "arguments": { "way": "error" } },
                 { "call": "leaks__leak", "arguments": { "way": "panic" } },
             ]),
+        );
+        // The panic hook and the log wrote to the engine's stderr: redacted there too.
+        assert!(
+            engine_stderr.contains("panicked at"),
+            "{transport:?}: {engine_stderr}"
+        );
+        for secret in [QUOTED, CONTROL, UNICODE] {
+            for form in forms(secret) {
+                assert!(
+                    !engine_stderr.contains(&form),
+                    "{transport:?}: the engine printed {form:?}:\n{engine_stderr}"
+                );
+            }
+        }
+        assert!(
+            !engine_stderr.contains(MARK),
+            "{transport:?}: {engine_stderr}"
         );
         let error_of = |step: usize| -> Value {
             let result = &report["steps"][step];

@@ -92,7 +92,41 @@ pub fn drive_with_headers(
     headers: Value,
     steps: Value,
 ) -> Value {
-    let (served, server) = match transport {
+    let (served, server) = launch(engine, extra, transport, headers);
+    run_client_beside(json!({ "server": server, "steps": steps }), served)
+}
+
+/// [`drive`], and everything the engine wrote to stderr: the served engine's over HTTP;
+/// over stdio, the client's, which the engine it starts writes to.
+pub fn drive_with_stderr(
+    engine: &str,
+    extra: &[&str],
+    transport: Transport,
+    steps: Value,
+) -> (Value, String) {
+    let (served, server) = launch(engine, extra, transport, json!({}));
+    let plan = json!({ "server": server, "steps": steps });
+    let output = client_output(&plan);
+    if !output.status.success() {
+        client_failed(&plan, &output, served);
+    }
+    let report = serde_json::from_slice(&output.stdout).expect("the client's JSON report");
+    let stderr = match served {
+        Some(served) => served.stop(),
+        None => String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    (report, stderr)
+}
+
+/// The server part of a plan: the command the client starts over stdio, or the URL of an
+/// engine served here over HTTP (kept alive by the `Served` answered with it).
+fn launch(
+    engine: &str,
+    extra: &[&str],
+    transport: Transport,
+    headers: Value,
+) -> (Option<Served>, Value) {
+    match transport {
         Transport::Stdio => {
             let mut command = vec![engine, "mcp"];
             command.extend_from_slice(extra);
@@ -102,8 +136,7 @@ pub fn drive_with_headers(
             let (served, url) = serve(engine, extra);
             (Some(served), json!({ "url": url, "headers": headers }))
         }
-    };
-    run_client_beside(json!({ "server": server, "steps": steps }), served)
+    }
 }
 
 /// Runs client.py with `plan` (its server, its steps and options) and answers the report.
@@ -114,6 +147,14 @@ pub fn run_client(plan: Value) -> Value {
 /// [`run_client`] against `served`, stopped afterwards: when the client fails, what the
 /// engine wrote to stderr is shown with what the client did.
 pub fn run_client_beside(plan: Value, served: Option<Served>) -> Value {
+    let output = client_output(&plan);
+    if !output.status.success() {
+        client_failed(&plan, &output, served);
+    }
+    serde_json::from_slice(&output.stdout).expect("the client's JSON report")
+}
+
+fn client_output(plan: &Value) -> std::process::Output {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/client.py");
     let mut client = Command::new(crate::python(
         "the MCP tests need Python with the `mcp` package",
@@ -130,14 +171,14 @@ pub fn run_client_beside(plan: Value, served: Option<Served>) -> Value {
         .unwrap()
         .write_all(plan.to_string().as_bytes())
         .unwrap();
-    let output = client.wait_with_output().unwrap();
-    if !output.status.success() {
-        let engine_said = served.map(Served::stop).unwrap_or_default();
-        panic!(
-            "the client failed over {}:\n{}\nthe served engine's stderr:\n{engine_said}",
-            plan["server"],
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    serde_json::from_slice(&output.stdout).expect("the client's JSON report")
+    client.wait_with_output().unwrap()
+}
+
+fn client_failed(plan: &Value, output: &std::process::Output, served: Option<Served>) -> ! {
+    let engine_said = served.map(Served::stop).unwrap_or_default();
+    panic!(
+        "the client failed over {}:\n{}\nthe served engine's stderr:\n{engine_said}",
+        plan["server"],
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
