@@ -105,8 +105,8 @@ pub struct ModelGrant {
     /// The most a turn (one `tools/call` over MCP) may spend on model calls from tools, in
     /// US dollars.
     pub spend_cap_usd: f64,
-    /// The most one client session (an MCP connection) may spend across its turns;
-    /// default [`SESSION_CAP_TURNS`] times `spend_cap_usd`.
+    /// The most one client session (an stdio connection; over HTTP, one request) may
+    /// spend across its turns; default [`SESSION_CAP_TURNS`] times `spend_cap_usd`.
     #[serde(default)]
     pub session_cap_usd: Option<f64>,
     /// The most the agent spends over every client in a sliding window; default

@@ -1,4 +1,5 @@
-//! A client's session with an agent (an MCP connection): a budget its turns share.
+//! A client's session with an agent (an stdio connection; over HTTP, one request): a
+//! budget its turns share.
 
 use std::sync::Arc;
 
@@ -7,8 +8,9 @@ use plugin_sdk::model::SpendCap;
 use super::{Engine, EngineId, Turn, UnknownAgent};
 use crate::model::Meter;
 
-/// A client's session with an agent, such as an MCP connection: the turns made with
-/// [`Engine::turn_in`] spend together at most the agent's session cap
+/// A client's session with an agent, such as an stdio connection (over HTTP, one request:
+/// the HTTP server keeps no sessions): the turns made with [`Engine::turn_in`] spend
+/// together at most the agent's session cap
 /// ([`ModelGrant::session_cap_usd`](crate::config::ModelGrant::session_cap_usd)), so a
 /// client that calls in a loop cannot spend without limit.
 #[derive(Debug)]

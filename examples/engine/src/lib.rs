@@ -77,9 +77,10 @@ enum Command {
         options: McpArgs,
     },
     /// Serve the agent's tools over MCP's streamable HTTP at `http://ADDR/mcp`. With
-    /// ENGINE_MCP_TOKEN set (32 bytes or more: `openssl rand -hex 32`), every request needs
-    /// `Authorization: Bearer <token>`; an address other hosts can reach, or an allowed host
-    /// or origin that is not loopback, needs it.
+    /// ENGINE_MCP_TOKEN set (32 bytes or more, no whitespace or control characters:
+    /// `openssl rand -hex 32`), every request needs `Authorization: Bearer <token>`; an
+    /// address other hosts can reach, or an allowed host or origin that is not loopback,
+    /// needs it.
     Serve {
         /// The address to listen on; port 0 picks a free one. The URL is printed.
         #[arg(long, default_value = "127.0.0.1:8080")]
