@@ -127,6 +127,18 @@ fn blocks_again() {
     BLOCKS_AGAIN.wait();
 }
 
+/// Opened by `blocks_slowly`'s test once the concurrent turns are done.
+pub static BLOCKS_SLOWLY: Gate = Gate::new();
+/// How many times `blocks_slowly` started.
+pub static BLOCKS_SLOWLY_STARTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts its starts, then blocks its thread until the test opens the gate.
+#[define_hook(event = "message_received", position = 6, timeout_ms = 50)]
+fn blocks_slowly() {
+    BLOCKS_SLOWLY_STARTS.fetch_add(1, Ordering::SeqCst);
+    BLOCKS_SLOWLY.wait();
+}
+
 /// Opened by `guard_blocks`'s test.
 pub static GUARD_BLOCKS: Gate = Gate::new();
 
