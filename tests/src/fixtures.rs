@@ -64,6 +64,10 @@ pub enum Action {
 pub enum TaggedAction {
     Close { reason: String },
     Escalate { level: u8 },
+    /// Hand it to someone at an address: a struct inside a variant.
+    Hand { who: Address },
+    /// A unit variant: the tag alone.
+    Reopen,
 }
 
 /// Enums of both kinds.

@@ -43,10 +43,15 @@ pub struct Variant<'a> {
     pub ident: &'a syn::Ident,
     /// Whether the fields are named, unnamed or none, as written.
     pub style: &'a Fields,
-    /// Several unnamed fields: a positional array.
-    pub is_tuple: bool,
     pub fields: Vec<Field<'a>>,
     pub keys: Vec<Key>,
+}
+
+impl Variant<'_> {
+    /// Several unnamed fields: a positional array.
+    pub fn is_tuple(&self) -> bool {
+        matches!(self.style, Fields::Unnamed(fields) if fields.unnamed.len() > 1)
+    }
 }
 
 /// One key of a `#[serde(...)]` or `#[schemars(...)]` attribute: `serde(default)`.
@@ -76,7 +81,6 @@ impl<'a> Input<'a> {
                     .map(|variant| Variant {
                         ident: &variant.ident,
                         style: &variant.fields,
-                        is_tuple: matches!(&variant.fields, Fields::Unnamed(f) if f.unnamed.len() > 1),
                         fields: fields(&variant.fields, errors),
                         keys: keys(&variant.attrs, errors),
                     })
