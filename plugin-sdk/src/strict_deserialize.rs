@@ -24,7 +24,14 @@ use crate::json_path::{self, Path};
 /// A type read as its strict schema states: no key it does not list, at any depth, and
 /// every key it lists present. Implemented where [`StrictSchema`](crate::StrictSchema)
 /// is: by the leaves, the standard containers, and `#[derive(ToolArgs)]`.
-#[doc(hidden)]
+///
+/// Implement it by hand only beside a hand-written `StrictSchema`, refusing what that
+/// schema does not allow: dispatch reads the type through it and nothing else.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` implements `StrictSchema` by hand but not `StrictDeserialize`",
+    label = "dispatch would read it more loosely than its schema states",
+    note = "derive it with `#[derive(Deserialize, JsonSchema, ToolArgs)]`, or implement `plugin_sdk::StrictDeserialize` so that it refuses what the schema does not allow"
+)]
 pub trait StrictDeserialize: Sized {
     /// Reads `Self` from `deserializer`, refusing what the schema does not allow.
     fn deserialize_strict<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error>;
@@ -97,8 +104,8 @@ impl<T: StrictDeserialize> StrictDeserialize for VecDeque<T> {
 // `(&Probe::<Field>::NEW).deserialize_field(d)`: method resolution picks `ViaStrict` when
 // the field's type is strict, and otherwise (by autoref) `NotStrict`. A field that is not
 // strict is already a compile error at its type (the `StrictSchema` bound `ToolArgs`
-// emits), so the fallback keeps that the only error; it reads the field as its own
-// `Deserialize` does, for a type that implements `StrictSchema` by hand.
+// emits), so the fallback only keeps that the one error: it is never chosen in a build
+// that compiles, since `StrictSchema` requires `StrictDeserialize`.
 
 /// The type of one field, for choosing how to read it.
 pub struct Probe<T>(PhantomData<T>);

@@ -168,7 +168,19 @@ pub fn impls(input: &Input) -> TokenStream {
                 quote!(::core::result::Result::Ok(match __copy { #(#arms),* })),
             )
         }
-        Shape::Unsupported { .. } => return TokenStream::new(),
+        // Refused with an error already; this keeps it the only one (`StrictSchema`
+        // requires the impl). It never runs, since the crate does not compile.
+        Shape::Unsupported { .. } => {
+            return quote! {
+                impl #impl_generics #private::StrictDeserialize for #ident #type_generics #where_clause {
+                    fn deserialize_strict<'de, __D: #private::serde::Deserializer<'de>>(
+                        _: __D,
+                    ) -> ::core::result::Result<Self, __D::Error> {
+                        ::core::unreachable!("a shape strict mode refuses does not compile")
+                    }
+                }
+            }
+        }
     };
 
     let container_keys: Vec<&str> = CONTAINER_KEYS
