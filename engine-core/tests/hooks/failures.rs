@@ -180,13 +180,14 @@ async fn concurrent_turns_start_a_blocking_hook_a_few_times_at_once_and_skip_it_
 
 #[tokio::test]
 async fn a_guard_that_fails_closed_halts_the_turn_whether_it_errs_panics_or_hangs() {
-    let captured = Captured::default();
-    let _logging = captured.start();
     for (guard, first) in [
         ("guard_fails", false),
         ("guard_panics", false),
+        ("guard_panics_sync", false),
         ("guard_hangs", true),
     ] {
+        let captured = Captured::default();
+        let _logging = captured.start();
         let engine = engine(&[guard, "inject_a"]);
         let (outcome, asked) = run(&engine, "hello", first, &["never"]).await;
         assert!(asked.is_empty(), "{guard}: the model was asked: {asked:?}");
@@ -199,9 +200,12 @@ async fn a_guard_that_fails_closed_halts_the_turn_whether_it_errs_panics_or_hang
         );
         // The message the guard did not vet stays out of the history.
         assert!(!outcome.persist, "{guard}");
+        let log = captured.text();
+        assert!(
+            log.contains(&format!("turns:{guard}")) && log.contains("the hook fails closed"),
+            "{guard}: {log}"
+        );
     }
-    let log = captured.text();
-    assert!(log.contains("the hook fails closed"), "{log}");
 }
 
 #[tokio::test]

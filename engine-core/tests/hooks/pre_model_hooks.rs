@@ -174,6 +174,16 @@ async fn guard_panics() -> PreModelOutcome {
     panic!("the guard fell over")
 }
 
+/// A guard whose plain `fn` panics, and fails closed.
+#[define_hook(
+    event = "message_received",
+    position = 9,
+    fail_closed = "The guard failed."
+)]
+fn guard_panics_sync() -> PreModelOutcome {
+    panic!("the sync guard fell over")
+}
+
 /// A guard that never answers, and fails closed.
 #[define_hook(
     event = "conversation_start",
