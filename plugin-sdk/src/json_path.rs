@@ -275,7 +275,10 @@ mod tests {
     #[test]
     fn a_key_holding_a_backquote_and_comma_is_named_whole() {
         let reason = "unknown field `a`, b`, expected `city` or `zip`";
-        assert_eq!(unknown_key(reason), Some(("a`, b", "expected `city` or `zip`")));
+        assert_eq!(
+            unknown_key(reason),
+            Some(("a`, b", "expected `city` or `zip`"))
+        );
         let reason = "unknown field `a`, b`, there are no fields";
         assert_eq!(unknown_key(reason), Some(("a`, b", "there are no fields")));
     }

@@ -59,4 +59,4 @@ impl<T: StrictSchema> StrictSchema for Vec<T> {}
 #[diagnostic::do_not_recommend]
 impl<T: StrictSchema> StrictSchema for VecDeque<T> {}
 #[diagnostic::do_not_recommend]
-impl<T: StrictSchema + ?Sized> StrictSchema for Box<T> {}
+impl<T: StrictSchema> StrictSchema for Box<T> {}

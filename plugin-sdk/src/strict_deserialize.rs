@@ -144,7 +144,7 @@ impl<T: DeserializeOwned> NotStrict<T> for &Probe<T> {
 /// of the value, so that an error in it is placed at the value (`tagged`), where serde's
 /// own buffer would place it wherever the deserializer went on to. The error's path
 /// inside the value is tracked while the value is read, and carried in the error (see
-/// [`json_path::inside`]). A key twice in the value is refused, as serde refuses it in
+/// `json_path::inside`). A key twice in the value is refused, as serde refuses it in
 /// a struct it reads directly.
 ///
 /// An internally tagged enum (`tag`: its tag's key) is read as the externally tagged
@@ -180,7 +180,10 @@ fn externally_tagged<E: serde::de::Error>(value: Value, tag: &'static str) -> Re
         Some(other) => {
             return Err(E::custom(json_path::inside(
                 &[json_path::Segment::Key(tag.to_owned())],
-                &format!("invalid type: {}, expected a variant name", Unexpected(&other)),
+                &format!(
+                    "invalid type: {}, expected a variant name",
+                    Unexpected(&other)
+                ),
             )))
         }
         None => return Err(E::missing_field(tag)),

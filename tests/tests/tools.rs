@@ -310,7 +310,9 @@ fn dispatch_refuses_what_the_schema_forbids_at_every_object_of_every_fixture() {
                 assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
                 let named = format!("missing key `{}`", key(&member));
                 let expected = match variant {
-                    true => format!("invalid arguments: `{path}`: not the shape the schema gives here"),
+                    true => {
+                        format!("invalid arguments: `{path}`: not the shape the schema gives here")
+                    }
                     false => named,
                 };
                 assert!(
@@ -366,11 +368,11 @@ fn errors_inside_an_internally_tagged_enum_name_their_path_inside_it() {
         r#"{"kind": "hand", "who": {"street": "s", "city": "c", "zz": 1}}"#,
     ));
     assert!(message.contains("unknown key `tagged.who.zz`"), "{message}");
-    let message = refused(enums(
-        CLOSE,
-        r#"{"kind": "hand", "who": {"street": "s"}}"#,
-    ));
-    assert!(message.contains("missing key `tagged.who.city`"), "{message}");
+    let message = refused(enums(CLOSE, r#"{"kind": "hand", "who": {"street": "s"}}"#));
+    assert!(
+        message.contains("missing key `tagged.who.city`"),
+        "{message}"
+    );
     let message = refused(enums(
         CLOSE,
         r#"{"kind": "hand", "who": {"street": "s", "city": 7}}"#,
@@ -387,7 +389,10 @@ fn an_unknown_key_beside_an_externally_tagged_variant_is_named() {
         r#"{"assign": {"assignee": "ann", "priority": "low"}, "zz_unknown": 1}"#,
         r#"{"kind": "reopen"}"#,
     ));
-    assert!(message.contains("unknown key `action.zz_unknown`"), "{message}");
+    assert!(
+        message.contains("unknown key `action.zz_unknown`"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -396,7 +401,10 @@ fn a_key_written_with_escapes_is_named_as_it_reads() {
         "fixtures:nested",
         r#"{"delivery": {"street": "s", "city": "c", "z\"z\u0041": 1}, "previous": []}"#,
     ));
-    assert!(message.contains("unknown key `delivery.z\"zA`"), "{message}");
+    assert!(
+        message.contains("unknown key `delivery.z\"zA`"),
+        "{message}"
+    );
 }
 
 #[test]

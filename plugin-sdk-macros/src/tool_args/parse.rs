@@ -72,8 +72,14 @@ impl<'a> Input<'a> {
                 Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
                     Shape::Newtype(fields(&unnamed.unnamed, errors).remove(0))
                 }
-                Fields::Unnamed(_) => Shape::Unsupported { span: ast.ident.span(), what: "a tuple struct renders as a positional array" },
-                Fields::Unit => Shape::Unsupported { span: ast.ident.span(), what: "a unit struct renders as `null`" },
+                Fields::Unnamed(_) => Shape::Unsupported {
+                    span: ast.ident.span(),
+                    what: "a tuple struct renders as a positional array",
+                },
+                Fields::Unit => Shape::Unsupported {
+                    span: ast.ident.span(),
+                    what: "a unit struct renders as `null`",
+                },
             },
             Data::Enum(data) => Shape::Enum(
                 data.variants
@@ -86,7 +92,10 @@ impl<'a> Input<'a> {
                     })
                     .collect(),
             ),
-            Data::Union(data) => Shape::Unsupported { span: data.union_token.span, what: "a union has no schema" },
+            Data::Union(data) => Shape::Unsupported {
+                span: data.union_token.span,
+                what: "a union has no schema",
+            },
         };
         Self {
             ast,

@@ -154,10 +154,9 @@ pub fn impls(input: &Input) -> TokenStream {
                             quote!(#copy::#name #moved => Self::#name #moved),
                         )
                     }
-                    Fields::Unit if internally_tagged => (
-                        quote!(#name {}),
-                        quote!(#copy::#name {} => Self::#name),
-                    ),
+                    Fields::Unit if internally_tagged => {
+                        (quote!(#name {}), quote!(#copy::#name {} => Self::#name))
+                    }
                     Fields::Unit => (quote!(#name), quote!(#copy::#name => Self::#name)),
                 };
                 definitions.push(quote!(#(#attrs)* #definition));
