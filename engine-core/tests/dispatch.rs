@@ -172,6 +172,19 @@ async fn a_wrong_type_names_the_field_and_the_expected_type() {
 }
 
 #[tokio::test]
+async fn a_wrong_type_names_the_authors_type_not_the_strict_copy() {
+    let arguments = r#"{"weight_grams": 900, "to": "Rome", "tags": []}"#;
+    let message = expect_error(
+        call(&engine(), "probe__ship", arguments).await,
+        CallErrorKind::InvalidArguments,
+    );
+    assert_eq!(
+        message,
+        r#"invalid arguments: `to`: invalid type: string "Rome", expected struct Address"#
+    );
+}
+
+#[tokio::test]
 async fn a_missing_key_is_named_by_its_path() {
     let arguments = r#"{"weight_grams": 900, "to": {"city": "Rome"}, "tags": []}"#;
     let message = expect_error(

@@ -5,24 +5,63 @@
 //! needs no second deserialization, and so no second copy of each arguments type's
 //! `Deserialize` code in the binary.
 
-/// One step into a JSON document.
-enum Step<'a> {
+/// One step of a path: into an object's member, or into an array's element.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Segment {
+    /// The member with this key, as the key reads (escapes resolved).
+    Key(String),
+    /// The element at this index.
+    Index(usize),
+}
+
+/// A path to a value, as errors name it: `to.zip`, `tags[1]`; empty at the root.
+pub(crate) type Path = Vec<Segment>;
+
+/// `path` as errors name it: `to.zip`, `tags[1]`.
+pub(crate) fn display(path: &[Segment]) -> String {
+    let mut text = String::new();
+    for segment in path {
+        match segment {
+            Segment::Key(key) => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(key);
+            }
+            Segment::Index(index) => text.push_str(&format!("[{index}]")),
+        }
+    }
+    text
+}
+
+/// One step into a JSON document, while scanning it.
+enum Step {
     /// Inside an object: the key of the member being read, once seen.
-    Key(Option<&'a str>),
+    Key(Option<String>),
     /// Inside an array: the index of the element being read.
     Index(usize),
 }
 
 /// The path to the value being read at `line` and `column` (1-based, as serde_json
-/// counts them) of `text`, such as `to.zip` or `tags[1]`; empty at the root.
-pub(crate) fn path_at(text: &str, line: usize, column: usize) -> String {
+/// counts them) of `text`, such as `to.zip` or `tags[1]`; empty at the root. At a key,
+/// the path ends with that key.
+pub(crate) fn path_at(text: &str, line: usize, column: usize) -> Path {
+    path_before(text, offset(text, line, column))
+}
+
+/// The byte offset just past `line` and `column` (1-based) of `text`.
+fn offset(text: &str, line: usize, column: usize) -> usize {
     let line_start: usize = text
         .split_inclusive('\n')
         .take(line.saturating_sub(1))
         .map(str::len)
         .sum();
-    let end = (line_start + column).min(text.len());
-    let mut steps: Vec<Step<'_>> = Vec::new();
+    (line_start + column).min(text.len())
+}
+
+/// The path to the value being read at byte `end` of `text`.
+fn path_before(text: &str, end: usize) -> Path {
+    let mut steps: Vec<Step> = Vec::new();
     let mut expecting_key = false;
     let bytes = text.as_bytes();
     let mut at = 0;
@@ -45,11 +84,14 @@ pub(crate) fn path_at(text: &str, line: usize, column: usize) -> String {
                 None => {}
             },
             b'"' => {
-                let start = at + 1;
-                at = string_end(bytes, start);
+                let start = at;
+                at = string_end(bytes, start + 1);
                 if expecting_key {
                     if let Some(Step::Key(key)) = steps.last_mut() {
-                        *key = text.get(start..at);
+                        // serde names the key as it reads, escapes resolved.
+                        *key = text
+                            .get(start..=at)
+                            .and_then(|quoted| serde_json::from_str(quoted).ok());
                     }
                     expecting_key = false;
                 }
@@ -58,33 +100,23 @@ pub(crate) fn path_at(text: &str, line: usize, column: usize) -> String {
         }
         at += 1;
     }
-    let mut path = String::new();
-    for step in &steps {
-        match step {
-            Step::Key(Some(key)) => {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(key);
-            }
-            Step::Key(None) => {}
-            Step::Index(index) => path.push_str(&format!("[{index}]")),
-        }
-    }
-    path
+    steps
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Key(key) => key.map(Segment::Key),
+            Step::Index(index) => Some(Segment::Index(index)),
+        })
+        .collect()
 }
 
 /// The message for serde's "unknown field" and "missing field" errors, naming the key
-/// by its whole path: `unknown key `to.colour` (expected one of `city`, `zip`)`. `None`
-/// for any other error.
-///
-/// serde raises an unknown key where it reads the key, so `path` ends with it; it
-/// raises a missing key (and a key of an internally tagged enum's variant, read after
-/// the whole object) once the object is read, so `path` is the object's.
-pub(crate) fn key_error(path: &str, reason: &str) -> Option<String> {
-    let join = |key: &str| match path {
-        "" => key.to_owned(),
-        _ => format!("{path}.{key}"),
+/// by its whole path, `object` (the object's path) joined with the key: `unknown key
+/// `to.colour` (expected one of `city`, `zip`)`. `None` for any other error.
+pub(crate) fn key_error(object: &[Segment], reason: &str) -> Option<String> {
+    let join = |key: &str| {
+        let mut path = object.to_vec();
+        path.push(Segment::Key(key.to_owned()));
+        display(&path)
     };
     if let Some(rest) = reason.strip_prefix("missing field `") {
         let key = join(rest.strip_suffix('`')?);
@@ -92,21 +124,88 @@ pub(crate) fn key_error(path: &str, reason: &str) -> Option<String> {
             "invalid arguments: missing key `{key}`: the schema requires every key it lists; send null to leave out one that may be null"
         ));
     }
-    let rest = reason.strip_prefix("unknown field `")?;
-    let (key, expected) = rest.split_once("`, ")?;
+    let (key, expected) = unknown_key(reason)?;
     let expected = match expected {
         "there are no fields" => "the object takes no keys",
         expected => expected,
     };
-    let read_at_the_key = path == key || path.ends_with(&format!(".{key}"));
-    let key = if read_at_the_key {
-        path.to_owned()
-    } else {
-        join(key)
-    };
     Some(format!(
-        "invalid arguments: unknown key `{key}` ({expected}); the schema allows no other keys"
+        "invalid arguments: unknown key `{}` ({expected}); the schema allows no other keys",
+        join(key)
     ))
+}
+
+/// The key and the expected keys of serde's "unknown field" error: the key may hold
+/// "`, " itself, so it ends at the last "`, expected".
+pub(crate) fn unknown_key(reason: &str) -> Option<(&str, &str)> {
+    let rest = reason.strip_prefix("unknown field `")?;
+    if let Some(key) = rest.strip_suffix("`, there are no fields") {
+        return Some((key, "there are no fields"));
+    }
+    let (key, _) = rest.rsplit_once("`, expected")?;
+    Some((key, &rest[key.len() + "`, ".len()..]))
+}
+
+/// Marks an error raised inside a buffered value, whose text carries the path inside it.
+const INSIDE: char = '\u{1}';
+
+/// The text of an error at `path` inside a buffered value, for [`within`] to read back
+/// once the error is out where the value's own path is known.
+pub(crate) fn inside(path: &[Segment], reason: &str) -> String {
+    let steps: Vec<serde_json::Value> = path
+        .iter()
+        .map(|segment| match segment {
+            Segment::Key(key) => key.as_str().into(),
+            Segment::Index(index) => (*index).into(),
+        })
+        .collect();
+    format!("{INSIDE}{}{INSIDE}{reason}", serde_json::Value::from(steps))
+}
+
+/// The path inside a buffered value and the reason, from an error's text that
+/// [`inside`] wrote; `None` for any other text.
+pub(crate) fn within(text: &str) -> Option<(Path, &str)> {
+    let (steps, reason) = text.strip_prefix(INSIDE)?.split_once(INSIDE)?;
+    let steps: Vec<serde_json::Value> = serde_json::from_str(steps).ok()?;
+    let path = steps
+        .into_iter()
+        .map(|step| match step {
+            serde_json::Value::String(key) => Some(Segment::Key(key)),
+            step => step.as_u64().map(|index| Segment::Index(index as usize)),
+        })
+        .collect::<Option<Path>>()?;
+    Some((path, reason))
+}
+
+/// The key that follows where serde_json stopped (at `line` and `column`) when that is a
+/// comma and then a key in the same object, with the object's path: an object that must
+/// end after one key (an externally tagged enum's) holds another.
+pub(crate) fn key_after(text: &str, line: usize, column: usize) -> Option<(Path, String)> {
+    // serde_json stops at the last character it consumed, the end of the variant's
+    // value, and reports the next one it found (the comma) from there.
+    let stop = offset(text, line, column);
+    let bytes = text.as_bytes();
+    // An empty object where a variant was due stops serde_json past its `}`: the comma
+    // that follows is its neighbour's, not the enum's.
+    let before = text.get(..stop)?.trim_end();
+    if before.ends_with('}') && before[..before.len() - 1].trim_end().ends_with('{') {
+        return None;
+    }
+    let comma = stop + text.get(stop..)?.find(|c: char| !c.is_whitespace())?;
+    if bytes[comma] != b',' {
+        return None;
+    }
+    let quote = comma + 1 + text.get(comma + 1..)?.find(|c: char| !c.is_whitespace())?;
+    if bytes[quote] != b'"' {
+        return None;
+    }
+    let mut object = path_before(text, comma);
+    // Inside an object, the path ends with the key of the member just read.
+    let Some(Segment::Key(_)) = object.pop() else {
+        return None;
+    };
+    let key = serde_json::from_str(text.get(quote..=string_end(bytes, quote + 1))?).ok()?;
+    Some((object, key))
 }
 
 /// The index of the quote that closes the string whose contents start at `start`.
@@ -129,7 +228,7 @@ mod tests {
     /// The path at the position serde_json reports for the failed deserialization.
     fn path_of_error<T: serde::de::DeserializeOwned + std::fmt::Debug>(text: &str) -> String {
         let error = serde_json::from_str::<T>(text).expect_err("the text must not fit");
-        path_at(text, error.line(), error.column())
+        display(&path_at(text, error.line(), error.column()))
     }
 
     #[derive(Debug, serde::Deserialize)]
@@ -164,30 +263,24 @@ mod tests {
     }
 
     #[test]
-    fn serdes_key_errors_name_the_key_by_its_whole_path() {
-        let unknown = "unknown field `colour`, expected `city` or `zip`";
-        // Read at the key: the path ends with it.
+    fn a_key_is_named_as_it_reads_with_its_escapes_resolved() {
+        let text = r#"{"to": {"city": "Rome", "z\"i\u0070": "x"}, "tags": []}"#;
         assert_eq!(
-            key_error("to.colour", unknown).unwrap(),
-            "invalid arguments: unknown key `to.colour` (expected `city` or `zip`); the schema allows no other keys"
+            key_error(&path_at(text, 1, 36)[..1], r#"unknown field `z"ip`, expected `city` or `zip`"#),
+            Some(r#"invalid arguments: unknown key `to.z"ip` (expected `city` or `zip`); the schema allows no other keys"#.to_owned())
         );
-        // Read after the object, as serde reads an internally tagged enum: the path is
-        // the object's.
-        assert!(key_error("to", unknown).unwrap().contains("`to.colour`"));
-        let missing = key_error("to", "missing field `zip`").unwrap();
-        assert!(
-            missing.starts_with("invalid arguments: missing key `to.zip`: "),
-            "{missing}"
-        );
-        assert!(key_error("", "missing field `to`")
-            .unwrap()
-            .contains("`to`"));
-        let none = key_error("", "unknown field `x`, there are no fields").unwrap();
-        assert!(none.contains("(the object takes no keys)"), "{none}");
+        assert_eq!(display(&path_at(text, 1, 36)), r#"to.z"ip"#);
+    }
+
+    #[test]
+    fn a_key_holding_a_backquote_and_comma_is_named_whole() {
+        let reason = "unknown field `a`, b`, expected `city` or `zip`";
         assert_eq!(
-            key_error("to.zip", "invalid type: string \"1\", expected u32"),
-            None
+            unknown_key(reason),
+            Some(("a`, b", "expected `city` or `zip`"))
         );
+        let reason = "unknown field `a`, b`, there are no fields";
+        assert_eq!(unknown_key(reason), Some(("a`, b", "there are no fields")));
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod __private;
 pub use context::ToolContext;
 pub use error::{ToolError, ToolErrorKind};
 pub use strict::{StrictSchema, ToolArgs};
+pub use strict_deserialize::StrictDeserialize;
 
 #[doc = include_str!("../docs/define_tool.md")]
 pub use plugin_sdk_macros::define_tool;

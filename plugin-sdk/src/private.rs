@@ -308,20 +308,34 @@ fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
     if error.is_eof() || (error.is_syntax() && !valid_json()) {
         return ToolError::invalid_arguments(format!("the arguments are not valid JSON: {error}"));
     }
-    let path = crate::json_path::path_at(arguments, error.line(), error.column());
+    use crate::json_path::{display, key_after, key_error, path_at, unknown_key, within};
     // The model addresses fields, not lines and columns of its own JSON.
     let full = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
     let mut reason = full.strip_suffix(&position).unwrap_or(&full).to_owned();
-    if error.is_syntax() {
+    let mut path = path_at(arguments, error.line(), error.column());
+    if let Some((inside, inner)) = within(&reason) {
+        // Raised inside a buffered value: `path` is the value's, and the error carries
+        // its path inside it.
+        path.extend(inside);
+        reason = inner.to_owned();
+    } else if unknown_key(&reason).is_some() {
+        // serde raised it where it read the key: the path ends with it.
+        path.pop();
+    } else if error.is_syntax() {
+        if let Some((object, key)) = key_after(arguments, error.line(), error.column()) {
+            let reason = format!("unknown field `{key}`, expected the variant's key alone");
+            let message = key_error(&object, &reason).expect("an unknown key's reason");
+            return ToolError::invalid_arguments(message);
+        }
         reason = format!("not the shape the schema gives here ({reason})");
     }
-    let message = if let Some(message) = crate::json_path::key_error(&path, &reason) {
+    let message = if let Some(message) = key_error(&path, &reason) {
         message
     } else if path.is_empty() {
         format!("invalid arguments: {reason}")
     } else {
-        format!("invalid arguments: `{path}`: {reason}")
+        format!("invalid arguments: `{}`: {reason}", display(&path))
     };
     ToolError::invalid_arguments(message)
 }

@@ -14,6 +14,10 @@ use serde::de::DeserializeOwned;
 ///
 /// Implemented for strings, booleans, numbers, `Option<T>`, `Vec<T>`, `VecDeque<T>`,
 /// `Box<T>`, and the types that `#[derive(ToolArgs)]`.
+///
+/// A type that implements it by hand (with a hand-written `JsonSchema`) also implements
+/// [`StrictDeserialize`](crate::StrictDeserialize): dispatch reads every argument
+/// through it, never through a looser `Deserialize`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot appear in the arguments of a strict tool",
     label = "not allowed in strict tool arguments",
@@ -21,7 +25,7 @@ use serde::de::DeserializeOwned;
     note = "maps (HashMap, BTreeMap) are open objects: use a struct with the known keys, or a `Vec` of a struct with `key` and `value` fields",
     note = "serde_json::Value and types whose schema has a string `format` (Uuid, Url, DateTime, IpAddr, ...) are not: take a `String` and parse or validate it in the tool body"
 )]
-pub trait StrictSchema: JsonSchema {
+pub trait StrictSchema: JsonSchema + crate::StrictDeserialize {
     /// Named by generated code as `<T as StrictSchema>::ASSERT`, so that an unmet bound
     /// is reported at the author's type and nowhere else.
     #[doc(hidden)]
@@ -55,4 +59,4 @@ impl<T: StrictSchema> StrictSchema for Vec<T> {}
 #[diagnostic::do_not_recommend]
 impl<T: StrictSchema> StrictSchema for VecDeque<T> {}
 #[diagnostic::do_not_recommend]
-impl<T: StrictSchema + ?Sized> StrictSchema for Box<T> {}
+impl<T: StrictSchema> StrictSchema for Box<T> {}

@@ -62,8 +62,18 @@ pub enum Action {
 #[derive(Deserialize, JsonSchema, ToolArgs)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TaggedAction {
-    Close { reason: String },
-    Escalate { level: u8 },
+    Close {
+        reason: String,
+    },
+    Escalate {
+        level: u8,
+    },
+    /// Hand it to someone at an address: a struct inside a variant.
+    Hand {
+        who: Address,
+    },
+    /// A unit variant: the tag alone.
+    Reopen,
 }
 
 /// Enums of both kinds.

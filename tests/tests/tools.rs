@@ -209,6 +209,14 @@ const ACCEPTED: &[(&str, &str)] = &[
         r#"{"priority": "low", "action": {"assign": {"assignee": "ann", "priority": "urgent"}}, "tagged": {"kind": "close", "reason": "done"}}"#,
     ),
     (
+        "fixtures:enums",
+        r#"{"priority": "urgent", "action": {"close": {"reason": "r"}}, "tagged": {"kind": "hand", "who": {"street": "s", "city": "c"}}}"#,
+    ),
+    (
+        "fixtures:enums",
+        r#"{"priority": "normal", "action": "reopen", "tagged": {"kind": "reopen"}}"#,
+    ),
+    (
         "fixtures:optionals",
         r#"{"nickname": null, "age": 7, "address": {"street": "s", "city": "c"}, "priority": null, "tags": ["a", null]}"#,
     ),
@@ -286,14 +294,11 @@ fn dispatch_refuses_what_the_schema_forbids_at_every_object_of_every_fixture() {
                 .keys()
                 .cloned()
                 .collect();
-            // An externally tagged enum's object holds one key, the variant.
-            let enum_shape = |message: &str| {
-                message.starts_with(&format!("invalid arguments: `{path}"))
-                    && message.contains("not the shape the schema gives here")
-            };
-            let variant = members.len() == 1 && enum_shape(error.message());
+            // An externally tagged enum's object (the fixtures' `Action`) holds one key,
+            // the variant: without it, no key is missing but a variant is.
+            let variant = ["action", "actions[0]"].contains(&path.as_str());
             assert!(
-                error.message().contains(&unknown) || variant,
+                error.message().contains(&unknown),
                 "{tool}, unknown key at `{path}`: {error}"
             );
             // Each key it has, left out.
@@ -304,11 +309,115 @@ fn dispatch_refuses_what_the_schema_forbids_at_every_object_of_every_fixture() {
                     call(tool, &missing.to_string()).expect_err(&format!("{tool}: {missing}"));
                 assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
                 let named = format!("missing key `{}`", key(&member));
+                let expected = match variant {
+                    true => {
+                        format!("invalid arguments: `{path}`: not the shape the schema gives here")
+                    }
+                    false => named,
+                };
                 assert!(
-                    error.message().contains(&named) || (variant && enum_shape(error.message())),
+                    error.message().contains(&expected),
                     "{tool}, `{member}` left out at `{path}`: {error}"
                 );
             }
         }
     }
+}
+
+/// The `fixtures:enums` arguments with `action` and `tagged` as given.
+fn enums(action: &str, tagged: &str) -> Result<Value, plugin_sdk::ToolError> {
+    let arguments = format!(r#"{{"priority": "low", "action": {action}, "tagged": {tagged}}}"#);
+    call("fixtures:enums", &arguments)
+}
+
+/// The message of the error `result` must be.
+fn refused(result: Result<Value, plugin_sdk::ToolError>) -> String {
+    let error = result.expect_err("the arguments must be refused");
+    assert_eq!(error.kind(), ToolErrorKind::InvalidArguments, "{error}");
+    error.message().to_owned()
+}
+
+const CLOSE: &str = r#"{"close": {"reason": "r"}}"#;
+
+#[test]
+fn an_internally_tagged_unit_variant_refuses_keys_beside_its_tag() {
+    assert!(enums(CLOSE, r#"{"kind": "reopen"}"#).is_ok());
+    let message = refused(enums(CLOSE, r#"{"kind": "reopen", "zz": 1}"#));
+    assert!(message.contains("unknown key `tagged.zz`"), "{message}");
+}
+
+#[test]
+fn errors_name_the_authors_type_not_its_strict_copy() {
+    let message = refused(call(
+        "fixtures:nested",
+        r#"{"delivery": "Rome", "previous": []}"#,
+    ));
+    assert!(message.contains("expected struct Address"), "{message}");
+    assert!(!message.contains("Strict"), "{message}");
+}
+
+#[test]
+fn errors_inside_an_internally_tagged_enum_name_their_path_inside_it() {
+    let message = refused(enums(
+        CLOSE,
+        r#"{"kind": "close", "reason": "r", "tagged": 1}"#,
+    ));
+    assert!(message.contains("unknown key `tagged.tagged`"), "{message}");
+    let message = refused(enums(
+        CLOSE,
+        r#"{"kind": "hand", "who": {"street": "s", "city": "c", "zz": 1}}"#,
+    ));
+    assert!(message.contains("unknown key `tagged.who.zz`"), "{message}");
+    let message = refused(enums(CLOSE, r#"{"kind": "hand", "who": {"street": "s"}}"#));
+    assert!(
+        message.contains("missing key `tagged.who.city`"),
+        "{message}"
+    );
+    let message = refused(enums(
+        CLOSE,
+        r#"{"kind": "hand", "who": {"street": "s", "city": 7}}"#,
+    ));
+    assert!(
+        message.starts_with("invalid arguments: `tagged.who.city`: invalid type: integer `7`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unknown_key_beside_an_externally_tagged_variant_is_named() {
+    let message = refused(enums(
+        r#"{"assign": {"assignee": "ann", "priority": "low"}, "zz_unknown": 1}"#,
+        r#"{"kind": "reopen"}"#,
+    ));
+    assert!(
+        message.contains("unknown key `action.zz_unknown`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_key_written_with_escapes_is_named_as_it_reads() {
+    let message = refused(call(
+        "fixtures:nested",
+        r#"{"delivery": {"street": "s", "city": "c", "z\"z\u0041": 1}, "previous": []}"#,
+    ));
+    assert!(
+        message.contains("unknown key `delivery.z\"zA`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_duplicate_key_is_refused_in_structs_and_in_internally_tagged_enums() {
+    let message = refused(call(
+        "fixtures:nested",
+        r#"{"delivery": {"street": "s", "city": "c", "city": "d"}, "previous": []}"#,
+    ));
+    assert!(message.contains("duplicate field `city`"), "{message}");
+    let message = refused(enums(
+        CLOSE,
+        r#"{"kind": "close", "reason": "a", "reason": "b"}"#,
+    ));
+    assert!(message.contains("duplicate"), "{message}");
+    assert!(message.contains("reason"), "{message}");
 }

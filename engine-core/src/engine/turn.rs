@@ -132,7 +132,7 @@ pub enum TurnEnd {
         hook: String,
     },
     /// A hook declared `fail_closed` and failed (an error, a panic, its timeout, or a run
-    /// of it still under way from an earlier turn): its `fail_closed` text is the reply.
+    /// of it still under way for another turn): its `fail_closed` text is the reply.
     /// Before the model, the model was not asked and the exchange leaves no trace; after
     /// it, the model's reply is withheld.
     FailedClosed {

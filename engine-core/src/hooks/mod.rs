@@ -60,13 +60,15 @@ impl Hook {
 
     /// How many threads of this plain-`fn` hook still run after their turns stopped
     /// waiting for them (at the timeout, or when the turn was dropped). While there is
-    /// one, the hook is not started again.
+    /// one, the hook is skipped; there are at most a few, since a few runs of such a
+    /// hook are under way at once at most.
     pub fn threads_left_behind(&self) -> usize {
         self.left_behind.threads()
     }
 
-    /// How many runs of the hook were skipped because a thread of it was left behind;
-    /// each is logged with this count, and counts as the hook's failure.
+    /// How many runs of this plain-`fn` hook were skipped, because a thread of it was
+    /// left behind or because as many runs as it may have at once were under way past
+    /// its timeout; each is logged with this count, and counts as the hook's failure.
     pub fn skipped_runs(&self) -> u64 {
         self.left_behind.skipped()
     }

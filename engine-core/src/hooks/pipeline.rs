@@ -78,8 +78,8 @@ impl Hooks {
         message: Arc<MessageReceived>,
     ) -> PreModel {
         let mut injected = Vec::new();
-        let locale = message.turn().locale().map(str::to_owned);
-        let locale = locale.as_deref();
+        // Borrowed: resolved into a reply only when a guard fails closed.
+        let locale = message.turn().locale();
         if let Some(start) = start {
             if let Some(halt) = self.pre_model(&start, locale, &mut injected).await {
                 return PreModel::Halt(halt);

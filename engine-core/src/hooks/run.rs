@@ -13,7 +13,7 @@ use super::Hook;
 use crate::dispatch::panic_text;
 
 /// The hook failed: it returned an error, panicked, ran past its timeout, or was not
-/// started because a run of it from an earlier turn is still under way. Already logged.
+/// started because runs of it from other turns are under way. Already logged.
 pub(super) struct Failed;
 
 /// How a run ended, before it is logged.
@@ -21,7 +21,8 @@ enum Ended<E: HookEvent> {
     Returned(HookResult<E>),
     Panicked(Box<dyn Any + Send>),
     TimedOut,
-    /// Not started: a thread of the hook is still left behind; the runs skipped so far.
+    /// Not started: a thread of the hook is left behind, or no permit came free within
+    /// the timeout; the runs skipped so far.
     StillRunning(u64),
 }
 
@@ -30,15 +31,17 @@ enum Ended<E: HookEvent> {
 ///
 /// A body that cannot suspend runs on a blocking thread: a hook that blocks or loops is
 /// then left behind at its timeout (its thread runs on until it returns, and its outcome
-/// is dropped), and the turn goes on. Until that thread returns, the hook is not started
-/// again (see [`super::left_behind`]).
+/// is dropped), and the turn goes on. Such a hook has a few runs under way at once at
+/// most, and is skipped while a thread of it is left behind (see [`super::left_behind`]).
 pub(super) async fn run<E: HookEvent>(
     hook: &Hook,
     entry: HookEntry<E>,
     payload: &Arc<E>,
 ) -> Result<E::Outcome, Failed> {
+    // Waiting for a permit counts against the timeout.
+    let deadline = tokio::time::Instant::now() + hook.timeout();
     let ended: Ended<E> = match entry {
-        HookEntry::Ready(run) => match hook.left_behind.start() {
+        HookEntry::Ready(run) => match hook.left_behind.start(hook.timeout()).await {
             Err(skipped) => Ended::StillRunning(skipped),
             Ok((waiting, running)) => {
                 let payload = Arc::clone(payload);
@@ -46,7 +49,7 @@ pub(super) async fn run<E: HookEvent>(
                     let _running = running;
                     run(HookInput::new(&payload))
                 });
-                let ended = match tokio::time::timeout(hook.timeout(), task).await {
+                let ended = match tokio::time::timeout_at(deadline, task).await {
                     Ok(Ok(result)) => Ended::Returned(result),
                     Ok(Err(error)) => match error.try_into_panic() {
                         Ok(payload) => Ended::Panicked(payload),
@@ -104,7 +107,7 @@ pub(super) async fn run<E: HookEvent>(
                 hook = id,
                 event,
                 skipped,
-                "a hook is still running from an earlier turn, past its timeout: not started again; {then}"
+                "runs of the hook from other turns are under way (one left behind, or every permit taken past its timeout): not started; {then}"
             );
         }
     }

@@ -4,7 +4,7 @@
 use engine_core::{Limits, TurnEnd};
 
 use crate::response_hooks::{COUNTS_SEEN, SENT};
-use crate::support::{engine, engine_with, run, run_turn, turn_in};
+use crate::support::{engine, engine_with, run, run_turn, turn_in, Captured};
 
 #[tokio::test]
 async fn regeneration_beats_a_replacement_in_the_same_pass() {
@@ -122,4 +122,27 @@ async fn a_reply_guard_that_fails_closed_withholds_the_reply_and_beats_a_regener
             hook: "turns:reply_guard_fails".into()
         }
     );
+}
+
+#[tokio::test]
+async fn a_reply_guard_that_fails_closed_withholds_the_reply_whether_it_panics_or_hangs() {
+    for guard in ["reply_guard_panics", "reply_guard_hangs"] {
+        let captured = Captured::default();
+        let _logging = captured.start();
+        let engine = engine(&[guard]);
+        let (outcome, asked) = run(&engine, "hello", false, &["unchecked"]).await;
+        assert_eq!(asked.len(), 1, "{guard}: the turn was replayed: {asked:?}");
+        assert_eq!(outcome.reply, "The reply could not be checked.", "{guard}");
+        assert_eq!(
+            outcome.end,
+            TurnEnd::FailedClosed {
+                hook: format!("turns:{guard}")
+            }
+        );
+        let log = captured.text();
+        assert!(
+            log.contains(&format!("turns:{guard}")) && log.contains("the hook fails closed"),
+            "{guard}: {log}"
+        );
+    }
 }

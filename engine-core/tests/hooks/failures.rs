@@ -1,6 +1,6 @@
 //! Failures: a hook that panics, fails, hangs or blocks is logged and the turn goes on,
-//! unless the hook declares `fail_closed`; a blocking hook left behind is not started
-//! again until its thread returns.
+//! unless the hook declares `fail_closed`; a plain `fn` hook has a few runs under way at
+//! once at most, and is skipped while a thread of it is left behind.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -8,7 +8,10 @@ use std::time::Duration;
 use engine_core::{Engine, TurnEnd};
 use plugin_sdk::hook::Event;
 
-use crate::pre_model_hooks::{BLOCKS_AGAIN, BLOCKS_AGAIN_STARTS, BLOCKS_SYNC, GUARD_BLOCKS};
+use crate::pre_model_hooks::{
+    BLOCKS_AGAIN, BLOCKS_AGAIN_STARTS, BLOCKS_SLOWLY, BLOCKS_SLOWLY_STARTS, BLOCKS_SYNC,
+    GUARD_BLOCKS,
+};
 use crate::support::{engine, run, run_turn, turn_in, Captured};
 
 /// How long a test waits for what should take milliseconds, before it fails.
@@ -113,7 +116,7 @@ async fn a_blocking_hook_left_behind_is_not_started_again_until_its_thread_retur
     let log = captured.text();
     assert!(
         log.contains("turns:blocks_again")
-            && log.contains("still running from an earlier turn")
+            && log.contains("runs of the hook from other turns are under way")
             && log.contains("skipped=2"),
         "{log}"
     );
@@ -127,14 +130,64 @@ async fn a_blocking_hook_left_behind_is_not_started_again_until_its_thread_retur
 }
 
 #[tokio::test]
-async fn a_guard_that_fails_closed_halts_the_turn_whether_it_errs_panics_or_hangs() {
+async fn concurrent_turns_start_a_blocking_hook_a_few_times_at_once_and_skip_it_past_that() {
+    /// The engine's cap on the runs of a plain-`fn` hook under way at once.
+    const AT_ONCE: usize = 4;
+    const TURNS: usize = AT_ONCE + 3;
     let captured = Captured::default();
     let _logging = captured.start();
+    let gate = BLOCKS_SLOWLY.opened_by_the_end(BOUND);
+    let engine = engine(&["blocks_slowly", "inject_a"]);
+    let hook = &engine.hooks(Event::MessageReceived)[0];
+    assert_eq!(hook.id(), "turns:blocks_slowly");
+
+    // All at once, within the hook's first timeout: before any run was left behind.
+    let turns: Vec<_> = (0..TURNS)
+        .map(|n| turn_in(&engine, &format!("concurrent-{n}"), "en-US"))
+        .collect();
+    let outcomes = futures::future::join_all(
+        turns
+            .iter()
+            .map(|turn| run_turn(&engine, turn, "concurrent", false, &["hi"])),
+    )
+    .await;
+    assert!(!BLOCKS_SLOWLY.is_open(), "a turn waited for the hook");
+    for (outcome, _) in outcomes {
+        assert_eq!(outcome.end, TurnEnd::Generated);
+        assert_eq!(outcome.injected, ["A"]);
+    }
+    // The first turns took every permit and left their threads behind; the others
+    // waited for a permit until the timeout, and skipped the hook.
+    assert_eq!(
+        (hook.threads_left_behind(), hook.skipped_runs()),
+        (AT_ONCE, (TURNS - AT_ONCE) as u64)
+    );
+    let log = captured.text();
+    assert!(
+        log.contains("turns:blocks_slowly")
+            && log.contains("runs of the hook from other turns are under way")
+            && log.contains(&format!("skipped={}", TURNS - AT_ONCE)),
+        "{log}"
+    );
+
+    drop(gate);
+    until_no_thread_is_left_behind(&engine).await;
+    assert_eq!(BLOCKS_SLOWLY_STARTS.load(Ordering::SeqCst), AT_ONCE);
+    // Once its threads returned, the next turn starts it again.
+    run(&engine, "again", false, &["hi"]).await;
+    assert_eq!(BLOCKS_SLOWLY_STARTS.load(Ordering::SeqCst), AT_ONCE + 1);
+}
+
+#[tokio::test]
+async fn a_guard_that_fails_closed_halts_the_turn_whether_it_errs_panics_or_hangs() {
     for (guard, first) in [
         ("guard_fails", false),
         ("guard_panics", false),
+        ("guard_panics_sync", false),
         ("guard_hangs", true),
     ] {
+        let captured = Captured::default();
+        let _logging = captured.start();
         let engine = engine(&[guard, "inject_a"]);
         let (outcome, asked) = run(&engine, "hello", first, &["never"]).await;
         assert!(asked.is_empty(), "{guard}: the model was asked: {asked:?}");
@@ -147,9 +200,12 @@ async fn a_guard_that_fails_closed_halts_the_turn_whether_it_errs_panics_or_hang
         );
         // The message the guard did not vet stays out of the history.
         assert!(!outcome.persist, "{guard}");
+        let log = captured.text();
+        assert!(
+            log.contains(&format!("turns:{guard}")) && log.contains("the hook fails closed"),
+            "{guard}: {log}"
+        );
     }
-    let log = captured.text();
-    assert!(log.contains("the hook fails closed"), "{log}");
 }
 
 #[tokio::test]

@@ -127,6 +127,18 @@ fn blocks_again() {
     BLOCKS_AGAIN.wait();
 }
 
+/// Opened by `blocks_slowly`'s test once the concurrent turns are done.
+pub static BLOCKS_SLOWLY: Gate = Gate::new();
+/// How many times `blocks_slowly` started.
+pub static BLOCKS_SLOWLY_STARTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts its starts, then blocks its thread until the test opens the gate.
+#[define_hook(event = "message_received", position = 6, timeout_ms = 50)]
+fn blocks_slowly() {
+    BLOCKS_SLOWLY_STARTS.fetch_add(1, Ordering::SeqCst);
+    BLOCKS_SLOWLY.wait();
+}
+
 /// Opened by `guard_blocks`'s test.
 pub static GUARD_BLOCKS: Gate = Gate::new();
 
@@ -160,6 +172,16 @@ fn guard_fails() -> Result<PreModelOutcome, String> {
 async fn guard_panics() -> PreModelOutcome {
     tokio::task::yield_now().await;
     panic!("the guard fell over")
+}
+
+/// A guard whose plain `fn` panics, and fails closed.
+#[define_hook(
+    event = "message_received",
+    position = 9,
+    fail_closed = "The guard failed."
+)]
+fn guard_panics_sync() -> PreModelOutcome {
+    panic!("the sync guard fell over")
 }
 
 /// A guard that never answers, and fails closed.

@@ -65,3 +65,27 @@ fn reply_guard_fails(event: &ResponseGenerated) -> Result<ResponseOutcome, Strin
     let _ = event.response();
     Err("the check service is down".into())
 }
+
+/// A reply guard whose plain `fn` panics, and fails closed.
+#[define_hook(
+    event = "response_generated",
+    mutates_response,
+    position = 31,
+    fail_closed = "The reply could not be checked."
+)]
+fn reply_guard_panics() -> ResponseOutcome {
+    panic!("the reply guard fell over")
+}
+
+/// A reply guard that never answers, and fails closed.
+#[define_hook(
+    event = "response_generated",
+    mutates_response,
+    position = 32,
+    timeout_ms = 50,
+    fail_closed = "The reply could not be checked."
+)]
+async fn reply_guard_hangs() -> ResponseOutcome {
+    tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+    ResponseOutcome::Observe
+}

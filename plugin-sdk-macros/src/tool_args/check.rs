@@ -23,6 +23,8 @@ const FORBIDDEN: &[(&str, &str, &[Place], &str)] = &[
     ("serde", "from", &[Place::Container], "it converts after parsing, so the schema would describe another type: derive on the type the model sends and convert in the tool body"),
     ("serde", "try_from", &[Place::Container], "it converts after parsing, so the schema would describe another type: derive on the type the model sends and validate in the tool body"),
     ("serde", "transparent", &[Place::Container], "it hides the type behind its field: use the field's type directly"),
+    ("serde", "alias", &[Place::Field, Place::Variant], "the schema lists only the canonical name, so the model would be told one key and another would be accepted: keep one name, with `#[serde(rename = \"...\")]` if the JSON key differs from the Rust name"),
+    ("serde", "other", &[Place::Variant], "it accepts any unknown tag, which the schema does not list: name every variant the model may send, and let an unknown one be refused"),
     ("serde", "flatten", &[Place::Field], "it merges another type's properties into this object (and a flattened map opens it): nest it as a named field, or write its fields out"),
     ("schemars", "with", &[Place::Container, Place::Field, Place::Variant], "it replaces the schema without the strict checks: let the type give its own schema"),
     ("schemars", "schema_with", &[Place::Container, Place::Field, Place::Variant], "it replaces the schema without the strict checks: let the type give its own schema"),
@@ -45,7 +47,7 @@ pub fn rules(input: &Input, errors: &mut Errors) {
             for variant in variants {
                 check_keys(&variant.keys, Place::Variant, errors);
                 check_fields(&variant.fields, errors);
-                if variant.is_tuple {
+                if variant.is_tuple() {
                     errors.at(
                         variant.ident.span(),
                         "a tuple variant renders as a positional array, which strict mode does not accept: give it named fields, `Variant { field: Type }`",

@@ -43,10 +43,15 @@ pub struct Variant<'a> {
     pub ident: &'a syn::Ident,
     /// Whether the fields are named, unnamed or none, as written.
     pub style: &'a Fields,
-    /// Several unnamed fields: a positional array.
-    pub is_tuple: bool,
     pub fields: Vec<Field<'a>>,
     pub keys: Vec<Key>,
+}
+
+impl Variant<'_> {
+    /// Several unnamed fields: a positional array.
+    pub fn is_tuple(&self) -> bool {
+        matches!(self.style, Fields::Unnamed(fields) if fields.unnamed.len() > 1)
+    }
 }
 
 /// One key of a `#[serde(...)]` or `#[schemars(...)]` attribute: `serde(default)`.
@@ -67,8 +72,14 @@ impl<'a> Input<'a> {
                 Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
                     Shape::Newtype(fields(&unnamed.unnamed, errors).remove(0))
                 }
-                Fields::Unnamed(_) => Shape::Unsupported { span: ast.ident.span(), what: "a tuple struct renders as a positional array" },
-                Fields::Unit => Shape::Unsupported { span: ast.ident.span(), what: "a unit struct renders as `null`" },
+                Fields::Unnamed(_) => Shape::Unsupported {
+                    span: ast.ident.span(),
+                    what: "a tuple struct renders as a positional array",
+                },
+                Fields::Unit => Shape::Unsupported {
+                    span: ast.ident.span(),
+                    what: "a unit struct renders as `null`",
+                },
             },
             Data::Enum(data) => Shape::Enum(
                 data.variants
@@ -76,13 +87,15 @@ impl<'a> Input<'a> {
                     .map(|variant| Variant {
                         ident: &variant.ident,
                         style: &variant.fields,
-                        is_tuple: matches!(&variant.fields, Fields::Unnamed(f) if f.unnamed.len() > 1),
                         fields: fields(&variant.fields, errors),
                         keys: keys(&variant.attrs, errors),
                     })
                     .collect(),
             ),
-            Data::Union(data) => Shape::Unsupported { span: data.union_token.span, what: "a union has no schema" },
+            Data::Union(data) => Shape::Unsupported {
+                span: data.union_token.span,
+                what: "a union has no schema",
+            },
         };
         Self {
             ast,

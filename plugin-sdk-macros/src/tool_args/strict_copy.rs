@@ -2,13 +2,14 @@
 //! with `deny_unknown_fields` and every field read through `StrictDeserialize` (so every
 //! key is required, an `Option`'s too), then its fields moved into the author's type.
 //!
-//! The copy keeps the serde keys that decide the JSON's shape (renames, aliases, enum
-//! tagging) and drops the rest: the ones strict mode forbids are errors already, and
-//! `crate`, `bound` and `deny_unknown_fields` are set here.
+//! The copy keeps the serde keys that decide the JSON's shape (renames, enum tagging) and
+//! drops the rest: the ones strict mode forbids are errors already, and `crate`, `bound`
+//! and `deny_unknown_fields` are set here. It bears the author's type name, in a scope of
+//! its own, so that serde's errors name the author's type ("expected struct Address").
 
-use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
-use syn::{Fields, Ident, Meta};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{format_ident, quote, ToTokens};
+use syn::{Fields, GenericParam, Ident, Meta};
 
 use super::parse::{Field, Input, Key, Shape};
 
@@ -22,15 +23,18 @@ const CONTAINER_KEYS: &[&str] = &[
     "untagged",
     "expecting",
 ];
-const FIELD_KEYS: &[&str] = &["rename", "alias"];
-const VARIANT_KEYS: &[&str] = &["rename", "alias", "rename_all", "other", "untagged"];
+const FIELD_KEYS: &[&str] = &["rename"];
+const VARIANT_KEYS: &[&str] = &["rename", "rename_all", "untagged"];
 
 /// The copy and the `StrictDeserialize` impl, or nothing for a shape the macro refuses.
 pub fn impls(input: &Input) -> TokenStream {
     let sdk = &input.sdk;
     let private = quote!(#sdk::__private);
     let ident = &input.ast.ident;
-    let copy = Ident::new("__StrictCopy", Span::call_site());
+    // The copy shadows the author's type, which the impl and the copy's own fields (of a
+    // recursive type) name through this alias.
+    let author = format_ident!("__StrictAuthorType");
+    let copy = ident;
 
     let mut generics = input.ast.generics.clone();
     for param in generics.type_params_mut() {
@@ -40,6 +44,15 @@ pub fn impls(input: &Input) -> TokenStream {
     }
     let (impl_generics, type_generics, where_clause) = generics.split_for_impl();
     let turbofish = type_generics.as_turbofish();
+    let alias_params = input.ast.generics.params.iter().map(|param| match param {
+        GenericParam::Type(param) => param.ident.to_token_stream(),
+        GenericParam::Lifetime(param) => param.lifetime.to_token_stream(),
+        GenericParam::Const(param) => {
+            let (name, ty) = (&param.ident, &param.ty);
+            quote!(const #name: #ty)
+        }
+    });
+    let alias = quote!(type #author <#(#alias_params),*> = #ident #type_generics;);
     // serde's own bounds would ask `Deserialize` of each parameter; the fields' readers
     // ask `StrictDeserialize`.
     let bound = input
@@ -51,13 +64,12 @@ pub fn impls(input: &Input) -> TokenStream {
         .join(", ");
 
     let mut readers = Vec::new();
-    let mut reader = |ty: &syn::Type| {
+    let mut reader = |ty: &TokenStream| {
         let name = format_ident!("__field_{}", readers.len());
         readers.push(quote! {
             fn #name<'de, __D: #private::serde::Deserializer<'de>>(
                 __deserializer: __D,
             ) -> ::core::result::Result<#ty, __D::Error> {
-                // Method resolution picks one of the two; the other goes unused.
                 #[allow(unused_imports)]
                 use #private::{NotStrict as _, ViaStrict as _};
                 (&#private::Probe::<#ty>::NEW).deserialize_field(__deserializer)
@@ -66,22 +78,51 @@ pub fn impls(input: &Input) -> TokenStream {
         let path = quote!(#copy #turbofish :: #name).to_string();
         quote!(#[serde(deserialize_with = #path)])
     };
+    let mut copy_fields = |fields: &[Field]| -> Vec<TokenStream> {
+        fields
+            .iter()
+            .map(|field| {
+                let attrs = kept(&field.keys, FIELD_KEYS);
+                let ty = naming_author(field.ty.to_token_stream(), ident, &author);
+                let read = reader(&ty);
+                match field.ident {
+                    Some(ident) => quote!(#(#attrs)* #read #ident: #ty),
+                    None => quote!(#(#attrs)* #read #ty),
+                }
+            })
+            .collect()
+    };
 
+    // An internally tagged enum's copy is externally tagged, and read from its value
+    // with the tag made the variant's key (see `deserialize_buffered`): serde would read
+    // it through a buffer of its own, where no error path is tracked, and would not look
+    // at the keys beside a unit variant's tag. A unit variant is an empty struct variant,
+    // which refuses them.
+    let internal_tag = match has_key(&input.keys, &["content"]) {
+        true => None,
+        false => input.keys.iter().find_map(|key| match &key.meta {
+            Meta::NameValue(tag) if key.tool == "serde" && key.name == "tag" => {
+                Some(tag.value.clone())
+            }
+            _ => None,
+        }),
+    };
+    let internally_tagged = internal_tag.is_some();
     let (definition, conversion) = match &input.shape {
         Shape::Named(fields) => {
-            let names = fields.iter().filter_map(|field| field.ident).collect();
-            let fields = copy_fields(fields, &mut reader);
-            let (pattern, built) = convert(fields.len(), Some(names));
+            let names = fields.iter().filter_map(|field| field.ident);
+            let fields = copy_fields(fields);
+            let moved = moved(fields.len(), Some(names));
             (
                 quote!(struct #copy #generics #where_clause { #(#fields),* }),
                 quote! {
-                    let #copy #pattern = __copy;
-                    ::core::result::Result::Ok(Self #built)
+                    let #copy #moved = __copy;
+                    ::core::result::Result::Ok(Self #moved)
                 },
             )
         }
         Shape::Newtype(field) => {
-            let fields = copy_fields(std::slice::from_ref(field), &mut reader);
+            let fields = copy_fields(std::slice::from_ref(field));
             (
                 quote!(struct #copy #generics (#(#fields),*) #where_clause;),
                 quote! {
@@ -96,33 +137,57 @@ pub fn impls(input: &Input) -> TokenStream {
             for variant in variants {
                 let name = variant.ident;
                 let attrs = kept(&variant.keys, VARIANT_KEYS);
-                let fields = copy_fields(&variant.fields, &mut reader);
-                let names = match variant.style {
+                let fields = copy_fields(&variant.fields);
+                let (definition, arm) = match variant.style {
                     Fields::Named(_) => {
-                        Some(variant.fields.iter().filter_map(|f| f.ident).collect())
+                        let names = variant.fields.iter().filter_map(|field| field.ident);
+                        let moved = moved(fields.len(), Some(names));
+                        (
+                            quote!(#name { #(#fields),* }),
+                            quote!(#copy::#name #moved => Self::#name #moved),
+                        )
                     }
-                    _ => None,
+                    Fields::Unnamed(_) => {
+                        let moved = moved(fields.len(), None::<std::iter::Empty<&Ident>>);
+                        (
+                            quote!(#name (#(#fields),*)),
+                            quote!(#copy::#name #moved => Self::#name #moved),
+                        )
+                    }
+                    Fields::Unit if internally_tagged => {
+                        (quote!(#name {}), quote!(#copy::#name {} => Self::#name))
+                    }
+                    Fields::Unit => (quote!(#name), quote!(#copy::#name => Self::#name)),
                 };
-                let (pattern, built) = match variant.style {
-                    Fields::Unit => (TokenStream::new(), TokenStream::new()),
-                    _ => convert(fields.len(), names),
-                };
-                definitions.push(match variant.style {
-                    Fields::Named(_) => quote!(#(#attrs)* #name { #(#fields),* }),
-                    Fields::Unnamed(_) => quote!(#(#attrs)* #name (#(#fields),*)),
-                    Fields::Unit => quote!(#(#attrs)* #name),
-                });
-                arms.push(quote!(#copy::#name #pattern => Self::#name #built));
+                definitions.push(quote!(#(#attrs)* #definition));
+                arms.push(arm);
             }
             (
                 quote!(enum #copy #generics #where_clause { #(#definitions),* }),
                 quote!(::core::result::Result::Ok(match __copy { #(#arms),* })),
             )
         }
-        Shape::Unsupported { .. } => return TokenStream::new(),
+        // Refused with an error already; this keeps it the only one (`StrictSchema`
+        // requires the impl). It never runs, since the crate does not compile.
+        Shape::Unsupported { .. } => {
+            return quote! {
+                impl #impl_generics #private::StrictDeserialize for #ident #type_generics #where_clause {
+                    fn deserialize_strict<'de, __D: #private::serde::Deserializer<'de>>(
+                        _: __D,
+                    ) -> ::core::result::Result<Self, __D::Error> {
+                        ::core::unreachable!("a shape strict mode refuses does not compile")
+                    }
+                }
+            }
+        }
     };
 
-    let container = kept(&input.keys, CONTAINER_KEYS);
+    let container_keys: Vec<&str> = CONTAINER_KEYS
+        .iter()
+        .copied()
+        .filter(|name| !(internally_tagged && *name == "tag"))
+        .collect();
+    let container = kept(&input.keys, &container_keys);
     // serde buffers an internally tagged or untagged enum before reading it.
     let buffered = match &input.shape {
         Shape::Enum(variants) => {
@@ -133,68 +198,83 @@ pub fn impls(input: &Input) -> TokenStream {
         }
         _ => false,
     };
+    let tag = match &internal_tag {
+        Some(tag) => quote!(::core::option::Option::Some(#tag)),
+        None => quote!(::core::option::Option::None),
+    };
     let read = if buffered {
-        quote!(#private::deserialize_buffered::<__D, #copy #type_generics>(__deserializer)?)
+        quote!(#private::deserialize_buffered::<__D, #copy #type_generics>(__deserializer, #tag)?)
     } else {
         quote!(<#copy #type_generics as #private::serde::Deserialize>::deserialize(__deserializer)?)
     };
     let crate_path = quote!(#private::serde).to_string();
     quote! {
         const _: () = {
-            #[derive(#private::serde::Deserialize)]
-            #[serde(crate = #crate_path, deny_unknown_fields, bound = #bound)]
-            #(#container)*
-            #definition
+            #alias
+            const _: () = {
+                #[derive(#private::serde::Deserialize)]
+                #[serde(crate = #crate_path, deny_unknown_fields, bound = #bound)]
+                #(#container)*
+                #[allow(non_camel_case_types)]
+                #definition
 
-            impl #impl_generics #copy #type_generics #where_clause {
-                #(#readers)*
-            }
-
-            impl #impl_generics #private::StrictDeserialize for #ident #type_generics #where_clause {
-                fn deserialize_strict<'de, __D: #private::serde::Deserializer<'de>>(
-                    __deserializer: __D,
-                ) -> ::core::result::Result<Self, __D::Error> {
-                    let __copy = #read;
-                    #conversion
+                impl #impl_generics #copy #type_generics #where_clause {
+                    #(#readers)*
                 }
-            }
+
+                impl #impl_generics #private::StrictDeserialize for #author #type_generics #where_clause {
+                    fn deserialize_strict<'de, __D: #private::serde::Deserializer<'de>>(
+                        __deserializer: __D,
+                    ) -> ::core::result::Result<Self, __D::Error> {
+                        let __copy = #read;
+                        #conversion
+                    }
+                }
+            };
         };
     }
 }
 
-/// The fields of the copy: the kept serde keys, the reader, the name and the type.
-fn copy_fields(
-    fields: &[Field],
-    reader: &mut impl FnMut(&syn::Type) -> TokenStream,
-) -> Vec<TokenStream> {
-    fields
-        .iter()
-        .map(|field| {
-            let attrs = kept(&field.keys, FIELD_KEYS);
-            let read = reader(field.ty);
-            let ty = field.ty;
-            match field.ident {
-                Some(ident) => quote!(#(#attrs)* #read #ident: #ty),
-                None => quote!(#(#attrs)* #read #ty),
-            }
+/// `tokens` with the author's type, as a field type names it (`ident` not after `::`, or
+/// `Self`), named `author` instead: inside the copy's scope, `ident` is the copy.
+fn naming_author(tokens: TokenStream, ident: &Ident, author: &Ident) -> TokenStream {
+    let mut after_path_sep = false;
+    let mut colons = 0;
+    tokens
+        .into_iter()
+        .map(|token| {
+            let token = match token {
+                TokenTree::Ident(name) if (name == *ident || name == "Self") && !after_path_sep => {
+                    TokenTree::Ident(author.clone())
+                }
+                TokenTree::Group(group) => {
+                    let mut renamed = proc_macro2::Group::new(
+                        group.delimiter(),
+                        naming_author(group.stream(), ident, author),
+                    );
+                    renamed.set_span(group.span());
+                    TokenTree::Group(renamed)
+                }
+                other => other,
+            };
+            colons = match &token {
+                TokenTree::Punct(punct) if punct.as_char() == ':' => colons + 1,
+                _ => 0,
+            };
+            after_path_sep = colons == 2;
+            token
         })
         .collect()
 }
 
-/// The pattern that takes `count` fields out of the copy, and the expression that puts
-/// them into the author's type: `{ a: __field0 }` with names, `(__field0)` without.
-/// Bindings never take the fields' own names, which a constant in scope could shadow.
-fn convert(count: usize, names: Option<Vec<&Ident>>) -> (TokenStream, TokenStream) {
-    let bindings: Vec<Ident> = (0..count).map(|i| format_ident!("__field{i}")).collect();
+/// What moves `count` fields from the copy into the author's type, as a pattern and as
+/// an expression: `{ a: __field0 }` with names, `(__field0)` without. Bindings never take
+/// the fields' own names, which a constant in scope could shadow.
+fn moved<'a>(count: usize, names: Option<impl Iterator<Item = &'a Ident>>) -> TokenStream {
+    let bindings = (0..count).map(|i| format_ident!("__field{i}"));
     match names {
-        Some(names) => {
-            let moved = quote!({ #(#names: #bindings),* });
-            (moved.clone(), moved)
-        }
-        None => {
-            let moved = quote!((#(#bindings),*));
-            (moved.clone(), moved)
-        }
+        Some(names) => quote!({ #(#names: #bindings),* }),
+        None => quote!((#(#bindings),*)),
     }
 }
 

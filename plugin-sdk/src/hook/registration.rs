@@ -25,7 +25,7 @@ pub struct HookDescriptor {
     /// `response_generated`. The engine then serves the turn non-streamed.
     pub mutates_response: bool,
     /// The reply the user receives when the hook fails (returns an error, panics, runs
-    /// past its timeout, or is still running from an earlier turn): before the model the
+    /// past its timeout, or, a plain `fn`, is still running for another turn): before the model the
     /// turn halts with it and leaves no trace; at `response_generated` (with
     /// `mutates_response`) it replaces the reply. `None`: a failure counts as observe.
     pub fail_closed: Option<LocalizedText>,
