@@ -39,9 +39,12 @@ struct Total {
     items: u64,
 }
 
-/// Counts the items in a basket.
+/// Counts the items in a basket (every field read: a hostile value reaches them all).
 #[define_tool]
 async fn count(basket: Basket) -> Total {
+    let named = basket.owner.len() + basket.note.map_or(0, |note| note.len());
+    let skus: usize = basket.lines.iter().map(|line| line.sku.len()).sum();
+    std::hint::black_box(named + skus);
     Total {
         items: basket
             .lines
@@ -291,7 +294,9 @@ fn knowledge() -> (SqliteKnowledge, Scope) {
         ("shop", "green tea"),
         ("other", "tea"),
     ] {
-        runtime.block_on(store.write(&scope(agent), &format!("{text}.md"), text));
+        runtime
+            .block_on(store.write(&scope(agent), &format!("{text}.md"), text))
+            .expect("a fixture document is written");
     }
     (store, scope("shop"))
 }

@@ -51,6 +51,12 @@ impl RedactValues {
             .sort_by_key(|pattern| std::cmp::Reverse(pattern.len()));
     }
 
+    /// Whether there is nothing to redact: callers on a hot path skip the scan.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
     /// The values as given (not their escaped forms).
     pub(crate) fn secrets(&self) -> impl Iterator<Item = &str> {
         self.secrets.iter().map(String::as_str)
