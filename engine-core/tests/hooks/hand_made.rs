@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use engine_core::{Limits, Rule};
+use engine_core::{Limits, Rule, StartupError};
 use plugin_sdk::engine::{
     HookDescriptor, HookEntry, HookHandler, HookInput, HookResult, LocalizedText, PluginManifest,
     SourceLocation,
@@ -83,11 +83,7 @@ fn start_up_refuses_duplicate_hook_ids_misplaced_mutation_and_a_zero_timeout() {
     )
     .err()
     .expect("the engine refuses to start");
-    let found: Vec<(Rule, Option<&str>)> = error
-        .problems()
-        .iter()
-        .map(|problem| (problem.rule, problem.hook.as_deref()))
-        .collect();
+    let found = problems(&error);
     assert_eq!(
         found,
         [
@@ -137,11 +133,7 @@ fn start_up_refuses_fail_closed_where_the_hook_cannot_halt_or_replace() {
     )
     .err()
     .expect("the engine refuses to start");
-    let found: Vec<(Rule, Option<&str>)> = error
-        .problems()
-        .iter()
-        .map(|problem| (problem.rule, problem.hook.as_deref()))
-        .collect();
+    let found = problems(&error);
     assert_eq!(
         found,
         [
@@ -149,4 +141,13 @@ fn start_up_refuses_fail_closed_where_the_hook_cannot_halt_or_replace() {
             (Rule::HookFailClosed, Some("hand-made:without_mutating")),
         ]
     );
+}
+
+/// What a refusal found: each problem's rule and hook, in order.
+fn problems(error: &StartupError) -> Vec<(Rule, Option<&str>)> {
+    error
+        .problems()
+        .iter()
+        .map(|problem| (problem.rule, problem.hook.as_deref()))
+        .collect()
 }

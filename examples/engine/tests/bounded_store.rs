@@ -3,9 +3,7 @@
 //! stopped, another client's calls are answered meanwhile, and a stopped search frees
 //! its connection.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
@@ -76,24 +74,7 @@ fn hostile_searches(config: &Path, words: &str, count: usize, then: Option<&str>
     if let Some(then) = then {
         plan["after"] = json!({ "name": "notes__search_notes", "arguments": { "words": then } });
     }
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/concurrent_clients.py");
-    let mut client = Command::new(test_support::python(
-        "the bounded-store tests need Python with the `mcp` package",
-    ))
-    .arg(script)
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("the Python client starts");
-    client
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(plan.to_string().as_bytes())
-        .unwrap();
-    let output = client.wait_with_output().unwrap();
+    let output = test_support::mcp::run_script("concurrent_clients.py", &plan);
     assert!(
         output.status.success(),
         "the clients failed:\n{}",

@@ -155,7 +155,15 @@ pub fn run_client_beside(plan: Value, served: Option<Served>) -> Value {
 }
 
 fn client_output(plan: &Value) -> std::process::Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/client.py");
+    run_script("client.py", plan)
+}
+
+/// Runs `tests/mcp/<script>` (the official Python MCP client at work) with `plan` as JSON
+/// on its stdin, and answers what it wrote and how it ended.
+pub fn run_script(script: &str, plan: &Value) -> std::process::Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp")
+        .join(script);
     let mut client = Command::new(crate::python(
         "the MCP tests need Python with the `mcp` package",
     ))
