@@ -27,6 +27,9 @@ use serde::Deserialize;
 
 mod check;
 mod environment;
+mod turn;
+
+pub use turn::{ProviderConfig, TurnConfig};
 
 pub use environment::{take_environment, Environment};
 
@@ -35,6 +38,7 @@ pub use check::{
     MAX_GATEWAY_RESPONSE_BYTES, MAX_KNOWLEDGE_CONNECTIONS, MAX_KNOWLEDGE_DOCUMENTS,
     MAX_KNOWLEDGE_DOCUMENT_BYTES, MAX_NAME_BYTES, MAX_OUTPUT_TOKENS, MAX_SEARCH_WORDS,
     MAX_SPEND_WINDOW_SECS, MAX_STATE_IDLE_SECS, MAX_STATE_KEYS, MAX_STATE_VALUE_BYTES,
+    MAX_TURN_SECS, MAX_TURN_STEPS,
 };
 
 /// The prefix of environment variables that carry secrets:
@@ -66,6 +70,9 @@ pub struct EngineConfig {
     /// The model gateway, for agents that grant model access.
     #[serde(default)]
     pub gateway: Option<GatewayConfig>,
+    /// The model providers agents' turns use, by name.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
 }
 
 /// One agent: its secrets and its grants.
@@ -81,6 +88,9 @@ pub struct AgentConfig {
     /// Model access; `None`: tools get no model.
     #[serde(default)]
     pub model: Option<ModelGrant>,
+    /// How the agent runs turns; `None`: it serves tool calls only (MCP, `call`).
+    #[serde(default)]
+    pub turn: Option<TurnConfig>,
 }
 
 impl fmt::Debug for AgentConfig {
@@ -89,6 +99,7 @@ impl fmt::Debug for AgentConfig {
             .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
             .field("knowledge", &self.knowledge)
             .field("model", &self.model)
+            .field("turn", &self.turn)
             .finish()
     }
 }

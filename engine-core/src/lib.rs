@@ -8,6 +8,7 @@
 mod builtins;
 mod catalog;
 pub mod config;
+pub mod conversation;
 mod dispatch;
 mod engine;
 mod gemini;
@@ -15,6 +16,7 @@ mod hooks;
 mod limits;
 pub mod model;
 mod parallel;
+pub mod provider;
 mod redact;
 mod registry;
 pub mod stores;
@@ -26,8 +28,8 @@ pub use builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use catalog::{Format, UnknownFormat};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
-    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, LeftOut, ModelInput, Session,
-    Turn, TurnEnd, TurnOutcome, UnknownAgent,
+    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, LeftOut, Limit, ModelInput,
+    Session, Stop, Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome, TurnSummary, UnknownAgent,
 };
 pub use hooks::Hook;
 pub use limits::Limits;

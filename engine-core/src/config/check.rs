@@ -227,7 +227,117 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
         1..=MAX_STATE_IDLE_SECS,
         "seconds",
     );
+    turns(config, &mut problems);
     problems
+}
+
+/// The most model requests, tool calls or parallel calls a turn may be allowed.
+pub const MAX_TURN_STEPS: u32 = 10_000;
+
+/// The longest deadline a turn may have, in seconds (a day).
+pub const MAX_TURN_SECS: u64 = 24 * 60 * 60;
+
+/// Each agent's turn: a provider that exists, a key it has, limits in range.
+fn turns(config: &EngineConfig, problems: &mut Vec<String>) {
+    for (name, provider) in &config.providers {
+        money(
+            problems,
+            &format!("providers.{name}.usd_per_million_input"),
+            provider.usd_per_million_input,
+        );
+        money(
+            problems,
+            &format!("providers.{name}.usd_per_million_output"),
+            provider.usd_per_million_output,
+        );
+        within(
+            problems,
+            &format!("providers.{name}.max_response_bytes"),
+            provider.max_response_bytes,
+            1..=MAX_GATEWAY_RESPONSE_BYTES,
+            "bytes",
+        );
+        within(
+            problems,
+            &format!("providers.{name}.max_retries"),
+            provider.max_retries,
+            0..=10,
+            "retries",
+        );
+        if !(provider.base_url.starts_with("http://") || provider.base_url.starts_with("https://"))
+        {
+            problems.push(format!(
+                "`providers.{name}.base_url` is `{}`: give an http:// or https:// URL",
+                provider.base_url
+            ));
+        }
+    }
+    for (name, agent) in &config.agents {
+        let Some(turn) = &agent.turn else { continue };
+        let key = |field: &str| format!("agents.{name}.turn.{field}");
+        // A provider the configuration does not name may come from the engine's builder.
+        if let Some(provider) = config.providers.get(&turn.provider) {
+            if let Some(secret) = &provider.api_key_secret {
+                if !agent.secrets.contains_key(secret) {
+                    problems.push(format!(
+                        "the provider `{}` takes its API key from the secret `{secret}`, which the agent `{name}` does not have: set ENGINE_SECRET__{name}__{secret}",
+                        turn.provider
+                    ));
+                }
+            }
+        }
+        within(
+            problems,
+            &key("max_model_requests"),
+            turn.max_model_requests,
+            1..=MAX_TURN_STEPS,
+            "requests",
+        );
+        within(
+            problems,
+            &key("max_tool_calls"),
+            turn.max_tool_calls,
+            0..=MAX_TURN_STEPS,
+            "calls",
+        );
+        within(
+            problems,
+            &key("max_parallel_tools"),
+            turn.max_parallel_tools,
+            1..=MAX_TURN_STEPS,
+            "calls",
+        );
+        within(
+            problems,
+            &key("max_identical_calls"),
+            turn.max_identical_calls,
+            1..=MAX_TURN_STEPS,
+            "calls",
+        );
+        within(
+            problems,
+            &key("deadline_secs"),
+            turn.deadline_secs,
+            1..=MAX_TURN_SECS,
+            "seconds",
+        );
+        within(
+            problems,
+            &key("max_output_tokens"),
+            turn.max_output_tokens,
+            1..=MAX_OUTPUT_TOKENS,
+            "tokens",
+        );
+        if let Some(timeout) = turn.tool_timeout_ms {
+            within(
+                problems,
+                &key("tool_timeout_ms"),
+                timeout,
+                1..=MAX_TURN_SECS * 1000,
+                "milliseconds",
+            );
+        }
+    }
 }
 
 /// An amount of US dollars must be a finite number, 0 or more: NaN would pass every

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use crate::catalog::{Catalogs, Format};
 use crate::config::AgentConfig;
 use crate::model::Meter;
+use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::tool::Tool;
 
@@ -25,6 +26,8 @@ pub struct Agent {
     catalogs: Arc<Catalogs>,
     /// The agent's spend over every client, when it grants model access.
     pub(super) spend_window: Option<Arc<Meter>>,
+    /// The model its turns ask, when it has a `turn` configuration.
+    pub(super) provider: Option<Arc<dyn Provider>>,
 }
 
 /// A tool an agent does not equip, and why: shown to people (`check`, `tools`), never
@@ -38,7 +41,12 @@ pub struct LeftOut {
 }
 
 impl Agent {
-    pub(super) fn new(name: &str, config: AgentConfig, registry: &Arc<Registry>) -> Self {
+    pub(super) fn new(
+        name: &str,
+        config: AgentConfig,
+        registry: &Arc<Registry>,
+        provider: Option<Arc<dyn Provider>>,
+    ) -> Self {
         let mut equipped = Vec::new();
         let mut left_out = Vec::new();
         for (index, tool) in registry.tools().iter().enumerate() {
@@ -78,6 +86,7 @@ impl Agent {
             equipped,
             left_out,
             catalogs,
+            provider,
         }
     }
 

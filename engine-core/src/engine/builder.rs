@@ -1,17 +1,19 @@
 //! Building an [`Engine`]: what it serves, its configuration, and the stores it uses.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
 
 use super::agent::Agent;
 use super::Engine;
-use crate::config::EngineConfig;
+use crate::config::{AgentConfig, EngineConfig};
 use crate::limits::Limits;
 use crate::model::ModelGateway;
+use crate::provider::{Provider, ProviderError};
 use crate::redact::redactor;
 use crate::registry::{Linked, Registry};
-use crate::stores::{ConversationStates, MemoryArtifacts};
+use crate::stores::{ConversationError, ConversationStates, Conversations, MemoryArtifacts};
 use crate::validate::StartupError;
 
 /// How an [`Engine`] is made: [`Engine::builder`], then what differs from the defaults,
@@ -29,6 +31,8 @@ pub struct EngineBuilder {
     hooks: Option<Vec<&'static HookDescriptor>>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,
     gateway: Option<Arc<dyn ModelGateway>>,
+    providers: BTreeMap<String, Arc<dyn Provider>>,
+    conversations: Option<Conversations>,
 }
 
 /// Why an engine did not start.
@@ -52,6 +56,25 @@ pub enum EngineError {
     /// The configured model gateway is not usable.
     #[error("the model gateway is not usable: {0}")]
     Gateway(#[from] crate::model::GatewayError),
+    /// An agent's model provider is not usable.
+    #[error("the provider `{name}` is not usable: {source}")]
+    Provider {
+        /// The provider's name.
+        name: String,
+        /// Why.
+        source: ProviderError,
+    },
+    /// An agent's turn names a provider that is neither configured nor given.
+    #[error("the provider `{name}` is not configured (`[providers.{name}]`); the providers are: {known}")]
+    UnknownProvider {
+        /// The name.
+        name: String,
+        /// The providers there are.
+        known: String,
+    },
+    /// The conversation store could not be opened.
+    #[error("the conversation store could not be opened: {0}")]
+    Conversations(#[from] ConversationError),
     /// The configuration asks for a part this build of engine-core leaves out.
     #[error("the configuration needs {part}, and engine-core was built without the `{feature}` feature: enable it, or give the engine your own with `EngineBuilder::{setter}`")]
     MissingFeature {
@@ -104,6 +127,21 @@ impl EngineBuilder {
         self
     }
 
+    /// The provider called `name` in the configuration (`[providers.NAME]`, which may
+    /// then be absent): a test's double, or a provider of your own.
+    pub fn provider(mut self, name: impl Into<String>, provider: Arc<dyn Provider>) -> Self {
+        self.providers.insert(name.into(), provider);
+        self
+    }
+
+    /// The conversation store, instead of the one the configuration implies
+    /// (`conversations.sqlite` under the data directory with the `sqlite` feature, when
+    /// an agent runs turns; memory otherwise).
+    pub fn conversations(mut self, conversations: Conversations) -> Self {
+        self.conversations = Some(conversations);
+        self
+    }
+
     /// Validates what the engine serves and opens its stores: an engine exists only if
     /// every check passed.
     pub fn build(self) -> Result<Engine, EngineError> {
@@ -128,11 +166,15 @@ impl EngineBuilder {
             (None, Some(described)) => Some(open_gateway(described)?),
             (None, None) => None,
         };
-        let agents = config
-            .agents
-            .iter()
-            .map(|(name, agent)| Agent::new(name, agent.clone(), &registry))
-            .collect();
+        let mut agents = Vec::with_capacity(config.agents.len());
+        for (name, agent) in &config.agents {
+            let provider = agent_provider(&config, agent, &self.providers)?;
+            agents.push(Agent::new(name, agent.clone(), &registry, provider));
+        }
+        let conversations = match self.conversations {
+            Some(conversations) => conversations,
+            None => open_conversations(&config)?,
+        };
         Ok(Engine {
             id: super::EngineId::next(),
             agents,
@@ -142,6 +184,7 @@ impl EngineBuilder {
             knowledge,
             gateway,
             registry,
+            conversations: Arc::new(conversations),
         })
     }
 
@@ -156,6 +199,82 @@ impl EngineBuilder {
             std::process::exit(1)
         })
     }
+}
+
+/// The provider of `agent`'s turns: the builder's, or the configuration's over HTTP.
+fn agent_provider(
+    config: &EngineConfig,
+    agent: &AgentConfig,
+    given: &BTreeMap<String, Arc<dyn Provider>>,
+) -> Result<Option<Arc<dyn Provider>>, EngineError> {
+    let Some(turn) = &agent.turn else {
+        return Ok(None);
+    };
+    if let Some(provider) = given.get(&turn.provider) {
+        return Ok(Some(Arc::clone(provider)));
+    }
+    let described = config.providers.get(&turn.provider).ok_or_else(|| {
+        let known: Vec<&str> = config
+            .providers
+            .keys()
+            .chain(given.keys())
+            .map(String::as_str)
+            .collect();
+        EngineError::UnknownProvider {
+            name: turn.provider.clone(),
+            known: known.join(", "),
+        }
+    })?;
+    http_provider(&turn.provider, described, agent)
+}
+
+#[cfg(feature = "http")]
+fn http_provider(
+    name: &str,
+    described: &crate::config::ProviderConfig,
+    agent: &AgentConfig,
+) -> Result<Option<Arc<dyn Provider>>, EngineError> {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    let client = CLIENT
+        .get_or_init(crate::provider::HttpProvider::client)
+        .clone();
+    let key = described
+        .api_key_secret
+        .as_ref()
+        .and_then(|secret| agent.secrets.get(secret));
+    let provider = crate::provider::HttpProvider::new(described, key.map(String::as_str), client)
+        .map_err(|source| EngineError::Provider {
+        name: name.to_owned(),
+        source,
+    })?;
+    Ok(Some(Arc::new(provider)))
+}
+
+#[cfg(not(feature = "http"))]
+fn http_provider(
+    _: &str,
+    _: &crate::config::ProviderConfig,
+    _: &AgentConfig,
+) -> Result<Option<Arc<dyn Provider>>, EngineError> {
+    Err(EngineError::MissingFeature {
+        part: "a model provider over HTTP (`[providers]`)",
+        feature: "http",
+        setter: "provider",
+    })
+}
+
+/// Where conversations are kept: SQLite under the data directory when an agent runs
+/// turns and the feature is in, memory otherwise.
+fn open_conversations(config: &EngineConfig) -> Result<Conversations, EngineError> {
+    let turns = config.agents.values().any(|agent| agent.turn.is_some());
+    #[cfg(feature = "sqlite")]
+    if turns {
+        return Ok(Conversations::open(
+            &config.data_dir().join("conversations.sqlite"),
+        )?);
+    }
+    let _ = turns;
+    Ok(Conversations::memory())
 }
 
 #[cfg(feature = "sqlite")]

@@ -5,6 +5,7 @@ mod agent;
 mod builder;
 mod call;
 mod context;
+mod converse;
 mod session;
 mod turn;
 
@@ -17,6 +18,7 @@ use plugin_sdk::hook::Event;
 pub use agent::{Agent, LeftOut};
 pub use builder::{EngineBuilder, EngineError};
 pub use call::{Call, CallFuture};
+pub use converse::{Limit, Stop, TurnControl, TurnEvent, TurnSummary};
 pub use session::Session;
 pub use turn::{ModelInput, Turn, TurnEnd, TurnOutcome, UnknownAgent};
 
@@ -24,7 +26,7 @@ use crate::catalog::Format;
 use crate::hooks::Hook;
 use crate::model::ModelGateway;
 use crate::registry::Registry;
-use crate::stores::{ConversationStates, MemoryArtifacts};
+use crate::stores::{ConversationStates, Conversations, MemoryArtifacts};
 use crate::tool::Tool;
 
 /// Which engine made a turn.
@@ -63,6 +65,7 @@ pub struct Engine {
     artifacts: Arc<MemoryArtifacts>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,
     gateway: Option<Arc<dyn ModelGateway>>,
+    conversations: Arc<Conversations>,
 }
 
 impl Engine {

@@ -2,6 +2,7 @@
 //! and the embedded knowledge store (SQLite, with the `sqlite` feature).
 
 mod artifacts;
+mod conversations;
 #[cfg(test)]
 #[allow(unsafe_code)]
 mod held_bytes;
@@ -10,6 +11,7 @@ mod sqlite_knowledge;
 mod states;
 
 pub use artifacts::MemoryArtifacts;
+pub use conversations::{ConversationError, Conversations};
 #[cfg(feature = "sqlite")]
 pub use sqlite_knowledge::{SqliteKnowledge, MAX_ANSWERED_DOCUMENTS};
 pub(crate) use states::ConversationStates;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod listing;
+mod turns;
 
 use std::path::PathBuf;
 
@@ -68,6 +69,24 @@ enum Command {
         /// Stop the tool after this many milliseconds (1 to 86400000, a day).
         #[arg(long, default_value_t = 30_000, value_parser = timeout_ms())]
         timeout_ms: u64,
+    },
+    /// Run one turn of the agent (it needs a `turn` configuration) and print its events
+    /// as NDJSON, one per line.
+    Turn {
+        /// The user's message; absent with `--resume`.
+        #[arg(required_unless_present = "resume")]
+        message: Option<String>,
+        /// Continue the conversation from its last completed step (after a crash).
+        #[arg(long, conflicts_with = "message", requires = "conversation")]
+        resume: bool,
+        #[command(flatten)]
+        at: ConversationArgs,
+    },
+    /// Talk with the agent in the terminal: the reply streams, each tool call shows as it
+    /// starts and ends.
+    Chat {
+        #[command(flatten)]
+        at: ConversationArgs,
     },
     /// Run the start-up validation and report what it found; exit 1 on any problem.
     Check,
@@ -159,6 +178,32 @@ impl HttpArgs {
 }
 
 /// What both MCP transports take.
+#[derive(clap::Args)]
+struct ConversationArgs {
+    /// The conversation (stored under the data directory); absent: a new one each time.
+    #[arg(long)]
+    conversation: Option<String>,
+    /// The end user the conversation is for.
+    #[arg(long, default_value = "cli")]
+    subscriber: String,
+    /// The reader's locale (BCP 47).
+    #[arg(long)]
+    locale: Option<String>,
+}
+
+impl ConversationArgs {
+    fn place(self, turn: Turn) -> Turn {
+        let conversation = self
+            .conversation
+            .unwrap_or_else(|| format!("cli-{}", std::process::id()));
+        let turn = turn.in_conversation(self.subscriber, conversation);
+        match self.locale {
+            Some(locale) => turn.with_locale(locale),
+            None => turn,
+        }
+    }
+}
+
 #[derive(clap::Args)]
 struct McpArgs {
     /// The locale of tool titles when the client names none (in `_meta.locale`, or over
@@ -266,6 +311,12 @@ pub unsafe fn run() -> ExitCode {
                 Duration::from_millis(timeout_ms),
             );
         }
+        Command::Turn {
+            message,
+            resume: _,
+            at,
+        } => return turns::one_turn(&engine, at.place(turn), message),
+        Command::Chat { at } => return turns::chat(&engine, at.place(turn)),
         Command::Check => print!("{}", listing::check_report(&engine)),
         Command::Mcp { options } => {
             let server = McpServer::new(engine, agent, options.options());

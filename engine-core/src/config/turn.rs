@@ -1,0 +1,127 @@
+//! How agents run turns: the model providers, and each agent's limits.
+
+use serde::Deserialize;
+
+use crate::provider::Wire;
+
+/// A model provider agents' turns can use.
+///
+/// ```toml
+/// [providers.local]
+/// wire = "openai"                        # or "anthropic"
+/// base_url = "http://127.0.0.1:8000/v1"  # https:// for a hosted provider
+/// model = "gpt-4o-mini"
+/// api_key_secret = "openai_key"          # the using agent's secret of that key
+/// usd_per_million_input = 0.15
+/// usd_per_million_output = 0.6
+/// ```
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// The wire format it speaks.
+    pub wire: Wire,
+    /// The base URL: `.../v1` for chat completions (`/chat/completions` is added), the
+    /// API's root for Anthropic (`/v1/messages` is added).
+    pub base_url: String,
+    /// The model asked for.
+    pub model: String,
+    /// The key of the agent's secret that holds the API key (sent as a bearer token, or
+    /// as `x-api-key` to Anthropic); absent: no key is sent (a local server). Keys come
+    /// only from the secrets configuration, never from this file.
+    #[serde(default)]
+    pub api_key_secret: Option<String>,
+    /// Whether replies are streamed (SSE); default `true`.
+    #[serde(default = "yes")]
+    pub stream: bool,
+    /// US dollars per million input tokens, for the turn's cost.
+    #[serde(default)]
+    pub usd_per_million_input: f64,
+    /// US dollars per million output tokens.
+    #[serde(default)]
+    pub usd_per_million_output: f64,
+    /// How many times a request is sent again after a 429, a 5xx or a connection that
+    /// failed before the answer began; default 3.
+    #[serde(default = "default_retries")]
+    pub max_retries: u32,
+    /// The largest answer read, in bytes; default 8 MiB.
+    #[serde(default = "default_max_response_bytes")]
+    pub max_response_bytes: usize,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_retries() -> u32 {
+    3
+}
+
+fn default_max_response_bytes() -> usize {
+    8 << 20
+}
+
+/// How an agent runs turns: its provider, its prompt, and the limits that end a turn
+/// gracefully.
+///
+/// ```toml
+/// [agents.support.turn]
+/// provider = "local"
+/// system = "You help the clinic's patients."
+/// max_model_requests = 8
+/// ```
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnConfig {
+    /// The provider, by its name under `[providers]`.
+    pub provider: String,
+    /// The system prompt.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// The most model requests in one turn; default 8. The last one offers no tools, so
+    /// the model answers in words instead of the turn failing.
+    #[serde(default = "default_model_requests")]
+    pub max_model_requests: u32,
+    /// The most tool calls run in one turn; default 32. Calls past it are answered as
+    /// skipped, and the next request offers no tools.
+    #[serde(default = "default_tool_calls")]
+    pub max_tool_calls: u32,
+    /// How many of one step's tool calls run at once; default 4.
+    #[serde(default = "default_parallel")]
+    pub max_parallel_tools: u32,
+    /// How many times one turn runs an identical call (same tool, same arguments);
+    /// default 2. Past it the call is answered with an error instead of run.
+    #[serde(default = "default_identical")]
+    pub max_identical_calls: u32,
+    /// The longest a turn may take, in seconds; default 300.
+    #[serde(default = "default_deadline")]
+    pub deadline_secs: u64,
+    /// The longest one tool call may take, in milliseconds; default: the engine's.
+    #[serde(default)]
+    pub tool_timeout_ms: Option<u64>,
+    /// The longest reply per model request, in tokens; default 4096.
+    #[serde(default = "default_output_tokens")]
+    pub max_output_tokens: u32,
+    /// The most tokens (input and output) one turn may use over its requests; past it
+    /// the next request is the last. Default: no cap.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+}
+
+fn default_model_requests() -> u32 {
+    8
+}
+fn default_tool_calls() -> u32 {
+    32
+}
+fn default_parallel() -> u32 {
+    4
+}
+fn default_identical() -> u32 {
+    2
+}
+fn default_deadline() -> u64 {
+    300
+}
+fn default_output_tokens() -> u32 {
+    4096
+}

@@ -1,0 +1,142 @@
+//! What a turn tells its client as it runs: the events of the NDJSON stream.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::conversation::ToolStatus;
+use crate::provider::Usage;
+
+/// One event of a running turn. On the wire (`application/x-ndjson`) each is one line,
+/// `{"seq": N, "type": ...}`; the wire names of seed 002 map one to one (`CHAT`,
+/// `TOOL_CALL`, `TOOL_RESULT`, `DONE`).
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TurnEvent {
+    /// A piece of the reply's text.
+    Chat {
+        /// The text.
+        text: String,
+    },
+    /// The model called a tool; its arguments are complete.
+    ToolCall {
+        /// The call's id: its result carries it.
+        id: String,
+        /// The tool's wire name, as the model called it.
+        tool: String,
+        /// The tool's canonical id (`acme:book_appointment`); `null` for a tool the
+        /// agent does not have.
+        tool_id: Option<String>,
+        /// The arguments: JSON as the model wrote them, or the text when it is not JSON.
+        arguments: Box<RawValue>,
+    },
+    /// A tool call ended. Results come in the order calls end; `id` ties each to its call.
+    ToolResult {
+        /// The call's id.
+        id: String,
+        /// How it ended.
+        status: ToolStatus,
+        /// The tool's output (JSON), when it ran to the end.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Box<RawValue>>,
+        /// Why it did not, in words the model also read.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// How long it ran, in milliseconds.
+        duration_ms: u64,
+    },
+    /// The turn ended.
+    Done {
+        /// Why.
+        stop: Stop,
+        /// Tokens used over the turn's model requests.
+        usage: Usage,
+        /// What they cost, in US dollars.
+        cost_usd: f64,
+        /// How many model requests the turn made.
+        model_requests: u32,
+    },
+    /// Something failed that the client should know; a `done` follows.
+    Error {
+        /// What.
+        message: String,
+    },
+}
+
+impl TurnEvent {
+    /// The event as one line of the NDJSON stream: `{"seq":N,"type":...}` and a newline.
+    pub fn ndjson_line(&self, seq: u64) -> String {
+        let json = serde_json::to_string(self).expect("an event serializes");
+        // Every event is an object: `{"type":...}` takes `seq` in front.
+        format!("{{\"seq\":{seq},{}\n", &json[1..])
+    }
+}
+
+/// Why a turn ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Stop {
+    /// The model answered.
+    Answered,
+    /// A limit was reached; the model was then asked to answer without tools, and its
+    /// answer is the reply.
+    Limit {
+        /// Which: `model_requests`, `tool_calls` or `tokens`.
+        limit: Limit,
+    },
+    /// The turn's deadline passed.
+    Deadline,
+    /// The client cancelled, or went away.
+    Cancelled,
+    /// A hook halted the turn before the model.
+    Halted {
+        /// The hook.
+        hook: String,
+    },
+    /// A hook replaced the model's reply.
+    Replaced {
+        /// The hook.
+        hook: String,
+    },
+    /// A `fail_closed` hook failed: its text is the reply.
+    FailedClosed {
+        /// The hook.
+        hook: String,
+    },
+    /// The engine could not run the turn: the agent has no `turn` configuration, the
+    /// conversation store failed, or there was nothing to resume.
+    Failed {
+        /// What.
+        message: String,
+    },
+    /// The provider failed (after its retries).
+    ProviderError {
+        /// What it said.
+        message: String,
+    },
+}
+
+/// The limits that end a turn gracefully.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// `max_model_requests`.
+    ModelRequests,
+    /// `max_tool_calls`.
+    ToolCalls,
+    /// `max_tokens`.
+    Tokens,
+}
+
+/// A JSON value for the arguments of a call: the model's text when it is JSON, the text
+/// as a string when it is not.
+pub(super) fn arguments_json(arguments: &str) -> Box<RawValue> {
+    match serde_json::from_str::<&RawValue>(arguments) {
+        Ok(raw) => raw.to_owned(),
+        Err(_) => json_string(arguments),
+    }
+}
+
+pub(super) fn json_string(text: &str) -> Box<RawValue> {
+    RawValue::from_string(serde_json::to_string(text).expect("a string serializes"))
+        .expect("a JSON string is JSON")
+}

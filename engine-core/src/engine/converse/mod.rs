@@ -1,0 +1,467 @@
+//! The agent turn: the model is asked, the tools it calls run, their results go back,
+//! until it answers or a limit, the deadline or a cancellation ends the turn. Hooks run
+//! around it (the pipeline of [`Engine::run_turn`]); the conversation is stored step by
+//! step, so that every tool call in it has its answer.
+
+mod events;
+mod tools;
+
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub use events::{Limit, Stop, TurnEvent};
+
+use super::{Engine, Turn, TurnEnd};
+use crate::config::TurnConfig;
+use crate::conversation::{Message, ToolStatus};
+use crate::provider::{Provider, ProviderError, ProviderRequest, Usage};
+use crate::stores::{ConversationError, Conversations};
+use tools::{run_calls, unrun, CallCounts, StepLimits};
+
+/// How a client stops a running turn.
+#[derive(Clone, Debug, Default)]
+pub struct TurnControl {
+    /// Stops at once: the provider's stream is dropped, running tools are cancelled, and
+    /// their calls answered as cancelled.
+    pub cancel: CancellationToken,
+    /// Stops after the step under way: its tools finish and are answered, and no further
+    /// model request is made.
+    pub stop_after_step: CancellationToken,
+}
+
+/// What a turn did, once it ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnSummary {
+    /// Why it ended.
+    pub stop: Stop,
+    /// The reply sent (empty when none).
+    pub reply: String,
+    /// Tokens over its model requests.
+    pub usage: Usage,
+    /// Their cost, in US dollars.
+    pub cost_usd: f64,
+    /// How many model requests it made.
+    pub model_requests: u32,
+}
+
+/// Why the model loop stopped without an answer.
+enum Interrupted {
+    Deadline,
+    Cancelled,
+    Provider(ProviderError),
+    /// The conversation store failed: nothing more is asked, since it could not be kept.
+    Store(String),
+}
+
+/// What the loop shares with the hook pipeline's `generate` calls.
+struct Progress<'a> {
+    history: Vec<Message>,
+    /// How many messages of `history` are stored.
+    stored: usize,
+    /// Where the model's answer is in `history`, once it answered.
+    answer_at: Option<usize>,
+    counts: CallCounts,
+    usage: Usage,
+    cost_usd: f64,
+    model_requests: u32,
+    limit: Option<Limit>,
+    events: &'a mut (dyn FnMut(TurnEvent) + Send),
+}
+
+impl Engine {
+    /// Runs one turn of `turn`'s agent for the user's `message` (`None` resumes the
+    /// conversation from its last completed step), sending each [`TurnEvent`] to
+    /// `events`, the last a [`TurnEvent::Done`].
+    ///
+    /// The agent needs a `turn` configuration and a provider. A turn in a conversation
+    /// reads and extends its stored history; one outside any conversation starts empty
+    /// and keeps nothing.
+    pub async fn converse(
+        &self,
+        turn: &Turn,
+        message: Option<&str>,
+        control: &TurnControl,
+        events: &mut (dyn FnMut(TurnEvent) + Send),
+    ) -> TurnSummary {
+        let failed = |events: &mut (dyn FnMut(TurnEvent) + Send), message: String| {
+            events(TurnEvent::Error {
+                message: message.clone(),
+            });
+            done(events, TurnSummary::failed(message))
+        };
+        let agent = self.agent_of(turn);
+        let (Some(config), Some(provider)) = (agent.config.turn.as_ref(), agent.provider.as_ref())
+        else {
+            return failed(
+                events,
+                format!("the agent `{}` has no `turn` configuration", agent.name()),
+            );
+        };
+        let store = turn
+            .conversation()
+            .map(|id| (self.conversations.as_ref(), id));
+        let mut history = match store {
+            Some((store, id)) => match store.load(id).await {
+                Ok(history) => history,
+                Err(error) => {
+                    return failed(
+                        events,
+                        format!("the conversation could not be read: {error}"),
+                    )
+                }
+            },
+            None => Vec::new(),
+        };
+        let first = !history
+            .iter()
+            .any(|message| matches!(message, Message::User { .. }));
+        let stored = history.len();
+        let user_text = match message {
+            Some(text) => {
+                history.push(Message::user(text));
+                text.to_owned()
+            }
+            None => match resumed_message(&history) {
+                Some(text) => text.to_owned(),
+                None => {
+                    return failed(
+                        events,
+                        "nothing to resume: the conversation has no step left unfinished".into(),
+                    )
+                }
+            },
+        };
+        let progress = Mutex::new(Progress {
+            history,
+            stored,
+            answer_at: None,
+            counts: CallCounts::default(),
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            model_requests: 0,
+            limit: None,
+            events,
+        });
+        let run = Run {
+            engine: self,
+            turn,
+            config,
+            provider: provider.as_ref(),
+            control,
+            deadline: Instant::now() + Duration::from_secs(config.deadline_secs),
+            store,
+            tools: agent.catalog(provider.wire().format(), turn.locale().unwrap_or("en-US")),
+        };
+        let outcome = self
+            .run_turn(turn, &user_text, first, |input| {
+                let progress = &progress;
+                let run = &run;
+                async move {
+                    let mut progress = progress.lock().await;
+                    run.generate(&mut progress, &input.injected_context, input.stream)
+                        .await
+                }
+            })
+            .await;
+        let mut progress = progress.into_inner();
+        let stop = match outcome {
+            Ok(outcome) => {
+                let stop = match outcome.end {
+                    TurnEnd::Halted { hook } => Stop::Halted { hook },
+                    TurnEnd::FailedClosed { hook } => Stop::FailedClosed { hook },
+                    TurnEnd::Replaced { hook } => Stop::Replaced { hook },
+                    TurnEnd::Generated => match progress.limit {
+                        Some(limit) => Stop::Limit { limit },
+                        None => Stop::Answered,
+                    },
+                };
+                let streamed = matches!(stop, Stop::Answered | Stop::Limit { .. }) && run.streams();
+                if !streamed {
+                    // Held for the hooks, or a hook's own text: nothing of it went out.
+                    (progress.events)(TurnEvent::Chat {
+                        text: outcome.reply.clone(),
+                    });
+                }
+                if outcome.persist {
+                    match progress.answer_at {
+                        Some(at) => set_content(&mut progress.history[at], &outcome.reply),
+                        None => progress.history.push(Message::assistant(
+                            outcome.reply.clone(),
+                            Vec::new(),
+                            "",
+                            Default::default(),
+                        )),
+                    }
+                    run.flush(&mut progress).await;
+                }
+                (stop, outcome.reply)
+            }
+            Err(interrupted) => {
+                run.flush(&mut progress).await;
+                let stop = match interrupted {
+                    Interrupted::Deadline => Stop::Deadline,
+                    Interrupted::Cancelled => Stop::Cancelled,
+                    Interrupted::Provider(error) => Stop::ProviderError {
+                        message: error.to_string(),
+                    },
+                    Interrupted::Store(message) => Stop::Failed { message },
+                };
+                if let Stop::ProviderError { message } | Stop::Failed { message } = &stop {
+                    (progress.events)(TurnEvent::Error {
+                        message: message.clone(),
+                    });
+                }
+                (stop, String::new())
+            }
+        };
+        let (stop, reply) = stop;
+        let summary = done(
+            progress.events,
+            TurnSummary {
+                stop,
+                reply,
+                usage: progress.usage,
+                cost_usd: progress.cost_usd,
+                model_requests: progress.model_requests,
+            },
+        );
+        if let Some((store, id)) = store {
+            if let Err(error) = store.record_turn(id, &summary).await {
+                tracing::warn!(conversation = id, %error, "the turn's record could not be stored");
+            }
+        }
+        if matches!(
+            summary.stop,
+            Stop::Answered | Stop::Limit { .. } | Stop::Replaced { .. }
+        ) {
+            self.response_sent(turn, &user_text, &summary.reply).await;
+        }
+        summary
+    }
+}
+
+impl Engine {
+    /// The stored messages of `conversation`, oldest first.
+    pub async fn conversation(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<Message>, ConversationError> {
+        self.conversations.load(conversation).await
+    }
+}
+
+/// Sends the `done` event of `summary`'s turn.
+fn done(events: &mut (dyn FnMut(TurnEvent) + Send), summary: TurnSummary) -> TurnSummary {
+    events(TurnEvent::Done {
+        stop: summary.stop.clone(),
+        usage: summary.usage,
+        cost_usd: summary.cost_usd,
+        model_requests: summary.model_requests,
+    });
+    summary
+}
+
+/// The user message a resumed turn answers: the last one, when the conversation's last
+/// step is unfinished (it ends with that message, or with tool results).
+fn resumed_message(history: &[Message]) -> Option<&str> {
+    if !matches!(
+        history.last(),
+        Some(Message::User { .. } | Message::Tool { .. })
+    ) {
+        return None;
+    }
+    history.iter().rev().find_map(|message| match message {
+        Message::User { content } => Some(content.as_str()),
+        _ => None,
+    })
+}
+
+fn set_content(message: &mut Message, text: &str) {
+    if let Message::Assistant { content, .. } = message {
+        text.clone_into(content);
+    }
+}
+
+impl TurnSummary {
+    fn failed(message: String) -> Self {
+        Self {
+            stop: Stop::Failed { message },
+            reply: String::new(),
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            model_requests: 0,
+        }
+    }
+}
+
+/// One turn's fixed parts.
+struct Run<'a> {
+    engine: &'a Engine,
+    turn: &'a Turn,
+    config: &'a TurnConfig,
+    provider: &'a dyn Provider,
+    control: &'a TurnControl,
+    deadline: Instant,
+    store: Option<(&'a Conversations, &'a str)>,
+    tools: bytes::Bytes,
+}
+
+impl Run<'_> {
+    /// Whether the reply's text goes out as it is generated.
+    fn streams(&self) -> bool {
+        !self.engine.hooks_mutate_responses()
+    }
+
+    /// Asks the model until it answers in words: one generation of the turn.
+    async fn generate(
+        &self,
+        progress: &mut Progress<'_>,
+        injected: &[String],
+        stream: bool,
+    ) -> Result<String, Interrupted> {
+        let system: Vec<String> = self
+            .config
+            .system
+            .iter()
+            .cloned()
+            .chain(injected.iter().cloned())
+            .collect();
+        let tools = std::str::from_utf8(&self.tools).unwrap_or("[]");
+        // A regeneration asks again for the last answer: it leaves the history, unless
+        // it answered tool calls (then stored, with their answers).
+        if let Some(at) = progress.answer_at.take() {
+            if at + 1 == progress.history.len() && at >= progress.stored {
+                progress.history.pop();
+            }
+        }
+        loop {
+            if self.control.cancel.is_cancelled() || self.control.stop_after_step.is_cancelled() {
+                return Err(Interrupted::Cancelled);
+            }
+            let limit = self.limit_reached(progress);
+            if limit.is_some() {
+                progress.limit = limit;
+            }
+            let request = ProviderRequest {
+                system: &system,
+                history: &progress.history,
+                tools,
+                allow_tools: limit.is_none(),
+                max_output_tokens: self.config.max_output_tokens,
+            };
+            let events = &mut *progress.events;
+            let mut on_text = |text: &str| {
+                if stream {
+                    events(TurnEvent::Chat {
+                        text: text.to_owned(),
+                    });
+                }
+            };
+            let answer = tokio::select! {
+                answer = self.provider.respond(request, &mut on_text) => answer,
+                () = tokio::time::sleep_until(self.deadline) => return Err(Interrupted::Deadline),
+                () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
+            };
+            progress.model_requests += 1;
+            let reply = answer.map_err(Interrupted::Provider)?;
+            progress.usage += reply.usage;
+            progress.cost_usd += self.provider.cost_usd(reply.usage);
+            let wire = self.provider.wire().as_str();
+            let calls = reply.tool_calls.clone();
+            let text = reply.text.clone();
+            progress.history.push(reply.into_message(wire));
+            if calls.is_empty() {
+                progress.answer_at = Some(progress.history.len() - 1);
+                return Ok(text);
+            }
+            if limit.is_some() {
+                // Asked to answer without tools, the model called some anyway: each is
+                // answered, and its words are the reply.
+                progress.answer_at = Some(progress.history.len() - 1);
+                for call in &calls {
+                    let (answer, event) = unrun(
+                        call,
+                        ToolStatus::Skipped,
+                        "not run: the turn reached a limit",
+                    );
+                    (progress.events)(event);
+                    progress.history.push(answer);
+                }
+                self.flush(progress).await;
+                return Ok(text);
+            }
+            let answers = run_calls(
+                self.engine,
+                self.turn,
+                &calls,
+                &mut progress.counts,
+                StepLimits {
+                    max_calls: self.config.max_tool_calls,
+                    max_parallel: self.config.max_parallel_tools as usize,
+                    max_identical: self.config.max_identical_calls,
+                    tool_timeout: self.config.tool_timeout_ms.map_or(
+                        self.engine.registry.limits.default_timeout,
+                        Duration::from_millis,
+                    ),
+                    deadline: self.deadline,
+                    cancel: &self.control.cancel,
+                },
+                &mut *progress.events,
+            )
+            .await;
+            progress.history.extend(answers);
+            if !self.flush(progress).await {
+                return Err(Interrupted::Store(
+                    "the conversation could not be stored".into(),
+                ));
+            }
+            if self.control.cancel.is_cancelled() || self.control.stop_after_step.is_cancelled() {
+                return Err(Interrupted::Cancelled);
+            }
+            if Instant::now() >= self.deadline {
+                return Err(Interrupted::Deadline);
+            }
+        }
+    }
+
+    /// The limit that makes the next request the last, if one is reached.
+    fn limit_reached(&self, progress: &Progress<'_>) -> Option<Limit> {
+        if progress.model_requests + 1 >= self.config.max_model_requests {
+            Some(Limit::ModelRequests)
+        } else if progress.counts.run >= self.config.max_tool_calls {
+            Some(Limit::ToolCalls)
+        } else if self
+            .config
+            .max_tokens
+            .is_some_and(|cap| progress.usage.input_tokens + progress.usage.output_tokens >= cap)
+        {
+            Some(Limit::Tokens)
+        } else {
+            None
+        }
+    }
+
+    /// Stores the messages not stored yet, as one step; `false` if the store failed.
+    async fn flush(&self, progress: &mut Progress<'_>) -> bool {
+        let Some((store, id)) = self.store else {
+            return true;
+        };
+        let new = &progress.history[progress.stored..];
+        if new.is_empty() {
+            return true;
+        }
+        match store.append(id, new).await {
+            Ok(()) => {
+                progress.stored = progress.history.len();
+                true
+            }
+            Err(error) => {
+                tracing::error!(conversation = id, %error, "a step could not be stored");
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! One step's tool calls: run at once up to the agent's cap, each answered exactly once,
+//! results kept in call order while events go out in completion order.
+
+use std::time::Instant as StdInstant;
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use rustc_hash::FxHashMap;
+use serde_json::value::RawValue;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{arguments_json, TurnEvent};
+use crate::conversation::{Message, ToolCall, ToolStatus};
+use crate::dispatch::CallErrorKind;
+use crate::engine::{Call, Engine, Turn};
+
+/// What the turn counts across its steps.
+#[derive(Debug, Default)]
+pub(super) struct CallCounts {
+    /// Calls run so far (skipped and refused ones are not).
+    pub(super) run: u32,
+    /// How many times each (tool, arguments) ran.
+    identical: FxHashMap<(String, String), u32>,
+}
+
+/// The limits of one step's calls.
+pub(super) struct StepLimits<'a> {
+    pub(super) max_calls: u32,
+    pub(super) max_parallel: usize,
+    pub(super) max_identical: u32,
+    pub(super) tool_timeout: std::time::Duration,
+    pub(super) deadline: Instant,
+    pub(super) cancel: &'a CancellationToken,
+}
+
+/// The answer of each of `calls`, in their order.
+pub(super) async fn run_calls(
+    engine: &Engine,
+    turn: &Turn,
+    calls: &[ToolCall],
+    counts: &mut CallCounts,
+    limits: StepLimits<'_>,
+    events: &mut (dyn FnMut(TurnEvent) + Send),
+) -> Vec<Message> {
+    let mut answers: Vec<Option<Message>> = vec![None; calls.len()];
+    let mut runnable = Vec::with_capacity(calls.len());
+    for (at, call) in calls.iter().enumerate() {
+        events(TurnEvent::ToolCall {
+            id: call.id.clone(),
+            tool: call.name.clone(),
+            tool_id: engine.tool(&call.name).map(|tool| tool.id().to_owned()),
+            arguments: arguments_json(&call.arguments),
+        });
+        let refused = if counts.run >= limits.max_calls {
+            Some((
+                ToolStatus::Skipped,
+                format!(
+                    "not run: the turn reached its limit of {} tool calls",
+                    limits.max_calls
+                ),
+            ))
+        } else {
+            let seen = counts
+                .identical
+                .entry((call.name.clone(), call.arguments.clone()))
+                .or_default();
+            if *seen >= limits.max_identical {
+                Some((
+                    ToolStatus::Error,
+                    format!(
+                        "not run: this call, with these arguments, already ran {seen} time(s) in this turn; use the earlier result"
+                    ),
+                ))
+            } else {
+                *seen += 1;
+                counts.run += 1;
+                None
+            }
+        };
+        match refused {
+            Some((status, error)) => {
+                answers[at] = Some(answer(call, status, error.clone()));
+                events(result_event(call, status, None, Some(error), 0));
+            }
+            None => runnable.push(at),
+        }
+    }
+    let tool_deadline = (Instant::now() + limits.tool_timeout).min(limits.deadline);
+    let run = |at: usize| {
+        let call = &calls[at];
+        async move {
+            let started = StdInstant::now();
+            let result = engine
+                .call(
+                    turn,
+                    Call::new(&call.name, &call.arguments)
+                        .deadline(tool_deadline)
+                        .cancel_on(limits.cancel),
+                )
+                .await;
+            (at, result, started.elapsed())
+        }
+    };
+    let mut waiting = runnable.into_iter();
+    let mut running = FuturesUnordered::new();
+    running.extend(waiting.by_ref().take(limits.max_parallel).map(run));
+    while let Some((at, result, took)) = running.next().await {
+        if let Some(next) = waiting.next() {
+            running.push(run(next));
+        }
+        let call = &calls[at];
+        let duration_ms = took.as_millis() as u64;
+        let (status, content, event) = match result {
+            Ok(output) => {
+                let raw = RawValue::from_string(output.clone()).ok();
+                (
+                    ToolStatus::Ok,
+                    output,
+                    result_event(call, ToolStatus::Ok, raw, None, duration_ms),
+                )
+            }
+            Err(error) => {
+                let status = match error.kind() {
+                    CallErrorKind::TimedOut => ToolStatus::TimedOut,
+                    CallErrorKind::Cancelled => ToolStatus::Cancelled,
+                    _ => ToolStatus::Error,
+                };
+                let event = result_event(call, status, None, Some(error.to_string()), duration_ms);
+                (status, error.to_json(), event)
+            }
+        };
+        events(event);
+        answers[at] = Some(answer(call, status, content));
+    }
+    answers
+        .into_iter()
+        .map(|answer| answer.expect("every call is answered"))
+        .collect()
+}
+
+/// A call answered without running: `status` and why.
+pub(super) fn unrun(call: &ToolCall, status: ToolStatus, why: &str) -> (Message, TurnEvent) {
+    (
+        answer(call, status, why.to_owned()),
+        result_event(call, status, None, Some(why.to_owned()), 0),
+    )
+}
+
+fn answer(call: &ToolCall, status: ToolStatus, content: String) -> Message {
+    Message::Tool {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        status,
+        content,
+    }
+}
+
+fn result_event(
+    call: &ToolCall,
+    status: ToolStatus,
+    result: Option<Box<RawValue>>,
+    error: Option<String>,
+    duration_ms: u64,
+) -> TurnEvent {
+    TurnEvent::ToolResult {
+        id: call.id.clone(),
+        status,
+        result,
+        error,
+        duration_ms,
+    }
+}

@@ -1,0 +1,175 @@
+//! Model providers: what a turn asks a model, and the two wire formats it speaks
+//! (OpenAI-compatible chat completions and Anthropic's Messages API), each parsed from
+//! its stream by a tolerant assembler.
+//!
+//! A [`Provider`] answers one [`ProviderRequest`] with one [`ProviderReply`]: the text,
+//! the tool calls, the usage, and whatever the provider added that the engine does not
+//! know (kept in `extra`, sent back verbatim on the next request to the same wire).
+//! Text is handed to a callback as it arrives, so a turn can stream it.
+
+pub mod anthropic;
+mod fields;
+#[cfg(feature = "http")]
+mod http;
+pub mod openai;
+mod sse;
+
+use plugin_sdk::engine::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[cfg(feature = "http")]
+pub use http::HttpProvider;
+pub use sse::SseSplitter;
+
+use crate::conversation::{Message, ToolCall};
+
+/// What a turn asks of its model, once per step.
+#[derive(Clone, Copy, Debug)]
+pub struct ProviderRequest<'a> {
+    /// The agent's system prompt, if it has one, then the context hooks injected.
+    pub system: &'a [String],
+    /// The conversation so far, the user's new message last (or the step's tool results).
+    pub history: &'a [Message],
+    /// The tools offered: the agent's catalog in this provider's format (a JSON array),
+    /// rendered once per agent and shared.
+    pub tools: &'a str,
+    /// `false` on the last step a turn allows: the model must answer in words
+    /// (`tool_choice: none`), so the paid round is not thrown away.
+    pub allow_tools: bool,
+    /// The longest reply, in tokens.
+    pub max_output_tokens: u32,
+}
+
+/// What a model answered in one step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProviderReply {
+    /// Its text (empty when it only called tools).
+    pub text: String,
+    /// The tools it called, in its order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why it stopped, as the provider said it (`stop`, `tool_calls`, `end_turn`, ...);
+    /// `None` when it did not say. The engine decides by whether calls are present.
+    pub finish: Option<String>,
+    /// What it cost in tokens.
+    pub usage: Usage,
+    /// Fields of the assistant message the engine does not know (reasoning content,
+    /// thinking blocks), sent back verbatim on the next request.
+    pub extra: Map<String, Value>,
+}
+
+impl ProviderReply {
+    /// The reply as the assistant's message in the history, for provider `wire`.
+    pub fn into_message(self, wire: &str) -> Message {
+        Message::assistant(self.text, self.tool_calls, wire, self.extra)
+    }
+}
+
+/// Tokens used, as the provider reported them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens read.
+    pub input_tokens: u64,
+    /// Tokens written.
+    pub output_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// Why a provider gave no reply.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// Nothing could be sent (the connection was refused or reset before an answer).
+    #[error("cannot reach the provider: {0}")]
+    Unreachable(String),
+    /// The provider answered with an error status.
+    #[error("the provider answered {status}: {body}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The start of its body.
+        body: String,
+        /// What `Retry-After` asked for, in milliseconds.
+        retry_after_ms: Option<u64>,
+    },
+    /// The stream ended before the provider said it was done: no finish and no `[DONE]`
+    /// (OpenAI), no `message_stop` (Anthropic). Never taken for a normal end.
+    #[error("the provider's stream was cut off before its end: {0}")]
+    Truncated(String),
+    /// A chunk that is not what the wire format says, or an error the provider put in
+    /// its stream.
+    #[error("the provider's answer is unusable: {0}")]
+    Malformed(String),
+    /// The answer was longer than the engine reads.
+    #[error("the provider's answer is longer than {0} bytes")]
+    TooLarge(usize),
+}
+
+impl ProviderError {
+    /// Whether asking again may help, and it is safe to: a 429, a 5xx or a 408, or a
+    /// connection that failed before the first byte of an answer. A stream that broke
+    /// midway is not retried: the model ran, and its reply was partly streamed.
+    pub fn retryable(&self) -> bool {
+        match self {
+            Self::Unreachable(_) => true,
+            Self::Status { status, .. } => *status == 429 || *status == 408 || *status >= 500,
+            Self::Truncated(_) | Self::Malformed(_) | Self::TooLarge(_) => false,
+        }
+    }
+}
+
+/// A model provider. The engine's [`HttpProvider`] speaks both wire formats over HTTP;
+/// a test or a benchmark can bring its own.
+pub trait Provider: Send + Sync {
+    /// The wire format the provider speaks: which catalog its tools are rendered in, and
+    /// which provider fields of the history are sent back to it.
+    fn wire(&self) -> Wire;
+
+    /// Answers `request`, handing each piece of text to `text` as it arrives.
+    fn respond<'a>(
+        &'a self,
+        request: ProviderRequest<'a>,
+        text: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>>;
+
+    /// What `usage` cost, in US dollars; default nothing (a local model).
+    fn cost_usd(&self, usage: Usage) -> f64 {
+        let _ = usage;
+        0.0
+    }
+}
+
+/// The wire formats the engine speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Wire {
+    /// OpenAI-compatible chat completions (`/chat/completions`): OpenAI, and the many
+    /// servers and gateways that copy it.
+    Openai,
+    /// Anthropic's Messages API (`/v1/messages`).
+    Anthropic,
+}
+
+impl Wire {
+    /// The name provider fields are kept under in the history.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    /// The catalog format its tools are offered in.
+    pub fn format(self) -> crate::Format {
+        match self {
+            Self::Openai => crate::Format::OpenAi,
+            Self::Anthropic => crate::Format::Anthropic,
+        }
+    }
+}

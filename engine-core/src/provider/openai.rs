@@ -1,0 +1,446 @@
+//! OpenAI-compatible chat completions: the request a turn sends, and the tolerant
+//! assembly of the reply from its stream (or from one JSON answer).
+//!
+//! What the assembler tolerates, because real servers do it: tool calls keyed by
+//! `index`, or with `index` missing or reused for parallel calls (a new id starts a new
+//! call); an id, name or type that arrives late or repeats; no arguments in the first
+//! chunk, or none at all (`{}`); a `finish_reason` that is missing, empty, or `stop`
+//! despite tool calls (the calls decide); a usage chunk whose `choices` is `[]`, `null`
+//! or `[{"delta":{}}]`. What it refuses: a stream that ends with neither a finish nor
+//! `[DONE]` (a truncation), a chunk that is not JSON, an `error` in the stream.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::fields::{merge_unknown, Key};
+use super::{ProviderError, ProviderReply, ProviderRequest, Usage, Wire};
+use crate::conversation::{Message, ToolCall};
+
+const WIRE: &str = Wire::Openai.as_str();
+
+/// The JSON body of a chat completions request for `model`.
+pub fn request_body(model: &str, request: &ProviderRequest<'_>, stream: bool) -> Vec<u8> {
+    let tools = if request.tools.trim() == "[]" {
+        None
+    } else {
+        serde_json::from_str::<&RawValue>(request.tools).ok()
+    };
+    let body = Body {
+        model,
+        messages: Messages(request),
+        tool_choice: tools.map(|_| if request.allow_tools { "auto" } else { "none" }),
+        tools,
+        max_tokens: request.max_output_tokens,
+        stream,
+        stream_options: stream.then_some(StreamOptions {
+            include_usage: true,
+        }),
+    };
+    serde_json::to_vec(&body).expect("a request body serializes")
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Messages<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+struct Messages<'a>(&'a ProviderRequest<'a>);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let request = self.0;
+        let mut seq = serializer.serialize_seq(None)?;
+        for system in request.system {
+            seq.serialize_element(&Role("system", system))?;
+        }
+        for message in request.history {
+            seq.serialize_element(&OpenAiMessage(message))?;
+        }
+        seq.end()
+    }
+}
+
+struct Role<'a>(&'static str, &'a str);
+
+impl Serialize for Role<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("role", self.0)?;
+        map.serialize_entry("content", self.1)?;
+        map.end()
+    }
+}
+
+struct OpenAiMessage<'a>(&'a Message);
+
+impl Serialize for OpenAiMessage<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Message::User { content } => Role("user", content).serialize(serializer),
+            Message::Assistant {
+                content,
+                tool_calls,
+                extra,
+            } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("role", "assistant")?;
+                if content.is_empty() && !tool_calls.is_empty() {
+                    map.serialize_entry("content", &())?;
+                } else {
+                    map.serialize_entry("content", content)?;
+                }
+                if !tool_calls.is_empty() {
+                    let calls: Vec<_> = tool_calls.iter().map(OpenAiCall).collect();
+                    map.serialize_entry("tool_calls", &calls)?;
+                }
+                if let Some(Value::Object(unknown)) = extra.get(WIRE) {
+                    for (key, value) in unknown {
+                        map.serialize_entry(key, value)?;
+                    }
+                }
+                map.end()
+            }
+            Message::Tool {
+                call_id, content, ..
+            } => {
+                let mut map = serializer.serialize_map(Some(3))?;
+                map.serialize_entry("role", "tool")?;
+                map.serialize_entry("tool_call_id", call_id)?;
+                map.serialize_entry("content", content)?;
+                map.end()
+            }
+        }
+    }
+}
+
+struct OpenAiCall<'a>(&'a ToolCall);
+
+impl Serialize for OpenAiCall<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            arguments: &'a str,
+        }
+        let call = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", &call.id)?;
+        map.serialize_entry("type", "function")?;
+        map.serialize_entry(
+            "function",
+            &Function {
+                name: &call.name,
+                arguments: &call.arguments,
+            },
+        )?;
+        for (key, value) in &call.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// Puts a reply together from the `data` of each event of a streamed answer.
+#[derive(Debug, Default)]
+pub struct StreamAssembler {
+    reply: ProviderReply,
+    /// The `index` each call of `reply.tool_calls` came with.
+    indexes: Vec<Option<u64>>,
+    done: bool,
+}
+
+impl StreamAssembler {
+    /// Takes one event's data, handing its text to `text`.
+    pub fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|error| {
+            ProviderError::Malformed(format!(
+                "a stream chunk is not a chat completion chunk: {error}"
+            ))
+        })?;
+        if let Some(error) = chunk.error {
+            return Err(ProviderError::Malformed(format!(
+                "the provider reported an error in its stream: {error}"
+            )));
+        }
+        if let Some(usage) = chunk.usage {
+            self.reply.usage = usage.into();
+        }
+        // One reply is asked for (`n` is not sent): only the first choice counts.
+        let Some(choice) = chunk
+            .choices
+            .into_iter()
+            .flatten()
+            .find(|c| c.index.unwrap_or(0) == 0)
+        else {
+            return Ok(());
+        };
+        if let Some(finish) = choice.finish_reason.filter(|finish| !finish.is_empty()) {
+            self.reply.finish = Some(finish);
+        }
+        if let Some(delta) = choice.delta {
+            self.delta(delta, text);
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, delta: Delta, text: &mut dyn FnMut(&str)) {
+        if let Some(content) = delta.content.filter(|content| !content.is_empty()) {
+            text(&content);
+            self.reply.text.push_str(&content);
+        }
+        for (key, value) in delta.unknown {
+            merge_unknown(&mut self.reply.extra, Cow::Owned(key), value);
+        }
+        for piece in delta.tool_calls {
+            let at = self.call_for(&piece);
+            let call = &mut self.reply.tool_calls[at];
+            if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
+                call.id = id;
+            }
+            if let Some(name) = piece.name.filter(|name| !name.is_empty()) {
+                // A repeated name is a repeat; a different one continues a name streamed
+                // in pieces.
+                if call.name != name {
+                    call.name.push_str(&name);
+                }
+            }
+            if let Some(arguments) = piece.arguments {
+                call.arguments.push_str(&arguments);
+            }
+            for (key, value) in piece.unknown {
+                merge_unknown(&mut call.extra, Cow::Owned(key), value);
+            }
+        }
+    }
+
+    /// Which call a piece belongs to: a new one when its id differs from the id of the
+    /// call at its index (or of the last call, without an index), or when its index is
+    /// new; the last call otherwise.
+    fn call_for(&mut self, piece: &CallDelta) -> usize {
+        let at = match piece.index {
+            Some(index) => self.indexes.iter().rposition(|&known| known == Some(index)),
+            None => self.reply.tool_calls.len().checked_sub(1),
+        };
+        let new_id = |at: usize| match &piece.id {
+            Some(id) if !id.is_empty() => {
+                let known = &self.reply.tool_calls[at].id;
+                !known.is_empty() && known != id
+            }
+            _ => false,
+        };
+        match at {
+            Some(at) if !new_id(at) => at,
+            _ => {
+                self.reply.tool_calls.push(ToolCall::default());
+                self.indexes.push(piece.index);
+                self.reply.tool_calls.len() - 1
+            }
+        }
+    }
+
+    /// The reply, once the stream ended: a stream that said neither a finish nor
+    /// `[DONE]` was cut off.
+    pub fn finish(self) -> Result<ProviderReply, ProviderError> {
+        if !self.done && self.reply.finish.is_none() {
+            return Err(ProviderError::Truncated(
+                "the stream ended with no finish_reason and no [DONE]".into(),
+            ));
+        }
+        Ok(complete(self.reply))
+    }
+}
+
+/// The calls made whole: a call without arguments has `{}`, one without an id gets one
+/// (its answer must name it).
+fn complete(mut reply: ProviderReply) -> ProviderReply {
+    for (at, call) in reply.tool_calls.iter_mut().enumerate() {
+        if call.arguments.trim().is_empty() {
+            call.arguments = "{}".to_owned();
+        }
+        if call.id.is_empty() {
+            call.id = format!("call_{at}");
+        }
+    }
+    reply
+}
+
+/// The reply of a chat completion that was not streamed.
+pub fn parse_reply(body: &[u8]) -> Result<ProviderReply, ProviderError> {
+    let completion: Chunk = serde_json::from_slice(body).map_err(|error| {
+        ProviderError::Malformed(format!("the answer is not a chat completion: {error}"))
+    })?;
+    if let Some(error) = completion.error {
+        return Err(ProviderError::Malformed(format!(
+            "the provider reported an error: {error}"
+        )));
+    }
+    let choice = completion
+        .choices
+        .into_iter()
+        .flatten()
+        .next()
+        .ok_or_else(|| ProviderError::Malformed("the answer has no choice".into()))?;
+    let mut assembler = StreamAssembler::default();
+    if let Some(message) = choice.message {
+        assembler.delta(message, &mut |_| {});
+    }
+    let mut reply = assembler.reply;
+    reply.finish = choice.finish_reason.filter(|finish| !finish.is_empty());
+    reply.usage = completion.usage.map(Into::into).unwrap_or_default();
+    Ok(complete(reply))
+}
+
+/// A stream chunk, or a whole completion (the same fields, `message` for `delta`).
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    message: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+impl From<WireUsage> for Usage {
+    fn from(usage: WireUsage) -> Self {
+        Self {
+            input_tokens: usage.prompt_tokens,
+            output_tokens: usage.completion_tokens,
+        }
+    }
+}
+
+/// A message delta (or a whole message): its text, its calls, and every other field.
+#[derive(Default)]
+struct Delta {
+    content: Option<String>,
+    tool_calls: Vec<CallDelta>,
+    unknown: Vec<(String, Value)>,
+}
+
+/// A piece of a tool call.
+#[derive(Default)]
+struct CallDelta {
+    index: Option<u64>,
+    id: Option<String>,
+    name: Option<String>,
+    arguments: Option<String>,
+    unknown: Vec<(String, Value)>,
+}
+
+#[derive(Deserialize, Default)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+// Hand-written so that unknown fields are kept without buffering every known one (as
+// `#[serde(flatten)]` would).
+impl<'de> Deserialize<'de> for Delta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DeltaVisitor;
+        impl<'de> Visitor<'de> for DeltaVisitor {
+            type Value = Delta;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a message delta")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Delta, A::Error> {
+                let mut delta = Delta::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    match key.as_ref() {
+                        "content" => delta.content = map.next_value()?,
+                        "tool_calls" => {
+                            delta.tool_calls = map.next_value::<Option<_>>()?.unwrap_or_default()
+                        }
+                        // What the engine sets itself, or a refusal it does not use.
+                        "role" | "refusal" | "function_call" => {
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                        _ => delta.unknown.push((key.into_owned(), map.next_value()?)),
+                    }
+                }
+                Ok(delta)
+            }
+        }
+        deserializer.deserialize_map(DeltaVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for CallDelta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CallVisitor;
+        impl<'de> Visitor<'de> for CallVisitor {
+            type Value = CallDelta;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tool call delta")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CallDelta, A::Error> {
+                let mut call = CallDelta::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    match key.as_ref() {
+                        "index" => call.index = map.next_value()?,
+                        "id" => call.id = map.next_value()?,
+                        "type" => {
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                        "function" => {
+                            let function: Option<FunctionDelta> = map.next_value()?;
+                            let function = function.unwrap_or_default();
+                            call.name = function.name;
+                            call.arguments = function.arguments;
+                        }
+                        _ => call.unknown.push((key.into_owned(), map.next_value()?)),
+                    }
+                }
+                Ok(call)
+            }
+        }
+        deserializer.deserialize_map(CallVisitor)
+    }
+}

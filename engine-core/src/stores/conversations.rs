@@ -1,0 +1,231 @@
+//! Conversations: their messages, stored step by step, and a record of each turn.
+//!
+//! With the `sqlite` feature, in `conversations.sqlite` under the data directory (WAL,
+//! one transaction per step, so a crash loses at most the step under way and never
+//! leaves a tool call without its answer); without it, in memory.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::conversation::Message;
+use crate::engine::TurnSummary;
+
+/// Why the conversation store failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConversationError(String);
+
+/// Where conversations are kept.
+pub struct Conversations {
+    backend: Backend,
+}
+
+enum Backend {
+    Memory(Mutex<HashMap<String, Vec<Message>>>),
+    #[cfg(feature = "sqlite")]
+    Sqlite(Arc<Mutex<rusqlite::Connection>>),
+}
+
+impl std::fmt::Debug for Conversations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.backend {
+            Backend::Memory(_) => "memory",
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(_) => "sqlite",
+        };
+        f.debug_struct("Conversations")
+            .field("backend", &kind)
+            .finish()
+    }
+}
+
+impl Conversations {
+    /// Conversations kept in memory: gone when the engine stops.
+    pub fn memory() -> Self {
+        Self {
+            backend: Backend::Memory(Mutex::default()),
+        }
+    }
+
+    /// Conversations kept in the SQLite database at `path`, created if missing.
+    #[cfg(feature = "sqlite")]
+    pub fn open(path: &std::path::Path) -> Result<Self, ConversationError> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|error| {
+                ConversationError(format!("cannot create {}: {error}", parent.display()))
+            })?;
+        }
+        let connection = rusqlite::Connection::open(path).map_err(sql)?;
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 PRAGMA synchronous = NORMAL;
+                 CREATE TABLE IF NOT EXISTS messages (
+                     conversation TEXT NOT NULL,
+                     seq INTEGER NOT NULL,
+                     body TEXT NOT NULL,
+                     PRIMARY KEY (conversation, seq)
+                 ) WITHOUT ROWID;
+                 CREATE TABLE IF NOT EXISTS turns (
+                     conversation TEXT NOT NULL,
+                     ended_at INTEGER NOT NULL,
+                     stop TEXT NOT NULL,
+                     input_tokens INTEGER NOT NULL,
+                     output_tokens INTEGER NOT NULL,
+                     cost_usd REAL NOT NULL,
+                     model_requests INTEGER NOT NULL
+                 );
+                 CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation);",
+            )
+            .map_err(sql)?;
+        Ok(Self {
+            backend: Backend::Sqlite(Arc::new(Mutex::new(connection))),
+        })
+    }
+
+    /// The messages of `conversation`, oldest first (none for a new one).
+    pub async fn load(&self, conversation: &str) -> Result<Vec<Message>, ConversationError> {
+        match &self.backend {
+            Backend::Memory(all) => Ok(all
+                .lock()
+                .expect("no panic holds the lock")
+                .get(conversation)
+                .cloned()
+                .unwrap_or_default()),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                blocking(connection, move |connection| {
+                    let mut statement = connection
+                        .prepare_cached(
+                            "SELECT body FROM messages WHERE conversation = ?1 ORDER BY seq",
+                        )
+                        .map_err(sql)?;
+                    let rows = statement
+                        .query_map([&conversation], |row| row.get::<_, String>(0))
+                        .map_err(sql)?;
+                    rows.map(|body| {
+                        let body = body.map_err(sql)?;
+                        serde_json::from_str(&body).map_err(|error| {
+                            ConversationError(format!("a stored message is unreadable: {error}"))
+                        })
+                    })
+                    .collect()
+                })
+                .await
+            }
+        }
+    }
+
+    /// Adds `messages` to `conversation`, all or none.
+    pub async fn append(
+        &self,
+        conversation: &str,
+        messages: &[Message],
+    ) -> Result<(), ConversationError> {
+        match &self.backend {
+            Backend::Memory(all) => {
+                all.lock()
+                    .expect("no panic holds the lock")
+                    .entry(conversation.to_owned())
+                    .or_default()
+                    .extend_from_slice(messages);
+                Ok(())
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                let bodies: Vec<String> = messages
+                    .iter()
+                    .map(|message| serde_json::to_string(message).expect("a message serializes"))
+                    .collect();
+                blocking(connection, move |connection| {
+                    let transaction = connection.transaction().map_err(sql)?;
+                    let next: i64 = transaction
+                        .query_row(
+                            "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE conversation = ?1",
+                            [&conversation],
+                            |row| row.get(0),
+                        )
+                        .map_err(sql)?;
+                    {
+                        let mut insert = transaction
+                            .prepare_cached(
+                                "INSERT INTO messages (conversation, seq, body) VALUES (?1, ?2, ?3)",
+                            )
+                            .map_err(sql)?;
+                        for (offset, body) in bodies.iter().enumerate() {
+                            insert
+                                .execute(rusqlite::params![conversation, next + offset as i64, body])
+                                .map_err(sql)?;
+                        }
+                    }
+                    transaction.commit().map_err(sql)
+                })
+                .await
+            }
+        }
+    }
+
+    /// Records how a turn of `conversation` ended: its stop, usage and cost.
+    pub async fn record_turn(
+        &self,
+        conversation: &str,
+        summary: &TurnSummary,
+    ) -> Result<(), ConversationError> {
+        match &self.backend {
+            Backend::Memory(_) => Ok(()),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                let stop = serde_json::to_string(&summary.stop).expect("a stop serializes");
+                let summary = summary.clone();
+                blocking(connection, move |connection| {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |elapsed| elapsed.as_secs() as i64);
+                    connection
+                        .execute(
+                            "INSERT INTO turns VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                            rusqlite::params![
+                                conversation,
+                                now,
+                                stop,
+                                summary.usage.input_tokens as i64,
+                                summary.usage.output_tokens as i64,
+                                summary.cost_usd,
+                                summary.model_requests,
+                            ],
+                        )
+                        .map(drop)
+                        .map_err(sql)
+                })
+                .await
+            }
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+fn sql(error: rusqlite::Error) -> ConversationError {
+    ConversationError(format!("the conversation database failed: {error}"))
+}
+
+/// Runs `work` on the connection on a blocking thread: SQLite's calls block.
+#[cfg(feature = "sqlite")]
+async fn blocking<T: Send + 'static>(
+    connection: &Arc<Mutex<rusqlite::Connection>>,
+    work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, ConversationError> + Send + 'static,
+) -> Result<T, ConversationError> {
+    let connection = Arc::clone(connection);
+    tokio::task::spawn_blocking(move || {
+        let mut connection = connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        work(&mut connection)
+    })
+    .await
+    .map_err(|error| {
+        ConversationError(format!("the conversation store's thread failed: {error}"))
+    })?
+}

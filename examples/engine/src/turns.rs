@@ -1,0 +1,177 @@
+//! `engine turn` (one turn, its events as NDJSON on stdout) and `engine chat` (a
+//! conversation in the terminal).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine_core::{Engine, Stop, Turn, TurnControl, TurnEvent};
+
+/// Runs one turn of `turn` for `message` (`None` resumes) and prints each event as a line.
+pub(crate) fn one_turn(engine: &Arc<Engine>, turn: Turn, message: Option<String>) -> ExitCode {
+    let runtime = runtime();
+    let control = TurnControl::default();
+    let cancel = control.cancel.clone();
+    let summary = runtime.block_on(async {
+        let interrupted = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        });
+        let mut seq = 0;
+        let mut print = |event: TurnEvent| {
+            seq += 1;
+            // A closed stdout (a pipe to `head`) loses the rest of the lines, not the turn.
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(event.ndjson_line(seq).as_bytes());
+            let _ = stdout.flush();
+        };
+        let summary = engine
+            .converse(&turn, message.as_deref(), &control, &mut print)
+            .await;
+        interrupted.abort();
+        summary
+    });
+    exit_code(&summary.stop)
+}
+
+/// A conversation with `turn`'s agent in the terminal: each line typed is a message; the
+/// reply streams, and each tool call shows as it starts and ends.
+pub(crate) fn chat(engine: &Arc<Engine>, turn: Turn) -> ExitCode {
+    let runtime = runtime();
+    let stdin = std::io::stdin();
+    let interactive = stdin.is_terminal();
+    let mut lines = stdin.lock().lines();
+    loop {
+        if interactive {
+            print!("\n> ");
+            let _ = std::io::stdout().flush();
+        }
+        let Some(Ok(line)) = lines.next() else {
+            return ExitCode::SUCCESS;
+        };
+        let message = line.trim();
+        if message.is_empty() {
+            continue;
+        }
+        if matches!(message, "/quit" | "/exit") {
+            return ExitCode::SUCCESS;
+        }
+        let control = TurnControl::default();
+        runtime.block_on(chat_turn(engine, &turn, message, &control));
+    }
+}
+
+async fn chat_turn(engine: &Engine, turn: &Turn, message: &str, control: &TurnControl) {
+    let cancel = control.cancel.clone();
+    let interrupted = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    });
+    let running = Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let spinner = tokio::spawn(spin(Arc::clone(&running)));
+    let mut show = |event: TurnEvent| {
+        let mut out = std::io::stdout().lock();
+        match event {
+            TurnEvent::Chat { text } => {
+                let _ = write!(out, "{text}");
+            }
+            TurnEvent::ToolCall { id, tool, .. } => {
+                let _ = writeln!(out, "\n  ⋯ {tool}");
+                running.lock().expect("not poisoned").push((id, tool));
+            }
+            TurnEvent::ToolResult {
+                id,
+                status,
+                duration_ms,
+                error,
+                ..
+            } => {
+                let mut running = running.lock().expect("not poisoned");
+                let tool = running
+                    .iter()
+                    .position(|(known, _)| *known == id)
+                    .map(|at| running.remove(at).1)
+                    .unwrap_or_default();
+                let mark = if status == engine_core::conversation::ToolStatus::Ok {
+                    "✓"
+                } else {
+                    "✗"
+                };
+                let why = error.map(|error| format!(": {error}")).unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "\r  {mark} {tool} {} in {duration_ms} ms{why}",
+                    status.as_str()
+                );
+            }
+            TurnEvent::Error { message } => {
+                let _ = writeln!(out, "\n[error] {message}");
+            }
+            TurnEvent::Done {
+                stop,
+                usage,
+                cost_usd,
+                ..
+            } => {
+                if stop != Stop::Answered {
+                    let _ = writeln!(
+                        out,
+                        "\n[turn ended: {}]",
+                        serde_json::to_string(&stop).unwrap_or_default()
+                    );
+                }
+                let _ = writeln!(
+                    out,
+                    "\n[{} tokens in, {} out, ${cost_usd:.4}]",
+                    usage.input_tokens, usage.output_tokens
+                );
+            }
+        }
+        let _ = out.flush();
+    };
+    engine
+        .converse(turn, Some(message), control, &mut show)
+        .await;
+    spinner.abort();
+    interrupted.abort();
+}
+
+/// Redraws a spinner after the tools still running, while any is.
+async fn spin(running: Arc<std::sync::Mutex<Vec<(String, String)>>>) {
+    const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
+    if !std::io::stdout().is_terminal() {
+        return;
+    }
+    for frame in FRAMES.iter().cycle() {
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        let running = running.lock().expect("not poisoned");
+        if let Some((_, tool)) = running.last() {
+            let mut out = std::io::stdout().lock();
+            let _ = write!(out, "\r  {frame} {tool} ({} running)", running.len());
+            let _ = out.flush();
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime starts")
+}
+
+/// 0 when the model answered (even at a limit); 1 when the turn failed; 130 cancelled.
+fn exit_code(stop: &Stop) -> ExitCode {
+    match stop {
+        Stop::Answered
+        | Stop::Limit { .. }
+        | Stop::Halted { .. }
+        | Stop::Replaced { .. }
+        | Stop::FailedClosed { .. } => ExitCode::SUCCESS,
+        Stop::Cancelled => ExitCode::from(130),
+        Stop::Deadline | Stop::ProviderError { .. } | Stop::Failed { .. } => ExitCode::FAILURE,
+    }
+}
