@@ -9,6 +9,7 @@
 //! in-flight bound count every tool call until it ends.
 
 mod bearer;
+mod turns;
 mod body_deadline;
 mod connections;
 
@@ -256,7 +257,8 @@ pub enum HttpError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves `server` over streamable HTTP at `/mcp` on `listener`, guarded as `options` say,
+/// Serves `server` over streamable HTTP at `/mcp`, and its engine's turns at
+/// `/v1/agents/{agent}/turns` (see the crate's documentation), on `listener`, guarded as `options` say,
 /// until `shutdown` is cancelled. Refuses to start on options that [`HttpOptions::check`]
 /// refuses.
 pub async fn serve_http(
@@ -287,6 +289,7 @@ pub async fn serve_http(
     let (body_timeout, max_body_bytes) = (options.body_read_timeout, config.max_request_body_bytes);
     // rmcp asks for a service per request: each is a session of its own, with its own
     // session budget (the agent's window cap bounds them together).
+    let engine = Arc::clone(server.engine());
     let service: StreamableHttpService<McpServer, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(server.for_new_session()),
         Default::default(),
@@ -300,6 +303,7 @@ pub async fn serve_http(
         )));
     let router = axum::Router::new()
         .nest_service("/mcp", service)
+        .merge(turns::router(engine))
         // Inside the in-flight bound: a slow body holds its place until the deadline only.
         .layer(axum::middleware::from_fn(move |request, next| {
             body_deadline::read_body(body_timeout, max_body_bytes, request, next)

@@ -72,6 +72,11 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// The engine it serves.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
     /// Serves the tools `agent` (which must exist) equips in `engine`, with `options`.
     pub fn new(engine: Arc<Engine>, agent: String, options: Options) -> Self {
         let session = engine

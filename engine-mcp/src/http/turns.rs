@@ -1,0 +1,123 @@
+//! The agent turn over HTTP: `POST /v1/agents/{agent}/turns` answers the turn's events as
+//! NDJSON while it runs; `GET /v1/conversations/{id}` returns a conversation's history.
+//! Behind the same guards as `/mcp` (the bearer token, the in-flight bound, the body
+//! deadline).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use engine_core::{Engine, TurnControl, TurnEvent};
+use serde::Deserialize;
+use serde_json::json;
+
+/// The body of `POST /v1/agents/{agent}/turns`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnRequest {
+    /// The user's message; absent: resume the conversation's unfinished step.
+    #[serde(default)]
+    message: Option<String>,
+    /// The conversation to continue; absent: a new one (its id is in the
+    /// `x-conversation-id` header of the answer).
+    #[serde(default)]
+    conversation: Option<String>,
+    /// The end user; default `anonymous`.
+    #[serde(default)]
+    subscriber: Option<String>,
+    /// The reader's locale (BCP 47).
+    #[serde(default)]
+    locale: Option<String>,
+}
+
+/// The routes, over `engine`.
+pub(super) fn router(engine: Arc<Engine>) -> Router {
+    Router::new()
+        .route("/v1/agents/{agent}/turns", post(turn))
+        .route("/v1/conversations/{id}", get(conversation))
+        .with_state(engine)
+}
+
+async fn turn(
+    State(engine): State<Arc<Engine>>,
+    Path(agent): Path<String>,
+    body: Result<Json<TurnRequest>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let Json(request) = match body {
+        Ok(body) => body,
+        Err(rejection) => return problem(StatusCode::BAD_REQUEST, &rejection.body_text()),
+    };
+    let turn = match engine.turn(&agent) {
+        Ok(turn) => turn,
+        Err(unknown) => return problem(StatusCode::NOT_FOUND, &unknown.to_string()),
+    };
+    if engine.agent(&agent).is_some_and(|agent| agent.config().turn.is_none()) {
+        let message = format!("the agent `{agent}` does not run turns (it has no `turn` configuration)");
+        return problem(StatusCode::NOT_FOUND, &message);
+    }
+    if request.message.is_none() && request.conversation.is_none() {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            "give a `message`, or a `conversation` to resume",
+        );
+    }
+    let conversation = request.conversation.unwrap_or_else(new_conversation_id);
+    let subscriber = request.subscriber.unwrap_or_else(|| "anonymous".to_owned());
+    let mut turn = turn.in_conversation(subscriber, conversation.clone());
+    if let Some(locale) = request.locale {
+        turn = turn.with_locale(locale);
+    }
+    let (lines, mut received) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
+    let control = TurnControl::default();
+    // The turn stops when its client goes: the body, dropped with the connection, drops
+    // this guard. The turn still answers its open calls and stores what it did.
+    let gone = control.cancel.clone().drop_guard();
+    tokio::spawn(async move {
+        let mut seq = 0;
+        let mut send = |event: TurnEvent| {
+            seq += 1;
+            let _ = lines.send(Bytes::from(event.ndjson_line(seq)));
+        };
+        engine
+            .converse(&turn, request.message.as_deref(), &control, &mut send)
+            .await;
+    });
+    let body = futures::stream::poll_fn(move |context| {
+        let _held = &gone;
+        received
+            .poll_recv(context)
+            .map(|line| line.map(Ok::<_, Infallible>))
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "application/x-ndjson")
+        .header(header::CACHE_CONTROL, "no-store")
+        .header("x-conversation-id", conversation)
+        .body(Body::from_stream(body))
+        .expect("a valid response")
+}
+
+async fn conversation(State(engine): State<Arc<Engine>>, Path(id): Path<String>) -> Response {
+    match engine.conversation(&id).await {
+        Ok(messages) if messages.is_empty() => {
+            problem(StatusCode::NOT_FOUND, &format!("no conversation `{id}`"))
+        }
+        Ok(messages) => Json(json!({ "conversation": id, "messages": messages })).into_response(),
+        Err(error) => problem(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
+    }
+}
+
+fn problem(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({ "error": message }))).into_response()
+}
+
+/// A new conversation's id: 128 random bits, as hex.
+fn new_conversation_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the system has randomness");
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
