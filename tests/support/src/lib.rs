@@ -1,9 +1,11 @@
 //! What the workspace's test crates share, so that no test includes another crate's file:
 //! [`mcp`] drives an engine with the official Python MCP client, [`refusal`] checks that
-//! an engine refuses to start, [`hand_made`] registers tools and hooks by hand, and
-//! [`provider`] is a model provider double for engines run as processes.
+//! an engine refuses to start, [`hand_made`] registers tools and hooks by hand,
+//! [`provider`] is a model provider double for engines run as processes, and [`llmock`]
+//! runs the third-party provider mock the agent-turn tests use.
 
 pub mod hand_made;
+pub mod llmock;
 pub mod mcp;
 pub mod provider;
 pub mod refusal;

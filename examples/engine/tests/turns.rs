@@ -1,0 +1,381 @@
+//! The agent turn against a real third-party provider, `llmock`, in both wire formats:
+//! the engine runs as a process (`engine turn`, `engine serve`), llmock scripts the
+//! model's replies and faults, and its journal shows what the engine sent.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use test_support::llmock::Llmock;
+
+/// A data directory and configuration for one test, with one agent `bot` on llmock.
+struct Setup {
+    dir: PathBuf,
+}
+
+impl Setup {
+    /// `wire` is `openai` or `anthropic`; `turn` and `provider` are extra TOML lines for
+    /// the agent's turn and the provider.
+    fn new(name: &str, mock: &Llmock, wire: &str, provider: &str, turn: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("engine-turns-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let url = match wire {
+            "openai" => mock.openai_url(),
+            _ => mock.anthropic_url(),
+        };
+        let config = format!(
+            "data_dir = {data:?}\n\
+             [providers.mock]\nwire = {wire:?}\nbase_url = {url:?}\nmodel = \"mock-model\"\n\
+             usd_per_million_input = 1.0\nusd_per_million_output = 2.0\n{provider}\n\
+             [agents.bot.turn]\nprovider = \"mock\"\n{turn}\n",
+            data = dir.join("data"),
+        );
+        std::fs::write(dir.join("engine.toml"), config).expect("the configuration is written");
+        Self { dir }
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.join("engine.toml")
+    }
+
+    /// Runs `engine turn` with `args` and answers its events and how it exited.
+    fn turn(&self, args: &[&str]) -> (Vec<Value>, Output) {
+        let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+            .arg("--config")
+            .arg(self.config())
+            .args(["--agent", "bot", "turn"])
+            .args(args)
+            .output()
+            .expect("the engine runs");
+        let events = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+            .collect();
+        (events, output)
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|event| event["type"] == kind).collect()
+}
+
+fn done(events: &[Value]) -> &Value {
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "done", "the last event is done: {events:#?}");
+    last
+}
+
+fn weather(city: &str) -> Value {
+    json!({"name": "weather__weather", "arguments": {"city": city, "days": 1, "units": null}})
+}
+
+/// The ids of the calls the assistant made, and the ids the tool answers carry, in the
+/// body of a chat completions request.
+fn openai_calls_and_answers(body: &Value) -> (Vec<String>, Vec<String>) {
+    let messages = body["messages"].as_array().expect("messages");
+    let calls = messages
+        .iter()
+        .flat_map(|message| message["tool_calls"].as_array().cloned().unwrap_or_default())
+        .map(|call| call["id"].as_str().expect("an id").to_owned())
+        .collect();
+    let answers = messages
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["tool_call_id"].as_str().expect("an id").to_owned())
+        .collect();
+    (calls, answers)
+}
+
+#[test]
+fn openai_parallel_tool_calls_are_each_answered_with_their_id_in_call_order() {
+    let mock = Llmock::start();
+    let setup = Setup::new("openai-parallel", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [weather("Rome"), weather("Paris"), weather("Tokyo")]},
+        {"type": "reply", "text": "Sunny everywhere."}
+    ]));
+    let (events, output) = setup.turn(&["Weather in three cities?"]);
+    assert!(output.status.success(), "{output:?}");
+    let calls = of_type(&events, "tool_call");
+    let results = of_type(&events, "tool_result");
+    assert_eq!(calls.len(), 3, "{events:#?}");
+    assert_eq!(results.len(), 3, "{events:#?}");
+    assert!(results.iter().all(|result| result["status"] == "ok"), "{events:#?}");
+    assert_eq!(calls[0]["tool_id"], "weather:weather");
+    assert_eq!(calls[1]["arguments"]["city"], "Paris");
+    let chat: String = of_type(&events, "chat").iter().map(|chat| chat["text"].as_str().unwrap()).collect();
+    assert_eq!(chat, "Sunny everywhere.");
+    assert_eq!(done(&events)["stop"]["reason"], "answered");
+    let seqs: Vec<u64> = events.iter().map(|event| event["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>());
+
+    let journal = mock.journal();
+    assert_eq!(journal.len(), 2, "{journal:#?}");
+    let (made, answered) = openai_calls_and_answers(&journal[1]["body"]);
+    let streamed: Vec<String> = calls.iter().map(|call| call["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(made, streamed);
+    assert_eq!(answered, made, "every call answered, in call order");
+    assert_eq!(journal[0]["body"]["stream"], true);
+    assert_eq!(journal[0]["body"]["tool_choice"], "auto");
+}
+
+#[test]
+fn anthropic_parallel_tool_uses_are_answered_by_tool_results_with_their_ids() {
+    let mock = Llmock::start();
+    let setup = Setup::new("anthropic-parallel", &mock, "anthropic", "", "");
+    mock.script(json!([
+        {"type": "reply", "text": "Let me check.", "tool_calls": [weather("Rome"), weather("Sydney")]},
+        {"type": "reply", "text": "Warm in Sydney."}
+    ]));
+    let (events, output) = setup.turn(&["Rome and Sydney?"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(of_type(&events, "tool_result").len(), 2, "{events:#?}");
+    assert_eq!(done(&events)["stop"]["reason"], "answered");
+    let journal = mock.journal();
+    assert_eq!(journal.len(), 2, "{journal:#?}");
+    assert_eq!(journal[1]["path"], "/anthropic/v1/messages");
+    let messages = journal[1]["body"]["messages"].as_array().unwrap();
+    let assistant = &messages[1];
+    assert_eq!(assistant["role"], "assistant");
+    let used: Vec<&str> = assistant["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|block| block["type"] == "tool_use")
+        .map(|block| block["id"].as_str().unwrap())
+        .collect();
+    let results = &messages[2];
+    assert_eq!(results["role"], "user");
+    let answered: Vec<&str> = results["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| {
+            assert_eq!(block["type"], "tool_result");
+            block["tool_use_id"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(used.len(), 2);
+    assert_eq!(answered, used);
+}
+
+#[test]
+fn a_non_streamed_provider_gives_the_same_turn() {
+    let mock = Llmock::start();
+    let setup = Setup::new("unary", &mock, "openai", "stream = false", "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [weather("London")]},
+        {"type": "reply", "text": "Rain."}
+    ]));
+    let (events, output) = setup.turn(&["London?"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(of_type(&events, "tool_result")[0]["status"], "ok");
+    assert_eq!(of_type(&events, "chat")[0]["text"], "Rain.");
+    assert_eq!(mock.journal()[0]["body"]["stream"], false);
+}
+
+#[test]
+fn a_truncated_stream_is_a_provider_error_not_an_answer() {
+    let mock = Llmock::start();
+    let setup = Setup::new("truncated", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "text": "This reply is cut off before its end arrives."},
+        {"type": "stream_fault", "kind": "truncate", "after_chunks": 2}
+    ]));
+    let (events, output) = setup.turn(&["Hello?"]);
+    assert!(!output.status.success(), "{output:?}");
+    let stop = &done(&events)["stop"];
+    assert_eq!(stop["reason"], "provider_error");
+    assert!(stop["message"].as_str().unwrap().contains("cut off"), "{stop}");
+    assert_eq!(mock.journal().len(), 1, "a stream that broke midway is not sent again");
+}
+
+#[test]
+fn a_disconnected_stream_is_a_provider_error() {
+    let mock = Llmock::start();
+    let setup = Setup::new("disconnect", &mock, "anthropic", "", "");
+    mock.script(json!([
+        {"type": "reply", "text": "This reply loses its connection."},
+        {"type": "stream_fault", "kind": "disconnect", "after_chunks": 2}
+    ]));
+    let (events, _) = setup.turn(&["Hello?"]);
+    assert_eq!(done(&events)["stop"]["reason"], "provider_error", "{events:#?}");
+    assert_eq!(of_type(&events, "error").len(), 1);
+}
+
+#[test]
+fn a_malformed_chunk_is_an_error_never_an_end_of_stream() {
+    let mock = Llmock::start();
+    let setup = Setup::new("malformed", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "text": "one two three four"},
+        {"type": "stream_fault", "kind": "malformed", "after_chunks": 1}
+    ]));
+    let (events, _) = setup.turn(&["Hello?"]);
+    let stop = &done(&events)["stop"];
+    assert_eq!(stop["reason"], "provider_error", "{events:#?}");
+    assert!(stop["message"].as_str().unwrap().contains("unusable"), "{stop}");
+}
+
+#[test]
+fn a_stalled_stream_ends_the_turn_at_its_deadline() {
+    let mock = Llmock::start();
+    let setup = Setup::new("stall", &mock, "openai", "", "deadline_secs = 1");
+    mock.script(json!([
+        {"type": "reply", "text": "slow words"},
+        {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 20}
+    ]));
+    let started = Instant::now();
+    let (events, _) = setup.turn(&["Hello?"]);
+    assert!(started.elapsed() < Duration::from_secs(15), "the turn did not wait for the stall");
+    assert_eq!(done(&events)["stop"]["reason"], "deadline", "{events:#?}");
+}
+
+#[test]
+fn a_429_with_retry_after_is_retried_after_the_wait_it_asks() {
+    let mock = Llmock::start();
+    let setup = Setup::new("429", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "fail", "status": 429, "retry_after": 1},
+        {"type": "reply", "text": "After the wait."}
+    ]));
+    let (events, output) = setup.turn(&["Hello?"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(of_type(&events, "chat")[0]["text"], "After the wait.");
+    let journal = mock.journal();
+    assert_eq!(journal.len(), 2, "{journal:#?}");
+    assert_eq!(journal[0]["status"], 429);
+    let waited = journal[1]["started_at"].as_f64().unwrap() - journal[0]["started_at"].as_f64().unwrap();
+    assert!(waited >= 0.9, "the retry waited {waited} s, Retry-After asked 1 s");
+}
+
+#[test]
+fn an_unknown_tool_and_malformed_arguments_are_answered_as_errors() {
+    let mock = Llmock::start();
+    let setup = Setup::new("tool-faults", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [weather("Rome")]},
+        {"type": "tool_fault", "kind": "unknown_tool"},
+        {"type": "reply", "tool_calls": [weather("Paris")]},
+        {"type": "tool_fault", "kind": "malformed_arguments"},
+        {"type": "reply", "text": "Sorry."}
+    ]));
+    let (events, output) = setup.turn(&["Weather?"]);
+    assert!(output.status.success(), "{output:?}");
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results.len(), 2, "{events:#?}");
+    assert!(results[0]["error"].as_str().unwrap().starts_with("unknown_tool"), "{results:#?}");
+    assert!(results[1]["error"].as_str().unwrap().starts_with("invalid_arguments"), "{results:#?}");
+    let journal = mock.journal();
+    let (made, answered) = openai_calls_and_answers(&journal[2]["body"]);
+    assert_eq!(made.len(), 2);
+    assert_eq!(answered, made);
+}
+
+#[test]
+fn the_last_allowed_request_offers_no_tools_so_the_model_answers() {
+    let mock = Llmock::start();
+    let setup = Setup::new("limit", &mock, "openai", "", "max_model_requests = 2");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [weather("Rome")]},
+        {"type": "reply", "text": "Rome: 17 degrees."}
+    ]));
+    let (events, output) = setup.turn(&["Weather?"]);
+    assert!(output.status.success(), "{output:?}");
+    let stop = &done(&events)["stop"];
+    assert_eq!(stop["reason"], "limit");
+    assert_eq!(stop["limit"], "model_requests");
+    assert_eq!(of_type(&events, "chat")[0]["text"], "Rome: 17 degrees.");
+    let journal = mock.journal();
+    assert_eq!(journal[0]["body"]["tool_choice"], "auto");
+    assert_eq!(journal[1]["body"]["tool_choice"], "none");
+}
+
+#[test]
+fn an_identical_call_past_the_cap_is_answered_with_an_error_instead_of_run() {
+    let mock = Llmock::start();
+    let setup = Setup::new("identical", &mock, "openai", "", "max_identical_calls = 1");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [weather("Rome")]},
+        {"type": "reply", "tool_calls": [weather("Rome")]},
+        {"type": "reply", "text": "Done."}
+    ]));
+    let (events, _) = setup.turn(&["Weather?"]);
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results[0]["status"], "ok");
+    assert_eq!(results[1]["status"], "error");
+    assert!(results[1]["error"].as_str().unwrap().contains("already ran"), "{results:#?}");
+}
+
+#[test]
+fn a_conversation_continues_across_engine_restarts() {
+    let mock = Llmock::start();
+    let setup = Setup::new("continue", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [weather("Tokyo")]},
+        {"type": "reply", "text": "Tokyo is cool."},
+        {"type": "reply", "text": "You asked about Tokyo."}
+    ]));
+    let (_, first) = setup.turn(&["Tokyo?", "--conversation", "c-1"]);
+    assert!(first.status.success(), "{first:?}");
+    let (events, second) = setup.turn(&["What did I ask?", "--conversation", "c-1"]);
+    assert!(second.status.success(), "{second:?}");
+    assert_eq!(of_type(&events, "chat")[0]["text"], "You asked about Tokyo.");
+    let journal = mock.journal();
+    let roles: Vec<&str> = journal[2]["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
+}
+
+#[test]
+fn provider_fields_the_engine_does_not_know_are_sent_back_verbatim() {
+    let mock = Llmock::start();
+    let setup = Setup::new("unknown-fields", &mock, "openai", "", "");
+    // A stored step whose assistant message carries a provider's reasoning and a
+    // Gemini-style thought signature on its call, as the assembler keeps them.
+    let database = setup.dir.join("data/conversations.sqlite");
+    std::fs::create_dir_all(database.parent().unwrap()).unwrap();
+    let (_, created) = setup.turn(&["--resume", "--conversation", "none-yet"]);
+    assert!(!created.status.success(), "nothing to resume in a new conversation");
+    let stored = [
+        json!({"role": "user", "content": "Rome?"}),
+        json!({"role": "assistant", "content": "", "tool_calls": [{"id": "call_kept", "name": "weather__weather",
+            "arguments": "{\"city\":\"Rome\",\"days\":1,\"units\":null}",
+            "extra": {"extra_content": {"google": {"thought_signature": "sig-1"}}}}],
+            "extra": {"openai": {"reasoning_content": "I should look it up."}}}),
+        json!({"role": "tool", "call_id": "call_kept", "name": "weather__weather", "status": "ok", "content": "{}"}),
+    ];
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    for (seq, message) in stored.iter().enumerate() {
+        connection
+            .execute(
+                "INSERT INTO messages (conversation, seq, body) VALUES ('c-kept', ?1, ?2)",
+                rusqlite::params![seq as i64, message.to_string()],
+            )
+            .unwrap();
+    }
+    drop(connection);
+    mock.script(json!([{"type": "reply", "text": "17 degrees."}]));
+    let (events, output) = setup.turn(&["--resume", "--conversation", "c-kept"]);
+    assert!(output.status.success(), "{output:?} {events:#?}");
+    let body = &mock.journal()[0]["body"];
+    let assistant = &body["messages"][1];
+    assert_eq!(assistant["reasoning_content"], "I should look it up.");
+    assert_eq!(assistant["tool_calls"][0]["extra_content"]["google"]["thought_signature"], "sig-1");
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        "{\"city\":\"Rome\",\"days\":1,\"units\":null}"
+    );
+}
