@@ -379,3 +379,65 @@ fn provider_fields_the_engine_does_not_know_are_sent_back_verbatim() {
         "{\"city\":\"Rome\",\"days\":1,\"units\":null}"
     );
 }
+
+#[test]
+fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancelled() {
+    use std::io::{Read, Write};
+
+    let mock = Llmock::start();
+    let setup = Setup::new("http-cancel", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "text": "words that never finish"},
+        {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 30}
+    ]));
+    let config = setup.config();
+    let (served, url) = test_support::mcp::serve(
+        env!("CARGO_BIN_EXE_engine"),
+        &["--config", config.to_str().unwrap(), "--agent", "bot"],
+    );
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let body = r#"{"message":"Hello?","conversation":"c-gone"}"#;
+    let mut client = std::net::TcpStream::connect(&authority).unwrap();
+    write!(
+        client,
+        "POST /v1/agents/bot/turns HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut head = [0u8; 64];
+    let read = client.read(&mut head).unwrap();
+    assert!(head[..read].starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&head[..read]));
+    // The model is stalled mid-stream; the client gives up.
+    std::thread::sleep(Duration::from_millis(500));
+    drop(client);
+
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let started = Instant::now();
+    let stop: String = loop {
+        let recorded = database.query_row(
+            "SELECT stop FROM turns WHERE conversation = 'c-gone'",
+            [],
+            |row| row.get(0),
+        );
+        if let Ok(stop) = recorded {
+            break stop;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the turn was never recorded");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(serde_json::from_str::<Value>(&stop).unwrap()["reason"], "cancelled");
+    let stored: String = database
+        .query_row(
+            "SELECT body FROM messages WHERE conversation = 'c-gone' ORDER BY seq",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&stored).unwrap()["content"], "Hello?");
+    drop(served);
+}
