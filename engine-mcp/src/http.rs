@@ -9,9 +9,9 @@
 //! in-flight bound count every tool call until it ends.
 
 mod bearer;
-mod turns;
 mod body_deadline;
 mod connections;
+mod turns;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;

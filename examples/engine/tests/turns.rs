@@ -64,7 +64,10 @@ impl Drop for Setup {
 }
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|event| event["type"] == kind).collect()
+    events
+        .iter()
+        .filter(|event| event["type"] == kind)
+        .collect()
 }
 
 fn done(events: &[Value]) -> &Value {
@@ -83,7 +86,12 @@ fn openai_calls_and_answers(body: &Value) -> (Vec<String>, Vec<String>) {
     let messages = body["messages"].as_array().expect("messages");
     let calls = messages
         .iter()
-        .flat_map(|message| message["tool_calls"].as_array().cloned().unwrap_or_default())
+        .flat_map(|message| {
+            message["tool_calls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .map(|call| call["id"].as_str().expect("an id").to_owned())
         .collect();
     let answers = messages
@@ -108,19 +116,31 @@ fn openai_parallel_tool_calls_are_each_answered_with_their_id_in_call_order() {
     let results = of_type(&events, "tool_result");
     assert_eq!(calls.len(), 3, "{events:#?}");
     assert_eq!(results.len(), 3, "{events:#?}");
-    assert!(results.iter().all(|result| result["status"] == "ok"), "{events:#?}");
+    assert!(
+        results.iter().all(|result| result["status"] == "ok"),
+        "{events:#?}"
+    );
     assert_eq!(calls[0]["tool_id"], "weather:weather");
     assert_eq!(calls[1]["arguments"]["city"], "Paris");
-    let chat: String = of_type(&events, "chat").iter().map(|chat| chat["text"].as_str().unwrap()).collect();
+    let chat: String = of_type(&events, "chat")
+        .iter()
+        .map(|chat| chat["text"].as_str().unwrap())
+        .collect();
     assert_eq!(chat, "Sunny everywhere.");
     assert_eq!(done(&events)["stop"]["reason"], "answered");
-    let seqs: Vec<u64> = events.iter().map(|event| event["seq"].as_u64().unwrap()).collect();
+    let seqs: Vec<u64> = events
+        .iter()
+        .map(|event| event["seq"].as_u64().unwrap())
+        .collect();
     assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>());
 
     let journal = mock.journal();
     assert_eq!(journal.len(), 2, "{journal:#?}");
     let (made, answered) = openai_calls_and_answers(&journal[1]["body"]);
-    let streamed: Vec<String> = calls.iter().map(|call| call["id"].as_str().unwrap().to_owned()).collect();
+    let streamed: Vec<String> = calls
+        .iter()
+        .map(|call| call["id"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(made, streamed);
     assert_eq!(answered, made, "every call answered, in call order");
     assert_eq!(journal[0]["body"]["stream"], true);
@@ -194,8 +214,15 @@ fn a_truncated_stream_is_a_provider_error_not_an_answer() {
     assert!(!output.status.success(), "{output:?}");
     let stop = &done(&events)["stop"];
     assert_eq!(stop["reason"], "provider_error");
-    assert!(stop["message"].as_str().unwrap().contains("cut off"), "{stop}");
-    assert_eq!(mock.journal().len(), 1, "a stream that broke midway is not sent again");
+    assert!(
+        stop["message"].as_str().unwrap().contains("cut off"),
+        "{stop}"
+    );
+    assert_eq!(
+        mock.journal().len(),
+        1,
+        "a stream that broke midway is not sent again"
+    );
 }
 
 #[test]
@@ -207,7 +234,11 @@ fn a_disconnected_stream_is_a_provider_error() {
         {"type": "stream_fault", "kind": "disconnect", "after_chunks": 2}
     ]));
     let (events, _) = setup.turn(&["Hello?"]);
-    assert_eq!(done(&events)["stop"]["reason"], "provider_error", "{events:#?}");
+    assert_eq!(
+        done(&events)["stop"]["reason"],
+        "provider_error",
+        "{events:#?}"
+    );
     assert_eq!(of_type(&events, "error").len(), 1);
 }
 
@@ -222,7 +253,10 @@ fn a_malformed_chunk_is_an_error_never_an_end_of_stream() {
     let (events, _) = setup.turn(&["Hello?"]);
     let stop = &done(&events)["stop"];
     assert_eq!(stop["reason"], "provider_error", "{events:#?}");
-    assert!(stop["message"].as_str().unwrap().contains("unusable"), "{stop}");
+    assert!(
+        stop["message"].as_str().unwrap().contains("unusable"),
+        "{stop}"
+    );
 }
 
 #[test]
@@ -235,7 +269,10 @@ fn a_stalled_stream_ends_the_turn_at_its_deadline() {
     ]));
     let started = Instant::now();
     let (events, _) = setup.turn(&["Hello?"]);
-    assert!(started.elapsed() < Duration::from_secs(15), "the turn did not wait for the stall");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the turn did not wait for the stall"
+    );
     assert_eq!(done(&events)["stop"]["reason"], "deadline", "{events:#?}");
 }
 
@@ -253,8 +290,12 @@ fn a_429_with_retry_after_is_retried_after_the_wait_it_asks() {
     let journal = mock.journal();
     assert_eq!(journal.len(), 2, "{journal:#?}");
     assert_eq!(journal[0]["status"], 429);
-    let waited = journal[1]["started_at"].as_f64().unwrap() - journal[0]["started_at"].as_f64().unwrap();
-    assert!(waited >= 0.9, "the retry waited {waited} s, Retry-After asked 1 s");
+    let waited =
+        journal[1]["started_at"].as_f64().unwrap() - journal[0]["started_at"].as_f64().unwrap();
+    assert!(
+        waited >= 0.9,
+        "the retry waited {waited} s, Retry-After asked 1 s"
+    );
 }
 
 #[test]
@@ -272,8 +313,20 @@ fn an_unknown_tool_and_malformed_arguments_are_answered_as_errors() {
     assert!(output.status.success(), "{output:?}");
     let results = of_type(&events, "tool_result");
     assert_eq!(results.len(), 2, "{events:#?}");
-    assert!(results[0]["error"].as_str().unwrap().starts_with("unknown_tool"), "{results:#?}");
-    assert!(results[1]["error"].as_str().unwrap().starts_with("invalid_arguments"), "{results:#?}");
+    assert!(
+        results[0]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown_tool"),
+        "{results:#?}"
+    );
+    assert!(
+        results[1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid_arguments"),
+        "{results:#?}"
+    );
     let journal = mock.journal();
     let (made, answered) = openai_calls_and_answers(&journal[2]["body"]);
     assert_eq!(made.len(), 2);
@@ -312,7 +365,13 @@ fn an_identical_call_past_the_cap_is_answered_with_an_error_instead_of_run() {
     let results = of_type(&events, "tool_result");
     assert_eq!(results[0]["status"], "ok");
     assert_eq!(results[1]["status"], "error");
-    assert!(results[1]["error"].as_str().unwrap().contains("already ran"), "{results:#?}");
+    assert!(
+        results[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("already ran"),
+        "{results:#?}"
+    );
 }
 
 #[test]
@@ -328,7 +387,10 @@ fn a_conversation_continues_across_engine_restarts() {
     assert!(first.status.success(), "{first:?}");
     let (events, second) = setup.turn(&["What did I ask?", "--conversation", "c-1"]);
     assert!(second.status.success(), "{second:?}");
-    assert_eq!(of_type(&events, "chat")[0]["text"], "You asked about Tokyo.");
+    assert_eq!(
+        of_type(&events, "chat")[0]["text"],
+        "You asked about Tokyo."
+    );
     let journal = mock.journal();
     let roles: Vec<&str> = journal[2]["body"]["messages"]
         .as_array()
@@ -348,7 +410,10 @@ fn provider_fields_the_engine_does_not_know_are_sent_back_verbatim() {
     let database = setup.dir.join("data/conversations.sqlite");
     std::fs::create_dir_all(database.parent().unwrap()).unwrap();
     let (_, created) = setup.turn(&["--resume", "--conversation", "none-yet"]);
-    assert!(!created.status.success(), "nothing to resume in a new conversation");
+    assert!(
+        !created.status.success(),
+        "nothing to resume in a new conversation"
+    );
     let stored = [
         json!({"role": "user", "content": "Rome?"}),
         json!({"role": "assistant", "content": "", "tool_calls": [{"id": "call_kept", "name": "weather__weather",
@@ -373,7 +438,10 @@ fn provider_fields_the_engine_does_not_know_are_sent_back_verbatim() {
     let body = &mock.journal()[0]["body"];
     let assistant = &body["messages"][1];
     assert_eq!(assistant["reasoning_content"], "I should look it up.");
-    assert_eq!(assistant["tool_calls"][0]["extra_content"]["google"]["thought_signature"], "sig-1");
+    assert_eq!(
+        assistant["tool_calls"][0]["extra_content"]["google"]["thought_signature"],
+        "sig-1"
+    );
     assert_eq!(
         assistant["tool_calls"][0]["function"]["arguments"],
         "{\"city\":\"Rome\",\"days\":1,\"units\":null}"
@@ -411,7 +479,11 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
     .unwrap();
     let mut head = [0u8; 64];
     let read = client.read(&mut head).unwrap();
-    assert!(head[..read].starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&head[..read]));
+    assert!(
+        head[..read].starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&head[..read])
+    );
     // The model is stalled mid-stream; the client gives up.
     std::thread::sleep(Duration::from_millis(500));
     drop(client);
@@ -427,10 +499,16 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
         if let Ok(stop) = recorded {
             break stop;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "the turn was never recorded");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the turn was never recorded"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert_eq!(serde_json::from_str::<Value>(&stop).unwrap()["reason"], "cancelled");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stop).unwrap()["reason"],
+        "cancelled"
+    );
     let stored: String = database
         .query_row(
             "SELECT body FROM messages WHERE conversation = 'c-gone' ORDER BY seq",
@@ -438,6 +516,9 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
             |row| row.get(0),
         )
         .unwrap();
-    assert_eq!(serde_json::from_str::<Value>(&stored).unwrap()["content"], "Hello?");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stored).unwrap()["content"],
+        "Hello?"
+    );
     drop(served);
 }

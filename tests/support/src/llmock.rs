@@ -36,7 +36,10 @@ impl Llmock {
         let server = Self { child, port };
         let started = Instant::now();
         while server.get("/health").is_none() {
-            assert!(started.elapsed() < Duration::from_secs(30), "llmock did not start");
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "llmock did not start"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         server
@@ -55,8 +58,13 @@ impl Llmock {
     /// Queues `behaviors` (llmock's scenario format), answered in order.
     pub fn script(&self, behaviors: Value) {
         let body = serde_json::json!({ "behaviors": behaviors }).to_string();
-        let answer = self.request("POST", "/_llmock/scenario", &body).expect("llmock answers");
-        assert!(answer.starts_with("HTTP/1.1 201"), "llmock refused the script: {answer}");
+        let answer = self
+            .request("POST", "/_llmock/scenario", &body)
+            .expect("llmock answers");
+        assert!(
+            answer.starts_with("HTTP/1.1 201"),
+            "llmock refused the script: {answer}"
+        );
     }
 
     /// Every request llmock received, oldest first: `path`, `status`, `fault`, `body`.
@@ -68,13 +76,17 @@ impl Llmock {
 
     fn get(&self, path: &str) -> Option<String> {
         let answer = self.request("GET", path, "")?;
-        answer.split_once("\r\n\r\n").map(|(_, body)| body.to_owned())
+        answer
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_owned())
     }
 
     /// One HTTP/1.1 exchange, closed after (llmock answers with a length).
     fn request(&self, method: &str, path: &str, body: &str) -> Option<String> {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .ok()?;
         let request = format!(
             "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()
