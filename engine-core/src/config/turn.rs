@@ -48,6 +48,24 @@ pub struct ProviderConfig {
     pub max_response_bytes: usize,
 }
 
+impl ProviderConfig {
+    /// A provider of `wire` at `base_url` asking for `model`, with no key, streamed,
+    /// free, and the other defaults.
+    pub fn new(wire: Wire, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            wire,
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key_secret: None,
+            stream: true,
+            usd_per_million_input: 0.0,
+            usd_per_million_output: 0.0,
+            max_retries: default_retries(),
+            max_response_bytes: default_max_response_bytes(),
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -105,6 +123,24 @@ pub struct TurnConfig {
     /// the next request is the last. Default: no cap.
     #[serde(default)]
     pub max_tokens: Option<u64>,
+}
+
+impl TurnConfig {
+    /// Turns on `provider` with no system prompt and the default limits.
+    pub fn new(provider: impl Into<String>) -> Self {
+        Self {
+            provider: provider.into(),
+            system: None,
+            max_model_requests: default_model_requests(),
+            max_tool_calls: default_tool_calls(),
+            max_parallel_tools: default_parallel(),
+            max_identical_calls: default_identical(),
+            deadline_secs: default_deadline(),
+            tool_timeout_ms: None,
+            max_output_tokens: default_output_tokens(),
+            max_tokens: None,
+        }
+    }
 }
 
 fn default_model_requests() -> u32 {
