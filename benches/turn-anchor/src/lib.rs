@@ -46,7 +46,9 @@ async fn weather(args: WeatherArgs) -> Result<Forecast, ToolError> {
         hash = (hash ^ byte as u32).wrapping_mul(16777619);
     }
     let base = (hash % 25) as f32;
-    let temps_c = (0..args.days.min(3)).map(|day| base + 0.5 * day as f32).collect();
+    let temps_c = (0..args.days.min(3))
+        .map(|day| base + 0.5 * day as f32)
+        .collect();
     Ok(Forecast {
         city: args.city,
         temps_c,
@@ -77,7 +79,10 @@ impl EngineContender {
                 ..AgentConfig::default()
             },
         );
-        let engine = Engine::builder().config(config).build().expect("the engine starts");
+        let engine = Engine::builder()
+            .config(config)
+            .build()
+            .expect("the engine starts");
         Self {
             engine: Arc::new(engine),
         }
@@ -85,7 +90,10 @@ impl EngineContender {
 
     /// One turn for `prompt`: the reply's text.
     pub async fn turn(&self, prompt: &str) -> Result<String, String> {
-        let turn = self.engine.turn("bench").map_err(|error| error.to_string())?;
+        let turn = self
+            .engine
+            .turn("bench")
+            .map_err(|error| error.to_string())?;
         let summary = self
             .engine
             .converse(&turn, Some(prompt), &TurnControl::default(), &mut |_| {})

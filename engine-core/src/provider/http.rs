@@ -80,8 +80,6 @@ impl HttpProvider {
 
     /// A client for providers: rustls with the platform's roots, a connect timeout.
     pub fn client() -> reqwest::Client {
-        // `ring` is the one crypto provider linked; installing it twice is harmless.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()

@@ -5,7 +5,9 @@
 //! leaves a tool call without its answer); without it, in memory.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+#[cfg(feature = "sqlite")]
+use std::sync::Arc;
+use std::sync::Mutex;
 
 use crate::conversation::Message;
 use crate::engine::TurnSummary;
@@ -174,7 +176,11 @@ impl Conversations {
         summary: &TurnSummary,
     ) -> Result<(), ConversationError> {
         match &self.backend {
-            Backend::Memory(_) => Ok(()),
+            // Memory keeps the messages only: a turn's record is for the stored history.
+            Backend::Memory(_) => {
+                let _ = (conversation, summary);
+                Ok(())
+            }
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(connection) => {
                 let conversation = conversation.to_owned();
