@@ -23,12 +23,16 @@ fn stream() -> Vec<u8> {
     }
     for call in 0..3 {
         sse += &chunk(
-            &format!(r#"{{"tool_calls":[{{"index":{call},"id":"call_{call}","type":"function","function":{{"name":"weather","arguments":""}}}}]}}"#),
+            &format!(
+                r#"{{"tool_calls":[{{"index":{call},"id":"call_{call}","type":"function","function":{{"name":"weather","arguments":""}}}}]}}"#
+            ),
             "null",
         );
         for piece in 0..20 {
             sse += &chunk(
-                &format!(r#"{{"tool_calls":[{{"index":{call},"function":{{"arguments":"{{\"k{piece}\":{piece},"}}}}]}}"#),
+                &format!(
+                    r#"{{"tool_calls":[{{"index":{call},"function":{{"arguments":"{{\"k{piece}\":{piece},"}}}}]}}"#
+                ),
                 "null",
             );
         }
@@ -41,7 +45,9 @@ fn stream() -> Vec<u8> {
 
 /// The stream as a network delivers it: 1,400-byte pieces.
 fn pieces(sse: &[u8]) -> Vec<bytes::Bytes> {
-    sse.chunks(1400).map(bytes::Bytes::copy_from_slice).collect()
+    sse.chunks(1400)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect()
 }
 
 fn ours(pieces: &[bytes::Bytes]) -> (usize, usize) {
@@ -102,7 +108,11 @@ fn async_openai(pieces: Vec<bytes::Bytes>) -> (usize, usize) {
 fn sse(c: &mut Criterion) {
     let sse = stream();
     let pieces = pieces(&sse);
-    assert_eq!(ours(&pieces), async_openai(pieces.clone()), "the same reply");
+    assert_eq!(
+        ours(&pieces),
+        async_openai(pieces.clone()),
+        "the same reply"
+    );
     let mut group = c.benchmark_group("sse_assembly");
     group.throughput(Throughput::Bytes(sse.len() as u64));
     group.bench_function("engine", |b| b.iter(|| ours(&pieces)));
