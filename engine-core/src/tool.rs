@@ -102,6 +102,11 @@ impl Tool {
         parse(&self.output().json)
     }
 
+    /// Whether a call of it runs alone in its turn's step (`#[define_tool(exclusive)]`).
+    pub fn exclusive(&self) -> bool {
+        self.descriptor().exclusive
+    }
+
     /// Whether the tool reads the turn's conversation (its state, artifacts, subscriber
     /// or id): it is offered only in turns that have one, so not over MCP sessions.
     pub fn needs_conversation(&self) -> bool {

@@ -5,6 +5,7 @@ pub const NAME: &str = "name";
 pub const SUMMARY: &str = "summary";
 pub const CATEGORY: &str = "category";
 pub const READ_ONLY: &str = "read_only";
+pub const EXCLUSIVE: &str = "exclusive";
 pub const DESTRUCTIVE: &str = "destructive";
 pub const IDEMPOTENT: &str = "idempotent";
 pub const OPEN_WORLD: &str = "open_world";
@@ -28,6 +29,7 @@ pub const TOOL_KEYS: &[&str] = &[
     SUMMARY,
     CATEGORY,
     READ_ONLY,
+    EXCLUSIVE,
     DESTRUCTIVE,
     IDEMPOTENT,
     OPEN_WORLD,

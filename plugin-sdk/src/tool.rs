@@ -35,6 +35,9 @@ pub struct ToolDescriptor {
     pub annotations: ToolAnnotations,
     /// Whether the arguments schema is strict; `false` only with `strict = false`.
     pub strict: bool,
+    /// Whether a call of it runs alone in its turn's step (`exclusive`): the calls before
+    /// it finish first, and those after it wait for it.
+    pub exclusive: bool,
     /// Example arguments, as compact JSON text, each checked by a generated unit test.
     pub examples: &'static [&'static str],
     /// The manifest of the plugin that defines the tool.

@@ -22,6 +22,8 @@ pub struct Tool<'a> {
     /// Example arguments, re-serialized as compact JSON.
     pub examples: Vec<String>,
     pub strict: bool,
+    /// Whether the tool runs alone: no other call of its turn runs beside it.
+    pub exclusive: bool,
     pub params: Vec<&'a Type>,
     pub output: Output<'a>,
 }
@@ -99,6 +101,7 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         },
         examples,
         strict: attrs.strict.is_none_or(|(value, _)| value),
+        exclusive: attrs.exclusive.is_some_and(|(value, _)| value),
         params: common.params,
         output,
     }

@@ -104,6 +104,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
         Some(value) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
     };
+    let exclusive = tool.exclusive;
     let (read_only, destructive, idempotent, open_world) = (
         hint(tool.annotations.read_only),
         hint(tool.annotations.destructive),
@@ -209,6 +210,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
                         open_world: #open_world,
                     },
                     strict: #strict,
+                    exclusive: #exclusive,
                     examples: &[#(#examples),*],
                     plugin: __plugin,
                     input_schema: __input_schema,

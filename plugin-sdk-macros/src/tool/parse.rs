@@ -19,6 +19,7 @@ pub struct ToolAttrs {
     pub open_world: Option<(bool, Span)>,
     pub examples: Vec<LitStr>,
     pub strict: Option<(bool, Span)>,
+    pub exclusive: Option<(bool, Span)>,
     pub krate: Option<syn::Path>,
 }
 
@@ -33,6 +34,7 @@ impl ToolAttrs {
         let mut idempotent = Once::default();
         let mut open_world = Once::default();
         let mut strict = Once::default();
+        let mut exclusive = Once::default();
         let mut krate = Once::default();
         let mut examples = Vec::new();
         for arg in args {
@@ -46,6 +48,7 @@ impl ToolAttrs {
                 IDEMPOTENT => idempotent.set(&key, arg.flag(errors), errors),
                 OPEN_WORLD => open_world.set(&key, arg.flag(errors), errors),
                 STRICT => strict.set(&key, arg.flag(errors), errors),
+                EXCLUSIVE => exclusive.set(&key, arg.flag(errors), errors),
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 EXAMPLE => examples.extend(arg.string(errors)),
                 _ => arg.unknown(TOOL_KEYS, errors),
@@ -61,6 +64,7 @@ impl ToolAttrs {
             open_world: open_world.get(),
             examples,
             strict: strict.get(),
+            exclusive: exclusive.get(),
             krate: krate.get(),
         }
     }

@@ -68,6 +68,7 @@ macro_rules! hand_made_tool {
                 open_world: ::core::option::Option::None,
             },
             strict: true,
+            exclusive: false,
             examples: &[],
             plugin: || &$manifest,
             input_schema: $crate::sdk::engine::schema::empty_object_schema,

@@ -1,7 +1,7 @@
 //! One step's tool calls: run at once up to the agent's cap, each answered exactly once,
 //! results kept in call order while events go out in completion order.
 
-use std::time::Instant as StdInstant;
+use std::time::{Duration, Instant as StdInstant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use rustc_hash::FxHashMap;
@@ -11,8 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{arguments_json, TurnEvent};
 use crate::conversation::{Message, ToolCall, ToolStatus};
-use crate::dispatch::CallErrorKind;
+use crate::dispatch::{CallError, CallErrorKind};
 use crate::engine::{Call, Engine, Turn};
+use crate::tool::Tool;
 
 /// What the turn counts across its steps.
 #[derive(Debug, Default)]
@@ -28,7 +29,7 @@ pub(super) struct StepLimits<'a> {
     pub(super) max_calls: u32,
     pub(super) max_parallel: usize,
     pub(super) max_identical: u32,
-    pub(super) tool_timeout: std::time::Duration,
+    pub(super) tool_timeout: Duration,
     pub(super) deadline: Instant,
     pub(super) cancel: &'a CancellationToken,
 }
@@ -101,23 +102,14 @@ pub(super) async fn run_calls(
             (at, result, started.elapsed())
         }
     };
-    let mut waiting = runnable.into_iter();
-    let mut running = FuturesUnordered::new();
-    running.extend(waiting.by_ref().take(limits.max_parallel).map(run));
-    while let Some((at, result, took)) = running.next().await {
-        if let Some(next) = waiting.next() {
-            running.push(run(next));
-        }
+    let mut record = |(at, result, took): (usize, Result<String, CallError>, Duration)| {
         let call = &calls[at];
         let duration_ms = took.as_millis() as u64;
         let (status, content, event) = match result {
             Ok(output) => {
                 let raw = RawValue::from_string(output.clone()).ok();
-                (
-                    ToolStatus::Ok,
-                    output,
-                    result_event(call, ToolStatus::Ok, raw, None, duration_ms),
-                )
+                let event = result_event(call, ToolStatus::Ok, raw, None, duration_ms);
+                (ToolStatus::Ok, output, event)
             }
             Err(error) => {
                 let status = match error.kind() {
@@ -131,6 +123,31 @@ pub(super) async fn run_calls(
         };
         events(event);
         answers[at] = Some(answer(call, status, content));
+    };
+    // In call order, at most `max_parallel` at once; an exclusive tool's call waits for
+    // every running call, and runs alone.
+    let mut running = FuturesUnordered::new();
+    for at in runnable {
+        let exclusive = engine.tool(&calls[at].name).is_some_and(Tool::exclusive);
+        let room = if exclusive {
+            0
+        } else {
+            limits.max_parallel - 1
+        };
+        while running.len() > room {
+            if let Some(done) = running.next().await {
+                record(done);
+            }
+        }
+        running.push(run(at));
+        if exclusive {
+            while let Some(done) = running.next().await {
+                record(done);
+            }
+        }
+    }
+    while let Some(done) = running.next().await {
+        record(done);
     }
     answers
         .into_iter()

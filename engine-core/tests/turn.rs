@@ -1,0 +1,479 @@
+//! The agent turn with a scripted provider: parallel calls under the agent's cap, an
+//! exclusive tool alone, every call answered exactly once whatever ends the turn
+//! (cancellation, the tool's timeout, a limit, a panic, a provider error).
+//!
+//! This test binary links only the tools defined here.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use engine_core::config::{AgentConfig, EngineConfig, TurnConfig};
+use engine_core::conversation::{Message, ToolCall, ToolStatus};
+use engine_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest, Wire};
+use engine_core::stores::Conversations;
+use engine_core::{Engine, Limit, Stop, TurnControl, TurnEvent};
+use plugin_sdk::engine::BoxFuture;
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! {
+    namespace = "probe",
+    engine = ">=0.1",
+}
+
+/// How long to take.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Wait {
+    ms: u64,
+}
+
+/// Calls running now, and the most seen at once.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+static MOST_AT_ONCE: AtomicUsize = AtomicUsize::new(0);
+/// The most calls running beside the exclusive tool, while it ran.
+static BESIDE_EXCLUSIVE: AtomicUsize = AtomicUsize::new(0);
+/// Hanging calls whose futures were dropped (cancelled or timed out).
+static DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+struct Running;
+
+impl Running {
+    fn start() -> Self {
+        let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+        MOST_AT_ONCE.fetch_max(now, Ordering::SeqCst);
+        Self
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Waits, then answers how long it waited.
+#[define_tool]
+async fn slow(wait: Wait) -> u64 {
+    let _running = Running::start();
+    tokio::time::sleep(Duration::from_millis(wait.ms)).await;
+    wait.ms
+}
+
+/// Runs alone.
+#[define_tool(exclusive)]
+async fn alone(wait: Wait) -> u64 {
+    let _running = Running::start();
+    let check = async {
+        loop {
+            BESIDE_EXCLUSIVE.fetch_max(RUNNING.load(Ordering::SeqCst) - 1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_millis(wait.ms), check).await;
+    wait.ms
+}
+
+struct CountsDrop;
+
+impl Drop for CountsDrop {
+    fn drop(&mut self) {
+        DROPPED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Never answers.
+#[define_tool]
+async fn hang() -> u64 {
+    let _dropped = CountsDrop;
+    std::future::pending::<()>().await;
+    0
+}
+
+/// Panics.
+#[define_tool]
+async fn boom() -> u64 {
+    tokio::task::yield_now().await;
+    panic!("the tool broke")
+}
+
+/// A provider that answers from a script and keeps what it was asked.
+#[derive(Default)]
+struct Scripted {
+    replies: Mutex<VecDeque<Result<ProviderReply, ProviderError>>>,
+    asked: Mutex<Vec<(Vec<Message>, bool)>>,
+}
+
+impl Scripted {
+    fn new(replies: impl IntoIterator<Item = Result<ProviderReply, ProviderError>>) -> Arc<Self> {
+        Arc::new(Self {
+            replies: Mutex::new(replies.into_iter().collect()),
+            asked: Mutex::default(),
+        })
+    }
+
+    fn asked(&self) -> Vec<(Vec<Message>, bool)> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl Provider for Scripted {
+    fn wire(&self) -> Wire {
+        Wire::Openai
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ProviderRequest<'a>,
+        _text: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((request.history.to_vec(), request.allow_tools));
+        let reply = self.replies.lock().unwrap().pop_front();
+        Box::pin(async move { reply.unwrap_or_else(|| Ok(text("(no more script)"))) })
+    }
+}
+
+fn text(words: &str) -> ProviderReply {
+    ProviderReply {
+        text: words.to_owned(),
+        ..ProviderReply::default()
+    }
+}
+
+/// A reply calling `calls`: (tool, arguments), ids `c0`, `c1`, ...
+fn calling(calls: &[(&str, &str)]) -> ProviderReply {
+    ProviderReply {
+        tool_calls: calls
+            .iter()
+            .enumerate()
+            .map(|(at, (tool, arguments))| ToolCall {
+                id: format!("c{at}"),
+                name: format!("probe__{tool}"),
+                arguments: (*arguments).to_owned(),
+                extra: Default::default(),
+            })
+            .collect(),
+        ..ProviderReply::default()
+    }
+}
+
+fn engine(provider: Arc<Scripted>, configure: impl FnOnce(&mut TurnConfig)) -> Engine {
+    let mut turn = TurnConfig::new("scripted");
+    configure(&mut turn);
+    let mut config = EngineConfig::default();
+    config.agents.insert(
+        "bot".into(),
+        AgentConfig {
+            turn: Some(turn),
+            ..AgentConfig::default()
+        },
+    );
+    Engine::builder()
+        .config(config)
+        .provider("scripted", provider)
+        .conversations(Conversations::memory())
+        .build()
+        .expect("the engine starts")
+}
+
+/// Runs a turn in conversation `c`; answers its events and its summary.
+async fn converse(
+    engine: &Engine,
+    control: &TurnControl,
+) -> (Vec<TurnEvent>, engine_core::TurnSummary) {
+    let turn = engine.turn("bot").unwrap().in_conversation("u", "c");
+    let mut events = Vec::new();
+    let summary = engine
+        .converse(&turn, Some("go"), control, &mut |event| events.push(event))
+        .await;
+    (events, summary)
+}
+
+/// The answers in the stored history: (call id, status), in history order.
+async fn answers(engine: &Engine) -> Vec<(String, ToolStatus)> {
+    engine
+        .conversation("c")
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|message| match message {
+            Message::Tool {
+                call_id, status, ..
+            } => Some((call_id, status)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn result_ids(events: &[TurnEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::ToolResult { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+// The tests share the counters above: they run one at a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn reset() {
+    for counter in [&RUNNING, &MOST_AT_ONCE, &BESIDE_EXCLUSIVE, &DROPPED] {
+        counter.store(0, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn calls_run_at_once_up_to_the_agents_cap_and_are_answered_in_call_order() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([
+        Ok(calling(&[
+            ("slow", r#"{"ms":200}"#),
+            ("slow", r#"{"ms":20}"#),
+            ("slow", r#"{"ms":60}"#),
+            ("slow", r#"{"ms":10}"#),
+        ])),
+        Ok(text("done")),
+    ]);
+    let engine = engine(Arc::clone(&provider), |turn| turn.max_parallel_tools = 2);
+    let (events, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Answered);
+    assert_eq!(
+        MOST_AT_ONCE.load(Ordering::SeqCst),
+        2,
+        "the cap of 2 was reached, not passed"
+    );
+    // Events in completion order: the 200 ms call finishes last.
+    assert_eq!(result_ids(&events).last().unwrap(), "c0");
+    let order: Vec<String> = answers(&engine)
+        .await
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(
+        order,
+        ["c0", "c1", "c2", "c3"],
+        "the history keeps call order"
+    );
+    let (second, _) = &provider.asked()[1];
+    assert_eq!(
+        second.len(),
+        6,
+        "user, assistant, four answers: {second:#?}"
+    );
+}
+
+#[tokio::test]
+async fn an_exclusive_tool_runs_alone() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([
+        Ok(calling(&[
+            ("slow", r#"{"ms":80}"#),
+            ("alone", r#"{"ms":80}"#),
+            ("slow", r#"{"ms":80}"#),
+        ])),
+        Ok(text("done")),
+    ]);
+    let engine = engine(provider, |turn| turn.max_parallel_tools = 3);
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Answered);
+    assert_eq!(
+        BESIDE_EXCLUSIVE.load(Ordering::SeqCst),
+        0,
+        "nothing ran beside it"
+    );
+    let statuses: Vec<ToolStatus> = answers(&engine).await.into_iter().map(|(_, s)| s).collect();
+    assert_eq!(statuses, [ToolStatus::Ok; 3]);
+}
+
+#[tokio::test]
+async fn cancelling_stops_running_tools_and_answers_their_calls_as_cancelled() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([Ok(calling(&[("hang", "{}"), ("hang", "{}")]))]);
+    let engine = engine(Arc::clone(&provider), |_| {});
+    let control = TurnControl::default();
+    let cancel = control.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let (events, summary) = converse(&engine, &control).await;
+    assert_eq!(summary.stop, Stop::Cancelled);
+    assert_eq!(
+        DROPPED.load(Ordering::SeqCst),
+        2,
+        "both running calls were stopped"
+    );
+    assert_eq!(
+        answers(&engine).await,
+        [
+            ("c0".into(), ToolStatus::Cancelled),
+            ("c1".into(), ToolStatus::Cancelled)
+        ]
+    );
+    assert_eq!(result_ids(&events).len(), 2);
+    assert_eq!(
+        provider.asked().len(),
+        1,
+        "no request after the cancellation"
+    );
+}
+
+#[tokio::test]
+async fn stopping_after_the_step_lets_its_tools_finish() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([Ok(calling(&[("slow", r#"{"ms":100}"#)]))]);
+    let engine = engine(Arc::clone(&provider), |_| {});
+    let control = TurnControl::default();
+    let stop = control.stop_after_step.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        stop.cancel(); // while the tool runs
+    });
+    let (_, summary) = converse(&engine, &control).await;
+    assert_eq!(summary.stop, Stop::Cancelled);
+    assert_eq!(answers(&engine).await, [("c0".into(), ToolStatus::Ok)]);
+    assert_eq!(provider.asked().len(), 1);
+}
+
+#[tokio::test]
+async fn a_tool_past_its_timeout_is_answered_timed_out_and_the_turn_goes_on() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([Ok(calling(&[("hang", "{}")])), Ok(text("sorry"))]);
+    let engine = engine(Arc::clone(&provider), |turn| {
+        turn.tool_timeout_ms = Some(50)
+    });
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Answered);
+    assert_eq!(summary.reply, "sorry");
+    assert_eq!(
+        answers(&engine).await,
+        [("c0".into(), ToolStatus::TimedOut)]
+    );
+    assert_eq!(DROPPED.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn calls_past_the_turns_limit_are_skipped_and_the_next_request_offers_no_tools() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([
+        Ok(calling(&[
+            ("slow", r#"{"ms":1}"#),
+            ("slow", r#"{"ms":2}"#),
+            ("slow", r#"{"ms":3}"#),
+        ])),
+        Ok(text("with what I have")),
+    ]);
+    let engine = engine(Arc::clone(&provider), |turn| turn.max_tool_calls = 2);
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(
+        summary.stop,
+        Stop::Limit {
+            limit: Limit::ToolCalls
+        }
+    );
+    assert_eq!(summary.reply, "with what I have");
+    let statuses: Vec<ToolStatus> = answers(&engine).await.into_iter().map(|(_, s)| s).collect();
+    assert_eq!(
+        statuses,
+        [ToolStatus::Ok, ToolStatus::Ok, ToolStatus::Skipped]
+    );
+    let asked = provider.asked();
+    assert!(asked[0].1, "the first request offers tools");
+    assert!(!asked[1].1, "the last one does not");
+}
+
+#[tokio::test]
+async fn a_model_that_calls_tools_on_its_last_request_gets_them_skipped() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let mut ignoring = calling(&[("slow", r#"{"ms":1}"#)]);
+    ignoring.text = "I would call a tool".into();
+    let provider = Scripted::new([Ok(ignoring)]);
+    let engine = engine(Arc::clone(&provider), |turn| turn.max_model_requests = 1);
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(
+        summary.stop,
+        Stop::Limit {
+            limit: Limit::ModelRequests
+        }
+    );
+    assert_eq!(summary.reply, "I would call a tool");
+    assert_eq!(answers(&engine).await, [("c0".into(), ToolStatus::Skipped)]);
+    let history = engine.conversation("c").await.unwrap();
+    assert_eq!(
+        history.len(),
+        3,
+        "user, the assistant's call and words, the skipped answer: {history:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_answered_with_an_error_and_the_turn_goes_on() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([
+        Ok(calling(&[("boom", "{}"), ("slow", r#"{"ms":1}"#)])),
+        Ok(text("ok")),
+    ]);
+    let engine = engine(provider, |_| {});
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Answered);
+    assert_eq!(
+        answers(&engine).await,
+        [
+            ("c0".into(), ToolStatus::Error),
+            ("c1".into(), ToolStatus::Ok)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_provider_error_after_a_step_keeps_the_step() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([
+        Ok(calling(&[("slow", r#"{"ms":1}"#)])),
+        Err(ProviderError::Truncated("cut".into())),
+    ]);
+    let engine = engine(provider, |_| {});
+    let (events, summary) = converse(&engine, &TurnControl::default()).await;
+    assert!(
+        matches!(summary.stop, Stop::ProviderError { .. }),
+        "{summary:?}"
+    );
+    assert!(events
+        .iter()
+        .any(|event| matches!(event, TurnEvent::Error { .. })));
+    let history = engine.conversation("c").await.unwrap();
+    assert_eq!(history.len(), 3, "user, the call, its answer: {history:#?}");
+    assert!(matches!(history.last(), Some(Message::Tool { .. })));
+}
+
+#[tokio::test]
+async fn duplicate_call_ids_from_a_provider_each_get_one_answer() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let mut twice = calling(&[("slow", r#"{"ms":1}"#), ("slow", r#"{"ms":2}"#)]);
+    twice.tool_calls[1].id = "c0".into();
+    let provider = Scripted::new([Ok(twice), Ok(text("ok"))]);
+    let engine = engine(Arc::clone(&provider), |_| {});
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Answered);
+    let (second, _) = &provider.asked()[1];
+    let answered = second
+        .iter()
+        .filter(|message| matches!(message, Message::Tool { .. }))
+        .count();
+    assert_eq!(answered, 2, "{second:#?}");
+}
