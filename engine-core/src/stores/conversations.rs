@@ -77,7 +77,11 @@ impl Conversations {
                      cost_usd REAL NOT NULL,
                      model_requests INTEGER NOT NULL
                  );
-                 CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation);",
+                 CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation);
+                 CREATE TABLE IF NOT EXISTS states (
+                     conversation TEXT PRIMARY KEY,
+                     body TEXT NOT NULL
+                 ) WITHOUT ROWID;",
             )
             .map_err(sql)?;
         Ok(Self {
@@ -163,6 +167,56 @@ impl Conversations {
                         }
                     }
                     transaction.commit().map_err(sql)
+                })
+                .await
+            }
+        }
+    }
+
+    /// The state `conversation`'s tools kept, as stored at the end of its last turn (a
+    /// JSON object); `None` when none was.
+    pub async fn load_state(&self, conversation: &str) -> Result<Option<String>, ConversationError> {
+        match &self.backend {
+            // In memory, the engine's own state store is all there is.
+            Backend::Memory(_) => Ok(None),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                blocking(connection, move |connection| {
+                    use rusqlite::OptionalExtension;
+                    connection
+                        .query_row(
+                            "SELECT body FROM states WHERE conversation = ?1",
+                            [&conversation],
+                            |row| row.get(0),
+                        )
+                        .optional()
+                        .map_err(sql)
+                })
+                .await
+            }
+        }
+    }
+
+    /// Stores `state` (a JSON object) as `conversation`'s, replacing what was.
+    pub async fn save_state(&self, conversation: &str, state: String) -> Result<(), ConversationError> {
+        match &self.backend {
+            Backend::Memory(_) => {
+                let _ = (conversation, state);
+                Ok(())
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                blocking(connection, move |connection| {
+                    connection
+                        .execute(
+                            "INSERT INTO states (conversation, body) VALUES (?1, ?2)
+                             ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
+                            rusqlite::params![conversation, state],
+                        )
+                        .map(drop)
+                        .map_err(sql)
                 })
                 .await
             }

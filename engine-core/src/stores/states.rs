@@ -91,6 +91,16 @@ impl ConversationStates {
         state
     }
 
+    /// Restores `conversation`'s `state` as stored by an earlier run of the engine, unless
+    /// it has state already (a call of this run wrote it).
+    pub(crate) fn restore(&self, conversation: &str, state: StateMap) -> Result<(), StateRefusal> {
+        if !self.snapshot(conversation).is_empty() {
+            return Ok(());
+        }
+        let writes = state.into_iter().map(|(key, value)| (key, Some(value))).collect();
+        self.apply(conversation, writes)
+    }
+
     /// Applies a successful call's writes: each key set or removed, over whatever other
     /// calls applied since this one started (last writer wins, per key). Writes that
     /// would break a limit are refused, all of them.

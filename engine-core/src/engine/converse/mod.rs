@@ -115,6 +115,9 @@ impl Engine {
             },
             None => Vec::new(),
         };
+        if let Some((store, id)) = store {
+            self.restore_state(store, id).await;
+        }
         let first = !history
             .iter()
             .any(|message| matches!(message, Message::User { .. }));
@@ -167,6 +170,8 @@ impl Engine {
             })
             .await;
         let mut progress = progress.into_inner();
+        // A halt that asked for no trace keeps nothing, its state included.
+        let persist = outcome.as_ref().map_or(true, |outcome| outcome.persist);
         let stop = match outcome {
             Ok(outcome) => {
                 let stop = match outcome.end {
@@ -232,6 +237,12 @@ impl Engine {
             if let Err(error) = store.record_turn(id, &summary).await {
                 tracing::warn!(conversation = id, %error, "the turn's record could not be stored");
             }
+            if persist {
+                let state = serde_json::to_string(&*self.states.snapshot(id)).expect("state serializes");
+                if let Err(error) = store.save_state(id, state).await {
+                    tracing::warn!(conversation = id, %error, "the conversation's state could not be stored");
+                }
+            }
         }
         if matches!(
             summary.stop,
@@ -250,6 +261,26 @@ impl Engine {
         conversation: &str,
     ) -> Result<Vec<Message>, ConversationError> {
         self.conversations.load(conversation).await
+    }
+}
+
+impl Engine {
+    /// Brings back the state `conversation`'s tools kept in an earlier run of the engine.
+    async fn restore_state(&self, store: &Conversations, conversation: &str) {
+        let stored = match store.load_state(conversation).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(conversation, %error, "the conversation's state could not be read");
+                return;
+            }
+        };
+        let restored = serde_json::from_str(&stored)
+            .map_err(|error| error.to_string())
+            .and_then(|state| self.states.restore(conversation, state).map_err(|error| error.to_string()));
+        if let Err(error) = restored {
+            tracing::warn!(conversation, %error, "the conversation's stored state was not restored");
+        }
     }
 }
 
