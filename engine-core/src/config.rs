@@ -275,7 +275,7 @@ impl StateLimits {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GatewayConfig {
-    /// The base URL, such as `http://127.0.0.1:8000/v1` (plain HTTP).
+    /// The base URL, such as `http://127.0.0.1:8000/v1` or `https://api.openai.com/v1`.
     pub base_url: String,
     /// The model and prices of each tier the gateway serves.
     pub tiers: BTreeMap<Tier, TierConfig>,

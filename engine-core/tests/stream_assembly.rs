@@ -903,3 +903,57 @@ fn anthropic_request_body_merges_tool_results_and_sets_tool_choice_none() {
     let allowed = request_json(Wire::Anthropic, &history, ANTHROPIC_CATALOG, true);
     assert_eq!(allowed["tool_choice"], json!({"type": "auto"}));
 }
+
+#[test]
+fn openai_repeated_and_missing_ids_are_made_unique_so_each_answer_names_one_call() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"dup\",\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"dup\",\"function\":{\"name\":\"b\",\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":2,\"function\":{\"name\":\"c\",\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let reply = assemble_openai(sse).unwrap();
+    let ids: Vec<&str> = reply
+        .tool_calls
+        .iter()
+        .map(|call| call.id.as_str())
+        .collect();
+    assert_eq!(ids, ["dup", "dup_1", "call_2"]);
+}
+
+#[test]
+fn a_reply_with_more_calls_than_the_engine_answers_is_malformed() {
+    let mut sse = String::new();
+    for index in 0..=engine_core::provider::MAX_CALLS_PER_REPLY {
+        sse += &format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{index},\"id\":\"c{index}\",\"function\":{{\"name\":\"a\",\"arguments\":\"{{}}\"}}}}]}}}}]}}\n\n"
+        );
+    }
+    sse += "data: [DONE]\n\n";
+    assert!(matches!(
+        assemble_openai(&sse),
+        Err(ProviderError::Malformed(_))
+    ));
+}
+
+#[test]
+fn anthropic_blank_text_is_not_sent_as_a_block() {
+    let history = [
+        Message::user("   "),
+        Message::assistant("\n\n".into(), Vec::new(), "anthropic", Default::default()),
+        Message::user("Hello"),
+    ];
+    let request = ProviderRequest {
+        system: &[],
+        history: &history,
+        tools: "[]",
+        allow_tools: true,
+        max_output_tokens: 16,
+    };
+    let body: Value =
+        serde_json::from_slice(&anthropic::request_body("m", &request, true)).unwrap();
+    assert_eq!(
+        body["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "Hello"}]}])
+    );
+}

@@ -477,3 +477,63 @@ async fn duplicate_call_ids_from_a_provider_each_get_one_answer() {
         .count();
     assert_eq!(answered, 2, "{second:#?}");
 }
+
+#[tokio::test]
+async fn a_conversation_is_continued_only_by_its_agent_and_subscriber() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([Ok(text("hello")), Ok(text("again"))]);
+    let engine = engine(Arc::clone(&provider), |_| {});
+    let (_, first) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(first.stop, Stop::Answered);
+    let stranger = engine
+        .turn("bot")
+        .unwrap()
+        .in_conversation("someone-else", "c");
+    let summary = engine
+        .converse(
+            &stranger,
+            Some("show me"),
+            &TurnControl::default(),
+            &mut |_| {},
+        )
+        .await;
+    assert!(
+        matches!(&summary.stop, Stop::Failed { message } if message.contains("belongs to another")),
+        "{summary:?}"
+    );
+    assert_eq!(
+        provider.asked().len(),
+        1,
+        "the stranger's turn asked nothing"
+    );
+    assert_eq!(
+        engine.conversation("c").await.unwrap().len(),
+        2,
+        "and added nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_second_turn_of_a_conversation_under_way_is_refused() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([Ok(calling(&[("slow", r#"{"ms":200}"#)])), Ok(text("done"))]);
+    let engine = Arc::new(engine(provider, |_| {}));
+    let first = tokio::spawn({
+        let engine = Arc::clone(&engine);
+        async move { converse(&engine, &TurnControl::default()).await.1 }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (_, second) = converse(&engine, &TurnControl::default()).await;
+    assert!(
+        matches!(&second.stop, Stop::Failed { message } if message.contains("under way")),
+        "{second:?}"
+    );
+    assert_eq!(first.await.unwrap().stop, Stop::Answered);
+    let (_, third) = converse(&engine, &TurnControl::default()).await;
+    assert_ne!(
+        third.stop, second.stop,
+        "once the first ended, a turn may start"
+    );
+}

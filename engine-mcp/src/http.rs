@@ -303,7 +303,7 @@ pub async fn serve_http(
         )));
     let router = axum::Router::new()
         .nest_service("/mcp", service)
-        .merge(turns::router(engine))
+        .merge(turns::router(engine, shutdown.child_token()))
         // Inside the in-flight bound: a slow body holds its place until the deadline only.
         .layer(axum::middleware::from_fn(move |request, next| {
             body_deadline::read_body(body_timeout, max_body_bytes, request, next)

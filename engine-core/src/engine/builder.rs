@@ -185,6 +185,7 @@ impl EngineBuilder {
             gateway,
             registry,
             conversations: Arc::new(conversations),
+            running: Default::default(),
         })
     }
 

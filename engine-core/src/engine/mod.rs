@@ -66,6 +66,8 @@ pub struct Engine {
     knowledge: Option<Arc<dyn KnowledgeStore>>,
     gateway: Option<Arc<dyn ModelGateway>>,
     conversations: Arc<Conversations>,
+    /// The conversations with a turn under way.
+    running: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Engine {

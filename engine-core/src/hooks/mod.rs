@@ -117,11 +117,12 @@ impl Hooks {
         &self.by_event[event as usize]
     }
 
-    /// Whether a hook may replace or regenerate replies: the engine then serves turns
-    /// non-streamed, so that the mutation lands before anything reaches the user.
+    /// Whether a hook may replace or regenerate replies, or withhold them (a
+    /// `response_generated` hook that fails closed replaces the reply with its text): the
+    /// engine then serves turns non-streamed, so that nothing reaches the user first.
     pub(crate) fn mutate_responses(&self) -> bool {
         self.of(Event::ResponseGenerated)
             .iter()
-            .any(|hook| hook.descriptor.mutates_response)
+            .any(|hook| hook.descriptor.mutates_response || hook.descriptor.fail_closed.is_some())
     }
 }

@@ -1,12 +1,9 @@
-//! A [`ModelGateway`] for OpenAI-compatible chat completions endpoints, over plain HTTP/1.1
-//! (a local model server, or a proxy that holds the TLS and the provider key).
+//! A [`ModelGateway`] for OpenAI-compatible chat completions endpoints, on the same HTTP
+//! client as the turns' providers (reqwest with rustls): a hosted provider over HTTPS, a
+//! local model server or a proxy over plain HTTP.
 
 use std::collections::BTreeMap;
 
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
-use hyper::body::Bytes;
-use hyper::Request;
-use hyper_util::rt::TokioIo;
 use plugin_sdk::engine::BoxFuture;
 use plugin_sdk::model::{ChatRequest, Role, Tier};
 use serde::Deserialize;
@@ -18,23 +15,26 @@ use crate::config::{GatewayConfig, TierConfig};
 /// POSTs `{base_url}/chat/completions` with the tier's model and `max_tokens`, reads at
 /// most `max_response_bytes` of the answer, and prices it from its `usage`.
 pub struct OpenAiCompatibleGateway {
+    client: reqwest::Client,
     authority: String,
-    path: String,
+    url: String,
     tiers: BTreeMap<Tier, TierConfig>,
     max_response_bytes: usize,
 }
 
 impl OpenAiCompatibleGateway {
-    /// The gateway `config` describes; its URL must be `http://host:port/path`.
+    /// The gateway `config` describes; its URL must be `http://` or `https://`.
     pub fn new(config: &GatewayConfig) -> Result<Self, GatewayError> {
         let rest = config
             .base_url
             .strip_prefix("http://")
+            .or_else(|| config.base_url.strip_prefix("https://"))
             .ok_or_else(|| GatewayError::Url(config.base_url.clone()))?;
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let authority = rest.split('/').next().unwrap_or(rest).to_owned();
         Ok(Self {
-            authority: authority.to_owned(),
-            path: format!("/{}/chat/completions", path.trim_end_matches('/')).replace("//", "/"),
+            client: crate::provider::shared_client(),
+            authority,
+            url: format!("{}/chat/completions", config.base_url.trim_end_matches('/')),
             tiers: config.tiers.clone(),
             max_response_bytes: config.max_response_bytes,
         })
@@ -47,41 +47,43 @@ impl OpenAiCompatibleGateway {
     }
 
     async fn post(&self, body: Value) -> Result<Value, GatewayError> {
-        let unreachable = |reason: String| GatewayError::Unreachable {
-            authority: self.authority.clone(),
-            reason,
-        };
-        let stream = tokio::net::TcpStream::connect(&self.authority)
-            .await
-            .map_err(|error| unreachable(error.to_string()))?;
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|error| unreachable(error.to_string()))?;
-        tokio::spawn(connection);
-        let request = Request::post(&self.path)
-            .header("host", &self.authority)
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(body.to_string())))
-            .map_err(|error| GatewayError::Url(error.to_string()))?;
         let broken = |reason: String| GatewayError::Broken {
             authority: self.authority.clone(),
             reason,
         };
-        let response = sender
-            .send_request(request)
+        let mut response = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
             .await
-            .map_err(|error| broken(error.to_string()))?;
+            .map_err(|error| {
+                let connect = error.is_connect();
+                let reason = error.without_url().to_string();
+                if connect {
+                    GatewayError::Unreachable {
+                        authority: self.authority.clone(),
+                        reason,
+                    }
+                } else {
+                    broken(reason)
+                }
+            })?;
         let status = response.status();
-        let bytes = Limited::new(response.into_body(), self.max_response_bytes)
-            .collect()
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|error| match error.downcast::<LengthLimitError>() {
-                Ok(_) => GatewayError::TooLarge {
+            .map_err(|error| broken(error.without_url().to_string()))?
+        {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > self.max_response_bytes {
+                return Err(GatewayError::TooLarge {
                     limit: self.max_response_bytes,
-                },
-                Err(error) => broken(error.to_string()),
-            })?
-            .to_bytes();
+                });
+            }
+        }
         if !status.is_success() {
             return Err(GatewayError::Status {
                 status: status.as_u16(),

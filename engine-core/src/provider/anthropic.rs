@@ -10,7 +10,10 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::fields::merge_unknown;
-use super::{ProviderError, ProviderReply, ProviderRequest, Usage, Wire};
+use super::{
+    complete_calls, too_many_calls, ProviderError, ProviderReply, ProviderRequest, Usage, Wire,
+    MAX_CALLS_PER_REPLY,
+};
 use crate::conversation::{Message, ToolCall, ToolStatus};
 
 const WIRE: &str = Wire::Anthropic.as_str();
@@ -44,7 +47,7 @@ fn messages(history: &[Message]) -> Vec<Value> {
     let mut out: Vec<(&str, Vec<Value>)> = Vec::new();
     for message in history {
         let (role, blocks) = match message {
-            Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),
+            Message::User { content } => ("user", text_block(content).into_iter().collect()),
             Message::Tool {
                 call_id,
                 status,
@@ -78,6 +81,11 @@ fn messages(history: &[Message]) -> Vec<Value> {
         .collect()
 }
 
+/// A text block, unless the text is blank: the API refuses blank text blocks.
+fn text_block(text: &str) -> Option<Value> {
+    (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
 fn assistant_blocks(content: &str, calls: &[ToolCall], extra: &Map<String, Value>) -> Vec<Value> {
     let mut blocks: Vec<Value> = extra
         .get(WIRE)
@@ -85,9 +93,7 @@ fn assistant_blocks(content: &str, calls: &[ToolCall], extra: &Map<String, Value
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    if !content.is_empty() {
-        blocks.push(json!({"type": "text", "text": content}));
-    }
+    blocks.extend(text_block(content));
     for call in calls {
         // Arguments that are not a JSON object were answered as invalid; the API takes
         // only an object as input.
@@ -112,6 +118,8 @@ enum Block {
 #[derive(Debug, Default)]
 pub struct StreamAssembler {
     blocks: Vec<(u64, Block)>,
+    /// How many of `blocks` are tool calls.
+    calls: usize,
     text: String,
     usage: Usage,
     finish: Option<String>,
@@ -169,6 +177,12 @@ impl StreamAssembler {
                     &mut self.text,
                     text,
                 );
+                if let Block::Tool(..) = block {
+                    if self.calls == MAX_CALLS_PER_REPLY {
+                        return Err(too_many_calls());
+                    }
+                    self.calls += 1;
+                }
                 self.blocks.push((index, block));
             }
             "content_block_delta" => {
@@ -272,6 +286,7 @@ impl StreamAssembler {
         if !kept.is_empty() {
             reply.extra.insert(KEPT_BLOCKS.into(), Value::Array(kept));
         }
+        complete_calls(&mut reply.tool_calls);
         Ok(reply)
     }
 }

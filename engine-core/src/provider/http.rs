@@ -78,7 +78,8 @@ impl HttpProvider {
         })
     }
 
-    /// A client for providers: rustls with the platform's roots, a connect timeout.
+    /// A new client for providers: rustls with the platform's roots, a connect timeout.
+    /// The engine shares one between its providers and its tools' model gateway.
     pub fn client() -> reqwest::Client {
         reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
@@ -102,7 +103,15 @@ impl HttpProvider {
         let status = response.status();
         if !status.is_success() {
             let retry_after_ms = retry_after(response.headers());
-            let body = response.bytes().await.unwrap_or_default();
+            // The start of the body says why; the rest is not read.
+            let mut body = Vec::new();
+            let mut response = response;
+            while body.len() < 4096 {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                    _ => break,
+                }
+            }
             return Err(ProviderError::Status {
                 status: status.as_u16(),
                 body: String::from_utf8_lossy(&body).chars().take(300).collect(),
@@ -171,6 +180,12 @@ impl HttpProvider {
             }
         }
     }
+}
+
+/// The engine's one client (its connection pool), made on first use.
+pub(crate) fn shared_client() -> reqwest::Client {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT.get_or_init(HttpProvider::client).clone()
 }
 
 impl Provider for HttpProvider {

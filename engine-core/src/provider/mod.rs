@@ -19,6 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 #[cfg(feature = "http")]
+pub(crate) use http::shared_client;
+#[cfg(feature = "http")]
 pub use http::HttpProvider;
 pub use sse::SseSplitter;
 
@@ -62,6 +64,34 @@ impl ProviderReply {
     /// The reply as the assistant's message in the history, for provider `wire`.
     pub fn into_message(self, wire: &str) -> Message {
         Message::assistant(self.text, self.tool_calls, wire, self.extra)
+    }
+}
+
+/// The most tool calls one reply may hold: a reply with more is refused as malformed
+/// (each call gets an answer and a place in every later request).
+pub const MAX_CALLS_PER_REPLY: usize = 256;
+
+fn too_many_calls() -> ProviderError {
+    ProviderError::Malformed(format!(
+        "the reply calls more than {MAX_CALLS_PER_REPLY} tools"
+    ))
+}
+
+/// The calls of a finished reply made answerable: a call without an id gets one, and an
+/// id that repeats one before it gets a suffix (its answer must name it alone); a call
+/// without arguments gets `{}`.
+fn complete_calls(calls: &mut [ToolCall]) {
+    let mut seen = std::collections::HashSet::with_capacity(calls.len());
+    for (at, call) in calls.iter_mut().enumerate() {
+        if call.arguments.trim().is_empty() {
+            call.arguments = "{}".to_owned();
+        }
+        if call.id.is_empty() {
+            call.id = format!("call_{at}");
+        }
+        while !seen.insert(call.id.clone()) {
+            call.id = format!("{}_{at}", call.id);
+        }
     }
 }
 
@@ -124,7 +154,7 @@ impl ProviderError {
     }
 }
 
-/// A model provider. The engine's [`HttpProvider`] speaks both wire formats over HTTP;
+/// A model provider. The engine's `HttpProvider` (feature `http`) speaks both wire formats over HTTP;
 /// a test or a benchmark can bring its own.
 pub trait Provider: Send + Sync {
     /// The wire format the provider speaks: which catalog its tools are rendered in, and

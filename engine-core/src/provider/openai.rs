@@ -19,7 +19,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::fields::{merge_unknown, Key};
-use super::{ProviderError, ProviderReply, ProviderRequest, Usage, Wire};
+use super::{
+    complete_calls, too_many_calls, ProviderError, ProviderReply, ProviderRequest, Usage, Wire,
+    MAX_CALLS_PER_REPLY,
+};
 use crate::conversation::{Message, ToolCall};
 
 const WIRE: &str = Wire::Openai.as_str();
@@ -202,12 +205,12 @@ impl StreamAssembler {
             self.reply.finish = Some(finish);
         }
         if let Some(delta) = choice.delta {
-            self.delta(delta, text);
+            self.delta(delta, text)?;
         }
         Ok(())
     }
 
-    fn delta(&mut self, delta: Delta, text: &mut dyn FnMut(&str)) {
+    fn delta(&mut self, delta: Delta, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
         if let Some(content) = delta.content.filter(|content| !content.is_empty()) {
             text(&content);
             self.reply.text.push_str(&content);
@@ -216,7 +219,7 @@ impl StreamAssembler {
             merge_unknown(&mut self.reply.extra, Cow::Owned(key), value);
         }
         for piece in delta.tool_calls {
-            let at = self.call_for(&piece);
+            let at = self.call_for(&piece)?;
             let call = &mut self.reply.tool_calls[at];
             if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
                 call.id = id;
@@ -235,12 +238,13 @@ impl StreamAssembler {
                 merge_unknown(&mut call.extra, Cow::Owned(key), value);
             }
         }
+        Ok(())
     }
 
     /// Which call a piece belongs to: a new one when its id differs from the id of the
     /// call at its index (or of the last call, without an index), or when its index is
     /// new; the last call otherwise.
-    fn call_for(&mut self, piece: &CallDelta) -> usize {
+    fn call_for(&mut self, piece: &CallDelta) -> Result<usize, ProviderError> {
         let at = match piece.index {
             Some(index) => self.indexes.iter().rposition(|&known| known == Some(index)),
             None => self.reply.tool_calls.len().checked_sub(1),
@@ -253,11 +257,12 @@ impl StreamAssembler {
             _ => false,
         };
         match at {
-            Some(at) if !new_id(at) => at,
+            Some(at) if !new_id(at) => Ok(at),
+            _ if self.reply.tool_calls.len() == MAX_CALLS_PER_REPLY => Err(too_many_calls()),
             _ => {
                 self.reply.tool_calls.push(ToolCall::default());
                 self.indexes.push(piece.index);
-                self.reply.tool_calls.len() - 1
+                Ok(self.reply.tool_calls.len() - 1)
             }
         }
     }
@@ -274,17 +279,9 @@ impl StreamAssembler {
     }
 }
 
-/// The calls made whole: a call without arguments has `{}`, one without an id gets one
-/// (its answer must name it).
+/// The calls made answerable ([`complete_calls`]).
 fn complete(mut reply: ProviderReply) -> ProviderReply {
-    for (at, call) in reply.tool_calls.iter_mut().enumerate() {
-        if call.arguments.trim().is_empty() {
-            call.arguments = "{}".to_owned();
-        }
-        if call.id.is_empty() {
-            call.id = format!("call_{at}");
-        }
-    }
+    complete_calls(&mut reply.tool_calls);
     reply
 }
 
@@ -306,7 +303,7 @@ pub fn parse_reply(body: &[u8]) -> Result<ProviderReply, ProviderError> {
         .ok_or_else(|| ProviderError::Malformed("the answer has no choice".into()))?;
     let mut assembler = StreamAssembler::default();
     if let Some(message) = choice.message {
-        assembler.delta(message, &mut |_| {});
+        assembler.delta(message, &mut |_| {})?;
     }
     let mut reply = assembler.reply;
     reply.finish = choice.finish_reason.filter(|finish| !finish.is_empty());

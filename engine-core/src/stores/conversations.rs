@@ -23,9 +23,16 @@ pub struct Conversations {
 }
 
 enum Backend {
-    Memory(Mutex<HashMap<String, Vec<Message>>>),
+    Memory(Mutex<Memory>),
     #[cfg(feature = "sqlite")]
     Sqlite(Arc<Mutex<rusqlite::Connection>>),
+}
+
+/// Conversations in memory: their messages, and whose each is.
+#[derive(Default)]
+struct Memory {
+    messages: HashMap<String, Vec<Message>>,
+    owners: HashMap<String, (String, String)>,
 }
 
 impl std::fmt::Debug for Conversations {
@@ -78,6 +85,11 @@ impl Conversations {
                      model_requests INTEGER NOT NULL
                  );
                  CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation);
+                 CREATE TABLE IF NOT EXISTS owners (
+                     conversation TEXT PRIMARY KEY,
+                     agent TEXT NOT NULL,
+                     subscriber TEXT NOT NULL
+                 ) WITHOUT ROWID;
                  CREATE TABLE IF NOT EXISTS states (
                      conversation TEXT PRIMARY KEY,
                      body TEXT NOT NULL
@@ -89,12 +101,64 @@ impl Conversations {
         })
     }
 
+    /// Makes `conversation` `agent`'s with `subscriber`, if it is no one's yet; refuses a
+    /// conversation that is another agent's or another subscriber's (a client must not
+    /// read or continue a history it did not make).
+    pub async fn claim(
+        &self,
+        conversation: &str,
+        agent: &str,
+        subscriber: &str,
+    ) -> Result<(), ConversationError> {
+        let owner = match &self.backend {
+            Backend::Memory(all) => all
+                .lock()
+                .expect("no panic holds the lock")
+                .owners
+                .entry(conversation.to_owned())
+                .or_insert_with(|| (agent.to_owned(), subscriber.to_owned()))
+                .clone(),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let (conversation, agent, subscriber) = (
+                    conversation.to_owned(),
+                    agent.to_owned(),
+                    subscriber.to_owned(),
+                );
+                blocking(connection, move |connection| {
+                    connection
+                        .execute(
+                            "INSERT INTO owners (conversation, agent, subscriber) VALUES (?1, ?2, ?3)
+                             ON CONFLICT (conversation) DO NOTHING",
+                            [&conversation, &agent, &subscriber],
+                        )
+                        .map_err(sql)?;
+                    connection
+                        .query_row(
+                            "SELECT agent, subscriber FROM owners WHERE conversation = ?1",
+                            [&conversation],
+                            |row| Ok((row.get(0)?, row.get(1)?)),
+                        )
+                        .map_err(sql)
+                })
+                .await?
+            }
+        };
+        if owner.0 != agent || owner.1 != subscriber {
+            return Err(ConversationError(format!(
+                "the conversation `{conversation}` belongs to another agent or end user"
+            )));
+        }
+        Ok(())
+    }
+
     /// The messages of `conversation`, oldest first (none for a new one).
     pub async fn load(&self, conversation: &str) -> Result<Vec<Message>, ConversationError> {
         match &self.backend {
             Backend::Memory(all) => Ok(all
                 .lock()
                 .expect("no panic holds the lock")
+                .messages
                 .get(conversation)
                 .cloned()
                 .unwrap_or_default()),
@@ -133,6 +197,7 @@ impl Conversations {
             Backend::Memory(all) => {
                 all.lock()
                     .expect("no panic holds the lock")
+                    .messages
                     .entry(conversation.to_owned())
                     .or_default()
                     .extend_from_slice(messages);
@@ -175,7 +240,10 @@ impl Conversations {
 
     /// The state `conversation`'s tools kept, as stored at the end of its last turn (a
     /// JSON object); `None` when none was.
-    pub async fn load_state(&self, conversation: &str) -> Result<Option<String>, ConversationError> {
+    pub async fn load_state(
+        &self,
+        conversation: &str,
+    ) -> Result<Option<String>, ConversationError> {
         match &self.backend {
             // In memory, the engine's own state store is all there is.
             Backend::Memory(_) => Ok(None),
@@ -199,7 +267,11 @@ impl Conversations {
     }
 
     /// Stores `state` (a JSON object) as `conversation`'s, replacing what was.
-    pub async fn save_state(&self, conversation: &str, state: String) -> Result<(), ConversationError> {
+    pub async fn save_state(
+        &self,
+        conversation: &str,
+        state: String,
+    ) -> Result<(), ConversationError> {
         match &self.backend {
             Backend::Memory(_) => {
                 let _ = (conversation, state);

@@ -97,7 +97,10 @@ impl ConversationStates {
         if !self.snapshot(conversation).is_empty() {
             return Ok(());
         }
-        let writes = state.into_iter().map(|(key, value)| (key, Some(value))).collect();
+        let writes = state
+            .into_iter()
+            .map(|(key, value)| (key, Some(value)))
+            .collect();
         self.apply(conversation, writes)
     }
 

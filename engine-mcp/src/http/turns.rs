@@ -12,7 +12,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use engine_core::{Engine, TurnControl, TurnEvent};
+use engine_core::{CancellationToken, Engine, TurnControl, TurnEvent};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -35,16 +35,30 @@ struct TurnRequest {
     locale: Option<String>,
 }
 
-/// The routes, over `engine`.
-pub(super) fn router(engine: Arc<Engine>) -> Router {
+/// The routes, over `engine`; turns under way are cancelled when `shutdown` is.
+pub(super) fn router(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {
     Router::new()
         .route("/v1/agents/{agent}/turns", post(turn))
         .route("/v1/conversations/{id}", get(conversation))
-        .with_state(engine)
+        .with_state(Served { engine, shutdown })
+}
+
+#[derive(Clone)]
+struct Served {
+    engine: Arc<Engine>,
+    shutdown: CancellationToken,
+}
+
+/// What a conversation or subscriber id may be: it travels in a header and in logs.
+fn valid_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"-_.:@".contains(&byte))
 }
 
 async fn turn(
-    State(engine): State<Arc<Engine>>,
+    State(Served { engine, shutdown }): State<Served>,
     Path(agent): Path<String>,
     body: Result<Json<TurnRequest>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
@@ -64,11 +78,28 @@ async fn turn(
             format!("the agent `{agent}` does not run turns (it has no `turn` configuration)");
         return problem(StatusCode::NOT_FOUND, &message);
     }
-    if request.message.is_none() && request.conversation.is_none() {
-        return problem(
-            StatusCode::BAD_REQUEST,
-            "give a `message`, or a `conversation` to resume",
-        );
+    match &request.message {
+        None if request.conversation.is_none() => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "give a `message`, or a `conversation` to resume",
+            )
+        }
+        Some(message) if message.trim().is_empty() => {
+            return problem(StatusCode::BAD_REQUEST, "the `message` is blank")
+        }
+        _ => {}
+    }
+    for id in [&request.conversation, &request.subscriber]
+        .into_iter()
+        .flatten()
+    {
+        if !valid_id(id) {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "a `conversation` or `subscriber` is 1 to 128 of letters, digits and `-_.:@`",
+            );
+        }
     }
     let conversation = request.conversation.unwrap_or_else(new_conversation_id);
     let subscriber = request.subscriber.unwrap_or_else(|| "anonymous".to_owned());
@@ -77,7 +108,11 @@ async fn turn(
         turn = turn.with_locale(locale);
     }
     let (lines, mut received) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
-    let control = TurnControl::default();
+    // Cancelled when the server shuts down, or when the client goes (below).
+    let control = TurnControl {
+        cancel: shutdown.child_token(),
+        ..TurnControl::default()
+    };
     // The turn stops when its client goes: the body, dropped with the connection, drops
     // this guard. The turn still answers its open calls and stores what it did.
     let gone = control.cancel.clone().drop_guard();
@@ -105,7 +140,10 @@ async fn turn(
         .expect("a valid response")
 }
 
-async fn conversation(State(engine): State<Arc<Engine>>, Path(id): Path<String>) -> Response {
+async fn conversation(
+    State(Served { engine, .. }): State<Served>,
+    Path(id): Path<String>,
+) -> Response {
     match engine.conversation(&id).await {
         Ok(messages) if messages.is_empty() => {
             problem(StatusCode::NOT_FOUND, &format!("no conversation `{id}`"))

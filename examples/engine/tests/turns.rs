@@ -527,7 +527,8 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
 fn the_conversations_state_outlives_the_engine() {
     let mock = Llmock::start();
     let setup = Setup::new("state", &mock, "openai", "", "");
-    let remember = json!({"name": "notes__remember", "arguments": {"name": "allergy", "text": "penicillin"}});
+    let remember =
+        json!({"name": "notes__remember", "arguments": {"name": "allergy", "text": "penicillin"}});
     let recall = json!({"name": "notes__recall", "arguments": {"name": "allergy"}});
     mock.script(json!([
         {"type": "reply", "tool_calls": [remember]},
@@ -537,9 +538,17 @@ fn the_conversations_state_outlives_the_engine() {
     ]));
     let (events, first) = setup.turn(&["Remember my allergy", "--conversation", "c-state"]);
     assert!(first.status.success(), "{first:?}");
-    assert_eq!(of_type(&events, "tool_result")[0]["status"], "ok", "{events:#?}");
+    assert_eq!(
+        of_type(&events, "tool_result")[0]["status"],
+        "ok",
+        "{events:#?}"
+    );
     // A new engine process: the state comes back from the data directory.
     let (events, second) = setup.turn(&["What is my allergy?", "--conversation", "c-state"]);
     assert!(second.status.success(), "{second:?}");
-    assert_eq!(of_type(&events, "tool_result")[0]["result"], "penicillin", "{events:#?}");
+    assert_eq!(
+        of_type(&events, "tool_result")[0]["result"],
+        "penicillin",
+        "{events:#?}"
+    );
 }

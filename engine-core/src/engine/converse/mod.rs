@@ -63,6 +63,8 @@ struct Progress<'a> {
     stored: usize,
     /// Where the model's answer is in `history`, once it answered.
     answer_at: Option<usize>,
+    /// Whether the model called tools in this turn: only then can a limit have cut it.
+    called_tools: bool,
     counts: CallCounts,
     usage: Usage,
     cost_usd: f64,
@@ -103,6 +105,23 @@ impl Engine {
         let store = turn
             .conversation()
             .map(|id| (self.conversations.as_ref(), id));
+        let _running = match turn.conversation() {
+            Some(id) => match RunningTurn::start(&self.running, id) {
+                Some(running) => Some(running),
+                None => {
+                    return failed(
+                        events,
+                        format!("a turn of the conversation `{id}` is under way: wait for its end"),
+                    )
+                }
+            },
+            None => None,
+        };
+        if let (Some((store, id)), Some(subscriber)) = (store, turn.subscriber()) {
+            if let Err(error) = store.claim(id, agent.name(), subscriber).await {
+                return failed(events, error.to_string());
+            }
+        }
         let mut history = match store {
             Some((store, id)) => match store.load(id).await {
                 Ok(history) => history,
@@ -141,6 +160,7 @@ impl Engine {
             history,
             stored,
             answer_at: None,
+            called_tools: false,
             counts: CallCounts::default(),
             usage: Usage::default(),
             cost_usd: 0.0,
@@ -170,7 +190,6 @@ impl Engine {
             })
             .await;
         let mut progress = progress.into_inner();
-        // A halt that asked for no trace keeps nothing, its state included.
         let persist = outcome.as_ref().map_or(true, |outcome| outcome.persist);
         let stop = match outcome {
             Ok(outcome) => {
@@ -233,15 +252,15 @@ impl Engine {
                 model_requests: progress.model_requests,
             },
         );
-        if let Some((store, id)) = store {
+        // A halt that asked for no trace keeps nothing: no record, no state.
+        if let Some((store, id)) = store.filter(|_| persist) {
             if let Err(error) = store.record_turn(id, &summary).await {
                 tracing::warn!(conversation = id, %error, "the turn's record could not be stored");
             }
-            if persist {
-                let state = serde_json::to_string(&*self.states.snapshot(id)).expect("state serializes");
-                if let Err(error) = store.save_state(id, state).await {
-                    tracing::warn!(conversation = id, %error, "the conversation's state could not be stored");
-                }
+            let state =
+                serde_json::to_string(&*self.states.snapshot(id)).expect("state serializes");
+            if let Err(error) = store.save_state(id, state).await {
+                tracing::warn!(conversation = id, %error, "the conversation's state could not be stored");
             }
         }
         if matches!(
@@ -277,10 +296,46 @@ impl Engine {
         };
         let restored = serde_json::from_str(&stored)
             .map_err(|error| error.to_string())
-            .and_then(|state| self.states.restore(conversation, state).map_err(|error| error.to_string()));
+            .and_then(|state| {
+                self.states
+                    .restore(conversation, state)
+                    .map_err(|error| error.to_string())
+            });
         if let Err(error) = restored {
             tracing::warn!(conversation, %error, "the conversation's stored state was not restored");
         }
+    }
+}
+
+/// A conversation's turn under way: while it lives, no other turn of that conversation
+/// starts (they would both append to one history).
+struct RunningTurn<'a> {
+    running: &'a std::sync::Mutex<std::collections::HashSet<String>>,
+    conversation: String,
+}
+
+impl<'a> RunningTurn<'a> {
+    fn start(
+        running: &'a std::sync::Mutex<std::collections::HashSet<String>>,
+        conversation: &str,
+    ) -> Option<Self> {
+        let started = running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(conversation.to_owned());
+        started.then(|| Self {
+            running,
+            conversation: conversation.to_owned(),
+        })
+    }
+}
+
+impl Drop for RunningTurn<'_> {
+    fn drop(&mut self) {
+        self.running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(&self.conversation);
     }
 }
 
@@ -391,12 +446,13 @@ impl Run<'_> {
                     });
                 }
             };
+            // Counted once sent: a request cut short may still have been billed.
+            progress.model_requests += 1;
             let answer = tokio::select! {
                 answer = self.provider.respond(request, &mut on_text) => answer,
                 () = tokio::time::sleep_until(self.deadline) => return Err(Interrupted::Deadline),
                 () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
             };
-            progress.model_requests += 1;
             let reply = answer.map_err(Interrupted::Provider)?;
             progress.usage += reply.usage;
             progress.cost_usd += self.provider.cost_usd(reply.usage);
@@ -406,19 +462,23 @@ impl Run<'_> {
             progress.history.push(reply.into_message(wire));
             if calls.is_empty() {
                 progress.answer_at = Some(progress.history.len() - 1);
+                if !progress.called_tools {
+                    // The limit took nothing from a model that wanted no tool.
+                    progress.limit = None;
+                }
                 return Ok(text);
             }
+            progress.called_tools = true;
             if limit.is_some() {
                 // Asked to answer without tools, the model called some anyway: each is
                 // answered, and its words are the reply.
                 progress.answer_at = Some(progress.history.len() - 1);
                 for call in &calls {
-                    let (answer, event) = unrun(
-                        call,
-                        ToolStatus::Skipped,
-                        "not run: the turn reached a limit",
-                    );
-                    (progress.events)(event);
+                    let why = "not run: the turn reached a limit";
+                    let (answer, events) = unrun(self.engine, call, ToolStatus::Skipped, why);
+                    for event in events {
+                        (progress.events)(event);
+                    }
                     progress.history.push(answer);
                 }
                 self.flush(progress).await;

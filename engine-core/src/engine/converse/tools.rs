@@ -46,12 +46,7 @@ pub(super) async fn run_calls(
     let mut answers: Vec<Option<Message>> = vec![None; calls.len()];
     let mut runnable = Vec::with_capacity(calls.len());
     for (at, call) in calls.iter().enumerate() {
-        events(TurnEvent::ToolCall {
-            id: call.id.clone(),
-            tool: call.name.clone(),
-            tool_id: engine.tool(&call.name).map(|tool| tool.id().to_owned()),
-            arguments: arguments_json(&call.arguments),
-        });
+        events(call_event(engine, call));
         let refused = if counts.run >= limits.max_calls {
             Some((
                 ToolStatus::Skipped,
@@ -86,9 +81,10 @@ pub(super) async fn run_calls(
             None => runnable.push(at),
         }
     }
-    let tool_deadline = (Instant::now() + limits.tool_timeout).min(limits.deadline);
     let run = |at: usize| {
         let call = &calls[at];
+        // Each call's timeout runs from its own start, within the turn's deadline.
+        let tool_deadline = (Instant::now() + limits.tool_timeout).min(limits.deadline);
         async move {
             let started = StdInstant::now();
             let result = engine
@@ -155,12 +151,29 @@ pub(super) async fn run_calls(
         .collect()
 }
 
-/// A call answered without running: `status` and why.
-pub(super) fn unrun(call: &ToolCall, status: ToolStatus, why: &str) -> (Message, TurnEvent) {
+/// A call answered without running, `status` and why: its answer, and its two events.
+pub(super) fn unrun(
+    engine: &Engine,
+    call: &ToolCall,
+    status: ToolStatus,
+    why: &str,
+) -> (Message, [TurnEvent; 2]) {
     (
         answer(call, status, why.to_owned()),
-        result_event(call, status, None, Some(why.to_owned()), 0),
+        [
+            call_event(engine, call),
+            result_event(call, status, None, Some(why.to_owned()), 0),
+        ],
     )
+}
+
+fn call_event(engine: &Engine, call: &ToolCall) -> TurnEvent {
+    TurnEvent::ToolCall {
+        id: call.id.clone(),
+        tool: call.name.clone(),
+        tool_id: engine.tool(&call.name).map(|tool| tool.id().to_owned()),
+        arguments: arguments_json(&call.arguments),
+    }
 }
 
 fn answer(call: &ToolCall, status: ToolStatus, content: String) -> Message {
