@@ -957,3 +957,23 @@ fn anthropic_blank_text_is_not_sent_as_a_block() {
         json!([{"role": "user", "content": [{"type": "text", "text": "Hello"}]}])
     );
 }
+
+#[test]
+fn openai_finish_reason_without_done_is_a_normal_end() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+    );
+    let reply = assemble_openai(sse).unwrap();
+    assert_eq!(reply.text, "Hi");
+    assert_eq!(reply.finish.as_deref(), Some("stop"));
+}
+
+#[test]
+fn openai_choices_other_than_the_first_are_ignored() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other\"}},{\"index\":0,\"delta\":{\"content\":\"mine\"}}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    assert_eq!(assemble_openai(sse).unwrap().text, "mine");
+}

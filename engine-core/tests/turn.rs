@@ -2,7 +2,8 @@
 //! exclusive tool alone, every call answered exactly once whatever ends the turn
 //! (cancellation, the tool's timeout, a limit, a panic, a provider error).
 //!
-//! This test binary links only the tools defined here.
+//! This test binary links only the tools defined here. Tokio's clock is paused: it moves
+//! only when every task waits, so the tools' timings decide the order, not the machine.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -227,7 +228,7 @@ fn reset() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn calls_run_at_once_up_to_the_agents_cap_and_are_answered_in_call_order() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -268,7 +269,7 @@ async fn calls_run_at_once_up_to_the_agents_cap_and_are_answered_in_call_order()
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_exclusive_tool_runs_alone() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -292,7 +293,7 @@ async fn an_exclusive_tool_runs_alone() {
     assert_eq!(statuses, [ToolStatus::Ok; 3]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cancelling_stops_running_tools_and_answers_their_calls_as_cancelled() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -326,7 +327,7 @@ async fn cancelling_stops_running_tools_and_answers_their_calls_as_cancelled() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn stopping_after_the_step_lets_its_tools_finish() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -344,7 +345,7 @@ async fn stopping_after_the_step_lets_its_tools_finish() {
     assert_eq!(provider.asked().len(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_tool_past_its_timeout_is_answered_timed_out_and_the_turn_goes_on() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -362,7 +363,7 @@ async fn a_tool_past_its_timeout_is_answered_timed_out_and_the_turn_goes_on() {
     assert_eq!(DROPPED.load(Ordering::SeqCst), 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn calls_past_the_turns_limit_are_skipped_and_the_next_request_offers_no_tools() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -393,7 +394,7 @@ async fn calls_past_the_turns_limit_are_skipped_and_the_next_request_offers_no_t
     assert!(!asked[1].1, "the last one does not");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_model_that_calls_tools_on_its_last_request_gets_them_skipped() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -418,7 +419,7 @@ async fn a_model_that_calls_tools_on_its_last_request_gets_them_skipped() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_panicking_tool_is_answered_with_an_error_and_the_turn_goes_on() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -438,7 +439,7 @@ async fn a_panicking_tool_is_answered_with_an_error_and_the_turn_goes_on() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_provider_error_after_a_step_keeps_the_step() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -460,7 +461,7 @@ async fn a_provider_error_after_a_step_keeps_the_step() {
     assert!(matches!(history.last(), Some(Message::Tool { .. })));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn duplicate_call_ids_from_a_provider_each_get_one_answer() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -478,8 +479,8 @@ async fn duplicate_call_ids_from_a_provider_each_get_one_answer() {
     assert_eq!(answered, 2, "{second:#?}");
 }
 
-#[tokio::test]
-async fn a_conversation_is_continued_only_by_its_agent_and_subscriber() {
+#[tokio::test(start_paused = true)]
+async fn a_conversation_is_continued_only_by_its_subscriber() {
     let _serial = SERIAL.lock().await;
     reset();
     let provider = Scripted::new([Ok(text("hello")), Ok(text("again"))]);
@@ -514,7 +515,7 @@ async fn a_conversation_is_continued_only_by_its_agent_and_subscriber() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_second_turn_of_a_conversation_under_way_is_refused() {
     let _serial = SERIAL.lock().await;
     reset();
@@ -536,4 +537,74 @@ async fn a_second_turn_of_a_conversation_under_way_is_refused() {
         third.stop, second.stop,
         "once the first ended, a turn may start"
     );
+}
+
+/// A provider that never answers: the turn waits on its stream.
+struct Silent;
+
+impl Provider for Silent {
+    fn wire(&self) -> Wire {
+        Wire::Anthropic
+    }
+
+    fn respond<'a>(
+        &'a self,
+        _: ProviderRequest<'a>,
+        _: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_while_the_model_streams_drops_the_request_and_keeps_the_message() {
+    let _serial = SERIAL.lock().await;
+    let mut config = EngineConfig::default();
+    config.agents.insert(
+        "bot".into(),
+        AgentConfig {
+            turn: Some(TurnConfig::new("silent")),
+            ..AgentConfig::default()
+        },
+    );
+    let engine = Engine::builder()
+        .config(config)
+        .provider("silent", Arc::new(Silent))
+        .conversations(Conversations::memory())
+        .build()
+        .unwrap();
+    let control = TurnControl::default();
+    let cancel = control.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        cancel.cancel();
+    });
+    let (_, summary) = converse(&engine, &control).await;
+    assert_eq!(summary.stop, Stop::Cancelled);
+    assert_eq!(
+        summary.model_requests, 1,
+        "the request cut short still counts"
+    );
+    assert_eq!(
+        engine.conversation("c").await.unwrap(),
+        [Message::user("go")]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_turns_deadline_ends_a_running_tool_as_timed_out() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([Ok(calling(&[("hang", "{}")]))]);
+    let engine = engine(Arc::clone(&provider), |turn| {
+        turn.deadline_secs = 2;
+        turn.tool_timeout_ms = Some(60_000);
+    });
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Deadline);
+    assert_eq!(
+        answers(&engine).await,
+        [("c0".into(), ToolStatus::TimedOut)]
+    );
+    assert_eq!(provider.asked().len(), 1, "no request past the deadline");
 }

@@ -145,6 +145,17 @@ fn openai_parallel_tool_calls_are_each_answered_with_their_id_in_call_order() {
     assert_eq!(answered, made, "every call answered, in call order");
     assert_eq!(journal[0]["body"]["stream"], true);
     assert_eq!(journal[0]["body"]["tool_choice"], "auto");
+    // Usage as llmock reported it, priced at the configured $1 and $2 per million.
+    let usage = &done(&events)["usage"];
+    let input = usage["input_tokens"].as_f64().unwrap();
+    let output = usage["output_tokens"].as_f64().unwrap();
+    assert!(output > 0.0, "{usage}");
+    let cost = done(&events)["cost_usd"].as_f64().unwrap();
+    assert!(
+        (cost - (input + output * 2.0) / 1e6).abs() < 1e-12,
+        "{cost} for {usage}"
+    );
+    assert!(results.iter().all(|result| result["duration_ms"].is_u64()));
 }
 
 #[test]
@@ -471,6 +482,9 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
         .to_owned();
     let body = r#"{"message":"Hello?","conversation":"c-gone"}"#;
     let mut client = std::net::TcpStream::connect(&authority).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     write!(
         client,
         "POST /v1/agents/bot/turns HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
@@ -520,6 +534,12 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
         serde_json::from_str::<Value>(&stored).unwrap()["content"],
         "Hello?"
     );
+    let journal = mock.journal();
+    assert_eq!(journal.len(), 1, "{journal:#?}");
+    assert_eq!(
+        journal[0]["completed"], false,
+        "the engine left the stream before its end"
+    );
     drop(served);
 }
 
@@ -551,4 +571,126 @@ fn the_conversations_state_outlives_the_engine() {
         "penicillin",
         "{events:#?}"
     );
+}
+
+#[test]
+fn anthropic_a_429_is_retried_and_the_last_request_offers_no_tools() {
+    let mock = Llmock::start();
+    let setup = Setup::new(
+        "anthropic-429",
+        &mock,
+        "anthropic",
+        "",
+        "max_model_requests = 2",
+    );
+    mock.script(json!([
+        {"type": "fail", "status": 429, "retry_after": 1},
+        {"type": "reply", "tool_calls": [weather("Rome")]},
+        {"type": "reply", "text": "17 degrees."}
+    ]));
+    let (events, output) = setup.turn(&["Rome?"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        done(&events)["stop"]["limit"],
+        "model_requests",
+        "{events:#?}"
+    );
+    let journal = mock.journal();
+    assert_eq!(journal.len(), 3, "{journal:#?}");
+    assert_eq!(journal[0]["status"], 429);
+    assert_eq!(journal[1]["body"]["tool_choice"]["type"], "auto");
+    assert_eq!(journal[2]["body"]["tool_choice"]["type"], "none");
+}
+
+#[test]
+fn over_http_turns_need_the_token_and_stream_ndjson_and_the_history_is_served() {
+    use std::io::{Read, Write};
+
+    let mock = Llmock::start();
+    let setup = Setup::new("http-ndjson", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [weather("Paris")]},
+        {"type": "reply", "text": "Mild."}
+    ]));
+    let token = "a-token-long-enough-for-the-engine-to-accept-it-0123456789";
+    let config = setup.config();
+    let (served, url) = test_support::mcp::serve_with_env(
+        env!("CARGO_BIN_EXE_engine"),
+        &["--config", config.to_str().unwrap(), "--agent", "bot"],
+        &[("ENGINE_MCP_TOKEN", token)],
+    );
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let exchange = |method: &str, path: &str, body: &str, token: Option<&str>| {
+        let mut client = std::net::TcpStream::connect(&authority).unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let auth = token
+            .map(|token| format!("authorization: Bearer {token}\r\n"))
+            .unwrap_or_default();
+        write!(
+            client,
+            "{method} {path} HTTP/1.1\r\nhost: {authority}\r\n{auth}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    let body =
+        r#"{"message":"Paris?","conversation":"c-http","subscriber":"u-1","locale":"it-IT"}"#;
+    let refused = exchange("POST", "/v1/agents/bot/turns", body, None);
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(
+        mock.journal().is_empty(),
+        "a refused request reached no model"
+    );
+
+    let answer = exchange("POST", "/v1/agents/bot/turns", body, Some(token));
+    let (head, chunked) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.contains("content-type: application/x-ndjson"),
+        "{head}"
+    );
+    assert!(head.contains("x-conversation-id: c-http"), "{head}");
+    // The body is chunked: its lines are chunk sizes and the events.
+    let events: Vec<Value> = chunked
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(Value::is_object)
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| event["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["tool_call", "tool_result", "chat", "done"],
+        "{events:#?}"
+    );
+    let seqs: Vec<u64> = events
+        .iter()
+        .map(|event| event["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, [1, 2, 3, 4]);
+
+    let history = exchange("GET", "/v1/conversations/c-http", "", Some(token));
+    let (head, body) = history.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let history: Value = serde_json::from_str(body.trim()).unwrap();
+    let roles: Vec<&str> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    drop(served);
 }

@@ -17,32 +17,49 @@ pub struct Llmock {
 
 impl Llmock {
     /// Starts llmock from the test venv on a free port, without its own tool calls (every
-    /// reply is scripted), and waits until it answers.
+    /// reply is scripted), and waits until it answers. The port is free when chosen, and
+    /// may be taken before llmock binds it (tests run in parallel): then llmock exits, and
+    /// another port is tried.
     pub fn start() -> Self {
         let python = crate::python("the agent-turn tests run against llmock");
         let llmock = python.with_file_name("llmock");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new(&llmock)
-            .args(["serve", "--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--tool-mode", "off", "--log-level", "warning"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|error| panic!("{} starts: {error}", llmock.display()));
-        let server = Self { child, port };
-        let started = Instant::now();
-        while server.get("/health").is_none() {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "llmock did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
+        for _ in 0..3 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|listener| listener.local_addr())
+                .expect("a free port")
+                .port();
+            let child = Command::new(&llmock)
+                .args(["serve", "--host", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--tool-mode", "off", "--log-level", "warning"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|error| panic!("{} starts: {error}", llmock.display()));
+            let mut server = Self { child, port };
+            let started = Instant::now();
+            loop {
+                if server.healthy() {
+                    return server;
+                }
+                if server.child.try_wait().ok().flatten().is_some() {
+                    break; // it could not bind: try another port
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "llmock did not start"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
-        server
+        panic!("llmock exited three times at start: are its ports taken?")
+    }
+
+    /// Whether llmock itself answers its health check (not some other server).
+    fn healthy(&self) -> bool {
+        self.request("GET", "/health", "").is_some_and(|answer| {
+            answer.starts_with("HTTP/1.1 200") && answer.contains("\"status\":\"ok\"")
+        })
     }
 
     /// The OpenAI-compatible base URL (`.../v1`).
