@@ -8,7 +8,8 @@ use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
 
 use super::sse::SseSplitter;
 use super::{
-    anthropic, openai, Provider, ProviderError, ProviderReply, ProviderRequest, Usage, Wire,
+    anthropic, openai, Assemble, Provider, ProviderError, ProviderReply, ProviderRequest, Usage,
+    Wire,
 };
 use crate::config::ProviderConfig;
 
@@ -119,7 +120,16 @@ impl HttpProvider {
             });
         }
         if self.stream {
-            self.read_stream(response, text).await
+            match self.wire {
+                Wire::Openai => {
+                    self.read_stream::<openai::StreamAssembler>(response, text)
+                        .await
+                }
+                Wire::Anthropic => {
+                    self.read_stream::<anthropic::StreamAssembler>(response, text)
+                        .await
+                }
+            }
         } else {
             let body = self.read_whole(response).await?;
             let reply = match self.wire {
@@ -144,41 +154,25 @@ impl HttpProvider {
         Ok(body)
     }
 
-    async fn read_stream(
+    /// Reads a streamed answer into `A`, at most `max_response_bytes` of it.
+    async fn read_stream<A: Assemble>(
         &self,
         mut response: reqwest::Response,
         text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ProviderReply, ProviderError> {
         let mut splitter = SseSplitter::default();
+        let mut assembler = A::default();
+        let mut on_event = |_: &str, data: &str| assembler.event(data, text);
         let mut read = 0;
-        match self.wire {
-            Wire::Openai => {
-                let mut assembler = openai::StreamAssembler::default();
-                let mut on_event = |_: &str, data: &str| assembler.event(data, text);
-                while let Some(chunk) = response.chunk().await.map_err(broken)? {
-                    read += chunk.len();
-                    if read > self.max_response_bytes {
-                        return Err(ProviderError::TooLarge(self.max_response_bytes));
-                    }
-                    splitter.feed(&chunk, &mut on_event)?;
-                }
-                splitter.finish(&mut on_event)?;
-                assembler.finish()
+        while let Some(chunk) = response.chunk().await.map_err(broken)? {
+            read += chunk.len();
+            if read > self.max_response_bytes {
+                return Err(ProviderError::TooLarge(self.max_response_bytes));
             }
-            Wire::Anthropic => {
-                let mut assembler = anthropic::StreamAssembler::default();
-                let mut on_event = |_: &str, data: &str| assembler.event(data, text);
-                while let Some(chunk) = response.chunk().await.map_err(broken)? {
-                    read += chunk.len();
-                    if read > self.max_response_bytes {
-                        return Err(ProviderError::TooLarge(self.max_response_bytes));
-                    }
-                    splitter.feed(&chunk, &mut on_event)?;
-                }
-                splitter.finish(&mut on_event)?;
-                assembler.finish()
-            }
+            splitter.feed(&chunk, &mut on_event)?;
         }
+        splitter.finish(&mut on_event)?;
+        assembler.finish()
     }
 }
 

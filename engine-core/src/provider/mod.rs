@@ -67,6 +67,32 @@ impl ProviderReply {
     }
 }
 
+/// A wire format's stream assembler: the data of each event in, the reply out.
+pub(crate) trait Assemble: Default {
+    /// Takes one event's data, handing its text to `text`.
+    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError>;
+    /// The reply, once the stream ended.
+    fn finish(self) -> Result<ProviderReply, ProviderError>;
+}
+
+impl Assemble for openai::StreamAssembler {
+    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
+        Self::event(self, data, text)
+    }
+    fn finish(self) -> Result<ProviderReply, ProviderError> {
+        Self::finish(self)
+    }
+}
+
+impl Assemble for anthropic::StreamAssembler {
+    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
+        Self::event(self, data, text)
+    }
+    fn finish(self) -> Result<ProviderReply, ProviderError> {
+        Self::finish(self)
+    }
+}
+
 /// The most tool calls one reply may hold: a reply with more is refused as malformed
 /// (each call gets an answer and a place in every later request).
 pub const MAX_CALLS_PER_REPLY: usize = 256;

@@ -63,6 +63,53 @@ impl Drop for Setup {
     }
 }
 
+/// Starts `engine serve` for `setup`'s agent `bot`, with `token` if one is given;
+/// answers the server and its authority (`127.0.0.1:PORT`).
+fn serve(setup: &Setup, token: Option<&str>) -> (test_support::mcp::Served, String) {
+    let config = setup.config();
+    let env: Vec<(&str, &str)> = token
+        .map(|token| ("ENGINE_MCP_TOKEN", token))
+        .into_iter()
+        .collect();
+    let (served, url) = test_support::mcp::serve_with_env(
+        env!("CARGO_BIN_EXE_engine"),
+        &["--config", config.to_str().unwrap(), "--agent", "bot"],
+        &env,
+    );
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    (served, authority)
+}
+
+/// Sends one HTTP/1.1 request (closed after its answer); answers the connection to read.
+fn send(
+    authority: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+    token: Option<&str>,
+) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut client = std::net::TcpStream::connect(authority).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let auth = token
+        .map(|token| format!("authorization: Bearer {token}\r\n"))
+        .unwrap_or_default();
+    write!(
+        client,
+        "{method} {path} HTTP/1.1\r\nhost: {authority}\r\n{auth}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    client
+}
+
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events
         .iter()
@@ -461,7 +508,7 @@ fn provider_fields_the_engine_does_not_know_are_sent_back_verbatim() {
 
 #[test]
 fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancelled() {
-    use std::io::{Read, Write};
+    use std::io::Read;
 
     let mock = Llmock::start();
     let setup = Setup::new("http-cancel", &mock, "openai", "", "");
@@ -469,28 +516,9 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
         {"type": "reply", "text": "words that never finish"},
         {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 30}
     ]));
-    let config = setup.config();
-    let (served, url) = test_support::mcp::serve(
-        env!("CARGO_BIN_EXE_engine"),
-        &["--config", config.to_str().unwrap(), "--agent", "bot"],
-    );
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let (served, authority) = serve(&setup, None);
     let body = r#"{"message":"Hello?","conversation":"c-gone"}"#;
-    let mut client = std::net::TcpStream::connect(&authority).unwrap();
-    client
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    write!(
-        client,
-        "POST /v1/agents/bot/turns HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
+    let mut client = send(&authority, "POST", "/v1/agents/bot/turns", body, None);
     let mut head = [0u8; 64];
     let read = client.read(&mut head).unwrap();
     assert!(
@@ -604,7 +632,7 @@ fn anthropic_a_429_is_retried_and_the_last_request_offers_no_tools() {
 
 #[test]
 fn over_http_turns_need_the_token_and_stream_ndjson_and_the_history_is_served() {
-    use std::io::{Read, Write};
+    use std::io::Read;
 
     let mock = Llmock::start();
     let setup = Setup::new("http-ndjson", &mock, "openai", "", "");
@@ -613,34 +641,12 @@ fn over_http_turns_need_the_token_and_stream_ndjson_and_the_history_is_served() 
         {"type": "reply", "text": "Mild."}
     ]));
     let token = "a-token-long-enough-for-the-engine-to-accept-it-0123456789";
-    let config = setup.config();
-    let (served, url) = test_support::mcp::serve_with_env(
-        env!("CARGO_BIN_EXE_engine"),
-        &["--config", config.to_str().unwrap(), "--agent", "bot"],
-        &[("ENGINE_MCP_TOKEN", token)],
-    );
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let (served, authority) = serve(&setup, Some(token));
     let exchange = |method: &str, path: &str, body: &str, token: Option<&str>| {
-        let mut client = std::net::TcpStream::connect(&authority).unwrap();
-        client
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        let auth = token
-            .map(|token| format!("authorization: Bearer {token}\r\n"))
-            .unwrap_or_default();
-        write!(
-            client,
-            "{method} {path} HTTP/1.1\r\nhost: {authority}\r\n{auth}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
         let mut answer = String::new();
-        client.read_to_string(&mut answer).unwrap();
+        send(&authority, method, path, body, token)
+            .read_to_string(&mut answer)
+            .unwrap();
         answer
     };
     let body =
@@ -693,4 +699,31 @@ fn over_http_turns_need_the_token_and_stream_ndjson_and_the_history_is_served() 
         .collect();
     assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
     drop(served);
+}
+
+#[test]
+fn a_halt_that_asks_for_no_trace_stores_nothing_and_asks_no_model() {
+    let mock = Llmock::start();
+    let setup = Setup::new("no-trace", &mock, "openai", "", "");
+    // The guard plugin answers a blank message itself, with `persist: false`.
+    let (events, output) = setup.turn(&["   ", "--conversation", "c-blank"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(done(&events)["stop"]["reason"], "halted", "{events:#?}");
+    assert_eq!(
+        of_type(&events, "chat").len(),
+        1,
+        "the hook's answer is sent"
+    );
+    assert!(mock.journal().is_empty(), "no model was asked");
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    for table in ["messages", "turns", "states"] {
+        let rows: i64 = database
+            .query_row(
+                &format!("SELECT COUNT(*) FROM {table} WHERE conversation = 'c-blank'"),
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 0, "{table} keeps nothing of the turn");
+    }
 }
