@@ -65,15 +65,6 @@ impl Message {
             extra,
         }
     }
-
-    /// The text of a user or assistant message, or a tool's answer.
-    pub fn content(&self) -> &str {
-        match self {
-            Self::User { content }
-            | Self::Assistant { content, .. }
-            | Self::Tool { content, .. } => content,
-        }
-    }
 }
 
 /// A tool call, as the model made it.

@@ -11,6 +11,7 @@
 mod bearer;
 mod body_deadline;
 mod connections;
+mod same_site;
 mod turns;
 
 use std::net::{IpAddr, SocketAddr};
@@ -269,22 +270,25 @@ pub async fn serve_http(
 ) -> Result<(), HttpError> {
     options.check(listener.local_addr()?)?;
     let bearer = options.token().map(Bearer::new);
+    // One list for rmcp's checks of `/mcp` and ours of the turn routes.
+    let same_site = same_site::SameSite {
+        hosts: LOOPBACK_HOSTS
+            .iter()
+            .map(|host| host.to_string())
+            .chain(options.allowed_hosts)
+            .collect(),
+        origins: LOOPBACK_ORIGINS
+            .iter()
+            .map(|origin| origin.to_string())
+            .chain(options.allowed_origins)
+            .collect(),
+    };
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown.child_token())
         .with_legacy_session_mode(false)
         .with_json_response(true)
-        .with_allowed_hosts(
-            LOOPBACK_HOSTS
-                .iter()
-                .map(|host| host.to_string())
-                .chain(options.allowed_hosts),
-        )
-        .with_allowed_origins(
-            LOOPBACK_ORIGINS
-                .iter()
-                .map(|origin| origin.to_string())
-                .chain(options.allowed_origins),
-        )
+        .with_allowed_hosts(same_site.hosts.clone())
+        .with_allowed_origins(same_site.origins.clone())
         .enforce_origin_validation();
     let (body_timeout, max_body_bytes) = (options.body_read_timeout, config.max_request_body_bytes);
     // rmcp asks for a service per request: each is a session of its own, with its own
@@ -303,7 +307,13 @@ pub async fn serve_http(
         )));
     let router = axum::Router::new()
         .nest_service("/mcp", service)
-        .merge(turns::router(engine, shutdown.child_token()))
+        .merge(
+            turns::router(engine, shutdown.child_token()).layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    same_site.clone().check(request, next)
+                },
+            )),
+        )
         // Inside the in-flight bound: a slow body holds its place until the deadline only.
         .layer(axum::middleware::from_fn(move |request, next| {
             body_deadline::read_body(body_timeout, max_body_bytes, request, next)

@@ -235,10 +235,7 @@ fn http_provider(
     described: &crate::config::ProviderConfig,
     agent: &AgentConfig,
 ) -> Result<Option<Arc<dyn Provider>>, EngineError> {
-    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    let client = CLIENT
-        .get_or_init(crate::provider::HttpProvider::client)
-        .clone();
+    let client = crate::provider::shared_client();
     let key = described
         .api_key_secret
         .as_ref()

@@ -113,7 +113,7 @@ impl Engine {
 
     /// The tool called `name`, if `turn` is offered it.
     #[inline]
-    fn offered(&self, turn: &Turn, name: &str) -> Option<&Tool> {
+    pub(super) fn offered(&self, turn: &Turn, name: &str) -> Option<&Tool> {
         let index = self.registry.tool_index(name)?;
         let tool = &self.registry.tools()[index];
         let equipped = self.agent_of(turn).equips[index];

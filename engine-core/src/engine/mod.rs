@@ -98,8 +98,9 @@ impl Engine {
         self.registry.hooks.of(event)
     }
 
-    /// Whether a linked hook may replace or regenerate replies: turns are then served
-    /// non-streamed, so that the mutation lands before anything reaches the user.
+    /// Whether a linked hook may replace, regenerate or withhold replies (a
+    /// `response_generated` hook that fails closed): turns are then served non-streamed,
+    /// so that the mutation lands before anything reaches the user.
     pub fn hooks_mutate_responses(&self) -> bool {
         self.registry.hooks.mutate_responses()
     }

@@ -109,7 +109,7 @@ pub enum GatewayError {
     #[error("the provider's answer is unusable: {0}")]
     Answer(String),
     /// The gateway's URL is not one this gateway speaks.
-    #[error("the gateway URL `{0}` is not http://host:port/path")]
+    #[error("the gateway URL `{0}` is not http://host:port/path or https://host/path")]
     Url(String),
 }
 

@@ -90,14 +90,14 @@ impl HttpProvider {
 
     async fn attempt(
         &self,
-        body: &[u8],
+        body: &bytes::Bytes,
         text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ProviderReply, ProviderError> {
         let response = self
             .client
             .post(&self.url)
             .headers(self.headers.clone())
-            .body(body.to_vec())
+            .body(body.clone())
             .send()
             .await
             .map_err(|error| ProviderError::Unreachable(without_url(error)))?;
@@ -197,6 +197,8 @@ impl Provider for HttpProvider {
                 Wire::Openai => openai::request_body(&self.model, &request, self.stream),
                 Wire::Anthropic => anthropic::request_body(&self.model, &request, self.stream),
             };
+            // Built once, shared by the retries.
+            let body = bytes::Bytes::from(body);
             let mut backoff = FIRST_BACKOFF;
             let mut retries = 0;
             loop {

@@ -12,6 +12,10 @@ use std::sync::Mutex;
 use crate::conversation::Message;
 use crate::engine::TurnSummary;
 
+/// How long a step waits for the database while another process writes.
+#[cfg(feature = "sqlite")]
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Why the conversation store failed.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -65,11 +69,13 @@ impl Conversations {
             })?;
         }
         let connection = rusqlite::Connection::open(path).map_err(sql)?;
+        // The knowledge store's settings: WAL with full syncing, a bounded wait on a lock
+        // another process holds.
+        crate::stores::sqlite_knowledge::connections::configure(&connection, BUSY_TIMEOUT)
+            .map_err(sql)?;
         connection
             .execute_batch(
-                "PRAGMA journal_mode = WAL;
-                 PRAGMA synchronous = NORMAL;
-                 CREATE TABLE IF NOT EXISTS messages (
+                "CREATE TABLE IF NOT EXISTS messages (
                      conversation TEXT NOT NULL,
                      seq INTEGER NOT NULL,
                      body TEXT NOT NULL,

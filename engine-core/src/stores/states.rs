@@ -91,12 +91,9 @@ impl ConversationStates {
         state
     }
 
-    /// Restores `conversation`'s `state` as stored by an earlier run of the engine, unless
-    /// it has state already (a call of this run wrote it).
+    /// Restores `conversation`'s `state` as stored by an earlier run of the engine (the
+    /// caller checked that it has none in memory).
     pub(crate) fn restore(&self, conversation: &str, state: StateMap) -> Result<(), StateRefusal> {
-        if !self.snapshot(conversation).is_empty() {
-            return Ok(());
-        }
         let writes = state
             .into_iter()
             .map(|(key, value)| (key, Some(value)))

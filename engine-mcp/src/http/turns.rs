@@ -1,7 +1,7 @@
 //! The agent turn over HTTP: `POST /v1/agents/{agent}/turns` answers the turn's events as
 //! NDJSON while it runs; `GET /v1/conversations/{id}` returns a conversation's history.
 //! Behind the same guards as `/mcp` (the bearer token, the in-flight bound, the body
-//! deadline).
+//! deadline, and `Host` and `Origin` checked as rmcp checks them for `/mcp`).
 
 use std::convert::Infallible;
 use std::sync::Arc;

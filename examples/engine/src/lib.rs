@@ -177,7 +177,7 @@ impl HttpArgs {
     }
 }
 
-/// What both MCP transports take.
+/// Which conversation a turn is in, and for whom.
 #[derive(clap::Args)]
 struct ConversationArgs {
     /// The conversation (stored under the data directory); absent: a new one each time.
@@ -204,6 +204,7 @@ impl ConversationArgs {
     }
 }
 
+/// What both MCP transports take.
 #[derive(clap::Args)]
 struct McpArgs {
     /// The locale of tool titles when the client names none (in `_meta.locale`, or over

@@ -129,6 +129,7 @@ async fn chat_turn(engine: &Engine, turn: &Turn, message: &str, control: &TurnCo
                     usage.input_tokens, usage.output_tokens
                 );
             }
+            _ => {} // events added later
         }
         let _ = out.flush();
     };
@@ -172,6 +173,7 @@ fn exit_code(stop: &Stop) -> ExitCode {
         | Stop::Replaced { .. }
         | Stop::FailedClosed { .. } => ExitCode::SUCCESS,
         Stop::Cancelled => ExitCode::from(130),
-        Stop::Deadline | Stop::ProviderError { .. } | Stop::Failed { .. } => ExitCode::FAILURE,
+        // The deadline, a provider's failure, the engine's; and any stop added later.
+        _ => ExitCode::FAILURE,
     }
 }

@@ -11,6 +11,7 @@ use crate::provider::Usage;
 /// `TOOL_CALL`, `TOOL_RESULT`, `DONE`).
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TurnEvent {
     /// A piece of the reply's text.
     Chat {
@@ -74,6 +75,7 @@ impl TurnEvent {
 /// Why a turn ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Stop {
     /// The model answered.
     Answered,
@@ -118,6 +120,7 @@ pub enum Stop {
 /// The limits that end a turn gracefully.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Limit {
     /// `max_model_requests`.
     ModelRequests,

@@ -286,6 +286,10 @@ impl Engine {
 impl Engine {
     /// Brings back the state `conversation`'s tools kept in an earlier run of the engine.
     async fn restore_state(&self, store: &Conversations, conversation: &str) {
+        // State in memory is this run's, and newer than anything stored.
+        if !self.states.snapshot(conversation).is_empty() {
+            return;
+        }
         let stored = match store.load_state(conversation).await {
             Ok(Some(stored)) => stored,
             Ok(None) => return,
@@ -475,7 +479,8 @@ impl Run<'_> {
                 progress.answer_at = Some(progress.history.len() - 1);
                 for call in &calls {
                     let why = "not run: the turn reached a limit";
-                    let (answer, events) = unrun(self.engine, call, ToolStatus::Skipped, why);
+                    let (answer, events) =
+                        unrun(self.engine, self.turn, call, ToolStatus::Skipped, why);
                     for event in events {
                         (progress.events)(event);
                     }

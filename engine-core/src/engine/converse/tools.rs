@@ -46,7 +46,7 @@ pub(super) async fn run_calls(
     let mut answers: Vec<Option<Message>> = vec![None; calls.len()];
     let mut runnable = Vec::with_capacity(calls.len());
     for (at, call) in calls.iter().enumerate() {
-        events(call_event(engine, call));
+        events(call_event(engine, turn, call));
         let refused = if counts.run >= limits.max_calls {
             Some((
                 ToolStatus::Skipped,
@@ -124,7 +124,9 @@ pub(super) async fn run_calls(
     // every running call, and runs alone.
     let mut running = FuturesUnordered::new();
     for at in runnable {
-        let exclusive = engine.tool(&calls[at].name).is_some_and(Tool::exclusive);
+        let exclusive = engine
+            .offered(turn, &calls[at].name)
+            .is_some_and(Tool::exclusive);
         let room = if exclusive {
             0
         } else {
@@ -154,6 +156,7 @@ pub(super) async fn run_calls(
 /// A call answered without running, `status` and why: its answer, and its two events.
 pub(super) fn unrun(
     engine: &Engine,
+    turn: &Turn,
     call: &ToolCall,
     status: ToolStatus,
     why: &str,
@@ -161,17 +164,19 @@ pub(super) fn unrun(
     (
         answer(call, status, why.to_owned()),
         [
-            call_event(engine, call),
+            call_event(engine, turn, call),
             result_event(call, status, None, Some(why.to_owned()), 0),
         ],
     )
 }
 
-fn call_event(engine: &Engine, call: &ToolCall) -> TurnEvent {
+fn call_event(engine: &Engine, turn: &Turn, call: &ToolCall) -> TurnEvent {
     TurnEvent::ToolCall {
         id: call.id.clone(),
         tool: call.name.clone(),
-        tool_id: engine.tool(&call.name).map(|tool| tool.id().to_owned()),
+        tool_id: engine
+            .offered(turn, &call.name)
+            .map(|tool| tool.id().to_owned()),
         arguments: arguments_json(&call.arguments),
     }
 }

@@ -155,15 +155,12 @@ impl Drop for Lease {
 /// Every connection's settings: write-ahead logging with full syncing (a committed
 /// write survives a power cut), and a bounded wait on a database another process locked
 /// (SQLite's own, which [`Connections::open`] replaces by one that stops with the call).
-pub(super) fn configure(connection: &Connection, busy_timeout: Duration) -> rusqlite::Result<()> {
+pub(crate) fn configure(connection: &Connection, busy_timeout: Duration) -> rusqlite::Result<()> {
     // rusqlite panics on a timeout above `i32::MAX` milliseconds (24 days): cap it.
     connection.busy_timeout(busy_timeout.min(Duration::from_millis(i32::MAX as u64)))?;
     let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        tracing::warn!(
-            mode,
-            "the knowledge store could not use write-ahead logging"
-        );
+        tracing::warn!(mode, "an engine database could not use write-ahead logging");
     }
     connection.pragma_update(None, "synchronous", "FULL")?;
     Ok(())

@@ -5,7 +5,7 @@
 //! [`connections`]); a search's words are capped, and it ranks only the agent's documents.
 
 mod busy;
-mod connections;
+pub(crate) mod connections;
 mod query;
 mod schema;
 
