@@ -1,7 +1,10 @@
 //! An engine's agent over MCP, built on rmcp (the official Rust MCP SDK): one handler,
 //! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`serve_http`], with
 //! a bearer token, `Origin` and `Host` checks, bounds on open connections and requests in
-//! flight, and deadlines for a request's head and body: [`HttpOptions`]).
+//! flight, and deadlines for a request's head and body: [`HttpOptions`]). Beside `/mcp`,
+//! the same server runs the engine's agent turns, behind the same guards:
+//! `POST /v1/agents/{agent}/turns` answers the turn's events as NDJSON, and
+//! `GET /v1/conversations/{id}` a conversation's history (see the repository's README).
 //!
 //! One server serves one agent: `tools/list` is that agent's MCP catalog (rendered once
 //! per set of titles), in the client's locale; `tools/call` goes through `Engine::call`,
