@@ -68,6 +68,7 @@ impl ProviderReply {
 }
 
 /// A wire format's stream assembler: the data of each event in, the reply out.
+#[cfg(feature = "http")]
 pub(crate) trait Assemble: Default {
     /// Takes one event's data, handing its text to `text`.
     fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError>;
@@ -75,6 +76,7 @@ pub(crate) trait Assemble: Default {
     fn finish(self) -> Result<ProviderReply, ProviderError>;
 }
 
+#[cfg(feature = "http")]
 impl Assemble for openai::StreamAssembler {
     fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
         Self::event(self, data, text)
@@ -84,6 +86,7 @@ impl Assemble for openai::StreamAssembler {
     }
 }
 
+#[cfg(feature = "http")]
 impl Assemble for anthropic::StreamAssembler {
     fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
         Self::event(self, data, text)

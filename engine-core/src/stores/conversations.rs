@@ -252,7 +252,10 @@ impl Conversations {
     ) -> Result<Option<String>, ConversationError> {
         match &self.backend {
             // In memory, the engine's own state store is all there is.
-            Backend::Memory(_) => Ok(None),
+            Backend::Memory(_) => {
+                let _ = conversation;
+                Ok(None)
+            }
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(connection) => {
                 let conversation = conversation.to_owned();
