@@ -73,6 +73,23 @@ pub struct EngineConfig {
     /// The model providers agents' turns use, by name.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
+    /// The linked channels `engine serve` mounts, by name, each with the agent whose turns
+    /// it runs; a linked channel not named here is not mounted.
+    #[serde(default)]
+    pub channels: BTreeMap<String, ChannelConfig>,
+}
+
+/// A mounted channel: `/channels/<name>` runs turns of `agent`.
+///
+/// ```toml
+/// [channels.webhook]
+/// agent = "assistant"
+/// ```
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelConfig {
+    /// The agent (it needs a `turn` configuration).
+    pub agent: String,
 }
 
 /// One agent: its secrets and its grants.

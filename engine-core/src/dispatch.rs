@@ -220,6 +220,34 @@ pub(crate) fn unknown_tool(name: &str) -> CallError {
     )
 }
 
+/// A staged action called as a tool runs: refused, since only a turn performs it.
+#[cold]
+pub(crate) fn staged_not_called(tool: &Tool) -> CallError {
+    CallError::new(
+        CallErrorKind::Failed,
+        format!(
+            "`{}` is a staged action: a turn stages it when its model calls it and performs it after the reply; it is not called directly",
+            tool.id()
+        ),
+    )
+}
+
+/// Checks the call of a staged action, as a call would before running it: the size of
+/// the arguments, then whether they fit the action (nothing runs).
+pub(crate) fn stage(tool: &Tool, arguments: &str, limits: &Limits) -> Result<(), CallError> {
+    let bounds = Bounds {
+        deadline: None,
+        cancel: None,
+        limits,
+    };
+    admit(tool, arguments, &bounds)?;
+    let check = tool
+        .descriptor()
+        .staged
+        .expect("only an action is staged");
+    check(arguments).map_err(CallError::from)
+}
+
 #[cold]
 fn panicked(tool: &Tool, payload: Box<dyn Any + Send>) -> CallError {
     // The payload may hold anything the tool had in hand, so it goes to the log only.

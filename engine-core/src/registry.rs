@@ -3,6 +3,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use plugin_sdk::channel::ChannelDescriptor;
 use plugin_sdk::engine::{HookDescriptor, PluginManifest, ToolDescriptor};
 use rustc_hash::FxHashMap;
 
@@ -22,11 +23,13 @@ pub(crate) struct Linked {
     pub(crate) tools: Vec<&'static ToolDescriptor>,
     /// Hook descriptors, in any order; like tools, they bring their manifests along.
     pub(crate) hooks: Vec<&'static HookDescriptor>,
+    /// Channel descriptors, in any order; they bring their manifests along too.
+    pub(crate) channels: Vec<&'static ChannelDescriptor>,
 }
 
 impl Linked {
     /// Everything `inventory` registered at link time, but `tools` or `hooks` when chosen;
-    /// the plugins are then those the chosen registrations bring along.
+    /// the plugins are then those the chosen registrations bring along, and no channel.
     pub(crate) fn choose(
         tools: Option<Vec<&'static ToolDescriptor>>,
         hooks: Option<Vec<&'static HookDescriptor>>,
@@ -40,6 +43,11 @@ impl Linked {
             },
             tools: tools.unwrap_or_else(|| plugin_sdk::engine::linked_tools().collect()),
             hooks: hooks.unwrap_or_else(|| plugin_sdk::engine::linked_hooks().collect()),
+            channels: if everything {
+                plugin_sdk::channel::linked_channels().collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -63,6 +71,8 @@ pub(crate) struct Registry {
     /// hashes one.
     by_name: FxHashMap<Box<str>, usize>,
     pub(crate) hooks: Hooks,
+    /// The channels, sorted by name.
+    pub(crate) channels: Vec<&'static ChannelDescriptor>,
     pub(crate) catalogs: Arc<Catalogs>,
     pub(crate) limits: Limits,
 }
@@ -70,8 +80,8 @@ pub(crate) struct Registry {
 impl Registry {
     /// Validates `linked` and builds a registry, or reports every problem found.
     pub(crate) fn build(linked: Linked, limits: Limits) -> Result<Self, StartupError> {
-        let (plugins, tools, hooks) = sort(linked);
-        let problems = validate::validate(&plugins, &tools, &hooks);
+        let (plugins, tools, hooks, channels) = sort(linked);
+        let problems = validate::validate(&plugins, &tools, &hooks, &channels);
         if !problems.is_empty() {
             return Err(StartupError::new(problems));
         }
@@ -104,6 +114,7 @@ impl Registry {
             tools,
             by_name,
             hooks: Hooks::new(hooks),
+            channels,
             catalogs,
             limits,
         })
@@ -129,16 +140,27 @@ impl Registry {
     }
 }
 
-/// Pairs tools and hooks with their manifests and sorts all three, duplicates included,
-/// so that every listing and every report is the same from one build to the next.
-fn sort(linked: Linked) -> (Vec<&'static PluginManifest>, Vec<Tool>, Vec<Hook>) {
+/// What [`sort`] gives: plugins, tools, hooks and channels, each sorted.
+type Sorted = (
+    Vec<&'static PluginManifest>,
+    Vec<Tool>,
+    Vec<Hook>,
+    Vec<&'static ChannelDescriptor>,
+);
+
+/// Pairs tools, hooks and channels with their manifests and sorts them all, duplicates
+/// included, so that every listing and every report is the same from one build to the
+/// next.
+fn sort(linked: Linked) -> Sorted {
     let mut plugins = linked.plugins;
     let mut tools: Vec<Tool> = parallel::map(&linked.tools, |descriptor| Tool::new(descriptor));
     let mut hooks: Vec<Hook> = linked.hooks.into_iter().map(Hook::new).collect();
+    let mut channels = linked.channels;
     let owners = tools
         .iter()
         .map(Tool::plugin)
-        .chain(hooks.iter().map(Hook::plugin));
+        .chain(hooks.iter().map(Hook::plugin))
+        .chain(channels.iter().map(|channel| (channel.plugin)()));
     for owner in owners {
         if !plugins.iter().any(|known| std::ptr::eq(*known, owner)) {
             plugins.push(owner);
@@ -160,5 +182,9 @@ fn sort(linked: Linked) -> (Vec<&'static PluginManifest>, Vec<Tool>, Vec<Hook>) 
         let (at_a, at_b) = (a.descriptor().location, b.descriptor().location);
         (a.id(), at_a.file, at_a.line).cmp(&(b.id(), at_b.file, at_b.line))
     });
-    (plugins, tools, hooks)
+    channels.sort_by_key(|channel| {
+        let plugin = (channel.plugin)();
+        (channel.name, plugin.namespace, plugin.package)
+    });
+    (plugins, tools, hooks, channels)
 }

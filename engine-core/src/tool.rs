@@ -108,9 +108,16 @@ impl Tool {
     }
 
     /// Whether the tool reads the turn's conversation (its state, artifacts, subscriber
-    /// or id): it is offered only in turns that have one, so not over MCP sessions.
+    /// or id), or is a staged action (recorded in the conversation): it is offered only
+    /// in turns that have one, so not over MCP sessions.
     pub fn needs_conversation(&self) -> bool {
-        self.descriptor.needs.conversation
+        self.descriptor.needs.conversation || self.is_action()
+    }
+
+    /// Whether it is a staged action (`#[define_action]`): a call stages it, and the
+    /// turn performs it after the reply and the guardrails.
+    pub fn is_action(&self) -> bool {
+        self.descriptor.is_action()
     }
 
     pub(crate) fn input_json(&self) -> &RawValue {

@@ -8,6 +8,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use plugin_sdk::action::API_VERSIONS;
+use plugin_sdk::channel::ChannelDescriptor;
 use plugin_sdk::engine::{PluginManifest, SourceLocation};
 use plugin_sdk::hook::Event;
 use semver::{Version, VersionReq};
@@ -47,6 +49,11 @@ pub enum Rule {
     /// A hook fails closed at an event where it cannot: `response_sent`, or
     /// `response_generated` without `mutates_response`.
     HookFailClosed,
+    /// A plugin with actions or channels declares no `api_version`, or one this engine
+    /// does not support.
+    ApiVersion,
+    /// Two channels have one name, or a name is not a path segment.
+    ChannelName,
 }
 
 impl Rule {
@@ -64,6 +71,8 @@ impl Rule {
             Self::HookMutation => "hook-mutation",
             Self::HookTimeout => "hook-timeout",
             Self::HookFailClosed => "hook-fail-closed",
+            Self::ApiVersion => "api-version",
+            Self::ChannelName => "channel-name",
         }
     }
 }
@@ -79,6 +88,8 @@ pub struct Problem {
     pub tool: Option<String>,
     /// The hook at fault, by canonical id, when the problem is a hook's.
     pub hook: Option<String>,
+    /// The channel at fault, by name, when the problem is a channel's.
+    pub channel: Option<String>,
     /// Where the tool or hook is defined.
     pub location: Option<SourceLocation>,
     /// What is wrong.
@@ -94,6 +105,7 @@ impl Problem {
             plugin: format!("{} {}", plugin.package, plugin.version),
             tool: None,
             hook: None,
+            channel: None,
             location: None,
             message,
             fix,
@@ -105,6 +117,14 @@ impl Problem {
             tool: Some(tool.id().to_owned()),
             location: Some(tool.descriptor().location),
             ..Self::plugin(rule, tool.plugin(), message, fix)
+        }
+    }
+
+    fn channel(rule: Rule, channel: &ChannelDescriptor, message: String, fix: String) -> Self {
+        Self {
+            channel: Some(channel.name.to_owned()),
+            location: Some(channel.location),
+            ..Self::plugin(rule, (channel.plugin)(), message, fix)
         }
     }
 
@@ -126,6 +146,9 @@ impl fmt::Display for Problem {
         if let Some(hook) = &self.hook {
             write!(f, ", hook `{hook}`")?;
         }
+        if let Some(channel) = &self.channel {
+            write!(f, ", channel `{channel}`")?;
+        }
         if let Some(at) = self.location {
             write!(f, " ({}:{})", at.file, at.line)?;
         }
@@ -142,8 +165,9 @@ pub struct StartupError {
 impl StartupError {
     pub(crate) fn new(mut problems: Vec<Problem>) -> Self {
         problems.sort_by(|a, b| {
-            (&a.plugin, &a.tool, &a.hook, a.rule, &a.message)
-                .cmp(&(&b.plugin, &b.tool, &b.hook, b.rule, &b.message))
+            (&a.plugin, &a.tool, &a.hook, &a.channel, a.rule, &a.message).cmp(&(
+                &b.plugin, &b.tool, &b.hook, &b.channel, b.rule, &b.message,
+            ))
         });
         Self { problems }
     }
@@ -171,17 +195,21 @@ impl fmt::Display for StartupError {
 
 impl std::error::Error for StartupError {}
 
-/// Every problem with `plugins`, `tools` and `hooks` (all sorted), none skipped.
+/// Every problem with `plugins`, `tools`, `hooks` and `channels` (all sorted), none
+/// skipped.
 pub(crate) fn validate(
     plugins: &[&'static PluginManifest],
     tools: &[Tool],
     hooks: &[Hook],
+    channels: &[&'static ChannelDescriptor],
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
     for plugin in plugins {
         check_engine_range(plugin, &mut problems);
         check_reserved_namespace(plugin, &mut problems);
+        check_api_version(plugin, tools, channels, &mut problems);
     }
+    check_channel_names(channels, &mut problems);
     check_namespaces_unique(plugins, &mut problems);
     check_ids_unique(tools, &mut problems);
     check_wire_names_unique(tools, &mut problems);
@@ -223,6 +251,81 @@ fn check_engine_range(plugin: &PluginManifest, problems: &mut Vec<Problem>) {
             ),
             fix,
         )),
+    }
+}
+
+/// A plugin with actions or channels states the API it was written against, and this
+/// engine supports it; a version stated without them must be supported too.
+fn check_api_version(
+    plugin: &'static PluginManifest,
+    tools: &[Tool],
+    channels: &[&'static ChannelDescriptor],
+    problems: &mut Vec<Problem>,
+) {
+    let owns = |owner: &PluginManifest| std::ptr::eq(owner, plugin);
+    let actions = tools
+        .iter()
+        .filter(|tool| owns(tool.plugin()) && tool.is_action())
+        .count();
+    let channels = channels
+        .iter()
+        .filter(|channel| owns((channel.plugin)()))
+        .count();
+    let supported = API_VERSIONS
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let message = match plugin.api_version {
+        Some(version) if API_VERSIONS.contains(&version) => return,
+        Some(version) => format!(
+            "the plugin is written against action and channel API version {version}, and this engine supports {supported}"
+        ),
+        None if actions + channels > 0 => format!(
+            "the plugin defines {actions} action(s) and {channels} channel(s) but declares no `api_version`"
+        ),
+        None => return,
+    };
+    problems.push(Problem::plugin(
+        Rule::ApiVersion,
+        plugin,
+        message,
+        format!("declare the API the plugin was written against in `plugin! {{ api_version = N }}` (supported: {supported}), or link a release of the plugin written for this engine"),
+    ));
+}
+
+/// Each channel is one path, `/channels/<name>`.
+fn check_channel_names(channels: &[&'static ChannelDescriptor], problems: &mut Vec<Problem>) {
+    for channel in channels {
+        let valid = channel.name.starts_with(|c: char| c.is_ascii_lowercase())
+            && channel.name.len() <= 32
+            && channel
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !valid {
+            problems.push(Problem::channel(
+                Rule::ChannelName,
+                channel,
+                format!("`{}` is not a path segment `/channels/<name>` accepts", channel.name),
+                "name it with lowercase letters, digits and `-`, starting with a letter, at most 32 characters".into(),
+            ));
+        }
+    }
+    for pair in channels.windows(2) {
+        let (first, second) = (pair[0], pair[1]);
+        if first.name == second.name {
+            let other = (first.plugin)();
+            problems.push(Problem::channel(
+                Rule::ChannelName,
+                second,
+                format!(
+                    "the channel name `{}` is also taken by {} {} ({}:{})",
+                    second.name, other.package, other.version, first.location.file, first.location.line
+                ),
+                "give one of the channels another name: `#[define_channel(name = \"...\")]`".into(),
+            ));
+        }
     }
 }
 

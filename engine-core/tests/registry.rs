@@ -95,6 +95,7 @@ static ACME_TWICE: PluginManifest = PluginManifest {
     engine: ">=0.1",
     display_name: None,
     description: None,
+    api_version: None,
 };
 
 static FUTURE: PluginManifest = PluginManifest {
@@ -104,6 +105,7 @@ static FUTURE: PluginManifest = PluginManifest {
     engine: ">=7",
     display_name: None,
     description: None,
+    api_version: None,
 };
 
 fn leak(descriptor: ToolDescriptor) -> &'static ToolDescriptor {

@@ -9,6 +9,7 @@
 //! in-flight bound count every tool call until it ends.
 
 mod bearer;
+mod channels;
 mod body_deadline;
 mod connections;
 mod same_site;
@@ -308,7 +309,9 @@ pub async fn serve_http(
     let router = axum::Router::new()
         .nest_service("/mcp", service)
         .merge(
-            turns::router(engine, shutdown.child_token()).layer(axum::middleware::from_fn(
+            turns::router(Arc::clone(&engine), shutdown.child_token())
+                .merge(channels::router(engine, shutdown.child_token()))
+                .layer(axum::middleware::from_fn(
                 move |request: axum::extract::Request, next: axum::middleware::Next| {
                     same_site.clone().check(request, next)
                 },

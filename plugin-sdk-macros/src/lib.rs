@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod attr;
+mod channel;
 mod doc;
 mod errors;
 mod function;
@@ -28,6 +29,18 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn define_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::define_tool(attr.into(), item.into()).into()
+}
+
+// `#[define_action]`.
+#[proc_macro_attribute]
+pub fn define_action(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tool::define_action(attr.into(), item.into()).into()
+}
+
+// `#[define_channel]`.
+#[proc_macro_attribute]
+pub fn define_channel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    channel::define_channel(attr.into(), item.into()).into()
 }
 
 // `#[define_hook]`.

@@ -24,6 +24,19 @@ pub fn check_category(category: &str) -> Result<(), String> {
     }
 }
 
+/// A channel's name, its path segment in `/channels/<name>`: lowercase letters, digits
+/// and `-`, starting with a letter, at most 32 characters.
+pub fn check_channel_name(name: &str) -> Result<(), String> {
+    let allowed = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if name.starts_with(|c: char| c.is_ascii_lowercase()) && allowed && name.len() <= 32 {
+        Ok(())
+    } else {
+        Err(format!("`{name}` is not a valid channel name: it is the path `/channels/<name>`, so use lowercase letters, digits and `-`, starting with a letter, at most 32 characters (set it with `name = \"...\"`)"))
+    }
+}
+
 /// Kebab-case, at most 32 characters: `acme`, `acme-crm`.
 pub fn check_namespace(namespace: &str) -> Result<(), String> {
     let words_ok = namespace.split('-').all(|word| {

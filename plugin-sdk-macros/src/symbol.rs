@@ -22,6 +22,8 @@ pub const ENGINE: &str = "engine";
 pub const DISPLAY_NAME: &str = "display_name";
 pub const DESCRIPTION: &str = "description";
 pub const LABEL: &str = "label";
+pub const ACTION: &str = "action";
+pub const API_VERSION: &str = "api_version";
 
 /// `#[define_tool(...)]`.
 pub const TOOL_KEYS: &[&str] = &[
@@ -37,6 +39,11 @@ pub const TOOL_KEYS: &[&str] = &[
     STRICT,
     CRATE,
 ];
+/// `#[define_action(...)]`: a tool's keys, but those an action cannot change (its
+/// annotations, strictness and exclusivity are fixed).
+pub const ACTION_KEYS: &[&str] = &[NAME, SUMMARY, CATEGORY, EXAMPLE, CRATE];
+/// `#[define_channel(...)]`.
+pub const CHANNEL_KEYS: &[&str] = &[NAME, CRATE];
 /// `#[define_hook(...)]`.
 pub const HOOK_KEYS: &[&str] = &[
     EVENT,
@@ -49,9 +56,16 @@ pub const HOOK_KEYS: &[&str] = &[
     CRATE,
 ];
 /// `plugin! { ... }`.
-pub const PLUGIN_KEYS: &[&str] = &[NAMESPACE, ENGINE, DISPLAY_NAME, DESCRIPTION, CRATE];
+pub const PLUGIN_KEYS: &[&str] = &[
+    NAMESPACE,
+    ENGINE,
+    DISPLAY_NAME,
+    DESCRIPTION,
+    API_VERSION,
+    CRATE,
+];
 /// `#[tool_args(...)]`.
-pub const TOOL_ARGS_KEYS: &[&str] = &[CRATE, STRICT];
+pub const TOOL_ARGS_KEYS: &[&str] = &[CRATE, STRICT, ACTION];
 /// `#[secret(...)]` on the struct.
 pub const SECRETS_STRUCT_KEYS: &[&str] = &[CRATE];
 /// `#[secret(...)]` on a field.

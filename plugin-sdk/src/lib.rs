@@ -2,6 +2,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod action;
+pub mod channel;
 mod context;
 mod error;
 pub mod hook;
@@ -26,6 +28,12 @@ pub use strict_deserialize::StrictDeserialize;
 
 #[doc = include_str!("../docs/define_tool.md")]
 pub use plugin_sdk_macros::define_tool;
+
+#[doc = include_str!("../docs/define_action.md")]
+pub use plugin_sdk_macros::define_action;
+
+#[doc = include_str!("../docs/define_channel.md")]
+pub use plugin_sdk_macros::define_channel;
 
 #[doc = include_str!("../docs/define_hook.md")]
 pub use plugin_sdk_macros::define_hook;
@@ -107,8 +115,8 @@ pub mod engine {
     pub use crate::param::{CallInput, Needs, ToolParam};
     pub use crate::plugin::{linked_plugins, PluginManifest};
     pub use crate::tool::{
-        linked_tools, BoxFuture, CallFn, ReadyFn, SourceLocation, ToolAnnotations, ToolDescriptor,
-        ToolEntry,
+        linked_tools, BoxFuture, CallFn, ReadyFn, SourceLocation, StageFn, ToolAnnotations,
+        ToolDescriptor, ToolEntry,
     };
 
     /// Schemas as the engine checks and renders them.
@@ -121,6 +129,7 @@ pub mod engine {
 /// `std::io::prelude::*`: the knowledge levels (`Read`, `Write`, `Manage`) are in
 /// [`knowledge`], not here.
 pub mod prelude {
+    pub use crate::action::Note;
     pub use crate::artifacts::{ArtifactHandle, Artifacts};
     pub use crate::audit::Audit;
     pub use crate::hook::{
@@ -132,7 +141,9 @@ pub mod prelude {
     pub use crate::secrets::Secret;
     pub use crate::state::State;
     pub use crate::turn::{Conversation, Subscriber};
-    pub use crate::{define_hook, define_tool, Secrets, ToolArgs, ToolContext, ToolError};
+    pub use crate::{
+        define_action, define_hook, define_tool, Secrets, ToolArgs, ToolContext, ToolError,
+    };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }

@@ -17,6 +17,10 @@ pub struct PluginManifest {
     pub display_name: Option<LocalizedText>,
     /// One sentence on what the plugin's tools are for.
     pub description: Option<LocalizedText>,
+    /// The version of the action and channel API the plugin was written against
+    /// (`api_version = 0`); `None` for a plugin of tools and hooks only. Version 0 is
+    /// unstable for channels (see [`crate::channel`]).
+    pub api_version: Option<u32>,
 }
 
 /// One linked plugin, as `plugin!` submits it to the registry.

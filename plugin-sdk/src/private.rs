@@ -8,6 +8,8 @@ pub use serde;
 pub use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+pub use crate::action::{ActionField, ActionParam};
+pub use crate::channel::{Channel, ChannelDescriptor};
 pub use crate::context::{FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretSpec};
 pub use crate::hook::event::HookEvent;
 pub use crate::hook::outcome::{
@@ -248,6 +250,10 @@ impl<T: FromSecret> SecretField for T {
 /// a second tool of that name in the crate.
 pub trait RenameOneOfTheToolsOfThisCrateThatShareThisName<const NAME_HASH: u128> {}
 
+/// Implemented for the crate's plugin once per channel name: a second implementation is
+/// a second channel of that name in the crate.
+pub trait RenameOneOfTheChannelsOfThisCrateThatShareThisName<const NAME_HASH: u128> {}
+
 /// Implemented for the crate's plugin once per hook name: a second implementation is
 /// a second hook of that name in the crate.
 pub trait RenameOneOfTheHooksOfThisCrateThatShareThisName<const NAME_HASH: u128> {}
@@ -351,8 +357,9 @@ pub fn expect_no_arguments(arguments: &str) -> Result<(), ToolError> {
 /// Checks whether example arguments (JSON text) fit one parameter.
 pub type ArgumentsCheck = fn(&str) -> Result<(), ToolError>;
 
-/// Checks one `example = ...` of a tool against its parameters (for generated tests).
-pub fn check_example(
+/// Checks arguments (an `example = ...` in generated tests, or an action's call when it
+/// is staged) against a tool's parameters.
+pub fn check_arguments(
     example: &str,
     arguments: usize,
     checks: &[ArgumentsCheck],

@@ -19,6 +19,9 @@ pub type CallFn = for<'a> fn(CallInput<'a>) -> BoxFuture<'a, Result<String, Tool
 /// without a future.
 pub type ReadyFn = for<'a> fn(CallInput<'a>) -> Result<String, ToolError>;
 
+/// Checks the arguments of a staged action's call (JSON text) without running it.
+pub type StageFn = fn(&str) -> Result<(), ToolError>;
+
 /// A tool, as `#[define_tool]` registers it: a constant built at compile time.
 ///
 /// Schemas are functions so that the engine builds each one once, at start-up.
@@ -38,6 +41,10 @@ pub struct ToolDescriptor {
     /// Whether a call of it runs alone in its turn's step (`exclusive`): the calls before
     /// it finish first, and those after it wait for it.
     pub exclusive: bool,
+    /// For a staged action (`#[define_action]`), what checks a call's arguments: the call
+    /// stages the action, and `entry` performs it after the turn's reply and its
+    /// guardrails. `None` for a tool, which runs when called.
+    pub staged: Option<StageFn>,
     /// Example arguments, as compact JSON text, each checked by a generated unit test.
     pub examples: &'static [&'static str],
     /// The manifest of the plugin that defines the tool.
@@ -105,6 +112,11 @@ pub struct SourceLocation {
 }
 
 impl ToolDescriptor {
+    /// Whether it is a staged action (`#[define_action]`).
+    pub fn is_action(&self) -> bool {
+        self.staged.is_some()
+    }
+
     /// Runs the tool once with `input`, as a future (see [`ToolEntry::call`]).
     pub fn call<'a>(&self, input: CallInput<'a>) -> BoxFuture<'a, Result<String, ToolError>> {
         self.entry.call(input)

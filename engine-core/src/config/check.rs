@@ -60,6 +60,19 @@ pub const MAX_STATE_IDLE_SECS: u64 = 30 * 24 * 60 * 60;
 /// Every value of `config` out of its range, each as "`key` is value: what to give".
 pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
     let mut problems = Vec::new();
+    for (name, channel) in &config.channels {
+        match config.agents.get(&channel.agent) {
+            None => problems.push(format!(
+                "channels.{name}.agent names `{}`, which is not a configured agent",
+                channel.agent
+            )),
+            Some(agent) if agent.turn.is_none() => problems.push(format!(
+                "channels.{name}.agent names `{}`, which runs no turns: give it `[agents.{}.turn]`",
+                channel.agent, channel.agent
+            )),
+            Some(_) => {}
+        }
+    }
     for (name, agent) in &config.agents {
         if let Some(model) = &agent.model {
             money(
@@ -313,6 +326,13 @@ fn turns(config: &EngineConfig, problems: &mut Vec<String>) {
             turn.max_identical_calls,
             1..=MAX_TURN_STEPS,
             "calls",
+        );
+        within(
+            problems,
+            &key("max_actions_per_turn"),
+            turn.max_actions_per_turn,
+            0..=MAX_TURN_STEPS,
+            "actions",
         );
         within(
             problems,

@@ -110,6 +110,10 @@ pub struct TurnConfig {
     /// default 2. Past it the call is answered with an error instead of run.
     #[serde(default = "default_identical")]
     pub max_identical_calls: u32,
+    /// The most staged actions one turn performs; default 3. Stagings past it are
+    /// answered to the model as refused, so that it can tell the user.
+    #[serde(default = "default_actions")]
+    pub max_actions_per_turn: u32,
     /// The longest a turn may take, in seconds; default 300.
     #[serde(default = "default_deadline")]
     pub deadline_secs: u64,
@@ -135,6 +139,7 @@ impl TurnConfig {
             max_tool_calls: default_tool_calls(),
             max_parallel_tools: default_parallel(),
             max_identical_calls: default_identical(),
+            max_actions_per_turn: default_actions(),
             deadline_secs: default_deadline(),
             tool_timeout_ms: None,
             max_output_tokens: default_output_tokens(),
@@ -154,6 +159,9 @@ fn default_parallel() -> u32 {
 }
 fn default_identical() -> u32 {
     2
+}
+fn default_actions() -> u32 {
+    3
 }
 fn default_deadline() -> u64 {
     300

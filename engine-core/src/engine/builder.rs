@@ -8,6 +8,7 @@ use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
 use super::agent::Agent;
 use super::Engine;
 use crate::config::{AgentConfig, EngineConfig};
+use plugin_sdk::channel::ChannelDescriptor;
 use crate::limits::Limits;
 use crate::model::ModelGateway;
 use crate::provider::{Provider, ProviderError};
@@ -75,6 +76,14 @@ pub enum EngineError {
     /// The conversation store could not be opened.
     #[error("the conversation store could not be opened: {0}")]
     Conversations(#[from] ConversationError),
+    /// The configuration mounts a channel that no linked plugin defines.
+    #[error("the configuration mounts the channel `{name}` (`[channels.{name}]`), and no linked plugin defines it; the linked channels are: {known}")]
+    UnknownChannel {
+        /// The name.
+        name: String,
+        /// The linked channels.
+        known: String,
+    },
     /// The configuration asks for a part this build of engine-core leaves out.
     #[error("the configuration needs {part}, and engine-core was built without the `{feature}` feature: enable it, or give the engine your own with `EngineBuilder::{setter}`")]
     MissingFeature {
@@ -150,6 +159,7 @@ impl EngineBuilder {
         let linked = Linked::choose(self.tools, self.hooks);
         let registry = Arc::new(Registry::build(linked, self.limits)?);
         config.ensure_an_agent();
+        let channels = mount_channels(&config, &registry)?;
         let knowledge = match self.knowledge {
             Some(store) => Some(store),
             None if config
@@ -186,6 +196,7 @@ impl EngineBuilder {
             registry,
             conversations: Arc::new(conversations),
             running: Default::default(),
+            channels,
         })
     }
 
@@ -200,6 +211,32 @@ impl EngineBuilder {
             std::process::exit(1)
         })
     }
+}
+
+/// Each configured channel with its linked adapter and its agent.
+fn mount_channels(
+    config: &EngineConfig,
+    registry: &Registry,
+) -> Result<Vec<(&'static ChannelDescriptor, String)>, EngineError> {
+    config
+        .channels
+        .iter()
+        .map(|(name, mounted)| {
+            let linked = registry.channels.iter().find(|channel| channel.name == name);
+            match linked {
+                Some(channel) => Ok((*channel, mounted.agent.clone())),
+                None => Err(EngineError::UnknownChannel {
+                    name: name.clone(),
+                    known: registry
+                        .channels
+                        .iter()
+                        .map(|channel| channel.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }),
+            }
+        })
+        .collect()
 }
 
 /// The provider of `agent`'s turns: the builder's, or the configuration's over HTTP.

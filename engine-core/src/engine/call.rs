@@ -22,6 +22,8 @@ pub struct Call<'a> {
     arguments: &'a str,
     deadline: Option<Instant>,
     cancel: Option<&'a CancellationToken>,
+    /// Whether this is the perform of a staged action, which only the turn makes.
+    perform: bool,
 }
 
 impl<'a> Call<'a> {
@@ -33,7 +35,14 @@ impl<'a> Call<'a> {
             arguments,
             deadline: None,
             cancel: None,
+            perform: false,
         }
+    }
+
+    /// The same call, performing the staged action it names (after the reply).
+    pub(super) fn perform(mut self) -> Self {
+        self.perform = true;
+        self
     }
 
     /// The same call, stopped at `deadline`; model calls it makes stop there too.
@@ -55,7 +64,8 @@ impl Engine {
     /// the tool's output as JSON text, or an error the model can read.
     ///
     /// A tool the agent does not equip is unknown, as if it were not linked; so is one
-    /// that needs a conversation, in a turn without one. The tool's context holds its
+    /// that needs a conversation, in a turn without one. A staged action is not called
+    /// this way: [`Engine::converse`] stages it and performs it after the reply. The tool's context holds its
     /// declared secrets, the agent's grants and the turn's identity, and nothing else.
     /// State it writes is applied only if the call succeeds.
     ///
@@ -76,6 +86,9 @@ impl Engine {
         let Some(tool) = self.offered(turn, call.tool) else {
             return Started::Finished(Err(unknown_tool(call.tool)));
         };
+        if tool.is_action() && !call.perform {
+            return Started::Finished(Err(dispatch::staged_not_called(tool)));
+        }
         let bounds = Bounds {
             deadline: call.deadline,
             cancel: call.cancel,

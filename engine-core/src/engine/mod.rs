@@ -12,6 +12,7 @@ mod turn;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use plugin_sdk::channel::ChannelDescriptor;
 use plugin_sdk::engine::{KnowledgeStore, PluginManifest, RedactValues};
 use plugin_sdk::hook::Event;
 
@@ -68,6 +69,8 @@ pub struct Engine {
     conversations: Arc<Conversations>,
     /// The conversations with a turn under way.
     running: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The mounted channels, with the agent each runs, in the configuration's order.
+    channels: Vec<(&'static ChannelDescriptor, String)>,
 }
 
 impl Engine {
@@ -112,6 +115,27 @@ impl Engine {
         self.registry
             .catalogs
             .get(format, locale, || self.registry.tools().iter().collect())
+    }
+
+    /// Every linked channel, sorted by name, with the agent it runs when the
+    /// configuration mounts it (`[channels.<name>]`).
+    pub fn channels(&self) -> impl Iterator<Item = (&'static ChannelDescriptor, Option<&str>)> {
+        self.registry.channels.iter().map(|channel| {
+            let agent = self
+                .channels
+                .iter()
+                .find(|(mounted, _)| std::ptr::eq(*mounted, *channel))
+                .map(|(_, agent)| agent.as_str());
+            (*channel, agent)
+        })
+    }
+
+    /// The mounted channel called `name`, and the agent whose turns it runs.
+    pub fn channel(&self, name: &str) -> Option<(&'static ChannelDescriptor, &str)> {
+        self.channels
+            .iter()
+            .find(|(channel, _)| channel.name == name)
+            .map(|(channel, agent)| (*channel, agent.as_str()))
     }
 
     /// The agents, by name.

@@ -1,4 +1,5 @@
-//! Conversations: their messages, stored step by step, and a record of each turn.
+//! Conversations: their messages, stored step by step, a record of each turn, and each
+//! staged action performed (recorded before it runs, its outcome after).
 //!
 //! With the `sqlite` feature, in `conversations.sqlite` under the data directory (WAL,
 //! one transaction per step, so a crash loses at most the step under way and never
@@ -32,12 +33,73 @@ enum Backend {
     Sqlite(Arc<Mutex<rusqlite::Connection>>),
 }
 
-/// Conversations in memory: their messages, and whose each is.
+/// Conversations in memory: their messages, whose each is, and their actions.
 #[derive(Default)]
 struct Memory {
     messages: HashMap<String, Vec<Message>>,
     owners: HashMap<String, (String, String)>,
+    actions: Vec<(String, ActionRecord)>,
 }
+
+/// Where a staged action stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionState {
+    /// Recorded, and running (or the engine stopped while it ran, until its next start).
+    Performing,
+    /// It ran to the end.
+    Performed,
+    /// It ran and failed; it is not retried.
+    Failed,
+    /// Whether it took effect is not known: it timed out, or the engine stopped while it
+    /// ran. It is not run again.
+    Unknown,
+}
+
+impl ActionState {
+    #[cfg(feature = "sqlite")]
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Performing => "performing",
+            Self::Performed => "performed",
+            Self::Failed => "failed",
+            Self::Unknown => "unknown",
+        }
+    }
+
+    #[cfg(feature = "sqlite")]
+    fn parse(text: &str) -> Self {
+        match text {
+            "performing" => Self::Performing,
+            "performed" => Self::Performed,
+            "failed" => Self::Failed,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// A staged action, as the store keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ActionRecord {
+    /// Its number in the store.
+    pub id: i64,
+    /// The model's call that staged it.
+    pub call_id: String,
+    /// The action's id (`acme:log_contact`).
+    pub action: String,
+    /// Its arguments, as the model sent them (JSON text).
+    pub arguments: String,
+    /// The subscriber it was performed for.
+    pub subscriber: String,
+    /// Where it stands.
+    pub state: ActionState,
+    /// Its output (performed) or why not (failed, unknown).
+    pub detail: Option<String>,
+}
+
+/// What the engine's last run left running: marked at start-up.
+#[cfg(feature = "sqlite")]
+const INTERRUPTED: &str = "the engine stopped while it ran; it is not run again";
 
 impl std::fmt::Debug for Conversations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -99,9 +161,34 @@ impl Conversations {
                  CREATE TABLE IF NOT EXISTS states (
                      conversation TEXT PRIMARY KEY,
                      body TEXT NOT NULL
-                 ) WITHOUT ROWID;",
+                 ) WITHOUT ROWID;
+                 CREATE TABLE IF NOT EXISTS actions (
+                     id INTEGER PRIMARY KEY,
+                     conversation TEXT NOT NULL,
+                     call_id TEXT NOT NULL,
+                     action TEXT NOT NULL,
+                     arguments TEXT NOT NULL,
+                     subscriber TEXT NOT NULL,
+                     state TEXT NOT NULL,
+                     detail TEXT
+                 );
+                 CREATE INDEX IF NOT EXISTS actions_by_conversation ON actions (conversation);",
             )
             .map_err(sql)?;
+        // A process that died while an action ran left it `performing`: it may or may not
+        // have taken effect, and it is never run again.
+        let interrupted = connection
+            .execute(
+                "UPDATE actions SET state = 'unknown', detail = ?1 WHERE state = 'performing'",
+                [INTERRUPTED],
+            )
+            .map_err(sql)?;
+        if interrupted > 0 {
+            tracing::warn!(
+                actions = interrupted,
+                "staged actions were running when the engine stopped: marked unknown, not run again"
+            );
+        }
         Ok(Self {
             backend: Backend::Sqlite(Arc::new(Mutex::new(connection))),
         })
@@ -340,6 +427,126 @@ impl Conversations {
                         )
                         .map(drop)
                         .map_err(sql)
+                })
+                .await
+            }
+        }
+    }
+}
+
+impl Conversations {
+    /// Records that `action` (staged by the call `call_id`) is about to be performed for
+    /// `subscriber` in `conversation`: its number, for [`Conversations::settle_action`].
+    pub async fn record_action(
+        &self,
+        conversation: &str,
+        record: ActionRecord,
+    ) -> Result<i64, ConversationError> {
+        match &self.backend {
+            Backend::Memory(all) => {
+                let mut all = all.lock().expect("no panic holds the lock");
+                let id = all.actions.len() as i64 + 1;
+                all.actions.push((
+                    conversation.to_owned(),
+                    ActionRecord {
+                        id,
+                        state: ActionState::Performing,
+                        ..record
+                    },
+                ));
+                Ok(id)
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                blocking(connection, move |connection| {
+                    connection
+                        .execute(
+                            "INSERT INTO actions (conversation, call_id, action, arguments, subscriber, state)
+                             VALUES (?1, ?2, ?3, ?4, ?5, 'performing')",
+                            rusqlite::params![
+                                conversation,
+                                record.call_id,
+                                record.action,
+                                record.arguments,
+                                record.subscriber
+                            ],
+                        )
+                        .map_err(sql)?;
+                    Ok(connection.last_insert_rowid())
+                })
+                .await
+            }
+        }
+    }
+
+    /// Records how the action numbered `id` ended.
+    pub async fn settle_action(
+        &self,
+        id: i64,
+        state: ActionState,
+        detail: Option<String>,
+    ) -> Result<(), ConversationError> {
+        match &self.backend {
+            Backend::Memory(all) => {
+                let mut all = all.lock().expect("no panic holds the lock");
+                if let Some((_, record)) = all.actions.iter_mut().find(|(_, r)| r.id == id) {
+                    record.state = state;
+                    record.detail = detail;
+                }
+                Ok(())
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                blocking(connection, move |connection| {
+                    connection
+                        .execute(
+                            "UPDATE actions SET state = ?2, detail = ?3 WHERE id = ?1",
+                            rusqlite::params![id, state.as_str(), detail],
+                        )
+                        .map(drop)
+                        .map_err(sql)
+                })
+                .await
+            }
+        }
+    }
+
+    /// The actions performed in `conversation`, oldest first.
+    pub async fn actions(&self, conversation: &str) -> Result<Vec<ActionRecord>, ConversationError> {
+        match &self.backend {
+            Backend::Memory(all) => Ok(all
+                .lock()
+                .expect("no panic holds the lock")
+                .actions
+                .iter()
+                .filter(|(held, _)| held == conversation)
+                .map(|(_, record)| record.clone())
+                .collect()),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                blocking(connection, move |connection| {
+                    let mut statement = connection
+                        .prepare_cached(
+                            "SELECT id, call_id, action, arguments, subscriber, state, detail
+                             FROM actions WHERE conversation = ?1 ORDER BY id",
+                        )
+                        .map_err(sql)?;
+                    let rows = statement
+                        .query_map([&conversation], |row| {
+                            Ok(ActionRecord {
+                                id: row.get(0)?,
+                                call_id: row.get(1)?,
+                                action: row.get(2)?,
+                                arguments: row.get(3)?,
+                                subscriber: row.get(4)?,
+                                state: ActionState::parse(&row.get::<_, String>(5)?),
+                                detail: row.get(6)?,
+                            })
+                        })
+                        .map_err(sql)?;
+                    rows.map(|row| row.map_err(sql)).collect()
                 })
                 .await
             }

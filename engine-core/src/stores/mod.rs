@@ -11,7 +11,7 @@ mod sqlite_knowledge;
 mod states;
 
 pub use artifacts::MemoryArtifacts;
-pub use conversations::{ConversationError, Conversations};
+pub use conversations::{ActionRecord, ActionState, ConversationError, Conversations};
 #[cfg(feature = "sqlite")]
 pub use sqlite_knowledge::{SqliteKnowledge, MAX_ANSWERED_DOCUMENTS};
 pub(crate) use states::ConversationStates;

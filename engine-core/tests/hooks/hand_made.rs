@@ -19,6 +19,7 @@ static HAND_MADE: PluginManifest = PluginManifest {
     engine: ">=0.1",
     display_name: None,
     description: None,
+    api_version: None,
 };
 
 fn hand_made_plugin() -> &'static PluginManifest {

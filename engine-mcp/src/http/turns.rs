@@ -1,5 +1,6 @@
 //! The agent turn over HTTP: `POST /v1/agents/{agent}/turns` answers the turn's events as
-//! NDJSON while it runs; `GET /v1/conversations/{id}` returns a conversation's history.
+//! NDJSON while it runs; `GET /v1/conversations/{id}` returns a conversation's history
+//! and its staged actions.
 //! Behind the same guards as `/mcp` (the bearer token, the in-flight bound, the body
 //! deadline, and `Host` and `Origin` checked as rmcp checks them for `/mcp`).
 
@@ -50,7 +51,7 @@ struct Served {
 }
 
 /// What a conversation or subscriber id may be: it travels in a header and in logs.
-fn valid_id(id: &str) -> bool {
+pub(super) fn valid_id(id: &str) -> bool {
     (1..=128).contains(&id.len())
         && id
             .bytes()
@@ -144,16 +145,26 @@ async fn conversation(
     State(Served { engine, .. }): State<Served>,
     Path(id): Path<String>,
 ) -> Response {
-    match engine.conversation(&id).await {
-        Ok(messages) if messages.is_empty() => {
+    let found = match engine.conversation(&id).await {
+        Ok(messages) => engine
+            .conversation_actions(&id)
+            .await
+            .map(|actions| (messages, actions)),
+        Err(error) => Err(error),
+    };
+    match found {
+        Ok((messages, _)) if messages.is_empty() => {
             problem(StatusCode::NOT_FOUND, &format!("no conversation `{id}`"))
         }
-        Ok(messages) => Json(json!({ "conversation": id, "messages": messages })).into_response(),
+        Ok((messages, actions)) => {
+            Json(json!({ "conversation": id, "messages": messages, "actions": actions }))
+                .into_response()
+        }
         Err(error) => problem(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
     }
 }
 
-fn problem(status: StatusCode, message: &str) -> Response {
+pub(super) fn problem(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 

@@ -4,9 +4,11 @@ use std::process::ExitCode;
 
 // Linking is installing: name each plugin crate once so the linker keeps it.
 use acme_crm as _;
+use contacts as _;
 use guard as _;
 use notes as _;
 use weather as _;
+use webhook as _;
 
 fn main() -> ExitCode {
     // SAFETY: the first thing `main` does; no other thread exists yet.

@@ -15,6 +15,10 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
     let engine = &manifest.engine;
     let display_name = expand_option(manifest.display_name.as_ref(), &sdk);
     let description = expand_option(manifest.description.as_ref(), &sdk);
+    let api_version = match manifest.api_version {
+        Some(version) => quote!(::core::option::Option::Some(#version)),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         // A second `plugin!` in the crate defines this module again: one error, there.
         #[doc(hidden)]
@@ -26,6 +30,7 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
                 engine: #engine,
                 display_name: #display_name,
                 description: #description,
+                api_version: #api_version,
             };
 
             /// The look-up a tool makes through `use crate::*` (see `__private`).

@@ -15,6 +15,9 @@ pub struct Manifest {
     pub engine: String,
     pub display_name: Option<Localized>,
     pub description: Option<Localized>,
+    /// `api_version = N`: the action and channel API the plugin was written against.
+    /// Any number parses: the engine refuses, at start-up, one it does not support.
+    pub api_version: Option<u32>,
 }
 
 impl Manifest {
@@ -23,6 +26,7 @@ impl Manifest {
         let mut engine = Once::default();
         let mut display_name = Once::default();
         let mut description = Once::default();
+        let mut api_version = Once::default();
         let mut krate = Once::default();
         for arg in args {
             let key = arg.key.clone();
@@ -31,6 +35,10 @@ impl Manifest {
                 ENGINE => engine.set(&key, arg.string(errors), errors),
                 DISPLAY_NAME => display_name.set(&key, arg.localized(errors), errors),
                 DESCRIPTION => description.set(&key, arg.localized(errors), errors),
+                API_VERSION => {
+                    let version = arg.int(0..=u64::from(u32::MAX), errors);
+                    api_version.set(&key, version.map(|(value, _)| value as u32), errors)
+                }
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 _ => arg.unknown(PLUGIN_KEYS, errors),
             }
@@ -63,6 +71,7 @@ impl Manifest {
             engine,
             display_name,
             description,
+            api_version: api_version.get(),
         }
     }
 }

@@ -51,6 +51,8 @@ pub fn bundle(bundle: &Bundle) -> TokenStream {
             }
         }
 
+        impl #impl_generics #private::ActionParam for #ident #type_generics #where_clause {}
+
         impl #impl_generics #private::ToolParam for #ident #type_generics #where_clause {
             const SECRETS: &'static [#private::SecretSpec] =
                 <Self as #private::SecretBundle>::KEYS;

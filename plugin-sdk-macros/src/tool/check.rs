@@ -9,6 +9,8 @@ use crate::function;
 use crate::localized::Localized;
 use crate::names;
 
+use super::Kind;
+
 /// A checked tool, ready to expand.
 pub struct Tool<'a> {
     pub sdk: syn::Path,
@@ -24,6 +26,8 @@ pub struct Tool<'a> {
     pub strict: bool,
     /// Whether the tool runs alone: no other call of its turn runs beside it.
     pub exclusive: bool,
+    /// A tool, or a staged action.
+    pub kind: Kind,
     pub params: Vec<&'a Type>,
     pub output: Output<'a>,
 }
@@ -45,17 +49,23 @@ pub enum Output<'a> {
     Unit,
 }
 
-pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> Tool<'a> {
+pub fn tool<'a>(
+    attrs: ToolAttrs,
+    function: &'a ItemFn,
+    kind: Kind,
+    errors: &mut Errors,
+) -> Tool<'a> {
     let signature = &function.sig;
+    let noun = kind.noun();
     if signature.asyncness.is_none() {
         errors.at(
             signature.fn_token.span,
-            "a tool is an `async fn`: write `async fn` here",
+            format_args!("{} {noun} is an `async fn`: write `async fn` here", article(noun)),
         );
     }
     let common = function::common(
         function,
-        "tool",
+        noun,
         attrs.name.as_ref(),
         attrs.summary.as_ref(),
         (
@@ -94,7 +104,11 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         summary: attrs.summary,
         category,
         annotations: Annotations {
-            read_only: attrs.read_only.map(|(value, _)| value),
+            // An action changes something, by definition: clients are told so.
+            read_only: match kind {
+                Kind::Tool => attrs.read_only.map(|(value, _)| value),
+                Kind::Action => Some(false),
+            },
             destructive: attrs.destructive.map(|(value, _)| value),
             idempotent: attrs.idempotent.map(|(value, _)| value),
             open_world: attrs.open_world.map(|(value, _)| value),
@@ -102,8 +116,17 @@ pub fn tool<'a>(attrs: ToolAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         examples,
         strict: attrs.strict.is_none_or(|(value, _)| value),
         exclusive: attrs.exclusive.is_some_and(|(value, _)| value),
+        kind,
         params: common.params,
         output,
+    }
+}
+
+fn article(noun: &str) -> &'static str {
+    if noun.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
     }
 }
 

@@ -6,6 +6,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 
 use super::check::{Output, Tool};
+use super::Kind;
 use crate::function::output_span;
 use crate::localized::expand_option;
 
@@ -85,6 +86,11 @@ pub fn tool(tool: &Tool) -> TokenStream {
             const _: () = <#private::ParamStrict<#strict, { !#is_arguments || #param_strict }>
                 as #private::StrictFits>::OK;
         }
+    });
+    // An action's parameters also answer to `ActionParam`, at each one's type.
+    let action_rules = params.iter().filter(|_| tool.kind == Kind::Action).map(|ty| {
+        let ok = qualified(ty, &quote!(#private::ActionParam), "OK");
+        quote!(const _: () = #ok;)
     });
     let input_schemas = params.iter().map(|ty| param_fn(ty, "input_schema"));
     let argument_checks: Vec<_> = params
@@ -167,6 +173,19 @@ pub fn tool(tool: &Tool) -> TokenStream {
         }
     };
 
+    let staged = match tool.kind {
+        Kind::Tool => quote!(::core::option::Option::None),
+        Kind::Action => quote!(::core::option::Option::Some(__stage)),
+    };
+    let stage = (tool.kind == Kind::Action).then(|| {
+        quote! {
+            fn __stage(
+                __arguments: &str,
+            ) -> ::core::result::Result<(), #private::ToolError> {
+                #private::check_arguments(__arguments, __ARGUMENTS, &[#(#argument_checks),*])
+            }
+        }
+    });
     let example_tests = example_tests(tool, &arguments_count, &argument_checks);
     let plugin_lookup = crate::plugin::crate_checks(
         &private,
@@ -184,6 +203,8 @@ pub fn tool(tool: &Tool) -> TokenStream {
             const __KNOWLEDGE: ::core::option::Option<#private::KnowledgeNeed> =
                 #private::knowledge_need(&[#(#knowledge_needs),*]);
             #(#param_rules)*
+            #(#action_rules)*
+            #stage
 
             fn __input_schema() -> #private::Schema {
                 #private::first_input_schema(&[#(#input_schemas),*])
@@ -211,6 +232,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
                     },
                     strict: #strict,
                     exclusive: #exclusive,
+                    staged: #staged,
                     examples: &[#(#examples),*],
                     plugin: __plugin,
                     input_schema: __input_schema,
@@ -249,9 +271,9 @@ fn example_tests(
             #[test]
             fn #test() {
                 if let ::core::result::Result::Err(error) =
-                    #private::check_example(#example, #arguments_count, &[#(#argument_checks),*])
+                    #private::check_arguments(#example, #arguments_count, &[#(#argument_checks),*])
                 {
-                    ::core::panic!("example {} of tool `{}` does not fit its arguments: {}", #index + 1, #name, error);
+                    ::core::panic!("example {} of `{}` does not fit its arguments: {}", #index + 1, #name, error);
                 }
             }
         }

@@ -1,4 +1,5 @@
-//! The arguments of `#[define_tool(...)]`, typed, each keeping its span.
+//! The arguments of `#[define_tool(...)]` and `#[define_action(...)]`, typed, each
+//! keeping its span.
 
 use proc_macro2::Span;
 use syn::LitStr;
@@ -7,6 +8,8 @@ use crate::attr::{Arg, Once};
 use crate::errors::Errors;
 use crate::localized::Localized;
 use crate::symbol::*;
+
+use super::Kind;
 
 #[derive(Default)]
 pub struct ToolAttrs {
@@ -25,7 +28,11 @@ pub struct ToolAttrs {
 
 impl ToolAttrs {
     /// Sorts the arguments into fields; unknown keys and repeated ones are errors.
-    pub fn from_args(args: Vec<Arg>, errors: &mut Errors) -> Self {
+    pub fn from_args(args: Vec<Arg>, kind: Kind, errors: &mut Errors) -> Self {
+        let known = match kind {
+            Kind::Tool => TOOL_KEYS,
+            Kind::Action => ACTION_KEYS,
+        };
         let mut name = Once::default();
         let mut summary = Once::default();
         let mut category = Once::default();
@@ -39,6 +46,10 @@ impl ToolAttrs {
         let mut examples = Vec::new();
         for arg in args {
             let key = arg.key.clone();
+            if !known.contains(&&*key.to_string()) {
+                arg.unknown(known, errors);
+                continue;
+            }
             match &*key.to_string() {
                 NAME => name.set(&key, arg.string(errors), errors),
                 SUMMARY => summary.set(&key, arg.localized(errors), errors),
@@ -51,7 +62,7 @@ impl ToolAttrs {
                 EXCLUSIVE => exclusive.set(&key, arg.flag(errors), errors),
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 EXAMPLE => examples.extend(arg.string(errors)),
-                _ => arg.unknown(TOOL_KEYS, errors),
+                _ => arg.unknown(known, errors),
             }
         }
         Self {

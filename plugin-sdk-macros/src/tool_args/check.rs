@@ -32,6 +32,9 @@ const FORBIDDEN: &[(&str, &str, &[Place], &str)] = &[
 ];
 
 pub fn rules(input: &Input, errors: &mut Errors) {
+    if let Some(action) = input.action {
+        action_rules(input, action, errors);
+    }
     if !input.strict {
         return;
     }
@@ -73,6 +76,31 @@ fn check_keys(keys: &[Key], place: Place, errors: &mut Errors) {
             errors.at(
                 key.span,
                 format_args!("`#[{tool}({name})]` is not allowed in tool arguments: {why}"),
+            );
+        }
+    }
+}
+
+/// What `#[tool_args(action)]` adds: strict, and no field that carries the subscriber.
+/// (Field types are checked by rustc, through the `ActionField` bounds `expand` emits.)
+fn action_rules(input: &Input, action: proc_macro2::Span, errors: &mut Errors) {
+    if !input.strict {
+        errors.at(
+            action,
+            "an action's arguments are strict: remove `strict = false`",
+        );
+    }
+    let fields: Vec<&Field> = match &input.shape {
+        Shape::Named(fields) => fields.iter().collect(),
+        Shape::Newtype(field) => vec![field],
+        Shape::Enum(variants) => variants.iter().flat_map(|v| &v.fields).collect(),
+        Shape::Unsupported { .. } => Vec::new(),
+    };
+    for ident in fields.iter().filter_map(|field| field.ident) {
+        if ident.to_string().to_ascii_lowercase().contains("subscriber") {
+            errors.at(
+                ident.span(),
+                format_args!("the subscriber comes from the turn, never from the model: remove `{ident}` and take `subscriber: Subscriber` as a parameter of the action"),
             );
         }
     }

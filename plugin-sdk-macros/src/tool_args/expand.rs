@@ -22,6 +22,7 @@ pub fn impls(input: &Input) -> TokenStream {
     if !input.strict {
         return param;
     }
+    let action = action_impls(input);
 
     let field_checks = fields(&input.shape).map(|field| {
         let checked = innermost(field.ty);
@@ -53,6 +54,48 @@ pub fn impls(input: &Input) -> TokenStream {
         #arguments
         #param
         #strict_copy
+        #action
+    }
+}
+
+/// With `#[tool_args(action)]`: `ActionField` with a bound per field at the field's own
+/// type, and for a struct with named fields, `ActionParam`. Without it, an enum whose
+/// variants have no fields is an `ActionField` too: it holds no text.
+fn action_impls(input: &Input) -> TokenStream {
+    let sdk = &input.sdk;
+    let private = quote!(#sdk::__private);
+    let ident = &input.ast.ident;
+    let bounded = bounded_generics(&input.ast.generics, &parse_quote!(#private::ActionField));
+    let (impl_generics, type_generics, where_clause) = bounded.split_for_impl();
+    let field_impl = quote! {
+        #[diagnostic::do_not_recommend]
+        impl #impl_generics #private::ActionField for #ident #type_generics #where_clause {}
+    };
+    if input.action.is_none() {
+        let fieldless = matches!(&input.shape, Shape::Enum(variants)
+            if variants.iter().all(|variant| variant.fields.is_empty()));
+        return if fieldless { field_impl } else { TokenStream::new() };
+    }
+    let field_checks = fields(&input.shape).map(|field| {
+        let checked = innermost(field.ty);
+        let assert = crate::tool::qualified(checked, &quote!(#private::ActionField), "ASSERT");
+        quote!(let () = #assert;)
+    });
+    let param = matches!(input.shape, Shape::Named(_)).then(|| {
+        quote! {
+            #[diagnostic::do_not_recommend]
+            impl #impl_generics #private::ActionParam for #ident #type_generics #where_clause {}
+        }
+    });
+    quote! {
+        #field_impl
+        #param
+        const _: () = {
+            #[allow(dead_code)]
+            fn __assert_action_fields #impl_generics () #where_clause {
+                #(#field_checks)*
+            }
+        };
     }
 }
 

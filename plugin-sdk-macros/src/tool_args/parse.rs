@@ -7,13 +7,16 @@ use syn::{Attribute, Data, DeriveInput, Fields, Meta, Token, Type};
 
 use crate::attr::{parse_args, sdk_path, Once};
 use crate::errors::Errors;
-use crate::symbol::{CRATE, STRICT, TOOL_ARGS, TOOL_ARGS_KEYS};
+use crate::symbol::{ACTION, CRATE, STRICT, TOOL_ARGS, TOOL_ARGS_KEYS};
 
 pub struct Input<'a> {
     pub ast: &'a DeriveInput,
     pub sdk: syn::Path,
     /// `false` with `#[tool_args(strict = false)]`.
     pub strict: bool,
+    /// `#[tool_args(action)]`: fit for a staged action's arguments, with the span of
+    /// `action`.
+    pub action: Option<Span>,
     pub shape: Shape<'a>,
     /// serde and schemars keys on the container.
     pub keys: Vec<Key>,
@@ -65,7 +68,11 @@ pub struct Key {
 
 impl<'a> Input<'a> {
     pub fn from_ast(ast: &'a DeriveInput, errors: &mut Errors) -> Self {
-        let (krate, strict) = tool_args_attrs(&ast.attrs, errors);
+        let ToolArgsAttrs {
+            krate,
+            strict,
+            action,
+        } = tool_args_attrs(&ast.attrs, errors);
         let shape = match &ast.data {
             Data::Struct(data) => match &data.fields {
                 Fields::Named(named) => Shape::Named(fields(&named.named, errors)),
@@ -101,6 +108,7 @@ impl<'a> Input<'a> {
             ast,
             sdk: sdk_path(krate),
             strict,
+            action,
             shape,
             keys: keys(&ast.attrs, errors),
         }
@@ -148,10 +156,17 @@ fn keys(attrs: &[Attribute], errors: &mut Errors) -> Vec<Key> {
     keys
 }
 
-/// `#[tool_args(crate = path, strict = false)]`.
-fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<syn::Path>, bool) {
+struct ToolArgsAttrs {
+    krate: Option<syn::Path>,
+    strict: bool,
+    action: Option<Span>,
+}
+
+/// `#[tool_args(crate = path, strict = false, action)]`.
+fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> ToolArgsAttrs {
     let mut krate = Once::default();
     let mut strict = Once::default();
+    let mut action = Once::default();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident(TOOL_ARGS)) {
         let args = match attr.parse_args_with(parse_args) {
             Ok(args) => args,
@@ -165,9 +180,16 @@ fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<syn::Pat
             match &*key.to_string() {
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 STRICT => strict.set(&key, arg.flag(errors).map(|(value, _)| value), errors),
+                ACTION => action.set(&key, arg.flag(errors), errors),
                 _ => arg.unknown(TOOL_ARGS_KEYS, errors),
             };
         }
     }
-    (krate.get(), strict.get().unwrap_or(true))
+    ToolArgsAttrs {
+        krate: krate.get(),
+        strict: strict.get().unwrap_or(true),
+        action: action
+            .get()
+            .and_then(|(action, span)| action.then_some(span)),
+    }
 }

@@ -47,6 +47,7 @@ macro_rules! hand_made_plugin {
                 engine: ">=0.1",
                 display_name: ::core::option::Option::None,
                 description: ::core::option::Option::None,
+                api_version: ::core::option::Option::None,
             };
         $crate::sdk::__private::inventory::submit!($crate::sdk::__private::PluginEntry(&$manifest));
     };
@@ -69,6 +70,7 @@ macro_rules! hand_made_tool {
             },
             strict: true,
             exclusive: false,
+            staged: ::core::option::Option::None,
             examples: &[],
             plugin: || &$manifest,
             input_schema: $crate::sdk::engine::schema::empty_object_schema,
@@ -77,6 +79,24 @@ macro_rules! hand_made_tool {
             secrets: &[],
             knowledge: ::core::option::Option::None,
             needs: $crate::sdk::engine::Needs::NOTHING,
+            location: $crate::sdk::engine::SourceLocation {
+                file: ::core::file!(),
+                line: ::core::line!(),
+            },
+        });
+    };
+}
+
+/// Registers a channel `$name` of `$manifest` whose adapter is `$adapter` (a unit struct
+/// implementing `Channel`), as `#[define_channel]` would, without its compile-time checks.
+#[macro_export]
+macro_rules! hand_made_channel {
+    ($manifest:ident, $name:literal, $adapter:expr) => {
+        $crate::sdk::__private::inventory::submit!($crate::sdk::channel::ChannelDescriptor {
+            name: $name,
+            description: "A channel registered by hand.",
+            plugin: || &$manifest,
+            adapter: &$adapter,
             location: $crate::sdk::engine::SourceLocation {
                 file: ::core::file!(),
                 line: ::core::line!(),

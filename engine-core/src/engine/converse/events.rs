@@ -8,7 +8,9 @@ use crate::provider::Usage;
 
 /// One event of a running turn. On the wire (`application/x-ndjson`) each is one line,
 /// `{"seq": N, "type": ...}`; the wire names of seed 002 map one to one (`CHAT`,
-/// `TOOL_CALL`, `TOOL_RESULT`, `DONE`).
+/// `TOOL_CALL`, `TOOL_RESULT`, `DONE`). A staged action's call has its `tool_call` and
+/// `tool_result` (it was staged, or refused), then `action_staged`, and once the turn's
+/// reply is settled one of `action_performed`, `action_failed`, `action_dropped`.
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -44,6 +46,48 @@ pub enum TurnEvent {
         error: Option<String>,
         /// How long it ran, in milliseconds.
         duration_ms: u64,
+    },
+    /// The model called a staged action: its arguments are valid, and it will be
+    /// performed after the reply, if the reply passes the guardrails.
+    ActionStaged {
+        /// The call's id.
+        id: String,
+        /// The action's id (`acme:log_contact`).
+        action: String,
+        /// Its arguments, as the model wrote them.
+        arguments: Box<RawValue>,
+    },
+    /// A staged action ran to the end.
+    ActionPerformed {
+        /// The id of the call that staged it.
+        id: String,
+        /// The action's id.
+        action: String,
+        /// Its output (JSON).
+        result: Box<RawValue>,
+        /// How long it ran, in milliseconds.
+        duration_ms: u64,
+    },
+    /// A staged action ran and failed, or did not finish: it is not retried.
+    ActionFailed {
+        /// The id of the call that staged it.
+        id: String,
+        /// The action's id.
+        action: String,
+        /// `failed`, or `unknown` when whether it took effect is not known (it timed out).
+        outcome: &'static str,
+        /// What went wrong.
+        error: String,
+    },
+    /// A staged action was not performed: the reply it was staged for was replaced,
+    /// regenerated or never sent.
+    ActionDropped {
+        /// The id of the call that staged it.
+        id: String,
+        /// The action's id.
+        action: String,
+        /// Why.
+        reason: String,
     },
     /// The turn ended.
     Done {

@@ -3,6 +3,7 @@
 //! around it (the pipeline of [`Engine::run_turn`]); the conversation is stored step by
 //! step, so that every tool call in it has its answer.
 
+mod actions;
 mod events;
 mod tools;
 
@@ -18,7 +19,8 @@ use super::{Engine, Turn, TurnEnd};
 use crate::config::TurnConfig;
 use crate::conversation::{Message, ToolStatus};
 use crate::provider::{Provider, ProviderError, ProviderRequest, Usage};
-use crate::stores::{ConversationError, Conversations};
+use crate::stores::{ActionRecord, ConversationError, Conversations};
+use actions::StagedActions;
 use tools::{run_calls, unrun, CallCounts, StepLimits};
 
 /// How a client stops a running turn.
@@ -66,6 +68,8 @@ struct Progress<'a> {
     /// Whether the model called tools in this turn: only then can a limit have cut it.
     called_tools: bool,
     counts: CallCounts,
+    /// The actions staged for the reply being generated.
+    actions: StagedActions,
     usage: Usage,
     cost_usd: f64,
     model_requests: u32,
@@ -162,6 +166,7 @@ impl Engine {
             answer_at: None,
             called_tools: false,
             counts: CallCounts::default(),
+            actions: StagedActions::default(),
             usage: Usage::default(),
             cost_usd: 0.0,
             model_requests: 0,
@@ -221,10 +226,37 @@ impl Engine {
                     }
                     run.flush(&mut progress).await;
                 }
+                let Progress {
+                    actions, events, ..
+                } = &mut progress;
+                match &stop {
+                    // The reply exists and every guardrail passed it.
+                    Stop::Answered | Stop::Limit { .. } if outcome.persist => {
+                        actions
+                            .perform_all(self, turn, store, run.tool_timeout(), &mut **events)
+                            .await
+                    }
+                    Stop::Replaced { hook } => actions.drop_all(
+                        &format!("the reply was replaced by the hook `{hook}`"),
+                        &mut **events,
+                    ),
+                    Stop::FailedClosed { hook } => actions.drop_all(
+                        &format!("the hook `{hook}` failed closed and withheld the reply"),
+                        &mut **events,
+                    ),
+                    _ => actions.drop_all("the reply was not kept", &mut **events),
+                }
                 (stop, outcome.reply)
             }
             Err(interrupted) => {
                 run.flush(&mut progress).await;
+                let reason = match &interrupted {
+                    Interrupted::Deadline => "the turn's deadline passed before the reply",
+                    Interrupted::Cancelled => "the turn was cancelled before the reply",
+                    Interrupted::Provider(_) => "the provider failed before the reply",
+                    Interrupted::Store(_) => "the conversation store failed",
+                };
+                progress.actions.drop_all(reason, &mut *progress.events);
                 let stop = match interrupted {
                     Interrupted::Deadline => Stop::Deadline,
                     Interrupted::Cancelled => Stop::Cancelled,
@@ -280,6 +312,14 @@ impl Engine {
         conversation: &str,
     ) -> Result<Vec<Message>, ConversationError> {
         self.conversations.load(conversation).await
+    }
+
+    /// The staged actions `conversation`'s turns performed (or tried to), oldest first.
+    pub async fn conversation_actions(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<ActionRecord>, ConversationError> {
+        self.conversations.actions(conversation).await
     }
 }
 
@@ -399,7 +439,17 @@ struct Run<'a> {
     tools: bytes::Bytes,
 }
 
+/// What the model reads when a regeneration dropped the actions it had staged.
+const REGENERATED_ACTIONS: &str = "The actions you staged for your previous reply were dropped with it: call again those your new reply needs.";
+
 impl Run<'_> {
+    /// How long one tool call, or one action's perform, may take.
+    fn tool_timeout(&self) -> Duration {
+        self.config
+            .tool_timeout_ms
+            .map_or(self.engine.registry.limits.default_timeout, Duration::from_millis)
+    }
+
     /// Whether the reply's text goes out as it is generated.
     fn streams(&self) -> bool {
         !self.engine.hooks_mutate_responses()
@@ -412,12 +462,22 @@ impl Run<'_> {
         injected: &[String],
         stream: bool,
     ) -> Result<String, Interrupted> {
+        // A regeneration replays a reply that staged actions: they go with it, and the
+        // model is told, so that the new reply stages what it needs afresh.
+        let dropped_actions = !progress.actions.is_empty();
+        if dropped_actions {
+            progress.actions.drop_all(
+                "the reply was regenerated; actions are staged afresh",
+                &mut *progress.events,
+            );
+        }
         let system: Vec<String> = self
             .config
             .system
             .iter()
             .cloned()
             .chain(injected.iter().cloned())
+            .chain(dropped_actions.then(|| REGENERATED_ACTIONS.to_owned()))
             .collect();
         let tools = std::str::from_utf8(&self.tools).unwrap_or("[]");
         // A regeneration asks again for the last answer: it leaves the history, unless
@@ -494,14 +554,13 @@ impl Run<'_> {
                 self.turn,
                 &calls,
                 &mut progress.counts,
+                &mut progress.actions,
                 StepLimits {
                     max_calls: self.config.max_tool_calls,
                     max_parallel: self.config.max_parallel_tools as usize,
                     max_identical: self.config.max_identical_calls,
-                    tool_timeout: self.config.tool_timeout_ms.map_or(
-                        self.engine.registry.limits.default_timeout,
-                        Duration::from_millis,
-                    ),
+                    max_actions: self.config.max_actions_per_turn,
+                    tool_timeout: self.tool_timeout(),
                     deadline: self.deadline,
                     cancel: &self.control.cancel,
                 },

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::actions::StagedActions;
 use super::events::{arguments_json, TurnEvent};
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{CallError, CallErrorKind};
@@ -29,17 +30,20 @@ pub(super) struct StepLimits<'a> {
     pub(super) max_calls: u32,
     pub(super) max_parallel: usize,
     pub(super) max_identical: u32,
+    pub(super) max_actions: u32,
     pub(super) tool_timeout: Duration,
     pub(super) deadline: Instant,
     pub(super) cancel: &'a CancellationToken,
 }
 
-/// The answer of each of `calls`, in their order.
+/// The answer of each of `calls`, in their order. A call of a staged action stages it in
+/// `actions` instead of running it.
 pub(super) async fn run_calls(
     engine: &Engine,
     turn: &Turn,
     calls: &[ToolCall],
     counts: &mut CallCounts,
+    actions: &mut StagedActions,
     limits: StepLimits<'_>,
     events: &mut (dyn FnMut(TurnEvent) + Send),
 ) -> Vec<Message> {
@@ -78,7 +82,14 @@ pub(super) async fn run_calls(
                 answers[at] = Some(answer(call, status, error.clone()));
                 events(result_event(call, status, None, Some(error), 0));
             }
-            None => runnable.push(at),
+            None => match engine.offered(turn, &call.name).filter(|tool| tool.is_action()) {
+                Some(action) => {
+                    let (status, content) =
+                        actions.stage(engine, action, call, limits.max_actions, events);
+                    answers[at] = Some(answer(call, status, content));
+                }
+                None => runnable.push(at),
+            },
         }
     }
     let run = |at: usize| {
