@@ -21,7 +21,9 @@ pub fn list_tools(engine: &Engine, locale: &str) -> String {
         }
         for tool in tools {
             let category = tool.descriptor().category.unwrap_or("-");
-            let placed = if tool.needs_conversation() {
+            let placed = if tool.is_action() {
+                " (staged action: performed after the reply; in a conversation only, not over MCP)"
+            } else if tool.needs_conversation() {
                 " (in a conversation only: not over MCP)"
             } else {
                 ""
@@ -32,6 +34,27 @@ pub fn list_tools(engine: &Engine, locale: &str) -> String {
                 tool.descriptor().summary_for(locale)
             );
         }
+    }
+    out += &list_channels(engine);
+    out
+}
+
+/// The linked channels (plugin API version 0, unstable), each with where it is mounted.
+fn list_channels(engine: &Engine) -> String {
+    let mut out = String::new();
+    for (channel, agent) in engine.channels() {
+        let plugin = (channel.plugin)();
+        let mounted = match agent {
+            Some(agent) => format!("POST /channels/{} runs turns of `{agent}`", channel.name),
+            None => format!("not mounted: no `[channels.{}]` in the configuration", channel.name),
+        };
+        let about = channel.description.lines().next().unwrap_or_default();
+        out += &format!(
+            "channel {} ({} {}, API version 0, unstable): {about}
+  {mounted}
+",
+            channel.name, plugin.package, plugin.version
+        );
     }
     out
 }
@@ -73,8 +96,10 @@ pub fn check_report(engine: &Engine) -> String {
         .iter()
         .map(|&event| engine.hooks(event).len())
         .sum();
+    let actions = engine.tools().iter().filter(|tool| tool.is_action()).count();
+    let channels = engine.channels().count();
     let mut out = format!(
-        "ok: {plugins} plugins, {tools} tools, {hooks} hooks, engine-core {}\n",
+        "ok: {plugins} plugins, {tools} tools ({actions} staged actions), {hooks} hooks, {channels} channels, engine-core {}\n",
         engine_core::ENGINE_VERSION
     );
     for format in Format::ALL {

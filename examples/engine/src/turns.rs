@@ -107,6 +107,27 @@ async fn chat_turn(engine: &Engine, turn: &Turn, message: &str, control: &TurnCo
                     status.as_str()
                 );
             }
+            TurnEvent::ActionStaged { action, .. } => {
+                let _ = writeln!(out, "\r  … {action} staged: performed after the reply");
+            }
+            TurnEvent::ActionPerformed {
+                action,
+                duration_ms,
+                ..
+            } => {
+                let _ = writeln!(out, "\n  ✓ {action} performed in {duration_ms} ms");
+            }
+            TurnEvent::ActionFailed {
+                action,
+                outcome,
+                error,
+                ..
+            } => {
+                let _ = writeln!(out, "\n  ✗ {action} {outcome}: {error} (not retried)");
+            }
+            TurnEvent::ActionDropped { action, reason, .. } => {
+                let _ = writeln!(out, "\n  – {action} dropped: {reason}");
+            }
             TurnEvent::Error { message } => {
                 let _ = writeln!(out, "\n[error] {message}");
             }

@@ -100,7 +100,9 @@ fn check_reports_what_it_validated() {
     assert!(output.status.success(), "{output:?}");
     let report = stdout(&output);
     assert!(
-        report.starts_with("ok: 4 plugins, 10 tools, 3 hooks, engine-core 0.1.0\n"),
+        report.starts_with(
+            "ok: 6 plugins, 11 tools (1 staged actions), 3 hooks, 1 channels, engine-core 0.1.0\n"
+        ),
         "{report}"
     );
     for format in ["openai", "anthropic", "gemini", "mcp"] {
@@ -112,8 +114,9 @@ fn check_reports_what_it_validated() {
         "  hooks response_generated guard:dirty_output_guard\n",
         "  hooks response_sent      none\n",
         "  streaming of replies: off: a hook may replace or regenerate replies\n",
-        "  agent default      8 tools equipped, 2 left out\n",
+        "  agent default      8 tools equipped, 3 left out\n",
         "    left out acme:contact_card: the secret `crm_api_key` is not configured\n",
+        "    left out contacts:log_contact: the secret `crm_book` is not configured\n",
     ] {
         assert!(report.contains(line), "`{line}` is missing from:\n{report}");
     }
@@ -171,6 +174,25 @@ fn tools_that_read_a_conversation_say_they_are_not_offered_over_mcp() {
     for id in ["weather:weather", "notes:summarize", "notes:save_note"] {
         assert!(!line_of(id).contains(marker), "{}", line_of(id));
     }
+    assert!(
+        line_of("contacts:log_contact").ends_with(
+            "(staged action: performed after the reply; in a conversation only, not over MCP)"
+        ),
+        "{}",
+        line_of("contacts:log_contact")
+    );
+}
+
+#[test]
+fn tools_lists_the_channels_and_where_each_is_mounted() {
+    let listing = stdout(&engine(&["tools"]));
+    assert!(
+        listing.contains(
+            "channel webhook (webhook 0.1.0, API version 0, unstable): Messages posted as JSON by another service, answered as JSON.\n\
+             \x20 not mounted: no `[channels.webhook]` in the configuration\n"
+        ),
+        "{listing}"
+    );
 }
 
 #[test]
@@ -184,9 +206,11 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
         "  default: knowledge none, model none, secrets 0\n\
          \x20   equips: acme:book_appointment, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:search_notes, notes:summarize, weather:weather\n\
          \x20   leaves out acme:contact_card: the secret `crm_api_key` is not configured\n\
+         \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n\
          \x20   leaves out notes:save_note: it needs the knowledge base at `write`, and the agent grants nothing\n\
          \x20 support: knowledge write, model spend cap $0.02, secrets 1\n\
-         \x20   equips: acme:book_appointment, acme:contact_card, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:save_note, notes:search_notes, notes:summarize, weather:weather\n"
+         \x20   equips: acme:book_appointment, acme:contact_card, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:save_note, notes:search_notes, notes:summarize, weather:weather\n\
+         \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n"
     );
 
     // The default agent does not have the tool: the model would not see it either.

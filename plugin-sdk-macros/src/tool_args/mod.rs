@@ -17,6 +17,12 @@ pub fn derive(input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let parsed = parse::Input::from_ast(&input, &mut errors);
     check::rules(&parsed, &mut errors);
+    // An action's arguments are strict: `strict = false` beside `action` is reported, and
+    // the impls are those of strict arguments, so that no use adds a follow-on error.
+    let parsed = parse::Input {
+        strict: parsed.strict || parsed.action.is_some(),
+        ..parsed
+    };
     // The impls are emitted even beside errors, so that uses of the type do not add
     // follow-on errors to the one that names the mistake.
     let impls = expand::impls(&parsed);

@@ -1,0 +1,18 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1", api_version = 0 }
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Args {
+    /// Days until the call-back.
+    days: u8,
+}
+
+/// Log the contact in the CRM.
+#[define_action]
+async fn log_contact(args: Args) -> Result<(), ToolError> {
+    let _ = args;
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,33 @@
+use plugin_sdk::channel::{Channel, ChannelRequest, ChannelResponse, FinishedTurn, Inbound};
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1", api_version = 0 }
+
+/// Messages from one service.
+#[plugin_sdk::define_channel(name = "inbox")]
+struct First;
+
+impl Channel for First {
+    fn inbound(&self, _: &ChannelRequest) -> Result<Inbound, ChannelResponse> {
+        Err(ChannelResponse::text(400, "no"))
+    }
+
+    fn respond(&self, finished: &FinishedTurn) -> ChannelResponse {
+        ChannelResponse::text(200, finished.reply.clone())
+    }
+}
+
+/// Messages from another service.
+#[plugin_sdk::define_channel(name = "inbox")]
+struct Second;
+
+impl Channel for Second {
+    fn inbound(&self, _: &ChannelRequest) -> Result<Inbound, ChannelResponse> {
+        Err(ChannelResponse::text(400, "no"))
+    }
+
+    fn respond(&self, finished: &FinishedTurn) -> ChannelResponse {
+        ChannelResponse::text(200, finished.reply.clone())
+    }
+}
+
+fn main() {}
