@@ -91,7 +91,7 @@ macro_rules! hand_made_tool {
 /// implementing `Channel`), as `#[define_channel]` would, without its compile-time checks.
 #[macro_export]
 macro_rules! hand_made_channel {
-    ($manifest:ident, $name:literal, $adapter:expr) => {
+    ($manifest:path, $name:literal, $adapter:expr) => {
         $crate::sdk::__private::inventory::submit!($crate::sdk::channel::ChannelDescriptor {
             name: $name,
             description: "A channel registered by hand.",
