@@ -241,10 +241,7 @@ pub(crate) fn stage(tool: &Tool, arguments: &str, limits: &Limits) -> Result<(),
         limits,
     };
     admit(tool, arguments, &bounds)?;
-    let check = tool
-        .descriptor()
-        .staged
-        .expect("only an action is staged");
+    let check = tool.descriptor().staged.expect("only an action is staged");
     check(arguments).map_err(CallError::from)
 }
 

@@ -165,9 +165,8 @@ pub struct StartupError {
 impl StartupError {
     pub(crate) fn new(mut problems: Vec<Problem>) -> Self {
         problems.sort_by(|a, b| {
-            (&a.plugin, &a.tool, &a.hook, &a.channel, a.rule, &a.message).cmp(&(
-                &b.plugin, &b.tool, &b.hook, &b.channel, b.rule, &b.message,
-            ))
+            (&a.plugin, &a.tool, &a.hook, &a.channel, a.rule, &a.message)
+                .cmp(&(&b.plugin, &b.tool, &b.hook, &b.channel, b.rule, &b.message))
         });
         Self { problems }
     }
@@ -321,7 +320,11 @@ fn check_channel_names(channels: &[&'static ChannelDescriptor], problems: &mut V
                 second,
                 format!(
                     "the channel name `{}` is also taken by {} {} ({}:{})",
-                    second.name, other.package, other.version, first.location.file, first.location.line
+                    second.name,
+                    other.package,
+                    other.version,
+                    first.location.file,
+                    first.location.line
                 ),
                 "give one of the channels another name: `#[define_channel(name = \"...\")]`".into(),
             ));

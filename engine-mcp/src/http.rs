@@ -9,8 +9,8 @@
 //! in-flight bound count every tool call until it ends.
 
 mod bearer;
-mod channels;
 mod body_deadline;
+mod channels;
 mod connections;
 mod same_site;
 mod turns;
@@ -312,10 +312,10 @@ pub async fn serve_http(
             turns::router(Arc::clone(&engine), shutdown.child_token())
                 .merge(channels::router(engine, shutdown.child_token()))
                 .layer(axum::middleware::from_fn(
-                move |request: axum::extract::Request, next: axum::middleware::Next| {
-                    same_site.clone().check(request, next)
-                },
-            )),
+                    move |request: axum::extract::Request, next: axum::middleware::Next| {
+                        same_site.clone().check(request, next)
+                    },
+                )),
         )
         // Inside the in-flight bound: a slow body holds its place until the deadline only.
         .layer(axum::middleware::from_fn(move |request, next| {

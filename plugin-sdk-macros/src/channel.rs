@@ -42,7 +42,11 @@ pub fn define_channel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-fn check<'a>(args: Vec<crate::attr::Arg>, item: &'a ItemStruct, errors: &mut Errors) -> ChannelItem<'a> {
+fn check<'a>(
+    args: Vec<crate::attr::Arg>,
+    item: &'a ItemStruct,
+    errors: &mut Errors,
+) -> ChannelItem<'a> {
     let mut name = Once::default();
     let mut krate = Once::default();
     for arg in args {

@@ -8,7 +8,6 @@ use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
 use super::agent::Agent;
 use super::Engine;
 use crate::config::{AgentConfig, EngineConfig};
-use plugin_sdk::channel::ChannelDescriptor;
 use crate::limits::Limits;
 use crate::model::ModelGateway;
 use crate::provider::{Provider, ProviderError};
@@ -16,6 +15,7 @@ use crate::redact::redactor;
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationError, ConversationStates, Conversations, MemoryArtifacts};
 use crate::validate::StartupError;
+use plugin_sdk::channel::ChannelDescriptor;
 
 /// How an [`Engine`] is made: [`Engine::builder`], then what differs from the defaults,
 /// then [`build`](Self::build).
@@ -222,7 +222,10 @@ fn mount_channels(
         .channels
         .iter()
         .map(|(name, mounted)| {
-            let linked = registry.channels.iter().find(|channel| channel.name == name);
+            let linked = registry
+                .channels
+                .iter()
+                .find(|channel| channel.name == name);
             match linked {
                 Some(channel) => Ok((*channel, mounted.agent.clone())),
                 None => Err(EngineError::UnknownChannel {

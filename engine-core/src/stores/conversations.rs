@@ -513,7 +513,10 @@ impl Conversations {
     }
 
     /// The actions performed in `conversation`, oldest first.
-    pub async fn actions(&self, conversation: &str) -> Result<Vec<ActionRecord>, ConversationError> {
+    pub async fn actions(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<ActionRecord>, ConversationError> {
         match &self.backend {
             Backend::Memory(all) => Ok(all
                 .lock()

@@ -38,13 +38,18 @@ async fn channel(
     body: Bytes,
 ) -> Response {
     let Some((channel, agent)) = engine.channel(&name) else {
-        return problem(StatusCode::NOT_FOUND, &format!("no channel `{name}` is mounted"));
+        return problem(
+            StatusCode::NOT_FOUND,
+            &format!("no channel `{name}` is mounted"),
+        );
     };
     let adapter = channel.adapter;
     let request = ChannelRequest::new(
         headers
             .iter()
-            .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
             .collect(),
         body.to_vec(),
     );
@@ -56,7 +61,10 @@ async fn channel(
         Err(_) => return adapter_panicked(&name),
     };
     if !valid_id(&inbound.conversation) || !valid_id(&inbound.subscriber) {
-        tracing::warn!(channel = name, "a channel gave a conversation or subscriber id the engine does not accept");
+        tracing::warn!(
+            channel = name,
+            "a channel gave a conversation or subscriber id the engine does not accept"
+        );
         return problem(
             StatusCode::BAD_REQUEST,
             "the channel's conversation or subscriber id is not 1 to 128 of letters, digits and `-_.:@`",
@@ -83,7 +91,9 @@ async fn channel(
         let mut collect = |event: TurnEvent| {
             let report = match event {
                 TurnEvent::ActionPerformed { action, .. } => Some((action, "performed")),
-                TurnEvent::ActionFailed { action, outcome, .. } => Some((action, outcome)),
+                TurnEvent::ActionFailed {
+                    action, outcome, ..
+                } => Some((action, outcome)),
                 TurnEvent::ActionDropped { action, .. } => Some((action, "dropped")),
                 _ => None,
             };
@@ -120,11 +130,19 @@ async fn channel(
 
 fn response(answer: ChannelResponse) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, [(header::CONTENT_TYPE, answer.content_type)], answer.body).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, answer.content_type)],
+        answer.body,
+    )
+        .into_response()
 }
 
 #[cold]
 fn adapter_panicked(name: &str) -> Response {
     tracing::error!(channel = name, "a channel's adapter panicked");
-    problem(StatusCode::INTERNAL_SERVER_ERROR, &format!("the channel `{name}` failed"))
+    problem(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        &format!("the channel `{name}` failed"),
+    )
 }

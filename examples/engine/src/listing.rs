@@ -46,7 +46,10 @@ fn list_channels(engine: &Engine) -> String {
         let plugin = (channel.plugin)();
         let mounted = match agent {
             Some(agent) => format!("POST /channels/{} runs turns of `{agent}`", channel.name),
-            None => format!("not mounted: no `[channels.{}]` in the configuration", channel.name),
+            None => format!(
+                "not mounted: no `[channels.{}]` in the configuration",
+                channel.name
+            ),
         };
         let about = channel.description.lines().next().unwrap_or_default();
         out += &format!(
@@ -96,7 +99,11 @@ pub fn check_report(engine: &Engine) -> String {
         .iter()
         .map(|&event| engine.hooks(event).len())
         .sum();
-    let actions = engine.tools().iter().filter(|tool| tool.is_action()).count();
+    let actions = engine
+        .tools()
+        .iter()
+        .filter(|tool| tool.is_action())
+        .count();
     let channels = engine.channels().count();
     let mut out = format!(
         "ok: {plugins} plugins, {tools} tools ({actions} staged actions), {hooks} hooks, {channels} channels, engine-core {}\n",

@@ -2,126 +2,13 @@
 //! the engine runs as a process (`engine turn`, `engine serve`), llmock scripts the
 //! model's replies and faults, and its journal shows what the engine sent.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod turn_setup;
+
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
-
-/// A data directory and configuration for one test, with one agent `bot` on llmock.
-struct Setup {
-    dir: PathBuf,
-}
-
-impl Setup {
-    /// `wire` is `openai` or `anthropic`; `turn` and `provider` are extra TOML lines for
-    /// the agent's turn and the provider.
-    fn new(name: &str, mock: &Llmock, wire: &str, provider: &str, turn: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("engine-turns-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        let url = match wire {
-            "openai" => mock.openai_url(),
-            _ => mock.anthropic_url(),
-        };
-        let config = format!(
-            "data_dir = {data:?}\n\
-             [providers.mock]\nwire = {wire:?}\nbase_url = {url:?}\nmodel = \"mock-model\"\n\
-             usd_per_million_input = 1.0\nusd_per_million_output = 2.0\n{provider}\n\
-             [agents.bot.turn]\nprovider = \"mock\"\n{turn}\n",
-            data = dir.join("data"),
-        );
-        std::fs::write(dir.join("engine.toml"), config).expect("the configuration is written");
-        Self { dir }
-    }
-
-    fn config(&self) -> PathBuf {
-        self.dir.join("engine.toml")
-    }
-
-    /// Runs `engine turn` with `args` and answers its events and how it exited.
-    fn turn(&self, args: &[&str]) -> (Vec<Value>, Output) {
-        let output = Command::new(env!("CARGO_BIN_EXE_engine"))
-            .arg("--config")
-            .arg(self.config())
-            .args(["--agent", "bot", "turn"])
-            .args(args)
-            .output()
-            .expect("the engine runs");
-        let events = String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
-            .collect();
-        (events, output)
-    }
-}
-
-impl Drop for Setup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Starts `engine serve` for `setup`'s agent `bot`, with `token` if one is given;
-/// answers the server and its authority (`127.0.0.1:PORT`).
-fn serve(setup: &Setup, token: Option<&str>) -> (test_support::mcp::Served, String) {
-    let config = setup.config();
-    let env: Vec<(&str, &str)> = token
-        .map(|token| ("ENGINE_MCP_TOKEN", token))
-        .into_iter()
-        .collect();
-    let (served, url) = test_support::mcp::serve_with_env(
-        env!("CARGO_BIN_EXE_engine"),
-        &["--config", config.to_str().unwrap(), "--agent", "bot"],
-        &env,
-    );
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    (served, authority)
-}
-
-/// Sends one HTTP/1.1 request (closed after its answer); answers the connection to read.
-fn send(
-    authority: &str,
-    method: &str,
-    path: &str,
-    body: &str,
-    token: Option<&str>,
-) -> std::net::TcpStream {
-    use std::io::Write;
-    let mut client = std::net::TcpStream::connect(authority).unwrap();
-    client
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let auth = token
-        .map(|token| format!("authorization: Bearer {token}\r\n"))
-        .unwrap_or_default();
-    write!(
-        client,
-        "{method} {path} HTTP/1.1\r\nhost: {authority}\r\n{auth}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    client
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events
-        .iter()
-        .filter(|event| event["type"] == kind)
-        .collect()
-}
-
-fn done(events: &[Value]) -> &Value {
-    let last = events.last().expect("events");
-    assert_eq!(last["type"], "done", "the last event is done: {events:#?}");
-    last
-}
+use turn_setup::{done, of_type, send, serve, Setup};
 
 fn weather(city: &str) -> Value {
     json!({"name": "weather__weather", "arguments": {"city": city, "days": 1, "units": null}})

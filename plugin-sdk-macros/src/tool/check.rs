@@ -60,7 +60,10 @@ pub fn tool<'a>(
     if signature.asyncness.is_none() {
         errors.at(
             signature.fn_token.span,
-            format_args!("{} {noun} is an `async fn`: write `async fn` here", article(noun)),
+            format_args!(
+                "{} {noun} is an `async fn`: write `async fn` here",
+                article(noun)
+            ),
         );
     }
     let common = function::common(

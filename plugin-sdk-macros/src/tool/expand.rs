@@ -88,10 +88,13 @@ pub fn tool(tool: &Tool) -> TokenStream {
         }
     });
     // An action's parameters also answer to `ActionParam`, at each one's type.
-    let action_rules = params.iter().filter(|_| tool.kind == Kind::Action).map(|ty| {
-        let ok = qualified(ty, &quote!(#private::ActionParam), "OK");
-        quote!(const _: () = #ok;)
-    });
+    let action_rules = params
+        .iter()
+        .filter(|_| tool.kind == Kind::Action)
+        .map(|ty| {
+            let ok = qualified(ty, &quote!(#private::ActionParam), "OK");
+            quote!(const _: () = #ok;)
+        });
     let input_schemas = params.iter().map(|ty| param_fn(ty, "input_schema"));
     let argument_checks: Vec<_> = params
         .iter()

@@ -57,8 +57,16 @@ macro_rules! registered {
     };
 }
 
-registered!(DefineTool, Kind::Tool, "`#[define_tool]` goes on an `async fn`");
-registered!(DefineAction, Kind::Action, "`#[define_action]` goes on an `async fn`");
+registered!(
+    DefineTool,
+    Kind::Tool,
+    "`#[define_tool]` goes on an `async fn`"
+);
+registered!(
+    DefineAction,
+    Kind::Action,
+    "`#[define_action]` goes on an `async fn`"
+);
 
 pub fn define_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     entry::<DefineTool>(attr, item)

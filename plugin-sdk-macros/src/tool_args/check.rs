@@ -97,7 +97,11 @@ fn action_rules(input: &Input, action: proc_macro2::Span, errors: &mut Errors) {
         Shape::Unsupported { .. } => Vec::new(),
     };
     for ident in fields.iter().filter_map(|field| field.ident) {
-        if ident.to_string().to_ascii_lowercase().contains("subscriber") {
+        if ident
+            .to_string()
+            .to_ascii_lowercase()
+            .contains("subscriber")
+        {
             errors.at(
                 ident.span(),
                 format_args!("the subscriber comes from the turn, never from the model: remove `{ident}` and take `subscriber: Subscriber` as a parameter of the action"),

@@ -74,7 +74,11 @@ fn action_impls(input: &Input) -> TokenStream {
     if input.action.is_none() {
         let fieldless = matches!(&input.shape, Shape::Enum(variants)
             if variants.iter().all(|variant| variant.fields.is_empty()));
-        return if fieldless { field_impl } else { TokenStream::new() };
+        return if fieldless {
+            field_impl
+        } else {
+            TokenStream::new()
+        };
     }
     let field_checks = fields(&input.shape).map(|field| {
         let checked = innermost(field.ty);

@@ -64,8 +64,7 @@ impl StagedActions {
             .iter()
             .any(|staged| staged.action == tool.id() && staged.parsed == parsed);
         let answer = if identical {
-            "already staged in this turn with these arguments: it will be performed once"
-                .to_owned()
+            "already staged in this turn with these arguments: it will be performed once".to_owned()
         } else if self.staged.len() >= max as usize {
             let message = format!(
                 "not staged: this turn already staged {max} action(s), the most this agent performs in one turn; tell the user this one was not done"
@@ -99,7 +98,11 @@ impl StagedActions {
     /// Drops every staged action, for `reason`.
     pub(super) fn drop_all(&mut self, reason: &str, events: &mut (dyn FnMut(TurnEvent) + Send)) {
         for staged in self.staged.drain(..) {
-            tracing::info!(action = staged.action, reason, "a staged action was dropped");
+            tracing::info!(
+                action = staged.action,
+                reason,
+                "a staged action was dropped"
+            );
             events(TurnEvent::ActionDropped {
                 id: staged.call_id,
                 action: staged.action,

@@ -445,9 +445,10 @@ const REGENERATED_ACTIONS: &str = "The actions you staged for your previous repl
 impl Run<'_> {
     /// How long one tool call, or one action's perform, may take.
     fn tool_timeout(&self) -> Duration {
-        self.config
-            .tool_timeout_ms
-            .map_or(self.engine.registry.limits.default_timeout, Duration::from_millis)
+        self.config.tool_timeout_ms.map_or(
+            self.engine.registry.limits.default_timeout,
+            Duration::from_millis,
+        )
     }
 
     /// Whether the reply's text goes out as it is generated.

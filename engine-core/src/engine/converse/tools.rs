@@ -82,7 +82,10 @@ pub(super) async fn run_calls(
                 answers[at] = Some(answer(call, status, error.clone()));
                 events(result_event(call, status, None, Some(error), 0));
             }
-            None => match engine.offered(turn, &call.name).filter(|tool| tool.is_action()) {
+            None => match engine
+                .offered(turn, &call.name)
+                .filter(|tool| tool.is_action())
+            {
                 Some(action) => {
                     let (status, content) =
                         actions.stage(engine, action, call, limits.max_actions, events);

@@ -102,7 +102,12 @@ pub async fn log_contact(
     tokio::task::spawn_blocking(move || append_line(&path, &line))
         .await
         .map_err(|_| ToolError::new("the CRM write stopped"))?
-        .map_err(|error| ToolError::new(format!("the CRM book could not be written: {}", error.kind())))?;
+        .map_err(|error| {
+            ToolError::new(format!(
+                "the CRM book could not be written: {}",
+                error.kind()
+            ))
+        })?;
     audit.record("contact_logged", customer.id());
     Ok(record)
 }

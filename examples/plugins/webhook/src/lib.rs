@@ -50,7 +50,10 @@ impl Channel for Webhook {
             .header("content-type")
             .is_some_and(|kind| kind.starts_with("application/json"));
         if !json {
-            return Err(refusal(415, "post the message as `application/json`".into()));
+            return Err(refusal(
+                415,
+                "post the message as `application/json`".into(),
+            ));
         }
         let posted: Posted = serde_json::from_slice(request.body()).map_err(|error| {
             refusal(400, format!("the body is not a webhook message ({error}): send {{\"conversation\", \"from\", \"text\"}}"))

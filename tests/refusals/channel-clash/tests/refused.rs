@@ -24,5 +24,8 @@ fn two_channels_with_one_name_stop_the_engine() {
         "{report}"
     );
     assert!(problem.fix.contains(r#"name = "...""#), "{report}");
-    test_support::refusal::assert_engine_refuses(env!("CARGO_BIN_EXE_refuse-channel-clash"), &error);
+    test_support::refusal::assert_engine_refuses(
+        env!("CARGO_BIN_EXE_refuse-channel-clash"),
+        &error,
+    );
 }

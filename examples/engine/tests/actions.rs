@@ -1,0 +1,457 @@
+//! Staged actions and channels against llmock, with the example `contacts` plugin, whose
+//! action appends a JSON line to a file-backed CRM (the `crm_book` secret), and the
+//! example `webhook` channel. The engine runs as a process; the CRM file, the
+//! conversation store and llmock's journal show what was performed and what was sent.
+
+mod turn_setup;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use test_support::llmock::Llmock;
+use turn_setup::{done, of_type, send, serve, Setup};
+
+/// A setup whose agent `bot` keeps its CRM book at `crm` (and `extra` TOML lines in its
+/// turn's table).
+fn setup(name: &str, mock: &Llmock, crm: &Path, extra: &str) -> Setup {
+    let lines = format!("{extra}\n[agents.bot.secrets]\ncrm_book = {crm:?}\n");
+    Setup::new(name, mock, "openai", "", &lines)
+}
+
+fn log_contact(outcome: &str, note: &str) -> Value {
+    json!({
+        "name": "contacts__log_contact",
+        "arguments": {"outcome": outcome, "call_back_in_days": null, "note": note}
+    })
+}
+
+/// The records in the CRM book (none when it does not exist).
+fn crm_records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
+/// `(action, state, detail)` of each action the store holds for `conversation`.
+fn stored_actions(setup: &Setup, conversation: &str) -> Vec<(String, String, Option<String>)> {
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let mut statement = database
+        .prepare("SELECT action, state, detail FROM actions WHERE conversation = ?1 ORDER BY id")
+        .unwrap();
+    statement
+        .query_map([conversation], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn kinds(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|event| event["type"].as_str().unwrap())
+        .collect()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("engine-actions-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_staged_action_is_performed_after_the_reply_for_the_turns_subscriber() {
+    let mock = Llmock::start();
+    let dir = scratch("performed");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup("performed", &mock, &crm, "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("call_back", "Wants prices.")]},
+        {"type": "reply", "text": "I am logging your request."}
+    ]));
+    let (events, output) = setup.turn(&[
+        "Call me back",
+        "--conversation",
+        "c-1",
+        "--subscriber",
+        "u-42",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        kinds(&events),
+        [
+            "tool_call",
+            "tool_result",
+            "action_staged",
+            "chat",
+            "action_performed",
+            "done"
+        ],
+        "{events:#?}"
+    );
+    assert_eq!(done(&events)["stop"]["reason"], "answered");
+    // The model read that the action is staged, not done.
+    let journal = mock.journal();
+    let answer = &journal[1]["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"];
+    assert!(answer.as_str().unwrap().contains("staged"), "{answer}");
+    let records = crm_records(&crm);
+    assert_eq!(
+        records,
+        [
+            json!({"customer": "u-42", "outcome": "call_back", "call_back_in_days": null, "note": "Wants prices."})
+        ]
+    );
+    let performed = &of_type(&events, "action_performed")[0];
+    assert_eq!(performed["action"], "contacts:log_contact");
+    assert_eq!(performed["result"]["customer"], "u-42");
+    assert_eq!(
+        stored_actions(&setup, "c-1"),
+        [(
+            "contacts:log_contact".to_owned(),
+            "performed".to_owned(),
+            Some(records[0].to_string())
+        )]
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_subscriber_an_action_receives_is_the_turns_whatever_the_model_sends() {
+    let mock = Llmock::start();
+    let dir = scratch("subscriber");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup("subscriber", &mock, &crm, "");
+    let mut smuggled = log_contact("interested", "For u-999.");
+    smuggled["arguments"]["subscriber"] = json!("u-999");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [smuggled]},
+        {"type": "reply", "tool_calls": [log_contact("interested", "For customer u-999, not this one.")]},
+        {"type": "reply", "text": "Logged for you."}
+    ]));
+    let (events, output) = setup.turn(&["Hi", "--conversation", "c-2", "--subscriber", "u-42"]);
+    assert!(output.status.success(), "{output:?}");
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results[0]["status"], "error", "{events:#?}");
+    assert!(
+        results[0]["error"].as_str().unwrap().contains("subscriber"),
+        "the arguments the schema does not list are refused: {events:#?}"
+    );
+    assert_eq!(of_type(&events, "action_staged").len(), 1, "{events:#?}");
+    let records = crm_records(&crm);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["customer"], "u-42");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn identical_stagings_in_one_turn_are_performed_once() {
+    let mock = Llmock::start();
+    let dir = scratch("identical");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup("identical", &mock, &crm, "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("interested", "Same."), log_contact("interested", "Same.")]},
+        {"type": "reply", "tool_calls": [log_contact("interested", "Same.")]},
+        {"type": "reply", "text": "Logged."}
+    ]));
+    let (events, output) = setup.turn(&["Hi", "--conversation", "c-3"]);
+    assert!(output.status.success(), "{output:?}");
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results.len(), 3, "{events:#?}");
+    assert_eq!(of_type(&events, "action_staged").len(), 1, "{events:#?}");
+    assert_eq!(of_type(&events, "action_performed").len(), 1, "{events:#?}");
+    assert_eq!(crm_records(&crm).len(), 1);
+    assert_eq!(stored_actions(&setup, "c-3").len(), 1);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn stagings_past_the_cap_are_refused_so_the_model_can_tell_the_user() {
+    let mock = Llmock::start();
+    let dir = scratch("cap");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup("cap", &mock, &crm, "max_actions_per_turn = 1");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("interested", "First."), log_contact("call_back", "Second.")]},
+        {"type": "reply", "text": "I logged the first; the second could not be done."}
+    ]));
+    let (events, output) = setup.turn(&["Hi", "--conversation", "c-4"]);
+    assert!(output.status.success(), "{output:?}");
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results[0]["status"], "ok");
+    assert_eq!(results[1]["status"], "error");
+    let refusal = results[1]["error"].as_str().unwrap();
+    assert!(
+        refusal.contains("not staged") && refusal.contains("1 action"),
+        "{refusal}"
+    );
+    // The model read the refusal in its next request.
+    let journal = mock.journal();
+    let messages = journal[1]["body"]["messages"].as_array().unwrap();
+    assert!(
+        messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("not staged"),
+        "{messages:#?}"
+    );
+    let records = crm_records(&crm);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["note"], "First.");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_regeneration_drops_its_actions_and_a_replaced_reply_performs_none() {
+    let mock = Llmock::start();
+    let dir = scratch("replaced");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup("replaced", &mock, &crm, "");
+    // The guard plugin replays a corrupted reply twice, then replaces it.
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("interested", "First try.")]},
+        {"type": "reply", "text": "Logged \u{fffd}\u{fffd}"},
+        {"type": "reply", "text": "Logged \u{fffd}"},
+        {"type": "reply", "tool_calls": [log_contact("interested", "Third try.")]},
+        {"type": "reply", "text": "\u{fffd}"}
+    ]));
+    let (events, output) = setup.turn(&["Hi", "--conversation", "c-5"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(done(&events)["stop"]["reason"], "replaced", "{events:#?}");
+    let dropped = of_type(&events, "action_dropped");
+    assert_eq!(dropped.len(), 2, "{events:#?}");
+    assert!(
+        dropped[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("regenerated"),
+        "{dropped:#?}"
+    );
+    assert_eq!(
+        dropped[1]["reason"],
+        "the reply was replaced by the hook `guard:dirty_output_guard`"
+    );
+    assert!(of_type(&events, "action_performed").is_empty());
+    assert!(!crm.exists(), "nothing was performed");
+    assert!(stored_actions(&setup, "c-5").is_empty());
+    // The regenerated request told the model its staged actions were dropped.
+    let journal = mock.journal();
+    let system = journal[2]["body"]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(system.contains("were dropped"), "{:#?}", journal[2]["body"]);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_failed_perform_is_recorded_and_never_retried() {
+    let mock = Llmock::start();
+    let dir = scratch("failed");
+    // The book's directory does not exist: the write fails.
+    let crm = dir.join("missing/crm.jsonl");
+    let setup = setup("failed", &mock, &crm, "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("interested", "Try once.")]},
+        {"type": "reply", "text": "Logging it."},
+        {"type": "reply", "text": "Hello again."}
+    ]));
+    let (events, output) = setup.turn(&["Hi", "--conversation", "c-6"]);
+    assert!(output.status.success(), "{output:?}");
+    let failed = of_type(&events, "action_failed");
+    assert_eq!(failed.len(), 1, "{events:#?}");
+    assert_eq!(failed[0]["outcome"], "failed");
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not be written"),
+        "{failed:#?}"
+    );
+    // Now the write would succeed: nothing retries it.
+    std::fs::create_dir_all(crm.parent().unwrap()).unwrap();
+    let (events, output) = setup.turn(&["Anything else?", "--conversation", "c-6"]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        !kinds(&events)
+            .iter()
+            .any(|kind| kind.starts_with("action_")),
+        "{events:#?}"
+    );
+    assert!(!crm.exists(), "the failed action was not performed again");
+    let stored = stored_actions(&setup, "c-6");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].1, "failed");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_again() {
+    let mock = Llmock::start();
+    let dir = scratch("killed");
+    // A FIFO with no reader: opening it to write blocks, so the perform hangs after the
+    // action was recorded, until the engine is killed.
+    let crm = dir.join("crm.jsonl");
+    let made = Command::new("mkfifo")
+        .arg(&crm)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let setup = setup("killed", &mock, &crm, "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("interested", "Only once.")]},
+        {"type": "reply", "text": "Logging it."},
+        {"type": "reply", "text": "Hello again."}
+    ]));
+    let mut engine = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(setup.config())
+        .args(["--agent", "bot", "turn", "Hi", "--conversation", "c-7"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while stored_actions_if_any(&setup, "c-7").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the action was never recorded"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(stored_actions(&setup, "c-7")[0].1, "performing");
+    engine.kill().unwrap();
+    engine.wait().unwrap();
+    // The book is a plain file again: a perform now would write to it.
+    std::fs::remove_file(&crm).unwrap();
+    std::fs::write(&crm, "").unwrap();
+    let (events, output) = setup.turn(&["Are you there?", "--conversation", "c-7"]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        !kinds(&events)
+            .iter()
+            .any(|kind| kind.starts_with("action_")),
+        "{events:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&crm).unwrap(),
+        "",
+        "not performed again"
+    );
+    let stored = stored_actions(&setup, "c-7");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].1, "unknown");
+    assert!(stored[0]
+        .2
+        .as_deref()
+        .unwrap()
+        .contains("the engine stopped while it ran"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// [`stored_actions`], or none while the engine has not created the store yet.
+fn stored_actions_if_any(
+    setup: &Setup,
+    conversation: &str,
+) -> Vec<(String, String, Option<String>)> {
+    let exists = setup.dir.join("data/conversations.sqlite").exists();
+    let table = exists
+        && rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite"))
+            .and_then(|database| {
+                database.query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name = 'actions'",
+                    [],
+                    |row| row.get::<_, i64>(0),
+                )
+            })
+            .is_ok_and(|count| count == 1);
+    if table {
+        stored_actions(setup, conversation)
+    } else {
+        Vec::new()
+    }
+}
+
+#[test]
+fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_guards() {
+    use std::io::Read;
+
+    let mock = Llmock::start();
+    let dir = scratch("webhook");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup(
+        "webhook",
+        &mock,
+        &crm,
+        "\n[channels.webhook]\nagent = \"bot\"",
+    );
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("call_back", "Call on Monday.")]},
+        {"type": "reply", "text": "We will call you on Monday."}
+    ]));
+    let token = "a-token-long-enough-for-the-engine-to-accept-it-0123456789";
+    let (served, authority) = serve(&setup, Some(token));
+    let exchange = |path: &str, body: &str, token: Option<&str>| {
+        let mut answer = String::new();
+        send(&authority, "POST", path, body, token)
+            .read_to_string(&mut answer)
+            .unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        (head.to_owned(), body.to_owned())
+    };
+    let message = r#"{"conversation":"c-web","from":"u-7","text":"Call me back"}"#;
+    let (head, _) = exchange("/channels/webhook", message, None);
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    let (head, body) = exchange("/channels/webhook", r#"{"text":"no ids"}"#, Some(token));
+    assert!(
+        head.starts_with("HTTP/1.1 400"),
+        "the adapter refused it: {head}"
+    );
+    assert!(body.contains("not a webhook message"), "{body}");
+    let (head, _) = exchange("/channels/nowhere", message, Some(token));
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    assert!(
+        mock.journal().is_empty(),
+        "no refused request reached the model"
+    );
+
+    let (head, body) = exchange("/channels/webhook", message, Some(token));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        answer,
+        json!({
+            "conversation": "c-web",
+            "reply": "We will call you on Monday.",
+            "stop": "answered",
+            "actions": [{"action": "contacts:log_contact", "outcome": "performed"}]
+        })
+    );
+    assert_eq!(crm_records(&crm)[0]["customer"], "u-7");
+
+    let mut history = String::new();
+    send(
+        &authority,
+        "GET",
+        "/v1/conversations/c-web",
+        "",
+        Some(token),
+    )
+    .read_to_string(&mut history)
+    .unwrap();
+    let history: Value =
+        serde_json::from_str(history.split_once("\r\n\r\n").unwrap().1.trim()).unwrap();
+    assert_eq!(history["actions"][0]["state"], "performed", "{history:#}");
+    assert_eq!(history["actions"][0]["subscriber"], "u-7");
+    drop(served);
+    let _ = std::fs::remove_dir_all(dir);
+}
