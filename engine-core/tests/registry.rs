@@ -108,6 +108,37 @@ static FUTURE: PluginManifest = PluginManifest {
     api_version: None,
 };
 
+static UNVERSIONED: PluginManifest = PluginManifest {
+    namespace: "unversioned",
+    package: "unversioned-actions",
+    version: "0.1.0",
+    engine: ">=0.1",
+    display_name: None,
+    description: None,
+    api_version: None,
+};
+
+#[test]
+fn a_plugin_with_an_action_and_no_api_version_is_refused() {
+    let weather = linked_tool("weather:weather");
+    let action = leak(ToolDescriptor {
+        name: "act",
+        plugin: || &UNVERSIONED,
+        staged: Some(|_| Ok(())),
+        ..*weather
+    });
+    let error = refused(vec![action]);
+    let [problem] = error.problems() else {
+        panic!("one problem expected: {error}");
+    };
+    assert_eq!(problem.rule, Rule::ApiVersion);
+    assert_eq!(problem.plugin, "unversioned-actions 0.1.0");
+    assert_eq!(
+        problem.message,
+        "the plugin defines 1 action(s) and 0 channel(s) but declares no `api_version`"
+    );
+}
+
 fn leak(descriptor: ToolDescriptor) -> &'static ToolDescriptor {
     Box::leak(Box::new(descriptor))
 }
