@@ -5,7 +5,7 @@
 //! every `response_generated` hook has passed it. So its arguments hold no free text but
 //! a bounded [`Note`] (what the model writes there cannot become a query, a path or a
 //! template), and it is given nothing to read or decide with: its arguments, the turn's
-//! [`Subscriber`](crate::turn::Subscriber), the redacting [`Audit`](crate::audit::Audit)
+//! [`Subscriber`], the redacting [`Audit`]
 //! logger and its declared secrets.
 
 use std::collections::VecDeque;
