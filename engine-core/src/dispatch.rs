@@ -242,7 +242,11 @@ pub(crate) fn stage(tool: &Tool, arguments: &str, limits: &Limits) -> Result<(),
     };
     admit(tool, arguments, &bounds)?;
     let check = tool.descriptor().staged.expect("only an action is staged");
-    check(arguments).map_err(CallError::from)
+    // The check is the plugin's deserializer, which a hand-written type may make panic.
+    match std::panic::catch_unwind(AssertUnwindSafe(|| check(arguments))) {
+        Ok(checked) => checked.map_err(CallError::from),
+        Err(payload) => Err(panicked(tool, payload)),
+    }
 }
 
 #[cold]

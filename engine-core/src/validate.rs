@@ -54,6 +54,10 @@ pub enum Rule {
     ApiVersion,
     /// Two channels have one name, or a name is not a path segment.
     ChannelName,
+    /// A staged action reads what an action is never given (the model, knowledge, the
+    /// call's context), or is not strict, or is exclusive: a descriptor the macros would
+    /// not have made.
+    ActionShape,
 }
 
 impl Rule {
@@ -73,6 +77,7 @@ impl Rule {
             Self::HookFailClosed => "hook-fail-closed",
             Self::ApiVersion => "api-version",
             Self::ChannelName => "channel-name",
+            Self::ActionShape => "action-shape",
         }
     }
 }
@@ -213,6 +218,7 @@ pub(crate) fn validate(
     check_ids_unique(tools, &mut problems);
     check_wire_names_unique(tools, &mut problems);
     for tool in tools {
+        check_action_shape(tool, &mut problems);
         check_builtin_name(tool, &mut problems);
         check_wire_name(tool, &mut problems);
         check_strict_schema(tool, &mut problems);
@@ -291,6 +297,36 @@ fn check_api_version(
         message,
         format!("declare the API the plugin was written against in `plugin! {{ api_version = N }}` (supported: {supported}), or link a release of the plugin written for this engine"),
     ));
+}
+
+/// What `#[define_action]` guarantees, re-checked for a descriptor made otherwise (or a
+/// parameter type that claims to be an action's and reads more).
+fn check_action_shape(tool: &Tool, problems: &mut Vec<Problem>) {
+    if !tool.is_action() {
+        return;
+    }
+    let descriptor = tool.descriptor();
+    let wrong: Vec<&str> = [
+        (descriptor.needs.model, "it reads the model"),
+        (
+            descriptor.knowledge.is_some(),
+            "it reads the knowledge base",
+        ),
+        (descriptor.needs.locale, "it reads the call's context"),
+        (!descriptor.strict, "its arguments are not strict"),
+        (descriptor.exclusive, "it is exclusive"),
+    ]
+    .into_iter()
+    .filter_map(|(broken, what)| broken.then_some(what))
+    .collect();
+    if !wrong.is_empty() {
+        problems.push(Problem::tool(
+            Rule::ActionShape,
+            tool,
+            format!("a staged action is given its arguments, the subscriber, the audit logger and its secrets only, but {}", wrong.join(", ")),
+            "declare it with `#[define_action]`, whose parameters are checked at compile time".into(),
+        ));
+    }
 }
 
 /// Each channel is one path, `/channels/<name>`.

@@ -43,6 +43,30 @@ async fn act(args: Act, who: Subscriber) -> String {
     format!("{} for {}", args.note, who.id())
 }
 
+/// Perform attempts of `fail`.
+static FAILED_ATTEMPTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Try something that always fails.
+#[define_action]
+async fn fail(args: Act) -> Result<String, ToolError> {
+    FAILED_ATTEMPTS.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(args.ms)).await;
+    Err(ToolError::new(format!("the CRM refused `{}`", args.note)))
+}
+
+/// A reply guard that fails closed when the reply says `FAIL`.
+#[define_hook(
+    event = "response_generated",
+    mutates_response,
+    fail_closed = "The reply could not be checked."
+)]
+fn checker(event: &ResponseGenerated) -> Result<(), String> {
+    if event.response().contains("FAIL") {
+        return Err("the checker is down".into());
+    }
+    Ok(())
+}
+
 /// A provider that answers from a script, then waits forever.
 #[derive(Default)]
 struct Scripted {
@@ -77,20 +101,36 @@ fn text(words: &str) -> ProviderReply {
 }
 
 fn staging(arguments: &str) -> ProviderReply {
+    stagings("act", &[arguments])
+}
+
+/// A reply calling the action `action` once per arguments, ids `c0`, `c1`, ...
+fn stagings(action: &str, arguments: &[&str]) -> ProviderReply {
     ProviderReply {
-        tool_calls: vec![ToolCall {
-            id: "c0".into(),
-            name: "probe__act".into(),
-            arguments: arguments.into(),
-            extra: Default::default(),
-        }],
+        tool_calls: arguments
+            .iter()
+            .enumerate()
+            .map(|(at, arguments)| ToolCall {
+                id: format!("c{at}"),
+                name: format!("probe__{action}"),
+                arguments: (*arguments).into(),
+                extra: Default::default(),
+            })
+            .collect(),
         ..ProviderReply::default()
     }
 }
 
 fn engine(replies: Vec<Result<ProviderReply, ProviderError>>, tool_timeout_ms: u64) -> Engine {
+    engine_with(replies, |turn| turn.tool_timeout_ms = Some(tool_timeout_ms))
+}
+
+fn engine_with(
+    replies: Vec<Result<ProviderReply, ProviderError>>,
+    configure: impl FnOnce(&mut TurnConfig),
+) -> Engine {
     let mut turn = TurnConfig::new("scripted");
-    turn.tool_timeout_ms = Some(tool_timeout_ms);
+    configure(&mut turn);
     let mut config = EngineConfig::default();
     config.agents.insert(
         "bot".into(),
@@ -133,8 +173,9 @@ fn dropped_reasons(events: &[TurnEvent]) -> Vec<String> {
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn reset() {
-    STARTED.store(0, Ordering::SeqCst);
-    FINISHED.store(0, Ordering::SeqCst);
+    for counter in [&STARTED, &FINISHED, &FAILED_ATTEMPTS] {
+        counter.store(0, Ordering::SeqCst);
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -177,6 +218,113 @@ async fn a_provider_failure_after_staging_performs_nothing() {
         ["the provider failed before the reply"]
     );
     assert_eq!(STARTED.load(Ordering::SeqCst), 0);
+    assert!(engine.conversation_actions("c").await.unwrap().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_past_its_deadline_after_staging_performs_nothing() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    // The second request never answers: the deadline ends the turn.
+    let engine = engine_with(vec![Ok(staging(r#"{"ms":1,"note":"hi"}"#))], |turn| {
+        turn.deadline_secs = 1
+    });
+    let (events, stop) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(stop, Stop::Deadline);
+    assert_eq!(
+        dropped_reasons(&events),
+        ["the turn's deadline passed before the reply"]
+    );
+    assert_eq!(STARTED.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_withheld_by_a_failed_closed_guard_performs_nothing() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let engine = engine(
+        vec![Ok(staging(r#"{"ms":1,"note":"hi"}"#)), Ok(text("FAIL"))],
+        1000,
+    );
+    let (events, stop) = converse(&engine, &TurnControl::default()).await;
+    assert!(matches!(stop, Stop::FailedClosed { .. }), "{stop:?}");
+    assert_eq!(
+        dropped_reasons(&events),
+        ["the hook `probe:checker` failed closed and withheld the reply"]
+    );
+    assert_eq!(STARTED.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_actions_per_turn_by_default_and_the_fourth_is_refused() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let engine = engine_with(
+        vec![
+            Ok(stagings(
+                "act",
+                &[
+                    r#"{"ms":1,"note":"a"}"#,
+                    r#"{"ms":1,"note":"b"}"#,
+                    r#"{"ms":1,"note":"c"}"#,
+                    r#"{"ms":1,"note":"d"}"#,
+                ],
+            )),
+            Ok(text("Three of four.")),
+        ],
+        |_| {},
+    );
+    let (events, stop) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(stop, Stop::Answered);
+    let refused: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::ToolResult {
+                id,
+                status: ToolStatus::Error,
+                error,
+                ..
+            } => Some((id.clone(), error.clone().unwrap_or_default())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 1, "{events:#?}");
+    assert_eq!(refused[0].0, "c3");
+    assert!(
+        refused[0].1.contains("already staged 3 action(s)"),
+        "{refused:?}"
+    );
+    assert_eq!(FINISHED.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_perform_runs_once_and_is_recorded_failed() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let engine = engine(
+        vec![
+            Ok(stagings("fail", &[r#"{"ms":1,"note":"x"}"#])),
+            Ok(text("Trying.")),
+        ],
+        1000,
+    );
+    let (events, stop) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(stop, Stop::Answered);
+    let failed: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::ActionFailed { outcome, error, .. } => Some((*outcome, error.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{events:#?}");
+    assert_eq!(failed[0].0, "failed");
+    assert!(failed[0].1.contains("the CRM refused `x`"), "{failed:?}");
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(FAILED_ATTEMPTS.load(Ordering::SeqCst), 1, "never retried");
+    let stored = engine.conversation_actions("c").await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].state, ActionState::Failed);
 }
 
 #[tokio::test(start_paused = true)]
@@ -200,6 +348,8 @@ async fn a_perform_past_its_timeout_is_unknown_and_not_retried() {
         })
         .collect();
     assert_eq!(failed, ["unknown"]);
+    // Stopped at its timeout: it never finishes, however long one waits.
+    tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(
         (
             STARTED.load(Ordering::SeqCst),

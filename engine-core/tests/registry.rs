@@ -137,6 +137,7 @@ fn a_plugin_with_an_action_and_no_api_version_is_refused() {
         problem.message,
         "the plugin defines 1 action(s) and 0 channel(s) but declares no `api_version`"
     );
+    assert!(problem.fix.contains("api_version = N"), "{error}");
 }
 
 fn leak(descriptor: ToolDescriptor) -> &'static ToolDescriptor {

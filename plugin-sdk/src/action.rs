@@ -35,6 +35,9 @@ use crate::context::{Audit, Subscriber};
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Note<const MAX: usize>(String);
 
+/// The longest a [`Note`] may be declared: a note is a sentence or two, not a document.
+pub const MAX_NOTE: usize = 4096;
+
 impl<const MAX: usize> Note<MAX> {
     /// A note of `text`, or `None` when it is longer than `MAX` characters.
     pub fn new(text: impl Into<String>) -> Option<Self> {
@@ -126,7 +129,13 @@ macro_rules! action_leaves {
 action_leaves!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 
 #[diagnostic::do_not_recommend]
-impl<const MAX: usize> ActionField for Note<MAX> {}
+impl<const MAX: usize> ActionField for Note<MAX> {
+    // Evaluated where an action's arguments name the type: `MAX` from 1 to `MAX_NOTE`.
+    const ASSERT: () = assert!(
+        MAX >= 1 && MAX <= MAX_NOTE,
+        "a `Note<MAX>` in an action's arguments holds 1 to 4096 characters: a note is a sentence or two, not a document"
+    );
+}
 #[diagnostic::do_not_recommend]
 impl<T: ActionField> ActionField for Option<T> {}
 #[diagnostic::do_not_recommend]
@@ -142,9 +151,9 @@ impl<T: ActionField> ActionField for Box<T> {}
 /// [`Subscriber`], `&Audit` and `#[derive(Secrets)]` structs.
 #[diagnostic::on_unimplemented(
     message = "an action cannot take `{Self}`",
-    label = "not given to an action",
-    note = "an action is given its validated arguments, the turn's `Subscriber`, `&Audit` and its `#[derive(Secrets)]` structs, and nothing else: it runs after the reply and the guardrails, to do what the reply promised, so it reads no model, knowledge base, conversation state, artifacts or context that could change what it does (spec 036, \"What a plugin is never given\")",
-    note = "an arguments struct needs `#[tool_args(action)]` beside `#[derive(ToolArgs)]`; to read before acting, split the work: a `#[define_tool]` that reads, and the action that writes"
+    label = "not an action's arguments, `Subscriber`, `&Audit` or secrets",
+    note = "if this is the action's arguments struct, add `#[tool_args(action)]` beside `#[derive(ToolArgs)]`: it checks that the fields hold no free text but a `Note<MAX>`",
+    note = "otherwise: an action is given its validated arguments, the turn's `Subscriber`, `&Audit` and its `#[derive(Secrets)]` structs, and nothing else; it runs after the reply and the guardrails, to do what the reply promised, so it reads no model, knowledge base, conversation state, artifacts or context that could change what it does (spec 036, \"What a plugin is never given\"). To read before acting, split the work: a `#[define_tool]` that reads, and the action that writes"
 )]
 pub trait ActionParam {
     /// Named by generated code, so that the error stands at the parameter.

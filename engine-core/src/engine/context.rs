@@ -34,7 +34,9 @@ impl Engine {
             .filter(|_| needs.conversation || needs.audit)
         {
             context = context.with_turn(at.subscriber.clone(), at.conversation.clone());
-            if needs.conversation {
+            // An action gets the subscriber and nothing of the conversation, whatever its
+            // parameters claim (start-up refuses one that reads the model or knowledge).
+            if needs.conversation && !tool.is_action() {
                 context = context
                     .with_state(State::new(self.states.snapshot(&at.conversation)))
                     .with_artifacts(Artifacts::new(

@@ -154,6 +154,9 @@ pub struct TurnOutcome {
     pub injected: Vec<String>,
     /// How many times the turn was replayed.
     pub regenerations: u32,
+    /// The hook that asked for one more regeneration past the cap, which was refused: it
+    /// did not pass the reply that is sent (the turn's staged actions are dropped).
+    pub regeneration_refused: Option<String>,
 }
 
 impl Engine {
@@ -236,6 +239,7 @@ impl Engine {
                     end,
                     injected: Vec::new(),
                     regenerations: 0,
+                    regeneration_refused: None,
                 });
             }
             PreModel::Proceed { injected } => injected,
@@ -263,8 +267,10 @@ impl Engine {
                     end: TurnEnd::FailedClosed { hook: failed.hook },
                     injected,
                     regenerations: regeneration,
+                    regeneration_refused: None,
                 });
             }
+            let mut regeneration_refused = None;
             if let Some(asked) = regenerate {
                 if regeneration < self.registry.limits.max_regenerations {
                     tracing::info!(
@@ -281,6 +287,7 @@ impl Engine {
                     cap = self.registry.limits.max_regenerations,
                     "regeneration refused: the turn reached the cap"
                 );
+                regeneration_refused = Some(asked.hook);
             }
             let (reply, end) = match replace {
                 Some(replacement) => (
@@ -297,6 +304,7 @@ impl Engine {
                 end,
                 injected,
                 regenerations: regeneration,
+                regeneration_refused,
             });
         }
     }

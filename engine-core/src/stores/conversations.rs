@@ -30,7 +30,18 @@ pub struct Conversations {
 enum Backend {
     Memory(Mutex<Memory>),
     #[cfg(feature = "sqlite")]
-    Sqlite(Arc<Mutex<rusqlite::Connection>>),
+    Sqlite(Arc<Database>),
+}
+
+/// The SQLite database, and whether this process has settled what an earlier one left
+/// running.
+#[cfg(feature = "sqlite")]
+struct Database {
+    connection: Mutex<rusqlite::Connection>,
+    /// Set once the actions an earlier process left `performing` are marked `unknown`:
+    /// on this process's first use of the store, not when it opens it, so that `engine
+    /// tools` or `check` beside a running `serve` leave its performs alone.
+    settled: std::sync::atomic::AtomicBool,
 }
 
 /// Conversations in memory: their messages, whose each is, and their actions.
@@ -175,22 +186,11 @@ impl Conversations {
                  CREATE INDEX IF NOT EXISTS actions_by_conversation ON actions (conversation);",
             )
             .map_err(sql)?;
-        // A process that died while an action ran left it `performing`: it may or may not
-        // have taken effect, and it is never run again.
-        let interrupted = connection
-            .execute(
-                "UPDATE actions SET state = 'unknown', detail = ?1 WHERE state = 'performing'",
-                [INTERRUPTED],
-            )
-            .map_err(sql)?;
-        if interrupted > 0 {
-            tracing::warn!(
-                actions = interrupted,
-                "staged actions were running when the engine stopped: marked unknown, not run again"
-            );
-        }
         Ok(Self {
-            backend: Backend::Sqlite(Arc::new(Mutex::new(connection))),
+            backend: Backend::Sqlite(Arc::new(Database {
+                connection: Mutex::new(connection),
+                settled: Default::default(),
+            })),
         })
     }
 
@@ -512,6 +512,44 @@ impl Conversations {
         }
     }
 
+    /// Replaces the message at `position` (0 for the first) of `conversation`: an
+    /// action's answer, once what became of it is known.
+    pub async fn replace_message(
+        &self,
+        conversation: &str,
+        position: usize,
+        message: &Message,
+    ) -> Result<(), ConversationError> {
+        match &self.backend {
+            Backend::Memory(all) => {
+                let mut all = all.lock().expect("no panic holds the lock");
+                if let Some(held) = all
+                    .messages
+                    .get_mut(conversation)
+                    .and_then(|messages| messages.get_mut(position))
+                {
+                    *held = message.clone();
+                }
+                Ok(())
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                let body = serde_json::to_string(message).expect("a message serializes");
+                blocking(connection, move |connection| {
+                    connection
+                        .execute(
+                            "UPDATE messages SET body = ?3 WHERE conversation = ?1 AND seq = ?2",
+                            rusqlite::params![conversation, position as i64, body],
+                        )
+                        .map(drop)
+                        .map_err(sql)
+                })
+                .await
+            }
+        }
+    }
+
     /// The actions performed in `conversation`, oldest first.
     pub async fn actions(
         &self,
@@ -562,17 +600,43 @@ fn sql(error: rusqlite::Error) -> ConversationError {
     ConversationError(format!("the conversation database failed: {error}"))
 }
 
-/// Runs `work` on the connection on a blocking thread: SQLite's calls block.
+/// A process that died while an action ran left it `performing`: it may or may not have
+/// taken effect, and it is never run again.
+#[cfg(feature = "sqlite")]
+fn settle_interrupted(connection: &rusqlite::Connection) -> Result<(), ConversationError> {
+    let interrupted = connection
+        .execute(
+            "UPDATE actions SET state = 'unknown', detail = ?1 WHERE state = 'performing'",
+            [INTERRUPTED],
+        )
+        .map_err(sql)?;
+    if interrupted > 0 {
+        tracing::warn!(
+            actions = interrupted,
+            "staged actions were running when the engine stopped: marked unknown, not run again"
+        );
+    }
+    Ok(())
+}
+
+/// Runs `work` on the connection on a blocking thread: SQLite's calls block. The first
+/// use settles what an earlier process left running.
 #[cfg(feature = "sqlite")]
 async fn blocking<T: Send + 'static>(
-    connection: &Arc<Mutex<rusqlite::Connection>>,
+    database: &Arc<Database>,
     work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, ConversationError> + Send + 'static,
 ) -> Result<T, ConversationError> {
-    let connection = Arc::clone(connection);
+    use std::sync::atomic::Ordering;
+    let database = Arc::clone(database);
     tokio::task::spawn_blocking(move || {
-        let mut connection = connection
+        let mut connection = database
+            .connection
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !database.settled.load(Ordering::Acquire) {
+            settle_interrupted(&connection)?;
+            database.settled.store(true, Ordering::Release);
+        }
         work(&mut connection)
     })
     .await

@@ -37,6 +37,11 @@ async fn at_the_cap_a_regeneration_is_refused_and_the_last_reply_is_kept() {
     assert_eq!(outcome.reply, "dirty 3");
     assert_eq!(outcome.regenerations, 2);
     assert_eq!(outcome.end, TurnEnd::Generated);
+    // The hook never passed that reply: the turn's staged actions are not performed.
+    assert_eq!(
+        outcome.regeneration_refused.as_deref(),
+        Some("turns:regenerate_dirty")
+    );
 }
 
 #[tokio::test]

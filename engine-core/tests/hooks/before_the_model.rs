@@ -55,6 +55,7 @@ async fn the_first_halt_ends_the_turn_before_the_model_and_later_hooks_do_not_ru
             },
             injected: Vec::new(),
             regenerations: 0,
+            regeneration_refused: None,
         }
     );
     assert_eq!(RECEIVED.of(conversation), Vec::<String>::new());

@@ -25,6 +25,14 @@ pub(super) fn router(engine: Arc<Engine>, shutdown: CancellationToken) -> Router
         .with_state(Served { engine, shutdown })
 }
 
+/// Headers a channel's adapter is not given: the engine's token, and the caller's
+/// credentials for other services.
+const WITHHELD: [header::HeaderName; 3] = [
+    header::AUTHORIZATION,
+    header::PROXY_AUTHORIZATION,
+    header::COOKIE,
+];
+
 #[derive(Clone)]
 struct Served {
     engine: Arc<Engine>,
@@ -44,9 +52,12 @@ async fn channel(
         );
     };
     let adapter = channel.adapter;
+    // The engine's own credentials stay with the engine: a plugin gets the request's
+    // other headers.
     let request = ChannelRequest::new(
         headers
             .iter()
+            .filter(|(name, _)| !WITHHELD.contains(name))
             .filter_map(|(name, value)| {
                 Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
             })
@@ -70,8 +81,11 @@ async fn channel(
             "the channel's conversation or subscriber id is not 1 to 128 of letters, digits and `-_.:@`",
         );
     }
+    // Each channel's conversation ids are its own: two channels, or a channel and the
+    // turn route, never share a history through a coincidence of ids.
+    let kept_as = format!("{name}:{}", inbound.conversation);
     let turn = match engine.turn(agent) {
-        Ok(turn) => turn.in_conversation(inbound.subscriber.clone(), inbound.conversation.clone()),
+        Ok(turn) => turn.in_conversation(inbound.subscriber.clone(), kept_as),
         Err(unknown) => return problem(StatusCode::INTERNAL_SERVER_ERROR, &unknown.to_string()),
     };
     let turn = match inbound.locale.clone() {

@@ -52,10 +52,13 @@ fn list_channels(engine: &Engine) -> String {
             ),
         };
         let about = channel.description.lines().next().unwrap_or_default();
+        let version = match plugin.api_version {
+            Some(0) => "API version 0, unstable".to_owned(),
+            Some(version) => format!("API version {version}"),
+            None => "no API version".to_owned(),
+        };
         out += &format!(
-            "channel {} ({} {}, API version 0, unstable): {about}
-  {mounted}
-",
+            "channel {} ({} {}, {version}): {about}\n  {mounted}\n",
             channel.name, plugin.package, plugin.version
         );
     }
@@ -106,7 +109,7 @@ pub fn check_report(engine: &Engine) -> String {
         .count();
     let channels = engine.channels().count();
     let mut out = format!(
-        "ok: {plugins} plugins, {tools} tools ({actions} staged actions), {hooks} hooks, {channels} channels, engine-core {}\n",
+        "ok: {plugins} plugins, {tools} tools (staged actions: {actions}), {hooks} hooks, channels: {channels}, engine-core {}\n",
         engine_core::ENGINE_VERSION
     );
     for format in Format::ALL {

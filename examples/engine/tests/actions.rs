@@ -23,7 +23,7 @@ fn setup(name: &str, mock: &Llmock, crm: &Path, extra: &str) -> Setup {
 fn log_contact(outcome: &str, note: &str) -> Value {
     json!({
         "name": "contacts__log_contact",
-        "arguments": {"outcome": outcome, "call_back_in_days": null, "note": note}
+        "arguments": {"outcome": outcome, "call_back": null, "note": note}
     })
 }
 
@@ -108,9 +108,19 @@ fn a_staged_action_is_performed_after_the_reply_for_the_turns_subscriber() {
     assert_eq!(
         records,
         [
-            json!({"customer": "u-42", "outcome": "call_back", "call_back_in_days": null, "note": "Wants prices."})
+            json!({"customer": "u-42", "outcome": "call_back", "call_back": null, "note": "Wants prices."})
         ]
     );
+    // The stored answer to the call says what became of it, for the next turn's model.
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let answer: String = database
+        .query_row(
+            "SELECT body FROM messages WHERE conversation = 'c-1' AND seq = 2",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(answer.contains(r#"\"outcome\":\"performed\""#), "{answer}");
     let performed = &of_type(&events, "action_performed")[0];
     assert_eq!(performed["action"], "contacts:log_contact");
     assert_eq!(performed["result"]["customer"], "u-42");
@@ -150,6 +160,30 @@ fn the_subscriber_an_action_receives_is_the_turns_whatever_the_model_sends() {
     let records = crm_records(&crm);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["customer"], "u-42");
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let stored: String = database
+        .query_row(
+            "SELECT subscriber FROM actions WHERE conversation = 'c-2'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, "u-42");
+    // The model is never offered a way to name the subscriber.
+    let tools = mock.journal()[0]["body"]["tools"].clone();
+    let action = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["function"]["name"] == "contacts__log_contact")
+        .expect("the action is in the catalog");
+    let properties = action["function"]["parameters"]["properties"]
+        .as_object()
+        .unwrap();
+    assert_eq!(
+        properties.keys().collect::<Vec<_>>(),
+        ["outcome", "call_back", "note"]
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -159,15 +193,27 @@ fn identical_stagings_in_one_turn_are_performed_once() {
     let dir = scratch("identical");
     let crm = dir.join("crm.jsonl");
     let setup = setup("identical", &mock, &crm, "");
+    // The third call writes the same arguments in another key order: the same staging.
+    let reordered = json!({
+        "name": "contacts__log_contact",
+        "arguments": {"note": "Same.", "call_back": null, "outcome": "interested"}
+    });
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "Same."), log_contact("interested", "Same.")]},
-        {"type": "reply", "tool_calls": [log_contact("interested", "Same.")]},
+        {"type": "reply", "tool_calls": [reordered]},
         {"type": "reply", "text": "Logged."}
     ]));
     let (events, output) = setup.turn(&["Hi", "--conversation", "c-3"]);
     assert!(output.status.success(), "{output:?}");
     let results = of_type(&events, "tool_result");
     assert_eq!(results.len(), 3, "{events:#?}");
+    for result in &results {
+        assert_eq!(result["status"], "ok", "{events:#?}");
+    }
+    for repeated in &results[1..] {
+        let note = repeated["result"]["note"].as_str().unwrap();
+        assert!(note.contains("already staged"), "{note}");
+    }
     assert_eq!(of_type(&events, "action_staged").len(), 1, "{events:#?}");
     assert_eq!(of_type(&events, "action_performed").len(), 1, "{events:#?}");
     assert_eq!(crm_records(&crm).len(), 1);
@@ -244,12 +290,60 @@ fn a_regeneration_drops_its_actions_and_a_replaced_reply_performs_none() {
     assert!(of_type(&events, "action_performed").is_empty());
     assert!(!crm.exists(), "nothing was performed");
     assert!(stored_actions(&setup, "c-5").is_empty());
-    // The regenerated request told the model its staged actions were dropped.
+    // The regenerated request told the model its staged action was dropped: its call's
+    // answer says so, not "staged".
     let journal = mock.journal();
-    let system = journal[2]["body"]["messages"][0]["content"]
+    let answers: Vec<&str> = journal[2]["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(answers.len(), 1, "{:#?}", journal[2]["body"]);
+    assert!(answers[0].contains(r#""outcome":"dropped""#), "{answers:?}");
+    // And the stored history keeps what became of each call.
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let stored: Vec<String> = database
+        .prepare("SELECT body FROM messages WHERE conversation = 'c-5' AND body LIKE '%\"role\":\"tool\"%' ORDER BY seq")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(stored.len(), 2, "{stored:#?}");
+    assert!(
+        stored.iter().all(|body| body.contains("dropped")),
+        "{stored:#?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_regenerated_reply_that_passes_performs_only_what_it_staged_afresh() {
+    let mock = Llmock::start();
+    let dir = scratch("regenerated");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup("regenerated", &mock, &crm, "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("interested", "First.")]},
+        {"type": "reply", "text": "Logged \u{fffd}"},
+        {"type": "reply", "tool_calls": [log_contact("call_back", "Second.")]},
+        {"type": "reply", "text": "Logged."}
+    ]));
+    let (events, output) = setup.turn(&["Hi", "--conversation", "c-9"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(done(&events)["stop"]["reason"], "answered", "{events:#?}");
+    let dropped = of_type(&events, "action_dropped");
+    assert_eq!(dropped.len(), 1, "{events:#?}");
+    assert!(dropped[0]["reason"]
         .as_str()
-        .unwrap_or_default();
-    assert!(system.contains("were dropped"), "{:#?}", journal[2]["body"]);
+        .unwrap()
+        .contains("regenerated"));
+    assert_eq!(of_type(&events, "action_performed").len(), 1, "{events:#?}");
+    let records = crm_records(&crm);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["note"], "Second.");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -294,6 +388,17 @@ fn a_failed_perform_is_recorded_and_never_retried() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Kills the engine process it holds when dropped, so that a failed test leaves none.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[cfg(unix)]
 #[test]
 fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_again() {
     let mock = Llmock::start();
@@ -306,13 +411,14 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
         .status()
         .expect("mkfifo runs");
     assert!(made.success());
-    let setup = setup("killed", &mock, &crm, "");
+    // A timeout far beyond the test's: the perform stays under way until the kill.
+    let setup = setup("killed", &mock, &crm, "tool_timeout_ms = 600000");
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "Only once.")]},
         {"type": "reply", "text": "Logging it."},
         {"type": "reply", "text": "Hello again."}
     ]));
-    let mut engine = Command::new(env!("CARGO_BIN_EXE_engine"))
+    let engine = Command::new(env!("CARGO_BIN_EXE_engine"))
         .arg("--config")
         .arg(setup.config())
         .args(["--agent", "bot", "turn", "Hi", "--conversation", "c-7"])
@@ -320,6 +426,7 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut engine = KillOnDrop(engine);
     let started = Instant::now();
     while stored_actions_if_any(&setup, "c-7").is_empty() {
         assert!(
@@ -329,12 +436,13 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(stored_actions(&setup, "c-7")[0].1, "performing");
-    engine.kill().unwrap();
-    engine.wait().unwrap();
+    engine.0.kill().unwrap();
+    engine.0.wait().unwrap();
     // The book is a plain file again: a perform now would write to it.
     std::fs::remove_file(&crm).unwrap();
     std::fs::write(&crm, "").unwrap();
-    let (events, output) = setup.turn(&["Are you there?", "--conversation", "c-7"]);
+    // The next engine marks it at start-up, whichever conversation it serves first.
+    let (events, output) = setup.turn(&["Are you there?", "--conversation", "c-8"]);
     assert!(output.status.success(), "{output:?}");
     assert!(
         !kinds(&events)
@@ -382,7 +490,7 @@ fn stored_actions_if_any(
 }
 
 #[test]
-fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_guards() {
+fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_token_and_origin_checks() {
     use std::io::Read;
 
     let mock = Llmock::start();
@@ -419,6 +527,26 @@ fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_guards() {
     assert!(body.contains("not a webhook message"), "{body}");
     let (head, _) = exchange("/channels/nowhere", message, Some(token));
     assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    // A browser page of another origin is refused, as on the turn route.
+    let foreign = |path: &str| {
+        use std::io::Write;
+        let mut client = std::net::TcpStream::connect(&authority).unwrap();
+        write!(
+            client,
+            "POST {path} HTTP/1.1\r\nhost: {authority}\r\norigin: http://evil.example\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{message}",
+            message.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).unwrap();
+        answer.lines().next().unwrap_or_default().to_owned()
+    };
+    assert_eq!(
+        foreign("/channels/webhook"),
+        foreign("/v1/agents/bot/turns"),
+        "the channel answers a foreign origin as the turn route does"
+    );
+    assert!(foreign("/channels/webhook").starts_with("HTTP/1.1 403"));
     assert!(
         mock.journal().is_empty(),
         "no refused request reached the model"
@@ -442,7 +570,7 @@ fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_guards() {
     send(
         &authority,
         "GET",
-        "/v1/conversations/c-web",
+        "/v1/conversations/webhook:c-web",
         "",
         Some(token),
     )
@@ -453,5 +581,83 @@ fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_guards() {
     assert_eq!(history["actions"][0]["state"], "performed", "{history:#}");
     assert_eq!(history["actions"][0]["subscriber"], "u-7");
     drop(served);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_channel_turn_ends_at_the_agents_deadline() {
+    use std::io::Read;
+
+    let mock = Llmock::start();
+    let dir = scratch("webhook-deadline");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup(
+        "webhook-deadline",
+        &mock,
+        &crm,
+        "deadline_secs = 1\n[channels.webhook]\nagent = \"bot\"",
+    );
+    mock.script(json!([
+        {"type": "reply", "text": "slow words"},
+        {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 20}
+    ]));
+    let (served, authority) = serve(&setup, None);
+    let message = r#"{"conversation":"c-slow","from":"u-7","text":"Call me back"}"#;
+    let started = Instant::now();
+    let mut answer = String::new();
+    send(&authority, "POST", "/channels/webhook", message, None)
+        .read_to_string(&mut answer)
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the deadline did not cut it"
+    );
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let answer: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(answer["stop"], "deadline", "{answer:#}");
+    assert_eq!(answer["reply"], "");
+    drop(served);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn engine_chat_shows_each_action_as_it_is_staged_and_performed() {
+    use std::io::Write;
+
+    let mock = Llmock::start();
+    let dir = scratch("chat");
+    let crm = dir.join("crm.jsonl");
+    let setup = setup("chat", &mock, &crm, "");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("call_back", "Monday.")]},
+        {"type": "reply", "text": "I am logging it."}
+    ]));
+    let mut chat = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(setup.config())
+        .args(["--agent", "bot", "chat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    chat.stdin
+        .take()
+        .unwrap()
+        .write_all(b"Call me back\n")
+        .unwrap();
+    let output = chat.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let shown = String::from_utf8_lossy(&output.stdout);
+    let staged = shown
+        .find("contacts__log_contact")
+        .map(|_| shown.find("contacts:log_contact staged: performed after the reply"));
+    let performed = shown.find("contacts:log_contact performed in");
+    let reply = shown.find("I am logging it.");
+    assert!(
+        matches!((staged, reply, performed), (Some(Some(s)), Some(r), Some(p)) if s < r && r < p),
+        "staged, then the reply, then performed:\n{shown}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -101,7 +101,7 @@ fn check_reports_what_it_validated() {
     let report = stdout(&output);
     assert!(
         report.starts_with(
-            "ok: 6 plugins, 11 tools (1 staged actions), 3 hooks, 1 channels, engine-core 0.1.0\n"
+            "ok: 6 plugins, 11 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
         ),
         "{report}"
     );
@@ -185,6 +185,17 @@ fn tools_that_read_a_conversation_say_they_are_not_offered_over_mcp() {
 
 #[test]
 fn tools_lists_the_channels_and_where_each_is_mounted() {
+    let mounted = stdout(&engine(&[
+        "--config",
+        "../../examples/turns.toml",
+        "--agent",
+        "assistant",
+        "tools",
+    ]));
+    assert!(
+        mounted.contains("\n  POST /channels/webhook runs turns of `assistant`\n"),
+        "{mounted}"
+    );
     let listing = stdout(&engine(&["tools"]));
     assert!(
         listing.contains(

@@ -47,6 +47,11 @@ impl ToolAttrs {
         for arg in args {
             let key = arg.key.clone();
             if !known.contains(&&*key.to_string()) {
+                if TOOL_KEYS.contains(&&*key.to_string()) {
+                    // A tool's attribute that an action fixes for itself.
+                    errors.at(key.span(), format_args!("`{key}` is a tool's attribute, and an action does not take it: an action is strict, runs after the reply in the order it was staged, and is annotated as changing things; remove `{key}`"));
+                    continue;
+                }
                 arg.unknown(known, errors);
                 continue;
             }

@@ -86,7 +86,7 @@ fn check_keys(keys: &[Key], place: Place, errors: &mut Errors) {
 fn action_rules(input: &Input, action: proc_macro2::Span, errors: &mut Errors) {
     if !input.strict {
         errors.at(
-            action,
+            input.strict_span.unwrap_or(action),
             "an action's arguments are strict: remove `strict = false`",
         );
     }
@@ -96,16 +96,27 @@ fn action_rules(input: &Input, action: proc_macro2::Span, errors: &mut Errors) {
         Shape::Enum(variants) => variants.iter().flat_map(|v| &v.fields).collect(),
         Shape::Unsupported { .. } => Vec::new(),
     };
-    for ident in fields.iter().filter_map(|field| field.ident) {
-        if ident
-            .to_string()
-            .to_ascii_lowercase()
-            .contains("subscriber")
-        {
-            errors.at(
-                ident.span(),
-                format_args!("the subscriber comes from the turn, never from the model: remove `{ident}` and take `subscriber: Subscriber` as a parameter of the action"),
-            );
+    let names_subscriber = |name: &str| name.to_ascii_lowercase().contains("subscriber");
+    for field in fields {
+        // The key the model writes: the field's name, or its `#[serde(rename = "...")]`.
+        let renamed = field.keys.iter().find_map(|key| match &key.meta {
+            syn::Meta::NameValue(pair) if key.name == "rename" => match &pair.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(name),
+                    ..
+                }) => Some((name.value(), name.span())),
+                _ => None,
+            },
+            _ => None,
+        });
+        let written = field.ident.map(|ident| (ident.to_string(), ident.span()));
+        for (name, span) in written.into_iter().chain(renamed) {
+            if names_subscriber(&name) {
+                errors.at(
+                    span,
+                    format_args!("the subscriber comes from the turn, never from the model: remove `{name}` and take `subscriber: Subscriber` as a parameter of the action"),
+                );
+            }
         }
     }
 }

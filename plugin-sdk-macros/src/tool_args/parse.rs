@@ -17,6 +17,8 @@ pub struct Input<'a> {
     /// `#[tool_args(action)]`: fit for a staged action's arguments, with the span of
     /// `action`.
     pub action: Option<Span>,
+    /// Where `strict = false` was written, if it was.
+    pub strict_span: Option<Span>,
     pub shape: Shape<'a>,
     /// serde and schemars keys on the container.
     pub keys: Vec<Key>,
@@ -73,6 +75,10 @@ impl<'a> Input<'a> {
             strict,
             action,
         } = tool_args_attrs(&ast.attrs, errors);
+        let (strict, strict_span) = match strict {
+            Some((strict, span)) => (strict, Some(span)),
+            None => (true, None),
+        };
         let shape = match &ast.data {
             Data::Struct(data) => match &data.fields {
                 Fields::Named(named) => Shape::Named(fields(&named.named, errors)),
@@ -109,6 +115,7 @@ impl<'a> Input<'a> {
             sdk: sdk_path(krate),
             strict,
             action,
+            strict_span,
             shape,
             keys: keys(&ast.attrs, errors),
         }
@@ -158,7 +165,7 @@ fn keys(attrs: &[Attribute], errors: &mut Errors) -> Vec<Key> {
 
 struct ToolArgsAttrs {
     krate: Option<syn::Path>,
-    strict: bool,
+    strict: Option<(bool, Span)>,
     action: Option<Span>,
 }
 
@@ -179,7 +186,7 @@ fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> ToolArgsAttrs {
             let key = arg.key.clone();
             match &*key.to_string() {
                 CRATE => krate.set(&key, arg.path(errors), errors),
-                STRICT => strict.set(&key, arg.flag(errors).map(|(value, _)| value), errors),
+                STRICT => strict.set(&key, arg.flag(errors), errors),
                 ACTION => action.set(&key, arg.flag(errors), errors),
                 _ => arg.unknown(TOOL_ARGS_KEYS, errors),
             };
@@ -187,7 +194,7 @@ fn tool_args_attrs(attrs: &[Attribute], errors: &mut Errors) -> ToolArgsAttrs {
     }
     ToolArgsAttrs {
         krate: krate.get(),
-        strict: strict.get().unwrap_or(true),
+        strict: strict.get(),
         action: action
             .get()
             .and_then(|(action, span)| action.then_some(span)),

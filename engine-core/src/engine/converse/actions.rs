@@ -1,16 +1,19 @@
 //! Staged actions in a turn. The model's call of an action stages it (checked, capped,
 //! identical stagings kept once); once the turn's reply is settled, each is performed at
 //! most once, recorded in the conversation store before it runs and its outcome after,
-//! or dropped with the reason.
+//! or dropped with the reason. Either way the call's answer in the history is rewritten
+//! to say what became of it, so that no later request reads "staged" for an action that
+//! was dropped, failed or done.
 
 use std::time::{Duration, Instant as StdInstant};
 
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::events::{arguments_json, json_string, TurnEvent};
-use crate::conversation::{ToolCall, ToolStatus};
+use super::Progress;
+use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{self, CallErrorKind};
 use crate::engine::{Call, Engine, Turn};
 use crate::stores::{ActionRecord, ActionState, Conversations};
@@ -30,8 +33,8 @@ struct Staged {
     /// The name the model called it by, which the perform calls again.
     called_as: String,
     arguments: String,
-    /// The arguments parsed, to tell identical stagings apart from a different key order
-    /// or spacing.
+    /// The arguments parsed, to tell identical stagings apart from another key order,
+    /// spacing or spelling of a number.
     parsed: Value,
 }
 
@@ -54,23 +57,28 @@ impl StagedActions {
         events: &mut (dyn FnMut(TurnEvent) + Send),
     ) -> (ToolStatus, String) {
         if let Err(error) = dispatch::stage(tool, &call.arguments, &engine.registry.limits) {
-            let message = error.to_string();
-            events(result(call, ToolStatus::Error, None, Some(message)));
+            let error = error.redacted(&*engine.redact);
+            events(result(
+                call,
+                ToolStatus::Error,
+                None,
+                Some(error.to_string()),
+            ));
             return (ToolStatus::Error, error.to_json());
         }
         let parsed: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let identical = self
             .staged
             .iter()
-            .any(|staged| staged.action == tool.id() && staged.parsed == parsed);
+            .any(|staged| staged.action == tool.id() && same_arguments(&staged.parsed, &parsed));
         let answer = if identical {
-            "already staged in this turn with these arguments: it will be performed once".to_owned()
+            "already staged in this turn with these arguments: it will be performed once"
         } else if self.staged.len() >= max as usize {
             let message = format!(
                 "not staged: this turn already staged {max} action(s), the most this agent performs in one turn; tell the user this one was not done"
             );
             events(result(call, ToolStatus::Error, None, Some(message.clone())));
-            let refused = serde_json::json!({ "error": { "kind": "refused", "message": message } });
+            let refused = json!({ "error": { "kind": "refused", "message": message } });
             return (ToolStatus::Error, refused.to_string());
         } else {
             self.staged.push(Staged {
@@ -80,9 +88,9 @@ impl StagedActions {
                 arguments: call.arguments.clone(),
                 parsed,
             });
-            STAGED.to_owned()
+            STAGED
         };
-        let content = serde_json::json!({ "staged": tool.id(), "note": answer }).to_string();
+        let content = json!({ "staged": tool.id(), "note": answer }).to_string();
         let raw = RawValue::from_string(content.clone()).ok();
         events(result(call, ToolStatus::Ok, raw, None));
         if !identical {
@@ -94,104 +102,177 @@ impl StagedActions {
         }
         (ToolStatus::Ok, content)
     }
+}
 
-    /// Drops every staged action, for `reason`.
-    pub(super) fn drop_all(&mut self, reason: &str, events: &mut (dyn FnMut(TurnEvent) + Send)) {
-        for staged in self.staged.drain(..) {
-            tracing::info!(
-                action = staged.action,
-                reason,
-                "a staged action was dropped"
-            );
-            events(TurnEvent::ActionDropped {
-                id: staged.call_id,
-                action: staged.action,
-                reason: reason.to_owned(),
-            });
+/// Drops every action staged in `progress`, for `reason`.
+pub(super) async fn drop_staged(
+    progress: &mut Progress<'_>,
+    store: Option<(&Conversations, &str)>,
+    reason: &str,
+) {
+    for staged in std::mem::take(&mut progress.actions.staged) {
+        tracing::info!(
+            action = staged.action,
+            reason,
+            "a staged action was dropped"
+        );
+        let answer = json!({ "action": staged.action, "outcome": "dropped", "reason": reason });
+        settle_answer(progress, store, &staged.call_id, answer).await;
+        (progress.events)(TurnEvent::ActionDropped {
+            id: staged.call_id,
+            action: staged.action,
+            reason: reason.to_owned(),
+        });
+    }
+}
+
+/// Performs every action staged in `progress`, in the order staged, each at most once:
+/// recorded before it runs (an action that cannot be recorded is not run) and its outcome
+/// after. A perform is neither cancelled with the turn nor retried; one that runs past
+/// `timeout` is stopped, and whether it took effect is unknown.
+pub(super) async fn perform_staged(
+    engine: &Engine,
+    turn: &Turn,
+    store: Option<(&Conversations, &str)>,
+    timeout: Duration,
+    progress: &mut Progress<'_>,
+) {
+    let (Some((conversations, conversation)), Some(subscriber)) = (store, turn.subscriber()) else {
+        drop_staged(
+            progress,
+            store,
+            "an action is performed only in a conversation",
+        )
+        .await;
+        return;
+    };
+    for staged in std::mem::take(&mut progress.actions.staged) {
+        let record = ActionRecord {
+            id: 0,
+            call_id: staged.call_id.clone(),
+            action: staged.action.clone(),
+            arguments: staged.arguments.clone(),
+            subscriber: subscriber.to_owned(),
+            state: ActionState::Performing,
+            detail: None,
+        };
+        let id = match conversations.record_action(conversation, record).await {
+            Ok(id) => id,
+            Err(error) => {
+                tracing::error!(action = staged.action, %error, "a staged action was not performed: it could not be recorded first");
+                let reason = "not performed: it could not be recorded first";
+                let answer =
+                    json!({ "action": staged.action, "outcome": "dropped", "reason": reason });
+                settle_answer(progress, store, &staged.call_id, answer).await;
+                (progress.events)(TurnEvent::ActionDropped {
+                    id: staged.call_id,
+                    action: staged.action,
+                    reason: reason.into(),
+                });
+                continue;
+            }
+        };
+        let started = StdInstant::now();
+        let call = Call::new(&staged.called_as, &staged.arguments)
+            .deadline(Instant::now() + timeout)
+            .perform();
+        let result = engine.call(turn, call).await;
+        let duration_ms = started.elapsed().as_millis() as u64;
+        let (state, detail, answer, event) = match result {
+            Ok(output) => {
+                let result =
+                    RawValue::from_string(output.clone()).unwrap_or_else(|_| json_string(&output));
+                let answer =
+                    json!({ "action": staged.action, "outcome": "performed", "result": &result });
+                let event = TurnEvent::ActionPerformed {
+                    id: staged.call_id.clone(),
+                    action: staged.action.clone(),
+                    result,
+                    duration_ms,
+                };
+                (ActionState::Performed, output, answer, event)
+            }
+            Err(error) => {
+                // A timeout or a panic may come after the effect: whether it happened is
+                // not known.
+                let state = match error.kind() {
+                    CallErrorKind::TimedOut | CallErrorKind::Panicked => ActionState::Unknown,
+                    _ => ActionState::Failed,
+                };
+                let outcome = if state == ActionState::Unknown {
+                    "unknown"
+                } else {
+                    "failed"
+                };
+                tracing::warn!(action = staged.action, %error, outcome, "a staged action did not succeed; it is not retried");
+                let answer = json!({ "action": staged.action, "outcome": outcome, "error": error.to_string() });
+                let event = TurnEvent::ActionFailed {
+                    id: staged.call_id.clone(),
+                    action: staged.action.clone(),
+                    outcome,
+                    error: error.to_string(),
+                };
+                (state, error.to_string(), answer, event)
+            }
+        };
+        if let Err(error) = conversations.settle_action(id, state, Some(detail)).await {
+            tracing::error!(action = staged.action, %error, "a staged action's outcome could not be recorded");
+        }
+        settle_answer(progress, store, &staged.call_id, answer).await;
+        (progress.events)(event);
+    }
+}
+
+/// Rewrites the answer to the call `call_id` with `answer`, in the history and, when it
+/// is stored, in the store (a message's position in the history is its place there).
+async fn settle_answer(
+    progress: &mut Progress<'_>,
+    store: Option<(&Conversations, &str)>,
+    call_id: &str,
+    answer: Value,
+) {
+    let Some(at) = progress
+        .history
+        .iter()
+        .rposition(|message| matches!(message, Message::Tool { call_id: id, .. } if id == call_id))
+    else {
+        return;
+    };
+    if let Message::Tool { content, .. } = &mut progress.history[at] {
+        *content = answer.to_string();
+    }
+    if let Some((conversations, conversation)) = store.filter(|_| at < progress.stored) {
+        if let Err(error) = conversations
+            .replace_message(conversation, at, &progress.history[at])
+            .await
+        {
+            tracing::warn!(conversation, %error, "an action's answer could not be rewritten");
         }
     }
+}
 
-    /// Performs every staged action, in the order staged, each at most once: recorded
-    /// before it runs (an action that cannot be recorded is not run) and its outcome
-    /// after. A perform is neither cancelled with the turn nor retried; one that runs
-    /// past `timeout` is stopped and its outcome is unknown.
-    pub(super) async fn perform_all(
-        &mut self,
-        engine: &Engine,
-        turn: &Turn,
-        store: Option<(&Conversations, &str)>,
-        timeout: Duration,
-        events: &mut (dyn FnMut(TurnEvent) + Send),
-    ) {
-        let (Some((store, conversation)), Some(subscriber)) = (store, turn.subscriber()) else {
-            self.drop_all("an action is performed only in a conversation", events);
-            return;
-        };
-        for staged in std::mem::take(&mut self.staged) {
-            let record = ActionRecord {
-                id: 0,
-                call_id: staged.call_id.clone(),
-                action: staged.action.clone(),
-                arguments: staged.arguments.clone(),
-                subscriber: subscriber.to_owned(),
-                state: ActionState::Performing,
-                detail: None,
-            };
-            let id = match store.record_action(conversation, record).await {
-                Ok(id) => id,
-                Err(error) => {
-                    tracing::error!(action = staged.action, %error, "a staged action was not performed: it could not be recorded first");
-                    events(TurnEvent::ActionFailed {
-                        id: staged.call_id,
-                        action: staged.action,
-                        outcome: "failed",
-                        error: "not performed: it could not be recorded first".into(),
-                    });
-                    continue;
-                }
-            };
-            let started = StdInstant::now();
-            let call = Call::new(&staged.called_as, &staged.arguments)
-                .deadline(Instant::now() + timeout)
-                .perform();
-            let result = engine.call(turn, call).await;
-            let duration_ms = started.elapsed().as_millis() as u64;
-            let (state, detail, event) = match result {
-                Ok(output) => {
-                    let result = RawValue::from_string(output.clone())
-                        .unwrap_or_else(|_| json_string(&output));
-                    let event = TurnEvent::ActionPerformed {
-                        id: staged.call_id,
-                        action: staged.action.clone(),
-                        result,
-                        duration_ms,
-                    };
-                    (ActionState::Performed, output, event)
-                }
-                Err(error) => {
-                    let state = match error.kind() {
-                        CallErrorKind::TimedOut => ActionState::Unknown,
-                        _ => ActionState::Failed,
-                    };
-                    tracing::warn!(action = staged.action, %error, "a staged action failed; it is not retried");
-                    let event = TurnEvent::ActionFailed {
-                        id: staged.call_id,
-                        action: staged.action.clone(),
-                        outcome: if state == ActionState::Unknown {
-                            "unknown"
-                        } else {
-                            "failed"
-                        },
-                        error: error.to_string(),
-                    };
-                    (state, error.to_string(), event)
-                }
-            };
-            if let Err(error) = store.settle_action(id, state, Some(detail)).await {
-                tracing::error!(action = staged.action, %error, "a staged action's outcome could not be recorded");
-            }
-            events(event);
+/// Whether two arguments are the same staging: JSON equal, numbers by value (`1` and
+/// `1.0`), and `null` as `{}` (both mean no arguments).
+fn same_arguments(a: &Value, b: &Value) -> bool {
+    let empty = |value: &Value| value.is_null() || value.as_object().is_some_and(|o| o.is_empty());
+    if empty(a) && empty(b) {
+        return true;
+    }
+    same_value(a, b)
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_value(x, y))
         }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(key, value)| y.get(key).is_some_and(|other| same_value(value, other)))
+        }
+        _ => a == b,
     }
 }
 
@@ -207,5 +288,21 @@ fn result(
         result,
         error,
         duration_ms: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stagings_are_the_same_whatever_the_spelling_of_their_arguments() {
+        let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let same = |a: &str, b: &str| same_arguments(&parse(a), &parse(b));
+        assert!(same(r#"{"a":1,"b":[2.0]}"#, r#"{ "b": [2], "a": 1.0 }"#));
+        assert!(same("null", "{}"));
+        assert!(!same(r#"{"a":1}"#, r#"{"a":2}"#));
+        assert!(!same(r#"{"a":1}"#, r#"{"a":1,"b":null}"#));
+        assert!(!same(r#"{"a":"1"}"#, r#"{"a":1}"#));
     }
 }

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use events::{Limit, Stop, TurnEvent};
 
-use super::{Engine, Turn, TurnEnd};
+use super::{Engine, Turn, TurnEnd, TurnOutcome};
 use crate::config::TurnConfig;
 use crate::conversation::{Message, ToolStatus};
 use crate::provider::{Provider, ProviderError, ProviderRequest, Usage};
@@ -198,10 +198,10 @@ impl Engine {
         let persist = outcome.as_ref().map_or(true, |outcome| outcome.persist);
         let stop = match outcome {
             Ok(outcome) => {
-                let stop = match outcome.end {
-                    TurnEnd::Halted { hook } => Stop::Halted { hook },
-                    TurnEnd::FailedClosed { hook } => Stop::FailedClosed { hook },
-                    TurnEnd::Replaced { hook } => Stop::Replaced { hook },
+                let stop = match &outcome.end {
+                    TurnEnd::Halted { hook } => Stop::Halted { hook: hook.clone() },
+                    TurnEnd::FailedClosed { hook } => Stop::FailedClosed { hook: hook.clone() },
+                    TurnEnd::Replaced { hook } => Stop::Replaced { hook: hook.clone() },
                     TurnEnd::Generated => match progress.limit {
                         Some(limit) => Stop::Limit { limit },
                         None => Stop::Answered,
@@ -214,7 +214,9 @@ impl Engine {
                         text: outcome.reply.clone(),
                     });
                 }
-                if outcome.persist {
+                // The step with the reply is stored before anything is performed: an
+                // action must never outlive a reply that was lost.
+                let kept = outcome.persist && {
                     match progress.answer_at {
                         Some(at) => set_content(&mut progress.history[at], &outcome.reply),
                         None => progress.history.push(Message::assistant(
@@ -224,27 +226,20 @@ impl Engine {
                             Default::default(),
                         )),
                     }
-                    run.flush(&mut progress).await;
-                }
-                let Progress {
-                    actions, events, ..
-                } = &mut progress;
-                match &stop {
-                    // The reply exists and every guardrail passed it.
-                    Stop::Answered | Stop::Limit { .. } if outcome.persist => {
-                        actions
-                            .perform_all(self, turn, store, run.tool_timeout(), &mut **events)
-                            .await
+                    run.flush(&mut progress).await
+                };
+                match run.why_not_perform(&stop, &outcome, kept) {
+                    None => {
+                        actions::perform_staged(
+                            self,
+                            turn,
+                            store,
+                            run.tool_timeout(),
+                            &mut progress,
+                        )
+                        .await
                     }
-                    Stop::Replaced { hook } => actions.drop_all(
-                        &format!("the reply was replaced by the hook `{hook}`"),
-                        &mut **events,
-                    ),
-                    Stop::FailedClosed { hook } => actions.drop_all(
-                        &format!("the hook `{hook}` failed closed and withheld the reply"),
-                        &mut **events,
-                    ),
-                    _ => actions.drop_all("the reply was not kept", &mut **events),
+                    Some(reason) => actions::drop_staged(&mut progress, store, &reason).await,
                 }
                 (stop, outcome.reply)
             }
@@ -256,7 +251,7 @@ impl Engine {
                     Interrupted::Provider(_) => "the provider failed before the reply",
                     Interrupted::Store(_) => "the conversation store failed",
                 };
-                progress.actions.drop_all(reason, &mut *progress.events);
+                actions::drop_staged(&mut progress, store, reason).await;
                 let stop = match interrupted {
                     Interrupted::Deadline => Stop::Deadline,
                     Interrupted::Cancelled => Stop::Cancelled,
@@ -439,10 +434,36 @@ struct Run<'a> {
     tools: bytes::Bytes,
 }
 
-/// What the model reads when a regeneration dropped the actions it had staged.
-const REGENERATED_ACTIONS: &str = "The actions you staged for your previous reply were dropped with it: call again those your new reply needs.";
-
 impl Run<'_> {
+    /// Why the actions staged for the turn's reply are not performed, if they are not:
+    /// only a reply that exists, was kept, and every `response_generated` hook passed, in
+    /// a turn still wanted and within its deadline, performs them.
+    fn why_not_perform(&self, stop: &Stop, outcome: &TurnOutcome, kept: bool) -> Option<String> {
+        let reason = match stop {
+            Stop::Replaced { hook } => format!("the reply was replaced by the hook `{hook}`"),
+            Stop::FailedClosed { hook } => {
+                format!("the hook `{hook}` failed closed and withheld the reply")
+            }
+            Stop::Answered | Stop::Limit { .. } => {
+                if let Some(hook) = &outcome.regeneration_refused {
+                    format!("the hook `{hook}` did not pass the reply (it asked for a regeneration past the cap)")
+                } else if outcome.reply.trim().is_empty() {
+                    "the turn ended without a reply".into()
+                } else if !kept {
+                    "the reply could not be stored".into()
+                } else if self.control.cancel.is_cancelled() {
+                    "the turn was cancelled before the reply was sent".into()
+                } else if Instant::now() >= self.deadline {
+                    "the turn's deadline passed before the reply was sent".into()
+                } else {
+                    return None;
+                }
+            }
+            _ => "the reply was not kept".into(),
+        };
+        Some(reason)
+    }
+
     /// How long one tool call, or one action's perform, may take.
     fn tool_timeout(&self) -> Duration {
         self.config.tool_timeout_ms.map_or(
@@ -463,14 +484,11 @@ impl Run<'_> {
         injected: &[String],
         stream: bool,
     ) -> Result<String, Interrupted> {
-        // A regeneration replays a reply that staged actions: they go with it, and the
-        // model is told, so that the new reply stages what it needs afresh.
-        let dropped_actions = !progress.actions.is_empty();
-        if dropped_actions {
-            progress.actions.drop_all(
-                "the reply was regenerated; actions are staged afresh",
-                &mut *progress.events,
-            );
+        // A regeneration replays a reply that staged actions: they go with it, and their
+        // answers say so, so that the new reply stages what it needs afresh.
+        if !progress.actions.is_empty() {
+            let reason = "the reply was regenerated; call it again if the new reply needs it";
+            actions::drop_staged(progress, self.store, reason).await;
         }
         let system: Vec<String> = self
             .config
@@ -478,7 +496,6 @@ impl Run<'_> {
             .iter()
             .cloned()
             .chain(injected.iter().cloned())
-            .chain(dropped_actions.then(|| REGENERATED_ACTIONS.to_owned()))
             .collect();
         let tools = std::str::from_utf8(&self.tools).unwrap_or("[]");
         // A regeneration asks again for the last answer: it leaves the history, unless

@@ -51,6 +51,9 @@ pub(super) async fn run_calls(
     let mut runnable = Vec::with_capacity(calls.len());
     for (at, call) in calls.iter().enumerate() {
         events(call_event(engine, turn, call));
+        let action = engine
+            .offered(turn, &call.name)
+            .filter(|tool| tool.is_action());
         let refused = if counts.run >= limits.max_calls {
             Some((
                 ToolStatus::Skipped,
@@ -59,6 +62,11 @@ pub(super) async fn run_calls(
                     limits.max_calls
                 ),
             ))
+        } else if action.is_some() {
+            // An action runs nothing when called: its identical stagings are kept once,
+            // and a regeneration must be able to stage it again.
+            counts.run += 1;
+            None
         } else {
             let seen = counts
                 .identical
@@ -82,10 +90,7 @@ pub(super) async fn run_calls(
                 answers[at] = Some(answer(call, status, error.clone()));
                 events(result_event(call, status, None, Some(error), 0));
             }
-            None => match engine
-                .offered(turn, &call.name)
-                .filter(|tool| tool.is_action())
-            {
+            None => match action {
                 Some(action) => {
                     let (status, content) =
                         actions.stage(engine, action, call, limits.max_actions, events);

@@ -31,6 +31,20 @@ pub enum Outcome {
     CallBack,
 }
 
+/// When to call the customer back. An enum rather than a number of days: every value
+/// the model can send is one the CRM takes, so nothing valid when staged fails when
+/// performed.
+#[derive(Debug, Deserialize, Serialize, JsonSchema, ToolArgs, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CallBack {
+    /// The next working day.
+    Tomorrow,
+    /// In three working days.
+    InThreeDays,
+    /// In a week.
+    NextWeek,
+}
+
 /// The arguments of `log_contact`: no free text but a bounded note, and never the
 /// customer, who is the conversation's.
 #[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
@@ -38,8 +52,8 @@ pub enum Outcome {
 pub struct LogContact {
     /// How the contact went.
     pub outcome: Outcome,
-    /// In how many days to call the customer back, 1 to 90; null for no call-back.
-    pub call_back_in_days: Option<u8>,
+    /// When to call the customer back; null for no call-back.
+    pub call_back: Option<CallBack>,
     /// What the customer asked for, in one sentence of at most 280 characters.
     pub note: Note<280>,
 }
@@ -65,8 +79,8 @@ pub struct ContactRecord {
     pub customer: String,
     /// How the contact went.
     pub outcome: Outcome,
-    /// In how many days to call back.
-    pub call_back_in_days: Option<u8>,
+    /// When to call back.
+    pub call_back: Option<CallBack>,
     /// The note.
     pub note: String,
 }
@@ -76,7 +90,7 @@ pub struct ContactRecord {
 #[define_action(
     summary = { "en-US": "Logs the contact's outcome in the CRM.", "it-IT": "Registra l'esito del contatto nel CRM." },
     category = "crm",
-    example = r#"{ "outcome": "call_back", "call_back_in_days": 3, "note": "Wants the premium plan's prices." }"#,
+    example = r#"{ "outcome": "call_back", "call_back": "in_three_days", "note": "Wants the premium plan's prices." }"#,
 )]
 pub async fn log_contact(
     args: LogContact,
@@ -84,17 +98,10 @@ pub async fn log_contact(
     book: CrmBook,
     audit: &Audit,
 ) -> Result<ContactRecord, ToolError> {
-    if let Some(days) = args.call_back_in_days {
-        if !(1..=90).contains(&days) {
-            return Err(ToolError::invalid_arguments(format!(
-                "`call_back_in_days` is {days}: give 1 to 90, or null for no call-back"
-            )));
-        }
-    }
     let record = ContactRecord {
         customer: customer.id().to_owned(),
         outcome: args.outcome,
-        call_back_in_days: args.call_back_in_days,
+        call_back: args.call_back,
         note: args.note.into_string(),
     };
     let line = serde_json::to_string(&record).expect("a record serializes");

@@ -1,6 +1,8 @@
-//! Two channels named `inbox`: one with `#[define_channel]`, one registered by hand
-//! (`#[define_channel]` refuses the second at compile time:
-//! `tests/ui/channel/two_channels_with_one_name.rs`).
+//! Two channels named `inbox` in two plugins: this crate's, with `#[define_channel]`, and
+//! another plugin's, registered by hand as another crate's would be (in one crate,
+//! `#[define_channel]` refuses the second at compile time:
+//! `tests/ui/channel/two_channels_with_one_name.rs`). The other plugin also declares no
+//! `api_version`: both problems are reported at once.
 
 use plugin_sdk::channel::{Channel, ChannelRequest, ChannelResponse, FinishedTurn, Inbound};
 
@@ -14,10 +16,11 @@ plugin_sdk::plugin! {
 #[plugin_sdk::define_channel(name = "inbox")]
 pub struct First;
 
-/// Messages from another service, under the same name.
+/// Messages from another service, under the same name, in another plugin.
 pub struct Second;
 
-test_support::hand_made_channel!(crate::__plugin_sdk_plugin::MANIFEST, "inbox", Second);
+test_support::hand_made_plugin!(OTHER, "other-inboxes", package = "other-inboxes");
+test_support::hand_made_channel!(OTHER, "inbox", Second);
 
 macro_rules! refusing_channel {
     ($ty:ty) => {
