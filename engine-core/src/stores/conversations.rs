@@ -512,38 +512,57 @@ impl Conversations {
         }
     }
 
-    /// Replaces the message at `position` (0 for the first) of `conversation`: an
-    /// action's answer, once what became of it is known.
-    pub async fn replace_message(
+    /// Replaces the tool answer at `position` (0 for the first message) of
+    /// `conversation` with `answer`, an action's, once what became of it is known; only
+    /// if the message there answers the same call (another writer may have moved it).
+    pub async fn replace_answer(
         &self,
         conversation: &str,
         position: usize,
-        message: &Message,
+        answer: &Message,
     ) -> Result<(), ConversationError> {
+        let Message::Tool { call_id, .. } = answer else {
+            return Err(ConversationError("only a tool answer is replaced".into()));
+        };
+        let moved = || {
+            ConversationError(format!(
+                "the answer to `{call_id}` is not at {position} in `{conversation}`"
+            ))
+        };
         match &self.backend {
             Backend::Memory(all) => {
                 let mut all = all.lock().expect("no panic holds the lock");
-                if let Some(held) = all
+                let held = all
                     .messages
                     .get_mut(conversation)
                     .and_then(|messages| messages.get_mut(position))
-                {
-                    *held = message.clone();
-                }
+                    .filter(
+                        |held| matches!(held, Message::Tool { call_id: id, .. } if id == call_id),
+                    )
+                    .ok_or_else(moved)?;
+                *held = answer.clone();
                 Ok(())
             }
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(connection) => {
-                let conversation = conversation.to_owned();
-                let body = serde_json::to_string(message).expect("a message serializes");
+                let error = moved();
+                let (conversation, call_id) = (conversation.to_owned(), call_id.clone());
+                let body = serde_json::to_string(answer).expect("a message serializes");
                 blocking(connection, move |connection| {
-                    connection
+                    let changed = connection
                         .execute(
-                            "UPDATE messages SET body = ?3 WHERE conversation = ?1 AND seq = ?2",
-                            rusqlite::params![conversation, position as i64, body],
+                            "UPDATE messages SET body = ?3
+                             WHERE conversation = ?1 AND seq = ?2
+                               AND json_extract(body, '$.role') = 'tool'
+                               AND json_extract(body, '$.call_id') = ?4",
+                            rusqlite::params![conversation, position as i64, body, call_id],
                         )
-                        .map(drop)
-                        .map_err(sql)
+                        .map_err(sql)?;
+                    if changed == 1 {
+                        Ok(())
+                    } else {
+                        Err(error)
+                    }
                 })
                 .await
             }
@@ -633,9 +652,11 @@ async fn blocking<T: Send + 'static>(
             .connection
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !database.settled.load(Ordering::Acquire) {
-            settle_interrupted(&connection)?;
-            database.settled.store(true, Ordering::Release);
+        // Best effort: a failure is logged, and never fails the work at hand.
+        if !database.settled.swap(true, Ordering::AcqRel) {
+            if let Err(error) = settle_interrupted(&connection) {
+                tracing::error!(%error, "actions an earlier run left performing could not be marked unknown");
+            }
         }
         work(&mut connection)
     })

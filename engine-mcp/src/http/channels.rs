@@ -71,19 +71,20 @@ async fn channel(
         Ok(Err(refused)) => return response(refused),
         Err(_) => return adapter_panicked(&name),
     };
-    if !valid_id(&inbound.conversation) || !valid_id(&inbound.subscriber) {
+    // Each channel's conversation ids are its own: two channels, or a channel and the
+    // turn route, do not share a history by a coincidence of ids. The id the engine keeps
+    // is checked as the turn route checks its ids.
+    let kept_as = format!("{name}:{}", inbound.conversation);
+    if !valid_id(&kept_as) || !valid_id(&inbound.subscriber) {
         tracing::warn!(
             channel = name,
             "a channel gave a conversation or subscriber id the engine does not accept"
         );
         return problem(
             StatusCode::BAD_REQUEST,
-            "the channel's conversation or subscriber id is not 1 to 128 of letters, digits and `-_.:@`",
+            "the channel's conversation id (kept as `<channel>:<id>`) or subscriber id is not 1 to 128 of letters, digits and `-_.:@`",
         );
     }
-    // Each channel's conversation ids are its own: two channels, or a channel and the
-    // turn route, never share a history through a coincidence of ids.
-    let kept_as = format!("{name}:{}", inbound.conversation);
     let turn = match engine.turn(agent) {
         Ok(turn) => turn.in_conversation(inbound.subscriber.clone(), kept_as),
         Err(unknown) => return problem(StatusCode::INTERNAL_SERVER_ERROR, &unknown.to_string()),

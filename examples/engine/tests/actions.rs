@@ -416,7 +416,8 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "Only once.")]},
         {"type": "reply", "text": "Logging it."},
-        {"type": "reply", "text": "Hello again."}
+        {"type": "reply", "text": "Hello again."},
+        {"type": "reply", "text": "Back in c-7."}
     ]));
     let engine = Command::new(env!("CARGO_BIN_EXE_engine"))
         .arg("--config")
@@ -463,6 +464,26 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
         .as_deref()
         .unwrap()
         .contains("the engine stopped while it ran"));
+    // The killed turn's conversation, continued: its model reads what became of the
+    // action, not the "staged" the killed engine left in the history.
+    let (_, output) = setup.turn(&["Did you log it?", "--conversation", "c-7"]);
+    assert!(output.status.success(), "{output:?}");
+    let journal = mock.journal();
+    let answer = journal.last().unwrap()["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("the action's answer")["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(answer.contains(r#""outcome":"unknown""#), "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(&crm).unwrap(),
+        "",
+        "still not performed"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -613,7 +634,10 @@ fn a_channel_turn_ends_at_the_agents_deadline() {
         "the deadline did not cut it"
     );
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.starts_with("HTTP/1.1 504"),
+        "the adapter's status: {head}"
+    );
     let answer: Value = serde_json::from_str(body).unwrap();
     assert_eq!(answer["stop"], "deadline", "{answer:#}");
     assert_eq!(answer["reply"], "");

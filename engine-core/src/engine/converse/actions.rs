@@ -28,6 +28,9 @@ pub(super) struct StagedActions {
 struct Staged {
     /// The call that staged it.
     call_id: String,
+    /// Where the answers that promise it are in the history (its call's, and those of
+    /// identical calls after it), with their call ids.
+    answers: Vec<(usize, String)>,
     /// The action's id.
     action: String,
     /// The name the model called it by, which the perform calls again.
@@ -47,12 +50,14 @@ impl StagedActions {
     }
 
     /// Stages `call` of the action `tool`, at most `max` per reply, and sends its result
-    /// event; the call's answer (status and content) for the model.
+    /// event; the call's answer (status and content) for the model, which will be at
+    /// `position` in the history.
     pub(super) fn stage(
         &mut self,
         engine: &Engine,
         tool: &Tool,
         call: &ToolCall,
+        position: usize,
         max: u32,
         events: &mut (dyn FnMut(TurnEvent) + Send),
     ) -> (ToolStatus, String) {
@@ -69,9 +74,10 @@ impl StagedActions {
         let parsed: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let identical = self
             .staged
-            .iter()
-            .any(|staged| staged.action == tool.id() && same_arguments(&staged.parsed, &parsed));
-        let answer = if identical {
+            .iter_mut()
+            .find(|staged| staged.action == tool.id() && same_arguments(&staged.parsed, &parsed));
+        let answer = if let Some(first) = identical {
+            first.answers.push((position, call.id.clone()));
             "already staged in this turn with these arguments: it will be performed once"
         } else if self.staged.len() >= max as usize {
             let message = format!(
@@ -83,6 +89,7 @@ impl StagedActions {
         } else {
             self.staged.push(Staged {
                 call_id: call.id.clone(),
+                answers: vec![(position, call.id.clone())],
                 action: tool.id().to_owned(),
                 called_as: call.name.clone(),
                 arguments: call.arguments.clone(),
@@ -92,6 +99,7 @@ impl StagedActions {
         };
         let content = json!({ "staged": tool.id(), "note": answer }).to_string();
         let raw = RawValue::from_string(content.clone()).ok();
+        let identical = answer != STAGED;
         events(result(call, ToolStatus::Ok, raw, None));
         if !identical {
             events(TurnEvent::ActionStaged {
@@ -102,6 +110,77 @@ impl StagedActions {
         }
         (ToolStatus::Ok, content)
     }
+}
+
+/// Rewrites the answers in `history` that still say "staged" (the turn that staged them
+/// ended before it settled them: the engine stopped) with what the store knows: the
+/// action's recorded state, or dropped when it was never performed.
+pub(super) async fn settle_left_behind(
+    history: &mut [Message],
+    conversations: &Conversations,
+    conversation: &str,
+) {
+    let unsettled: Vec<usize> = history
+        .iter()
+        .enumerate()
+        .filter(|(_, message)| {
+            matches!(message, Message::Tool { content, .. } if is_staged_answer(content))
+        })
+        .map(|(at, _)| at)
+        .collect();
+    if unsettled.is_empty() {
+        return;
+    }
+    let records = match conversations.actions(conversation).await {
+        Ok(records) => records,
+        Err(error) => {
+            tracing::warn!(conversation, %error, "the actions of an earlier turn could not be read");
+            return;
+        }
+    };
+    for at in unsettled {
+        let Message::Tool {
+            call_id,
+            status,
+            content,
+            ..
+        } = &mut history[at]
+        else {
+            continue;
+        };
+        let action = serde_json::from_str::<Value>(content)
+            .ok()
+            .and_then(|answer| answer.get("staged")?.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let recorded = records
+            .iter()
+            .rev()
+            .find(|record| &record.call_id == call_id);
+        let answer = match recorded {
+            Some(record) => {
+                json!({ "action": action, "outcome": record.state, "detail": record.detail })
+            }
+            None => {
+                json!({ "action": action, "outcome": "dropped", "reason": "the turn that staged it ended before its reply was settled" })
+            }
+        };
+        if recorded.is_none_or(|record| record.state != ActionState::Performed) {
+            *status = ToolStatus::Error;
+        }
+        *content = answer.to_string();
+        if let Err(error) = conversations
+            .replace_answer(conversation, at, &history[at])
+            .await
+        {
+            tracing::warn!(conversation, %error, "an action's answer could not be rewritten");
+        }
+    }
+}
+
+/// Whether `content` is an answer that staged an action (or repeated a staging) and was
+/// never settled: a settled one names its `action` and `outcome` instead.
+fn is_staged_answer(content: &str) -> bool {
+    content.starts_with(r#"{"staged":"#)
 }
 
 /// Drops every action staged in `progress`, for `reason`.
@@ -117,7 +196,7 @@ pub(super) async fn drop_staged(
             "a staged action was dropped"
         );
         let answer = json!({ "action": staged.action, "outcome": "dropped", "reason": reason });
-        settle_answer(progress, store, &staged.call_id, answer).await;
+        settle_answers(progress, store, &staged.answers, ToolStatus::Error, &answer).await;
         (progress.events)(TurnEvent::ActionDropped {
             id: staged.call_id,
             action: staged.action,
@@ -163,7 +242,7 @@ pub(super) async fn perform_staged(
                 let reason = "not performed: it could not be recorded first";
                 let answer =
                     json!({ "action": staged.action, "outcome": "dropped", "reason": reason });
-                settle_answer(progress, store, &staged.call_id, answer).await;
+                settle_answers(progress, store, &staged.answers, ToolStatus::Error, &answer).await;
                 (progress.events)(TurnEvent::ActionDropped {
                     id: staged.call_id,
                     action: staged.action,
@@ -218,35 +297,47 @@ pub(super) async fn perform_staged(
         if let Err(error) = conversations.settle_action(id, state, Some(detail)).await {
             tracing::error!(action = staged.action, %error, "a staged action's outcome could not be recorded");
         }
-        settle_answer(progress, store, &staged.call_id, answer).await;
+        let status = match state {
+            ActionState::Performed => ToolStatus::Ok,
+            _ => ToolStatus::Error,
+        };
+        settle_answers(progress, store, &staged.answers, status, &answer).await;
         (progress.events)(event);
     }
 }
 
-/// Rewrites the answer to the call `call_id` with `answer`, in the history and, when it
-/// is stored, in the store (a message's position in the history is its place there).
-async fn settle_answer(
+/// Rewrites the answers at `answers` (position, call id) with `status` and `answer`, in
+/// the history and, where stored, in the store (a message's position in the history is
+/// its place there; the call id is checked at both).
+async fn settle_answers(
     progress: &mut Progress<'_>,
     store: Option<(&Conversations, &str)>,
-    call_id: &str,
-    answer: Value,
+    answers: &[(usize, String)],
+    status: ToolStatus,
+    answer: &Value,
 ) {
-    let Some(at) = progress
-        .history
-        .iter()
-        .rposition(|message| matches!(message, Message::Tool { call_id: id, .. } if id == call_id))
-    else {
-        return;
-    };
-    if let Message::Tool { content, .. } = &mut progress.history[at] {
+    for (at, call_id) in answers {
+        let Some(Message::Tool {
+            call_id: held,
+            status: held_status,
+            content,
+            ..
+        }) = progress.history.get_mut(*at)
+        else {
+            continue;
+        };
+        if held != call_id {
+            continue;
+        }
+        *held_status = status;
         *content = answer.to_string();
-    }
-    if let Some((conversations, conversation)) = store.filter(|_| at < progress.stored) {
-        if let Err(error) = conversations
-            .replace_message(conversation, at, &progress.history[at])
-            .await
-        {
-            tracing::warn!(conversation, %error, "an action's answer could not be rewritten");
+        if let Some((conversations, conversation)) = store.filter(|_| *at < progress.stored) {
+            if let Err(error) = conversations
+                .replace_answer(conversation, *at, &progress.history[*at])
+                .await
+            {
+                tracing::warn!(conversation, %error, "an action's answer could not be rewritten");
+            }
         }
     }
 }
@@ -263,7 +354,10 @@ fn same_arguments(a: &Value, b: &Value) -> bool {
 
 fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        // Integers exactly (two ids near 1e18 are one f64), a float by value.
+        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
+            x.as_f64() == y.as_f64()
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_value(x, y))
         }
@@ -304,5 +398,9 @@ mod tests {
         assert!(!same(r#"{"a":1}"#, r#"{"a":2}"#));
         assert!(!same(r#"{"a":1}"#, r#"{"a":1,"b":null}"#));
         assert!(!same(r#"{"a":"1"}"#, r#"{"a":1}"#));
+        assert!(!same(
+            r#"{"id":1000000000000000001}"#,
+            r#"{"id":1000000000000000000}"#
+        ));
     }
 }

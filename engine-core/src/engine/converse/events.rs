@@ -74,7 +74,8 @@ pub enum TurnEvent {
         id: String,
         /// The action's id.
         action: String,
-        /// `failed`, or `unknown` when whether it took effect is not known (it timed out).
+        /// `failed`, or `unknown` when whether it took effect is not known (it timed out
+        /// or panicked).
         outcome: &'static str,
         /// What went wrong.
         error: String,

@@ -140,6 +140,7 @@ impl Engine {
         };
         if let Some((store, id)) = store {
             self.restore_state(store, id).await;
+            actions::settle_left_behind(&mut history, store, id).await;
         }
         let first = !history
             .iter()
@@ -452,9 +453,9 @@ impl Run<'_> {
                 } else if !kept {
                     "the reply could not be stored".into()
                 } else if self.control.cancel.is_cancelled() {
-                    "the turn was cancelled before the reply was sent".into()
+                    "the turn was cancelled before its actions were performed".into()
                 } else if Instant::now() >= self.deadline {
-                    "the turn's deadline passed before the reply was sent".into()
+                    "the turn's deadline passed before its actions were performed".into()
                 } else {
                     return None;
                 }
@@ -567,10 +568,12 @@ impl Run<'_> {
                 self.flush(progress).await;
                 return Ok(text);
             }
+            let base = progress.history.len();
             let answers = run_calls(
                 self.engine,
                 self.turn,
                 &calls,
+                base,
                 &mut progress.counts,
                 &mut progress.actions,
                 StepLimits {

@@ -36,12 +36,14 @@ pub(super) struct StepLimits<'a> {
     pub(super) cancel: &'a CancellationToken,
 }
 
-/// The answer of each of `calls`, in their order. A call of a staged action stages it in
-/// `actions` instead of running it.
+/// The answer of each of `calls`, in their order, to be appended to the history at
+/// `base`. A call of a staged action stages it in `actions` instead of running it.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn run_calls(
     engine: &Engine,
     turn: &Turn,
     calls: &[ToolCall],
+    base: usize,
     counts: &mut CallCounts,
     actions: &mut StagedActions,
     limits: StepLimits<'_>,
@@ -93,7 +95,7 @@ pub(super) async fn run_calls(
             None => match action {
                 Some(action) => {
                     let (status, content) =
-                        actions.stage(engine, action, call, limits.max_actions, events);
+                        actions.stage(engine, action, call, base + at, limits.max_actions, events);
                     answers[at] = Some(answer(call, status, content));
                 }
                 None => runnable.push(at),

@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! POST /channels/webhook   {"conversation": "c-1", "from": "u-7", "text": "Hi", "locale": "it-IT"}
-//! 200                      {"conversation": "c-1", "reply": "...", "stop": "answered",
+//! 200 (504, 502, 500 when the turn ended without a reply)
+//!                          {"conversation": "c-1", "reply": "...", "stop": "answered",
 //!                           "actions": [{"action": "contacts:log_contact", "outcome": "performed"}]}
 //! ```
 
@@ -75,8 +76,16 @@ impl Channel for Webhook {
             .iter()
             .map(|report| json!({ "action": report.action, "outcome": report.outcome }))
             .collect();
+        // A turn that ended without a reply is the service's failure to answer, not a
+        // success with an empty text.
+        let status = match finished.stop.as_str() {
+            "deadline" => 504,
+            "provider_error" => 502,
+            "failed" | "cancelled" => 500,
+            _ => 200,
+        };
         ChannelResponse::json(
-            200,
+            status,
             &json!({
                 "conversation": finished.conversation,
                 "reply": finished.reply,
