@@ -13,11 +13,44 @@ use serde_json::{json, Value};
 use test_support::llmock::Llmock;
 use turn_setup::{done, of_type, send, serve, Setup};
 
-/// A setup whose agent `bot` keeps its CRM book at `crm` (and `extra` TOML lines in its
-/// turn's table).
-fn setup(name: &str, mock: &Llmock, crm: &Path, extra: &str) -> Setup {
-    let lines = format!("{extra}\n[agents.bot.secrets]\ncrm_book = {crm:?}\n");
-    Setup::new(name, mock, "openai", "", &lines)
+/// One test's llmock, scratch directory (removed when the test ends) and setup, whose
+/// agent `bot` keeps its CRM book at `crm` (and has `extra` TOML lines in its turn's
+/// table).
+struct Case {
+    mock: Llmock,
+    dir: PathBuf,
+    crm: PathBuf,
+    setup: Setup,
+}
+
+impl Case {
+    fn new(name: &str, extra: &str) -> Self {
+        Self::with_book(name, "crm.jsonl", extra)
+    }
+
+    /// A case whose CRM book is at `book` in the scratch directory.
+    fn with_book(name: &str, book: &str, extra: &str) -> Self {
+        let mock = Llmock::start();
+        let dir =
+            std::env::temp_dir().join(format!("engine-actions-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let crm = dir.join(book);
+        let lines = format!("{extra}\n[agents.bot.secrets]\ncrm_book = {crm:?}\n");
+        let setup = Setup::new(name, &mock, "openai", "", &lines);
+        Self {
+            mock,
+            dir,
+            crm,
+            setup,
+        }
+    }
+}
+
+impl Drop for Case {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 fn log_contact(outcome: &str, note: &str) -> Value {
@@ -58,19 +91,12 @@ fn kinds(events: &[Value]) -> Vec<&str> {
         .collect()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("engine-actions-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn a_staged_action_is_performed_after_the_reply_for_the_turns_subscriber() {
-    let mock = Llmock::start();
-    let dir = scratch("performed");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup("performed", &mock, &crm, "");
+    let case = Case::new("performed", "");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("call_back", "Wants prices.")]},
         {"type": "reply", "text": "I am logging your request."}
@@ -104,7 +130,7 @@ fn a_staged_action_is_performed_after_the_reply_for_the_turns_subscriber() {
         .last()
         .unwrap()["content"];
     assert!(answer.as_str().unwrap().contains("staged"), "{answer}");
-    let records = crm_records(&crm);
+    let records = crm_records(crm);
     assert_eq!(
         records,
         [
@@ -125,22 +151,21 @@ fn a_staged_action_is_performed_after_the_reply_for_the_turns_subscriber() {
     assert_eq!(performed["action"], "contacts:log_contact");
     assert_eq!(performed["result"]["customer"], "u-42");
     assert_eq!(
-        stored_actions(&setup, "c-1"),
+        stored_actions(setup, "c-1"),
         [(
             "contacts:log_contact".to_owned(),
             "performed".to_owned(),
             Some(records[0].to_string())
         )]
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn the_subscriber_an_action_receives_is_the_turns_whatever_the_model_sends() {
-    let mock = Llmock::start();
-    let dir = scratch("subscriber");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup("subscriber", &mock, &crm, "");
+    let case = Case::new("subscriber", "");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     let mut smuggled = log_contact("interested", "For u-999.");
     smuggled["arguments"]["subscriber"] = json!("u-999");
     mock.script(json!([
@@ -157,7 +182,7 @@ fn the_subscriber_an_action_receives_is_the_turns_whatever_the_model_sends() {
         "the arguments the schema does not list are refused: {events:#?}"
     );
     assert_eq!(of_type(&events, "action_staged").len(), 1, "{events:#?}");
-    let records = crm_records(&crm);
+    let records = crm_records(crm);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["customer"], "u-42");
     let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
@@ -184,15 +209,14 @@ fn the_subscriber_an_action_receives_is_the_turns_whatever_the_model_sends() {
         properties.keys().collect::<Vec<_>>(),
         ["outcome", "call_back", "note"]
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn identical_stagings_in_one_turn_are_performed_once() {
-    let mock = Llmock::start();
-    let dir = scratch("identical");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup("identical", &mock, &crm, "");
+    let case = Case::new("identical", "");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     // The third call writes the same arguments in another key order: the same staging.
     let reordered = json!({
         "name": "contacts__log_contact",
@@ -216,17 +240,16 @@ fn identical_stagings_in_one_turn_are_performed_once() {
     }
     assert_eq!(of_type(&events, "action_staged").len(), 1, "{events:#?}");
     assert_eq!(of_type(&events, "action_performed").len(), 1, "{events:#?}");
-    assert_eq!(crm_records(&crm).len(), 1);
-    assert_eq!(stored_actions(&setup, "c-3").len(), 1);
-    let _ = std::fs::remove_dir_all(dir);
+    assert_eq!(crm_records(crm).len(), 1);
+    assert_eq!(stored_actions(setup, "c-3").len(), 1);
 }
 
 #[test]
 fn stagings_past_the_cap_are_refused_so_the_model_can_tell_the_user() {
-    let mock = Llmock::start();
-    let dir = scratch("cap");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup("cap", &mock, &crm, "max_actions_per_turn = 1");
+    let case = Case::new("cap", "max_actions_per_turn = 1");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "First."), log_contact("call_back", "Second.")]},
         {"type": "reply", "text": "I logged the first; the second could not be done."}
@@ -251,18 +274,17 @@ fn stagings_past_the_cap_are_refused_so_the_model_can_tell_the_user() {
             .contains("not staged"),
         "{messages:#?}"
     );
-    let records = crm_records(&crm);
+    let records = crm_records(crm);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["note"], "First.");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn a_regeneration_drops_its_actions_and_a_replaced_reply_performs_none() {
-    let mock = Llmock::start();
-    let dir = scratch("replaced");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup("replaced", &mock, &crm, "");
+    let case = Case::new("replaced", "");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     // The guard plugin replays a corrupted reply twice, then replaces it.
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "First try.")]},
@@ -289,7 +311,7 @@ fn a_regeneration_drops_its_actions_and_a_replaced_reply_performs_none() {
     );
     assert!(of_type(&events, "action_performed").is_empty());
     assert!(!crm.exists(), "nothing was performed");
-    assert!(stored_actions(&setup, "c-5").is_empty());
+    assert!(stored_actions(setup, "c-5").is_empty());
     // The regenerated request told the model its staged action was dropped: its call's
     // answer says so, not "staged".
     let journal = mock.journal();
@@ -316,15 +338,14 @@ fn a_regeneration_drops_its_actions_and_a_replaced_reply_performs_none() {
         stored.iter().all(|body| body.contains("dropped")),
         "{stored:#?}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn a_regenerated_reply_that_passes_performs_only_what_it_staged_afresh() {
-    let mock = Llmock::start();
-    let dir = scratch("regenerated");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup("regenerated", &mock, &crm, "");
+    let case = Case::new("regenerated", "");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "First.")]},
         {"type": "reply", "text": "Logged \u{fffd}"},
@@ -341,19 +362,17 @@ fn a_regenerated_reply_that_passes_performs_only_what_it_staged_afresh() {
         .unwrap()
         .contains("regenerated"));
     assert_eq!(of_type(&events, "action_performed").len(), 1, "{events:#?}");
-    let records = crm_records(&crm);
+    let records = crm_records(crm);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["note"], "Second.");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn a_failed_perform_is_recorded_and_never_retried() {
-    let mock = Llmock::start();
-    let dir = scratch("failed");
-    // The book's directory does not exist: the write fails.
-    let crm = dir.join("missing/crm.jsonl");
-    let setup = setup("failed", &mock, &crm, "");
+    let case = Case::with_book("failed", "missing/crm.jsonl", "");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "Try once.")]},
         {"type": "reply", "text": "Logging it."},
@@ -382,10 +401,9 @@ fn a_failed_perform_is_recorded_and_never_retried() {
         "{events:#?}"
     );
     assert!(!crm.exists(), "the failed action was not performed again");
-    let stored = stored_actions(&setup, "c-6");
+    let stored = stored_actions(setup, "c-6");
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].1, "failed");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Kills the engine process it holds when dropped, so that a failed test leaves none.
@@ -401,18 +419,18 @@ impl Drop for KillOnDrop {
 #[cfg(unix)]
 #[test]
 fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_again() {
-    let mock = Llmock::start();
-    let dir = scratch("killed");
+    // A timeout far beyond the test's: the perform stays under way until the kill.
+    let case = Case::new("killed", "tool_timeout_ms = 600000");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     // A FIFO with no reader: opening it to write blocks, so the perform hangs after the
     // action was recorded, until the engine is killed.
-    let crm = dir.join("crm.jsonl");
     let made = Command::new("mkfifo")
-        .arg(&crm)
+        .arg(crm)
         .status()
         .expect("mkfifo runs");
     assert!(made.success());
-    // A timeout far beyond the test's: the perform stays under way until the kill.
-    let setup = setup("killed", &mock, &crm, "tool_timeout_ms = 600000");
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "Only once.")]},
         {"type": "reply", "text": "Logging it."},
@@ -429,19 +447,19 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
         .unwrap();
     let mut engine = KillOnDrop(engine);
     let started = Instant::now();
-    while stored_actions_if_any(&setup, "c-7").is_empty() {
+    while stored_actions_if_any(setup, "c-7").is_empty() {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "the action was never recorded"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(stored_actions(&setup, "c-7")[0].1, "performing");
+    assert_eq!(stored_actions(setup, "c-7")[0].1, "performing");
     engine.0.kill().unwrap();
     engine.0.wait().unwrap();
     // The book is a plain file again: a perform now would write to it.
-    std::fs::remove_file(&crm).unwrap();
-    std::fs::write(&crm, "").unwrap();
+    std::fs::remove_file(crm).unwrap();
+    std::fs::write(crm, "").unwrap();
     // The next engine marks it at start-up, whichever conversation it serves first.
     let (events, output) = setup.turn(&["Are you there?", "--conversation", "c-8"]);
     assert!(output.status.success(), "{output:?}");
@@ -452,11 +470,11 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
         "{events:#?}"
     );
     assert_eq!(
-        std::fs::read_to_string(&crm).unwrap(),
+        std::fs::read_to_string(crm).unwrap(),
         "",
         "not performed again"
     );
-    let stored = stored_actions(&setup, "c-7");
+    let stored = stored_actions(setup, "c-7");
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].1, "unknown");
     assert!(stored[0]
@@ -480,11 +498,10 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
         .to_owned();
     assert!(answer.contains(r#""outcome":"unknown""#), "{answer}");
     assert_eq!(
-        std::fs::read_to_string(&crm).unwrap(),
+        std::fs::read_to_string(crm).unwrap(),
         "",
         "still not performed"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// [`stored_actions`], or none while the engine has not created the store yet.
@@ -514,21 +531,16 @@ fn stored_actions_if_any(
 fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_token_and_origin_checks() {
     use std::io::Read;
 
-    let mock = Llmock::start();
-    let dir = scratch("webhook");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup(
-        "webhook",
-        &mock,
-        &crm,
-        "\n[channels.webhook]\nagent = \"bot\"",
-    );
+    let case = Case::new("webhook", "\n[channels.webhook]\nagent = \"bot\"");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("call_back", "Call on Monday.")]},
         {"type": "reply", "text": "We will call you on Monday."}
     ]));
     let token = "a-token-long-enough-for-the-engine-to-accept-it-0123456789";
-    let (served, authority) = serve(&setup, Some(token));
+    let (served, authority) = serve(setup, Some(token));
     let exchange = |path: &str, body: &str, token: Option<&str>| {
         let mut answer = String::new();
         send(&authority, "POST", path, body, token)
@@ -585,7 +597,7 @@ fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_token_and_or
             "actions": [{"action": "contacts:log_contact", "outcome": "performed"}]
         })
     );
-    assert_eq!(crm_records(&crm)[0]["customer"], "u-7");
+    assert_eq!(crm_records(crm)[0]["customer"], "u-7");
 
     let mut history = String::new();
     send(
@@ -602,27 +614,24 @@ fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_token_and_or
     assert_eq!(history["actions"][0]["state"], "performed", "{history:#}");
     assert_eq!(history["actions"][0]["subscriber"], "u-7");
     drop(served);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn a_channel_turn_ends_at_the_agents_deadline() {
     use std::io::Read;
 
-    let mock = Llmock::start();
-    let dir = scratch("webhook-deadline");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup(
+    let case = Case::new(
         "webhook-deadline",
-        &mock,
-        &crm,
         "deadline_secs = 1\n[channels.webhook]\nagent = \"bot\"",
     );
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     mock.script(json!([
         {"type": "reply", "text": "slow words"},
         {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 20}
     ]));
-    let (served, authority) = serve(&setup, None);
+    let (served, authority) = serve(setup, None);
     let message = r#"{"conversation":"c-slow","from":"u-7","text":"Call me back"}"#;
     let started = Instant::now();
     let mut answer = String::new();
@@ -641,18 +650,18 @@ fn a_channel_turn_ends_at_the_agents_deadline() {
     let answer: Value = serde_json::from_str(body).unwrap();
     assert_eq!(answer["stop"], "deadline", "{answer:#}");
     assert_eq!(answer["reply"], "");
+    assert!(!crm.exists(), "nothing was performed");
     drop(served);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn engine_chat_shows_each_action_as_it_is_staged_and_performed() {
     use std::io::Write;
 
-    let mock = Llmock::start();
-    let dir = scratch("chat");
-    let crm = dir.join("crm.jsonl");
-    let setup = setup("chat", &mock, &crm, "");
+    let case = Case::new("chat", "");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("call_back", "Monday.")]},
         {"type": "reply", "text": "I am logging it."}
@@ -683,5 +692,5 @@ fn engine_chat_shows_each_action_as_it_is_staged_and_performed() {
         matches!((staged, reply, performed), (Some(Some(s)), Some(r), Some(p)) if s < r && r < p),
         "staged, then the reply, then performed:\n{shown}"
     );
-    let _ = std::fs::remove_dir_all(dir);
+    assert_eq!(crm_records(crm).len(), 1);
 }

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::events::{arguments_json, json_string, TurnEvent};
+use super::tools::result_event;
 use super::Progress;
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{self, CallErrorKind};
@@ -63,11 +64,12 @@ impl StagedActions {
     ) -> (ToolStatus, String) {
         if let Err(error) = dispatch::stage(tool, &call.arguments, &engine.registry.limits) {
             let error = error.redacted(&*engine.redact);
-            events(result(
+            events(result_event(
                 call,
                 ToolStatus::Error,
                 None,
                 Some(error.to_string()),
+                0,
             ));
             return (ToolStatus::Error, error.to_json());
         }
@@ -83,7 +85,13 @@ impl StagedActions {
             let message = format!(
                 "not staged: this turn already staged {max} action(s), the most this agent performs in one turn; tell the user this one was not done"
             );
-            events(result(call, ToolStatus::Error, None, Some(message.clone())));
+            events(result_event(
+                call,
+                ToolStatus::Error,
+                None,
+                Some(message.clone()),
+                0,
+            ));
             let refused = json!({ "error": { "kind": "refused", "message": message } });
             return (ToolStatus::Error, refused.to_string());
         } else {
@@ -100,7 +108,7 @@ impl StagedActions {
         let content = json!({ "staged": tool.id(), "note": answer }).to_string();
         let raw = RawValue::from_string(content.clone()).ok();
         let identical = answer != STAGED;
-        events(result(call, ToolStatus::Ok, raw, None));
+        events(result_event(call, ToolStatus::Ok, raw, None, 0));
         if !identical {
             events(TurnEvent::ActionStaged {
                 id: call.id.clone(),
@@ -367,21 +375,6 @@ fn same_value(a: &Value, b: &Value) -> bool {
                     .all(|(key, value)| y.get(key).is_some_and(|other| same_value(value, other)))
         }
         _ => a == b,
-    }
-}
-
-fn result(
-    call: &ToolCall,
-    status: ToolStatus,
-    result: Option<Box<RawValue>>,
-    error: Option<String>,
-) -> TurnEvent {
-    TurnEvent::ToolResult {
-        id: call.id.clone(),
-        status,
-        result,
-        error,
-        duration_ms: 0,
     }
 }
 

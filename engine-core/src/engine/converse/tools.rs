@@ -211,7 +211,7 @@ fn answer(call: &ToolCall, status: ToolStatus, content: String) -> Message {
     }
 }
 
-fn result_event(
+pub(super) fn result_event(
     call: &ToolCall,
     status: ToolStatus,
     result: Option<Box<RawValue>>,
