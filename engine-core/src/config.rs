@@ -27,8 +27,10 @@ use serde::Deserialize;
 
 mod check;
 mod environment;
+mod project;
 mod turn;
 
+pub use project::{ProjectConfig, MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
 pub use turn::{ProviderConfig, TurnConfig};
 
 pub use environment::{take_environment, Environment};
@@ -108,6 +110,14 @@ pub struct AgentConfig {
     /// How the agent runs turns; `None`: it serves tool calls only (MCP, `call`).
     #[serde(default)]
     pub turn: Option<TurnConfig>,
+    /// The tools it enables, by id (`weather:weather`, `builtin:list_files`); `None`:
+    /// every linked tool whose needs it meets.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// The directory its file tools work in; `None`: it equips no tool that takes
+    /// `&Project` (the built-in file tools).
+    #[serde(default)]
+    pub project: Option<ProjectConfig>,
 }
 
 impl fmt::Debug for AgentConfig {
@@ -117,6 +127,8 @@ impl fmt::Debug for AgentConfig {
             .field("knowledge", &self.knowledge)
             .field("model", &self.model)
             .field("turn", &self.turn)
+            .field("tools", &self.tools)
+            .field("project", &self.project)
             .finish()
     }
 }

@@ -24,7 +24,7 @@ mod tool;
 mod validate;
 pub mod wire;
 
-pub use builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
+pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use catalog::{Format, UnknownFormat};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{

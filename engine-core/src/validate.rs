@@ -14,7 +14,7 @@ use plugin_sdk::engine::{PluginManifest, SourceLocation};
 use plugin_sdk::hook::Event;
 use semver::{Version, VersionReq};
 
-use crate::builtins::{BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
+use crate::builtins::{is_builtins, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 use crate::hooks::Hook;
 use crate::tool::Tool;
 use crate::wire::SURFACES;
@@ -369,7 +369,7 @@ fn check_channel_names(channels: &[&'static ChannelDescriptor], problems: &mut V
 }
 
 fn check_reserved_namespace(plugin: &PluginManifest, problems: &mut Vec<Problem>) {
-    if RESERVED_NAMESPACES.contains(&plugin.namespace) {
+    if RESERVED_NAMESPACES.contains(&plugin.namespace) && !is_builtins(plugin) {
         problems.push(Problem::plugin(
             Rule::ReservedName,
             plugin,
@@ -502,7 +502,7 @@ fn check_wire_names_unique(tools: &[Tool], problems: &mut Vec<Problem>) {
 
 fn check_builtin_name(tool: &Tool, problems: &mut Vec<Problem>) {
     let name = tool.descriptor().name;
-    if BUILTIN_TOOL_NAMES.contains(&name) {
+    if BUILTIN_TOOL_NAMES.contains(&name) && !is_builtins(tool.plugin()) {
         problems.push(Problem::tool(
             Rule::ReservedName,
             tool,

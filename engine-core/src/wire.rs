@@ -3,6 +3,7 @@
 //!
 //! OpenAI, Anthropic and Mistral reject `:`, so every catalog names a tool
 //! `<namespace>__<name>` (`acme__book_appointment`) and dispatch accepts that name back.
+//! The engine's built-ins keep their bare names (`list_files`), which no plugin may take.
 //! Namespaces are kebab-case and never contain `_`, so the first `__` always ends the
 //! namespace and the mapping is reversible; the registry still checks at start-up that no
 //! two tools share a wire name, because a descriptor is data and need not come from the
@@ -12,9 +13,15 @@
 /// What goes between the namespace and the tool name.
 pub const SEPARATOR: &str = "__";
 
-/// The wire name of the tool `name` in `namespace`.
+/// The wire name of the tool `name` in `namespace`: the bare name for the engine's
+/// built-ins (`list_files`, the names the model expects of them, kept from every
+/// plugin), `<namespace>__<name>` for every other tool.
 pub fn wire_name(namespace: &str, name: &str) -> String {
-    format!("{namespace}{SEPARATOR}{name}")
+    if namespace == crate::builtins::BUILTIN_NAMESPACE {
+        name.to_owned()
+    } else {
+        format!("{namespace}{SEPARATOR}{name}")
+    }
 }
 
 /// The names one surface accepts.

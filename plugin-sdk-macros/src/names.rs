@@ -67,9 +67,20 @@ const BUILTIN_TOOL_NAMES: &[&str] = &[
 /// engine-core/src/builtins.rs.
 const RESERVED_NAMESPACES: &[&str] = &["builtin", "engine", "mcp", "system"];
 
+/// The package of the engine's built-in tools; in step with `BUILTIN_PACKAGE` in
+/// engine-core/src/builtins.rs. It alone declares the `builtin` namespace and the built-in
+/// names, with the same macros as any plugin.
+const BUILTIN_PACKAGE: &str = "engine-builtins";
+
+/// Whether the crate being compiled is the engine's built-ins (Cargo names it to rustc,
+/// and so to this macro, in `CARGO_PKG_NAME`). The engine checks the same at start-up.
+fn compiling_the_builtins() -> bool {
+    std::env::var("CARGO_PKG_NAME").is_ok_and(|package| package == BUILTIN_PACKAGE)
+}
+
 /// A tool name that is not one of the engine's built-in tools.
 pub fn check_not_builtin(name: &str) -> Result<(), String> {
-    if BUILTIN_TOOL_NAMES.contains(&name) {
+    if BUILTIN_TOOL_NAMES.contains(&name) && !compiling_the_builtins() {
         Err(format!("`{name}` is the name of a built-in tool of the engine, and the model would see both: name the tool after what it does in your plugin, such as `acme_{name}` (`#[define_tool(name = \"...\")]`)"))
     } else {
         Ok(())
@@ -78,7 +89,9 @@ pub fn check_not_builtin(name: &str) -> Result<(), String> {
 
 /// A namespace that the engine does not keep for itself.
 pub fn check_not_reserved(namespace: &str) -> Result<(), String> {
-    if RESERVED_NAMESPACES.contains(&namespace) {
+    if RESERVED_NAMESPACES.contains(&namespace)
+        && !(namespace == "builtin" && compiling_the_builtins())
+    {
         Err(format!(
             "the namespace `{namespace}` is kept for the engine (reserved: {}): declare another one",
             RESERVED_NAMESPACES.join(", ")

@@ -90,6 +90,11 @@ pub mod model {
     };
 }
 
+/// The agent's project root, for tools that work on its files.
+pub mod project {
+    pub use crate::context::{Project, ProjectLimits};
+}
+
 /// Who the turn is for, from the turn and never from the model: take `Subscriber` or
 /// `Conversation`.
 pub mod turn {

@@ -38,7 +38,7 @@ impl<'a> CallInput<'a> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait ToolParam {
@@ -92,6 +92,8 @@ pub struct Needs {
     pub audit: bool,
     /// The context itself (`&ToolContext`: the locale).
     pub locale: bool,
+    /// The agent's project root (`&Project`).
+    pub project: bool,
 }
 
 impl Needs {
@@ -101,6 +103,7 @@ impl Needs {
         model: false,
         audit: false,
         locale: false,
+        project: false,
     };
 
     /// What any of `needs` reads.
@@ -112,6 +115,7 @@ impl Needs {
             all.model |= needs[i].model;
             all.audit |= needs[i].audit;
             all.locale |= needs[i].locale;
+            all.project |= needs[i].project;
             i += 1;
         }
         all

@@ -27,4 +27,8 @@ fn the_macros_refuse_the_names_the_engine_reserves() {
         listed(macros, "RESERVED_NAMESPACES"),
         engine_core::RESERVED_NAMESPACES
     );
+    let package = "const BUILTIN_PACKAGE: &str = \"";
+    let start = macros.find(package).expect("no `BUILTIN_PACKAGE`") + package.len();
+    let copy = &macros[start..start + macros[start..].find('"').unwrap()];
+    assert_eq!(copy, engine_core::BUILTIN_PACKAGE);
 }

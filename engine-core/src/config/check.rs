@@ -6,6 +6,7 @@ use std::ops::RangeInclusive;
 
 use plugin_sdk::engine::{Redact, RedactValues};
 
+use super::project::{MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
 use super::EngineConfig;
 
 /// The longest an artifact may live, in seconds (7 days): artifacts are kept in memory
@@ -74,6 +75,27 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
         }
     }
     for (name, agent) in &config.agents {
+        if let Some(project) = &agent.project {
+            within(
+                &mut problems,
+                &format!("agents.{name}.project.max_file_bytes"),
+                project.max_file_bytes,
+                1..=MAX_PROJECT_FILE_BYTES,
+                "bytes",
+            );
+            within(
+                &mut problems,
+                &format!("agents.{name}.project.max_list_entries"),
+                project.max_list_entries,
+                1..=MAX_LIST_ENTRIES,
+                "entries",
+            );
+            if project.root.as_os_str().is_empty() {
+                problems.push(format!(
+                    "agents.{name}.project.root is empty: give the directory its file tools work in"
+                ));
+            }
+        }
         if let Some(model) = &agent.model {
             money(
                 &mut problems,

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use plugin_sdk::project::Project;
 
 use crate::catalog::{Catalogs, Format};
 use crate::config::AgentConfig;
@@ -28,6 +29,8 @@ pub struct Agent {
     pub(super) spend_window: Option<Arc<Meter>>,
     /// The model its turns ask, when it has a `turn` configuration.
     pub(super) provider: Option<Arc<dyn Provider>>,
+    /// Its project root, open, when it has a `project` configuration.
+    pub(super) project: Option<Project>,
 }
 
 /// A tool an agent does not equip, and why: shown to people (`check`, `tools`), never
@@ -46,11 +49,12 @@ impl Agent {
         config: AgentConfig,
         registry: &Arc<Registry>,
         provider: Option<Arc<dyn Provider>>,
+        project: Option<Project>,
     ) -> Self {
         let mut equipped = Vec::new();
         let mut left_out = Vec::new();
         for (index, tool) in registry.tools().iter().enumerate() {
-            let reasons = missing(&config, tool);
+            let reasons = missing(name, &config, tool);
             if reasons.is_empty() {
                 equipped.push(index);
             } else {
@@ -87,6 +91,7 @@ impl Agent {
             left_out,
             catalogs,
             provider,
+            project,
         }
     }
 
@@ -122,8 +127,15 @@ impl Agent {
     }
 }
 
-/// What `config` lacks for `tool`: unconfigured secrets, a knowledge grant below need.
-fn missing(config: &AgentConfig, tool: &Tool) -> Vec<String> {
+/// Why the agent `name` configured as `config` leaves `tool` out: it is not in the
+/// agent's `tools` list; or its secrets are not configured, the knowledge grant is below
+/// its need, the agent has no project root for it.
+fn missing(name: &str, config: &AgentConfig, tool: &Tool) -> Vec<String> {
+    if let Some(enabled) = &config.tools {
+        if !enabled.iter().any(|id| id == tool.id()) {
+            return vec![format!("it is not in `agents.{name}.tools`")];
+        }
+    }
     let descriptor = tool.descriptor();
     let mut reasons: Vec<String> = descriptor
         .secret_specs()
@@ -138,6 +150,11 @@ fn missing(config: &AgentConfig, tool: &Tool) -> Vec<String> {
                 need.level.as_str()
             ));
         }
+    }
+    if descriptor.needs.project && config.project.is_none() {
+        reasons.push(format!(
+            "it works on project files, and the agent has no project root (`[agents.{name}.project] root = \"...\"`)"
+        ));
     }
     reasons
 }

@@ -4,16 +4,18 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
+use plugin_sdk::project::Project;
 
 use super::agent::Agent;
 use super::Engine;
-use crate::config::{AgentConfig, EngineConfig};
+use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
 use crate::limits::Limits;
 use crate::model::ModelGateway;
 use crate::provider::{Provider, ProviderError};
 use crate::redact::redactor;
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationError, ConversationStates, Conversations, MemoryArtifacts};
+use crate::tool::Tool;
 use crate::validate::StartupError;
 use plugin_sdk::channel::ChannelDescriptor;
 
@@ -83,6 +85,24 @@ pub enum EngineError {
         name: String,
         /// The linked channels.
         known: String,
+    },
+    /// An agent's `tools` list names a tool that no linked plugin defines.
+    #[error("`agents.{agent}.tools` names {ids}, which no linked plugin defines; the linked tools are: {known}")]
+    UnknownTool {
+        /// The agent.
+        agent: String,
+        /// The unknown ids.
+        ids: String,
+        /// The linked tools' ids.
+        known: String,
+    },
+    /// An agent's project root could not be created or opened.
+    #[error("the project root {} could not be opened: {source}", root.display())]
+    Project {
+        /// The configured root.
+        root: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
     },
     /// The configuration asks for a part this build of engine-core leaves out.
     #[error("the configuration needs {part}, and engine-core was built without the `{feature}` feature: enable it, or give the engine your own with `EngineBuilder::{setter}`")]
@@ -178,8 +198,16 @@ impl EngineBuilder {
         };
         let mut agents = Vec::with_capacity(config.agents.len());
         for (name, agent) in &config.agents {
+            check_enabled_tools(name, agent, &registry)?;
             let provider = agent_provider(&config, agent, &self.providers)?;
-            agents.push(Agent::new(name, agent.clone(), &registry, provider));
+            let project = agent.project.as_ref().map(open_project).transpose()?;
+            agents.push(Agent::new(
+                name,
+                agent.clone(),
+                &registry,
+                provider,
+                project,
+            ));
         }
         let conversations = match self.conversations {
             Some(conversations) => conversations,
@@ -211,6 +239,53 @@ impl EngineBuilder {
             std::process::exit(1)
         })
     }
+}
+
+/// Refuses an agent's `tools` list that names a tool no linked plugin defines: a typo
+/// would otherwise leave the tool silently off.
+fn check_enabled_tools(
+    name: &str,
+    agent: &AgentConfig,
+    registry: &Registry,
+) -> Result<(), EngineError> {
+    let Some(enabled) = &agent.tools else {
+        return Ok(());
+    };
+    let unknown: Vec<&str> = enabled
+        .iter()
+        .filter(|id| !registry.tools().iter().any(|tool| tool.id() == id.as_str()))
+        .map(String::as_str)
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(EngineError::UnknownTool {
+        agent: name.to_owned(),
+        ids: unknown.join(", "),
+        known: registry
+            .tools()
+            .iter()
+            .map(Tool::id)
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// Opens a project root, creating it first if it is missing (as `data_dir` is).
+fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
+    let failed = |source| EngineError::Project {
+        root: config.root.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&config.root).map_err(failed)?;
+    let root = std::fs::File::open(&config.root).map_err(failed)?;
+    if !root.metadata().map_err(failed)?.is_dir() {
+        return Err(failed(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a directory",
+        )));
+    }
+    Ok(Project::new(root, config.limits()))
 }
 
 /// Each configured channel with its linked adapter and its agent.

@@ -69,6 +69,9 @@ impl Engine {
             );
             context = context.with_knowledge(grant);
         }
+        if let (true, Some(project)) = (needs.project, &agent.project) {
+            context = context.with_project(project.clone());
+        }
         if let (true, Some(_), Some(gateway)) = (needs.model, agent.config.model, &self.gateway) {
             context = context.with_model(Model::new(Arc::new(MeteredModel {
                 gateway: Arc::clone(gateway),

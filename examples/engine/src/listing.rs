@@ -155,8 +155,19 @@ pub fn list_agents(engine: &Engine) -> String {
         let model = config.model.map_or("none".to_owned(), |grant| {
             format!("spend cap ${}", grant.spend_cap_usd)
         });
+        let project = config
+            .project
+            .as_ref()
+            .map_or("none".to_owned(), |project| {
+                format!("{}", project.root.display())
+            });
+        let enables = if config.tools.is_some() {
+            "the tools it lists"
+        } else {
+            "every tool"
+        };
         out += &format!(
-            "  {}: knowledge {knowledge}, model {model}, secrets {}\n",
+            "  {}: knowledge {knowledge}, model {model}, secrets {}, project {project}, enables {enables}\n",
             agent.name(),
             config.secrets.len()
         );

@@ -11,6 +11,7 @@
 //! | `Knowledge<Read>` (`Write`, `Manage`), or in an `Option` | the agent's knowledge base |
 //! | `Option<Model>` | model access, by tier |
 //! | `Subscriber`, `Conversation` | the turn's identity |
+//! | `&Project` | the agent's project root, as a directory handle |
 //!
 //! Nothing else: no model client or provider, no registry, no system prompt or catalog,
 //! no database handle, no logger that does not redact.
@@ -19,6 +20,7 @@ mod artifacts;
 mod audit;
 mod knowledge;
 mod model;
+mod project;
 mod redact;
 mod secret;
 mod state;
@@ -36,6 +38,7 @@ pub use knowledge::{
 pub use model::{
     ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, SpendCap, Tier,
 };
+pub use project::{Project, ProjectLimits};
 pub use redact::{Redact, RedactValues};
 pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};
 pub use state::{State, StateMap, StateWrites};
@@ -60,6 +63,7 @@ pub struct ToolContext {
     artifacts: Option<Artifacts>,
     knowledge: Option<KnowledgeGrant>,
     model: Option<Model>,
+    project: Option<Project>,
 }
 
 impl ToolContext {
@@ -80,6 +84,7 @@ impl ToolContext {
             artifacts: None,
             knowledge: None,
             model: None,
+            project: None,
         };
         &EMPTY
     }
@@ -144,6 +149,12 @@ impl ToolContext {
         self
     }
 
+    /// The same context, in the agent's project.
+    pub fn with_project(mut self, project: Project) -> Self {
+        self.project = Some(project);
+        self
+    }
+
     /// The locale of the person the turn is for, when the engine knows it.
     pub fn locale(&self) -> Option<&str> {
         self.locale.as_deref()
@@ -175,6 +186,7 @@ impl fmt::Debug for ToolContext {
                 &self.knowledge.as_ref().map(KnowledgeGrant::granted),
             )
             .field("model", &self.model.is_some())
+            .field("project", &self.project)
             .finish_non_exhaustive()
     }
 }

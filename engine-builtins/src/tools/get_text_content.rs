@@ -1,0 +1,97 @@
+//! `get_text_content`: the text of a file.
+
+use std::io::Read;
+
+use cap_std::fs::{OpenOptions, OpenOptionsExt};
+use plugin_sdk::prelude::*;
+use plugin_sdk::project::Project;
+
+use super::{root_of, PathArgs};
+use crate::path::{ProjectPath, Root};
+use crate::refusal::{Doing, OrRefuse};
+use crate::work::off_the_workers;
+
+/// Read and return the text content of a file, given its path relative to the project
+/// root. A file that is not UTF-8 text, or larger than the project's limit, is refused
+/// with the reason.
+#[define_tool(
+    summary = { "en-US": "Read a text file", "it-IT": "Leggi un file di testo" },
+    category = "files",
+    read_only,
+    idempotent,
+    open_world = false,
+    example = r#"{"path": "docs/intro/index.page"}"#,
+)]
+pub async fn get_text_content(args: PathArgs, project: &Project) -> Result<String, ToolError> {
+    let path = ProjectPath::parse(&args.path, Root::Refused)?;
+    let root = root_of(project)?;
+    let max = project.limits().max_file_bytes;
+    off_the_workers(move |job| {
+        let shown = path.shown();
+        let relative = path.relative();
+        // Looked at first, so that a FIFO or a device is never even opened...
+        let meta = root.metadata(&relative).or_refuse(Doing::Reading, &shown)?;
+        refuse_unless_a_file(meta.file_type(), &shown)?;
+        // ...and opened without blocking, then looked at again through the handle, in
+        // case something else was swapped in between.
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        let mut file = root
+            .open_with(&relative, &options)
+            .or_refuse(Doing::Reading, &shown)?;
+        let meta = file.metadata().or_refuse(Doing::Reading, &shown)?;
+        refuse_unless_a_file(meta.file_type(), &shown)?;
+        refuse_over(meta.len(), max, &shown)?;
+        job.go_on()?;
+        // At most one byte past the limit: a file that grew since is refused, not read
+        // whole.
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.by_ref()
+            .take(max + 1)
+            .read_to_end(&mut bytes)
+            .or_refuse(Doing::Reading, &shown)?;
+        refuse_over(bytes.len() as u64, max, &shown)?;
+        text(bytes, &shown)
+    })
+    .await
+}
+
+fn refuse_unless_a_file(file_type: cap_std::fs::FileType, shown: &str) -> Result<(), ToolError> {
+    if file_type.is_file() {
+        Ok(())
+    } else if file_type.is_dir() {
+        Err(ToolError::new(format!(
+            "`{shown}` is a directory: list it with `list_files`"
+        )))
+    } else {
+        Err(ToolError::new(format!(
+            "`{shown}` is not a regular file (a FIFO, a socket or a device), so it is not read"
+        )))
+    }
+}
+
+fn refuse_over(size: u64, max: u64, shown: &str) -> Result<(), ToolError> {
+    if size > max {
+        Err(ToolError::new(format!(
+            "`{shown}` is {size} bytes, over the project's limit of {max} bytes per file"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// The bytes as text: UTF-8 with no NUL byte. (Valid UTF-8 can hold NUL, and binary
+/// formats often do early on; text files almost never.)
+fn text(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
+    let binary = || {
+        ToolError::new(format!(
+            "`{shown}` is not text (it is not UTF-8, or it holds NUL bytes): this tool reads text files only"
+        ))
+    };
+    if bytes.contains(&0) {
+        return Err(binary());
+    }
+    String::from_utf8(bytes).map_err(|_| binary())
+}

@@ -1,0 +1,135 @@
+//! Every tool against a corpus of paths that try to leave the project root: each call is
+//! refused, its message names no host path, and nothing changes outside the root (or
+//! inside it).
+
+mod common;
+
+use common::{Scratch, TOOLS};
+
+/// Paths the model might send to reach outside the root, with what each tries.
+fn corpus(scratch: &Scratch) -> Vec<(String, &'static str)> {
+    let host_secret = scratch.dir.join("secret.txt").display().to_string();
+    vec![
+        ("../secret.txt".into(), "a parent"),
+        ("docs/../../secret.txt".into(), "a parent after a name"),
+        ("..".into(), "the parent itself"),
+        ("./../outside/keep.txt".into(), "a parent after `.`"),
+        ("/etc/passwd".into(), "an absolute path"),
+        (host_secret, "the absolute host path of a file outside"),
+        ("//etc/passwd".into(), "a doubled leading slash"),
+        ("link_out".into(), "a symlink to a directory outside"),
+        (
+            "link_out/keep.txt".into(),
+            "a file through a symlink outside",
+        ),
+        (
+            "link_out/new.txt".into(),
+            "a new file through a symlink outside",
+        ),
+        (
+            "link_out/new_dir/deeper".into(),
+            "a new directory through a symlink outside",
+        ),
+        ("file_out".into(), "a symlink to a file outside"),
+        ("abs_out/passwd".into(), "an absolute symlink"),
+        ("abs_out".into(), "an absolute symlink itself"),
+        ("docs/\0/x".into(), "a NUL byte"),
+        ("secret.txt\0.md".into(), "a NUL byte before an extension"),
+        ("a".repeat(256), "an over-long name"),
+        (format!("docs/{}", "a/".repeat(600)), "an over-long path"),
+        ("..\\secret.txt".into(), "a Windows parent"),
+        ("docs\\..\\..\\secret.txt".into(), "Windows separators"),
+        (
+            "C:\\Windows\\win.ini".into(),
+            "a drive letter and backslashes",
+        ),
+        ("C:/secret.txt".into(), "a drive letter"),
+        ("c:secret.txt".into(), "a drive-relative path"),
+        ("docs/readme.md\n../secret.txt".into(), "a line break"),
+    ]
+}
+
+/// The arguments each tool gets for `path`.
+fn arguments(tool: &str, path: &str) -> String {
+    let path = serde_json::to_string(path).unwrap();
+    match tool {
+        "write_text_content" => format!(r#"{{"path": {path}, "text": "overwritten"}}"#),
+        "list_files" => format!(
+            r#"{{"path": {path}, "recursive": true, "max_depth": null, "max_entries": null}}"#
+        ),
+        _ => format!(r#"{{"path": {path}}}"#),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_refuses_every_path_that_leads_outside_and_changes_nothing() {
+    let scratch = Scratch::new("hostile");
+    let outside = scratch.outside();
+    let inside = scratch.inside();
+    let host = scratch.dir.display().to_string();
+    let mut cases = 0;
+    for tool in TOOLS {
+        for (path, tries) in corpus(&scratch) {
+            let answer = scratch.call(tool, &arguments(tool, &path)).await;
+            let message = match answer {
+                Err(message) => message,
+                Ok(output) => panic!("`{tool}` answered {tries} ({path:?}): {output}"),
+            };
+            for leak in [
+                host.as_str(),
+                "/tmp",
+                "/etc",
+                "the host's secret",
+                "keep me",
+            ] {
+                assert!(
+                    !message.contains(leak),
+                    "`{tool}` on {tries} says {leak:?}: {message}"
+                );
+            }
+            assert_eq!(
+                scratch.outside(),
+                outside,
+                "`{tool}` on {tries} changed outside"
+            );
+            assert_eq!(
+                scratch.inside(),
+                inside,
+                "`{tool}` on {tries} changed inside"
+            );
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 5 * 24);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reasons_name_what_was_wrong() {
+    let scratch = Scratch::new("reasons");
+    let reason = |path: &str| {
+        let arguments = arguments("get_text_content", path);
+        let project = scratch.project.clone();
+        async move {
+            common::call(&project, "get_text_content", &arguments)
+                .await
+                .unwrap_err()
+        }
+    };
+    assert!(reason("../secret.txt")
+        .await
+        .contains("`..` is not allowed"));
+    assert!(reason("/etc/passwd").await.contains("absolute"));
+    assert!(reason("file_out")
+        .await
+        .contains("`file_out` is outside the project root"));
+    assert!(reason("link_out/keep.txt")
+        .await
+        .contains("outside the project root"));
+    assert!(reason("abs_out/passwd")
+        .await
+        .contains("outside the project root"));
+    assert!(reason("C:/x").await.contains("drive letter"));
+    assert!(reason("docs\\x").await.contains("`/`"));
+    assert!(reason("a\0b").await.contains("NUL"));
+    assert!(reason(&"n".repeat(300)).await.contains("300 bytes long"));
+}
