@@ -101,7 +101,7 @@ fn check_reports_what_it_validated() {
     let report = stdout(&output);
     assert!(
         report.starts_with(
-            "ok: 6 plugins, 11 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
+            "ok: 7 plugins, 16 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
         ),
         "{report}"
     );
@@ -114,7 +114,8 @@ fn check_reports_what_it_validated() {
         "  hooks response_generated guard:dirty_output_guard\n",
         "  hooks response_sent      none\n",
         "  streaming of replies: off: a hook may replace or regenerate replies\n",
-        "  agent default      8 tools equipped, 3 left out\n",
+        "  agent default      8 tools equipped, 8 left out\n",
+        "    left out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n",
         "    left out acme:contact_card: the secret `crm_api_key` is not configured\n",
         "    left out contacts:log_contact: the secret `crm_book` is not configured\n",
     ] {
@@ -214,13 +215,38 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
     let agents = listing.split_once("Agents\n").expect("an agent section").1;
     assert_eq!(
         agents,
-        "  default: knowledge none, model none, secrets 0\n\
+        "  default: knowledge none, model none, secrets 0, project none, enables every tool\n\
          \x20   equips: acme:book_appointment, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:search_notes, notes:summarize, weather:weather\n\
          \x20   leaves out acme:contact_card: the secret `crm_api_key` is not configured\n\
+         \x20   leaves out builtin:create_directory: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:get_text_content: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:read_path_meta: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:write_text_content: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n\
          \x20   leaves out notes:save_note: it needs the knowledge base at `write`, and the agent grants nothing\n\
-         \x20 support: knowledge write, model spend cap $0.02, secrets 1\n\
+         \x20 docs: knowledge none, model none, secrets 0, project target/docs-project, enables the tools it lists\n\
+         \x20   equips: builtin:get_text_content, builtin:list_files, builtin:read_path_meta\n\
+         \x20   leaves out acme:book_appointment: it is not in `agents.docs.tools`\n\
+         \x20   leaves out acme:contact_card: it is not in `agents.docs.tools`\n\
+         \x20   leaves out acme:find_orders: it is not in `agents.docs.tools`\n\
+         \x20   leaves out builtin:create_directory: it is not in `agents.docs.tools`\n\
+         \x20   leaves out builtin:write_text_content: it is not in `agents.docs.tools`\n\
+         \x20   leaves out contacts:log_contact: it is not in `agents.docs.tools`\n\
+         \x20   leaves out notes:note_file: it is not in `agents.docs.tools`\n\
+         \x20   leaves out notes:recall: it is not in `agents.docs.tools`\n\
+         \x20   leaves out notes:remember: it is not in `agents.docs.tools`\n\
+         \x20   leaves out notes:save_note: it is not in `agents.docs.tools`\n\
+         \x20   leaves out notes:search_notes: it is not in `agents.docs.tools`\n\
+         \x20   leaves out notes:summarize: it is not in `agents.docs.tools`\n\
+         \x20   leaves out weather:weather: it is not in `agents.docs.tools`\n\
+         \x20 support: knowledge write, model spend cap $0.02, secrets 1, project none, enables every tool\n\
          \x20   equips: acme:book_appointment, acme:contact_card, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:save_note, notes:search_notes, notes:summarize, weather:weather\n\
+         \x20   leaves out builtin:create_directory: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:get_text_content: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:list_files: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:read_path_meta: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:write_text_content: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n"
     );
 
@@ -282,7 +308,7 @@ fn an_unknown_agent_is_refused_naming_the_configured_ones() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr).trim(),
-        "there is no agent `sales`; the configured agents are: default, support"
+        "there is no agent `sales`; the configured agents are: default, docs, support"
     );
 }
 
@@ -298,7 +324,7 @@ fn a_secret_variable_for_an_agent_the_configuration_lacks_is_refused_naming_the_
         String::from_utf8_lossy(&output.stderr).trim(),
         "the engine refused to start: `ENGINE_SECRET__suport__crm_api_key` is for the agent \
          `suport`, which the configuration does not define; the configured agents are: \
-         default, support. Rename the variable, or add [agents.suport] to the configuration"
+         default, docs, support. Rename the variable, or add [agents.suport] to the configuration"
     );
 }
 

@@ -1,0 +1,310 @@
+//! The built-in file tools in the example engine: equipped per agent by its project root
+//! and its `tools` list, refused at start-up when configured wrong, and used by a model
+//! in a turn (seed 002's example, against llmock).
+
+mod turn_setup;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+use test_support::llmock::Llmock;
+use turn_setup::{done, of_type, Setup};
+
+/// A scratch directory for one test, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("engine-files-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    /// Runs the engine with the configuration `toml` and `args`.
+    fn engine(&self, toml: &str, args: &[&str]) -> Output {
+        let config = self.0.join("engine.toml");
+        std::fs::write(&config, toml).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_engine"))
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .output()
+            .expect("the engine runs")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn an_agent_equips_the_built_ins_with_a_project_root_and_only_those_its_list_enables() {
+    let scratch = Scratch::new("equip");
+    let toml = format!(
+        "[agents.writer]\nproject = {{ root = {root:?} }}\n\
+         [agents.reader]\ntools = [\"builtin:list_files\", \"builtin:get_text_content\", \"weather:weather\"]\n\
+         project = {{ root = {root:?} }}\n\
+         [agents.plain]\n",
+        root = scratch.0.join("site"),
+    );
+    let output = scratch.engine(&toml, &["--agent", "plain", "tools"]);
+    assert!(output.status.success(), "{output:?}");
+    let listing = stdout(&output);
+    // The agent's header line and the indented lines under it.
+    let agent = |name: &str| {
+        let mut lines = listing
+            .lines()
+            .skip_while(|line| !line.starts_with(&format!("  {name}: ")));
+        let header = lines.next().expect(name);
+        let under = lines.take_while(|line| line.starts_with("    "));
+        std::iter::once(header)
+            .chain(under)
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    let writer = agent("writer");
+    assert!(
+        writer.contains("builtin:create_directory, builtin:get_text_content, builtin:list_files, builtin:read_path_meta, builtin:write_text_content"),
+        "{writer}"
+    );
+    let reader = agent("reader");
+    assert!(reader.contains("enables the tools it lists"), "{reader}");
+    assert!(
+        reader.contains("equips: builtin:get_text_content, builtin:list_files, weather:weather\n"),
+        "{reader}"
+    );
+    assert!(
+        reader
+            .contains("leaves out builtin:write_text_content: it is not in `agents.reader.tools`"),
+        "{reader}"
+    );
+    let plain = agent("plain");
+    assert!(plain.contains("project none"), "{plain}");
+    assert!(
+        plain.contains("leaves out builtin:list_files: it works on project files, and the agent has no project root (`[agents.plain.project] root = \"...\"`)"),
+        "{plain}"
+    );
+
+    // The model sees the built-ins by their bare names, strict.
+    let catalog = scratch.engine(
+        &toml,
+        &["--agent", "reader", "catalog", "--format", "openai"],
+    );
+    let catalog: Value = serde_json::from_str(&stdout(&catalog)).unwrap();
+    let names: Vec<&str> = catalog
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["get_text_content", "list_files", "weather__weather"]
+    );
+    assert!(catalog
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|tool| tool["function"]["strict"] == true));
+
+    // `check` says the same of each agent.
+    let check = scratch.engine(&toml, &["--agent", "plain", "check"]);
+    assert!(check.status.success(), "{check:?}");
+    assert!(
+        stdout(&check)
+            .contains("left out builtin:create_directory: it is not in `agents.reader.tools`"),
+        "{}",
+        stdout(&check)
+    );
+}
+
+#[test]
+fn an_agent_reads_and_writes_beneath_its_root_and_nothing_it_did_not_enable() {
+    let scratch = Scratch::new("call");
+    let root = scratch.0.join("site");
+    let toml = format!(
+        "[agents.reader]\ntools = [\"builtin:get_text_content\"]\nproject = {{ root = {root:?} }}\n\
+         [agents.writer]\nproject = {{ root = {root:?} }}\n"
+    );
+    let write = scratch.engine(
+        &toml,
+        &[
+            "--agent",
+            "writer",
+            "call",
+            "write_text_content",
+            r#"{"path": "hello.md", "text": "Hello\n"}"#,
+        ],
+    );
+    assert!(write.status.success(), "{write:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("hello.md")).unwrap(),
+        "Hello\n"
+    );
+    let read = scratch.engine(
+        &toml,
+        &[
+            "--agent",
+            "reader",
+            "call",
+            "get_text_content",
+            r#"{"path": "hello.md"}"#,
+        ],
+    );
+    assert_eq!(stdout(&read).trim(), r#""Hello\n""#);
+    let refused = scratch.engine(
+        &toml,
+        &[
+            "--agent",
+            "reader",
+            "call",
+            "write_text_content",
+            r#"{"path": "hello.md", "text": "x"}"#,
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let error: Value = serde_json::from_str(&stdout(&refused)).unwrap();
+    assert_eq!(error["error"]["kind"], "unknown_tool");
+    assert_eq!(
+        std::fs::read_to_string(root.join("hello.md")).unwrap(),
+        "Hello\n"
+    );
+}
+
+#[test]
+fn a_tools_list_naming_a_tool_nobody_links_refuses_start_up() {
+    let scratch = Scratch::new("unknown-id");
+    let output = scratch.engine(
+        "[agents.docs]\ntools = [\"builtin:list_files\", \"builtin:delete_file\", \"list_files\"]\n",
+        &["--agent", "docs", "tools"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.contains("`agents.docs.tools` names builtin:delete_file, list_files, which no linked plugin defines; the linked tools are: acme:book_appointment,"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_project_root_that_is_a_file_or_limits_out_of_range_refuse_start_up() {
+    let scratch = Scratch::new("bad-root");
+    let file = scratch.0.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let output = scratch.engine(
+        &format!("[agents.docs]\nproject = {{ root = {file:?} }}\n"),
+        &["--agent", "docs", "tools"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("could not be opened"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = scratch.engine(
+        &format!(
+            "[agents.docs]\nproject = {{ root = {:?}, max_file_bytes = 0, max_list_entries = 1000000 }}\n",
+            scratch.0.join("site")
+        ),
+        &["--agent", "docs", "tools"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.contains("agents.docs.project.max_file_bytes"),
+        "{message}"
+    );
+    assert!(
+        message.contains("agents.docs.project.max_list_entries"),
+        "{message}"
+    );
+    assert!(
+        !scratch.0.join("site").exists(),
+        "nothing is created before the configuration is valid"
+    );
+}
+
+/// Seed 002's verification: "Create a directory at docs/intro and write an index.page
+/// file there", as two calls in one turn, then the reply.
+#[test]
+fn a_turn_creates_a_directory_and_writes_a_page_into_it() {
+    let mock = Llmock::start();
+    let project = Scratch::new("turn-project");
+    let setup = Setup::new(
+        "files",
+        &mock,
+        "openai",
+        "",
+        &format!("[agents.bot.project]\nroot = {:?}\n", project.0),
+    );
+    let page = "# Intro\n\nA short introduction to the docs.\n";
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "create_directory", "arguments": {"path": "docs/intro"}}]},
+        {"type": "reply", "tool_calls": [{"name": "write_text_content", "arguments": {"path": "docs/intro/index.page", "text": page}}]},
+        {"type": "reply", "text": "Done. I created docs/intro and wrote index.page with a header and an intro."}
+    ]));
+    let (events, output) = setup.turn(&[
+        "Create a directory at docs/intro and write an index.page file there with a page header and a short intro paragraph.",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let calls: Vec<&str> = of_type(&events, "tool_call")
+        .iter()
+        .map(|call| call["tool_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        calls,
+        ["builtin:create_directory", "builtin:write_text_content"]
+    );
+    let results = of_type(&events, "tool_result");
+    assert!(
+        results.iter().all(|result| result["status"] == "ok"),
+        "{events:#?}"
+    );
+    assert_eq!(done(&events)["stop"]["reason"], "answered");
+    assert_eq!(
+        std::fs::read_to_string(project.0.join("docs/intro/index.page")).unwrap(),
+        page
+    );
+
+    // The model was offered the tools by their bare names, and read each result.
+    let journal = mock.journal();
+    assert_eq!(journal.len(), 3, "{journal:#?}");
+    let offered: Vec<&str> = journal[0]["body"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        offered.contains(&"create_directory") && offered.contains(&"write_text_content"),
+        "{offered:?}"
+    );
+    let answers: Vec<Value> = journal[2]["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| serde_json::from_str(message["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            json!({"ok": true, "created": true}),
+            json!({"ok": true, "created": true, "size": page.len()})
+        ]
+    );
+}
