@@ -33,6 +33,7 @@
 //! - **No host path in any message.** Refusals name the path as the model wrote it and
 //!   say what was wrong in the model's terms ([`refusal`]).
 
+mod lock;
 pub mod path;
 mod quota;
 pub mod refusal;

@@ -61,6 +61,16 @@ impl ProjectPath {
         Ok(Self { names })
     }
 
+    /// `text` taken as it is, unchecked and whole (an absolute path stays absolute): for
+    /// the tests that show the file system layer refusing what these checks would have
+    /// caught first.
+    #[cfg(test)]
+    pub fn unchecked(text: &str) -> Self {
+        Self {
+            names: vec![text.to_owned()],
+        }
+    }
+
     /// The path beneath the root (empty for the root itself).
     pub fn relative(&self) -> PathBuf {
         self.names.iter().collect()
@@ -163,10 +173,30 @@ mod tests {
 
     #[test]
     fn the_root_is_refused_where_a_file_is_needed() {
-        for root in ["", ".", "./", "/"] {
-            assert!(ProjectPath::parse(root, Root::Refused).is_err(), "{root:?}");
+        for root in ["", ".", "./", "././"] {
+            let refused = ProjectPath::parse(root, Root::Refused).unwrap_err();
+            assert!(
+                refused.message().contains("project root itself"),
+                "{root:?}"
+            );
+            assert!(
+                ProjectPath::parse(root, Root::Allowed).unwrap().is_root(),
+                "{root:?}"
+            );
         }
-        assert!(ProjectPath::parse(".", Root::Allowed).unwrap().is_root());
+        let refused = ProjectPath::parse("/", Root::Allowed).unwrap_err();
+        assert!(refused.message().contains("absolute"));
+    }
+
+    #[test]
+    fn names_and_paths_at_their_limits_are_kept() {
+        let name = "n".repeat(MAX_NAME_BYTES);
+        assert!(ProjectPath::parse(&name, Root::Refused).is_ok());
+        let path = "a/".repeat(511) + "bb";
+        assert_eq!(path.len(), MAX_PATH_BYTES);
+        assert!(ProjectPath::parse(&path, Root::Refused).is_ok());
+        // A long name of many-byte characters is cut at a character in the message.
+        assert!(refused(&"€".repeat(100)).contains("is 300 bytes long"));
     }
 
     #[test]

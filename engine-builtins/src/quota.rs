@@ -1,35 +1,70 @@
-//! How many bytes a project's files hold, for its quota.
+//! What a project's files take on disk, for its quota.
 
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, Metadata, MetadataExt, ReadDir};
 use plugin_sdk::ToolError;
 
-use crate::refusal::{Doing, OrRefuse};
 use crate::work::Job;
 
-/// The bytes of every regular file beneath `root`, symlinks not followed (a link counts
-/// as nothing; what it names is counted where it lives, or not at all when outside).
+/// A block of the common file systems: what a new directory is counted as taking, and
+/// what a new file's size is rounded up to.
+pub const BLOCK_BYTES: u64 = 4096;
+
+/// What a file of `size` bytes will take, as counted before it is written.
+pub fn file_bytes(size: u64) -> u64 {
+    size.div_ceil(BLOCK_BYTES)
+        .max(1)
+        .saturating_mul(BLOCK_BYTES)
+}
+
+/// What the entries beneath `root` take: for each, its size, its allocated blocks or one
+/// block, whichever is most, so that empty files, directories and symlinks count too
+/// (inodes run out before bytes do otherwise). Symlinks are not
+/// followed (what one names is counted where it lives, or not at all when outside).
 ///
-/// Walked afresh for each write, under the project's change lock: a file written or
-/// removed by something other than the tools is counted at the next write.
+/// Walked afresh for each change, under the root's change lock, depth first with one
+/// open directory per level: a file changed by something other than the tools is counted
+/// at the next change. Anything that cannot be measured refuses the change rather than
+/// counting as nothing.
 pub fn used_bytes(root: &Dir, job: &Job) -> Result<u64, ToolError> {
     let mut total = 0u64;
-    let mut pending = vec![root.try_clone().or_refuse(Doing::Inspecting, ".")?];
-    while let Some(dir) = pending.pop() {
-        for entry in dir.entries().or_refuse(Doing::Inspecting, ".")? {
-            job.go_on()?;
-            let entry = entry.or_refuse(Doing::Inspecting, ".")?;
-            let file_type = entry.file_type().or_refuse(Doing::Inspecting, ".")?;
-            if file_type.is_dir() {
-                // A directory that vanished since it was listed holds nothing.
-                if let Ok(sub) = entry.open_dir() {
-                    pending.push(sub);
-                }
-            } else if file_type.is_file() {
-                if let Ok(meta) = entry.metadata() {
-                    total = total.saturating_add(meta.len());
-                }
+    let mut levels: Vec<ReadDir> = vec![root.entries().map_err(unmeasured)?];
+    while let Some(level) = levels.last_mut() {
+        let Some(entry) = level.next() else {
+            levels.pop();
+            continue;
+        };
+        job.go_on()?;
+        let entry = entry.map_err(unmeasured)?;
+        let meta = match entry.metadata() {
+            Ok(meta) => meta,
+            // Removed since it was listed: it takes nothing.
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(unmeasured(error)),
+        };
+        total = total.saturating_add(taken(&meta));
+        if meta.is_dir() {
+            match entry.open_dir().and_then(|dir| dir.entries()) {
+                Ok(entries) => levels.push(entries),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(unmeasured(error)),
             }
         }
     }
     Ok(total)
+}
+
+/// What one entry is counted as taking.
+pub fn taken(meta: &Metadata) -> u64 {
+    meta.len()
+        .max(meta.blocks().saturating_mul(512))
+        .max(BLOCK_BYTES)
+}
+
+/// Why a change is refused when the project cannot be measured: the error's kind, never
+/// its text.
+fn unmeasured(error: std::io::Error) -> ToolError {
+    ToolError::new(format!(
+        "the project's files could not be measured against its quota ({}), so nothing was changed",
+        error.kind()
+    ))
 }

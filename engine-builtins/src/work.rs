@@ -83,10 +83,17 @@ mod tests {
         let (started, job_started) = mpsc::channel();
         let (go_on, job_goes_on) = mpsc::channel::<()>();
         let (committed, job_committed) = mpsc::channel();
+        let changed = Arc::new(AtomicBool::new(false));
+        let change = Arc::clone(&changed);
         let call = tokio::spawn(off_the_workers(move |job| {
             started.send(()).unwrap();
             job_goes_on.recv().unwrap();
-            committed.send(job.commit(|| Ok(()))).unwrap();
+            committed
+                .send(job.commit(|| {
+                    change.store(true, Ordering::SeqCst);
+                    Ok(())
+                }))
+                .unwrap();
             Ok(())
         }));
         job_started.recv().unwrap();
@@ -96,6 +103,7 @@ mod tests {
         go_on.send(()).unwrap();
         let refused = job_committed.recv().unwrap().unwrap_err();
         assert_eq!(refused.message(), "the call was cancelled");
+        assert!(!changed.load(Ordering::SeqCst), "the change ran");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,12 +4,16 @@
 mod common;
 
 use std::ffi::OsStr;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{limits, Scratch};
-use plugin_sdk::project::ProjectLimits;
+use plugin_sdk::project::{Project, ProjectLimits};
 use serde_json::json;
 
 /// A call that must answer soon: a tool that blocked would hang the test instead.
@@ -320,64 +324,137 @@ async fn names_that_are_not_utf8_are_skipped_and_counted() {
     assert_eq!(listing["skipped"], 1);
 }
 
+/// A project with a quota of `quota` bytes, and files up to 1 MiB.
+fn with_quota(name: &str, quota: u64) -> Scratch {
+    let limits = ProjectLimits {
+        quota_bytes: Some(quota),
+        max_file_bytes: 1 << 20,
+        ..limits()
+    };
+    Scratch::with_limits(name, limits)
+}
+
+fn text(path: &str, size: usize) -> String {
+    json!({"path": path, "text": "q".repeat(size)}).to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_quota_counts_every_file_and_an_overwrite_by_its_difference() {
-    let scratch = Scratch::with_limits(
-        "quota",
-        ProjectLimits {
-            quota_bytes: Some(100),
-            ..limits()
-        },
-    );
-    // docs/readme.md holds 9 bytes; files outside the root, reached by symlinks, count
-    // for nothing.
-    let write =
-        |path: &str, size: usize| json!({"path": path, "text": "q".repeat(size)}).to_string();
+async fn the_quota_counts_what_files_take_and_an_overwrite_by_its_difference() {
+    // Every entry counts for at least a block (4,096 bytes): docs/, docs/readme.md and
+    // the three symlinks take 20,480. What the symlinks name outside counts for nothing.
+    let scratch = with_quota("quota", 200_000);
     assert!(scratch
-        .call("write_text_content", &write("one.txt", 60))
+        .call("write_text_content", &text("one.txt", 100_000))
         .await
         .is_ok());
     let refused = scratch
-        .call("write_text_content", &write("two.txt", 60))
+        .call("write_text_content", &text("two.txt", 100_000))
         .await
         .unwrap_err();
     assert_eq!(
         refused,
-        "writing `two.txt` would bring the project's files to 129 bytes, over its quota of 100 bytes"
+        "writing `two.txt` would bring the project's files to 225280 bytes on disk, over its quota of 200000 bytes"
     );
     assert!(!scratch.root().join("two.txt").exists());
+    // Counted by what it adds: 100,000 bytes replaced by 170,000.
     assert!(scratch
-        .call("write_text_content", &write("one.txt", 91))
+        .call("write_text_content", &text("one.txt", 170_000))
         .await
         .is_ok());
     assert!(scratch
-        .call("write_text_content", &write("one.txt", 92))
+        .call("write_text_content", &text("one.txt", 180_000))
         .await
         .is_err());
     assert_eq!(
         std::fs::read(scratch.root().join("one.txt")).unwrap().len(),
-        91
+        170_000
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_files_and_directories_count_against_the_quota() {
+    let scratch = with_quota("quota-empty", 40_000);
+    let mut written = 0;
+    for index in 0..100 {
+        let arguments = json!({"path": format!("empty{index}"), "text": ""}).to_string();
+        if scratch
+            .call("write_text_content", &arguments)
+            .await
+            .is_err()
+        {
+            break;
+        }
+        written += 1;
+    }
+    // 20,480 bytes taken, and a block for each empty file.
+    assert_eq!(written, 4, "empty files count a block each");
+    let refused = scratch
+        .call("create_directory", r#"{"path": "a"}"#)
+        .await
+        .unwrap_err();
+    assert_eq!(refused, "creating `a` would bring the project's files to 40960 bytes on disk, over its quota of 40000 bytes");
+    assert!(!scratch.root().join("a").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quota_holds_for_concurrent_writes_through_two_agents_sharing_a_root() {
+    let scratch = with_quota("quota-race", 100_000);
+    // A second agent on the same root: its own `Project`, one lock between them.
+    let other = Project::new(
+        std::fs::File::open(scratch.root()).unwrap(),
+        scratch.project.limits().to_owned(),
+    );
+    let writes: Vec<_> = (0..8)
+        .map(|index| {
+            let project = if index % 2 == 0 {
+                scratch.project.clone()
+            } else {
+                other.clone()
+            };
+            tokio::spawn(async move {
+                common::call(
+                    &project,
+                    "write_text_content",
+                    &text(&format!("file{index}"), 60_000),
+                )
+                .await
+            })
+        })
+        .collect();
+    let mut kept = 0;
+    for write in writes {
+        kept += usize::from(write.await.unwrap().is_ok());
+    }
+    assert_eq!(kept, 1, "one write of 60,000 bytes fits in 100,000");
+}
+
+/// The size of writer `letter`'s version: each its own, so a mix of two shows.
+fn size_of(letter: u8) -> usize {
+    16 * 1024 + usize::from(letter % 32) * 997
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writes_to_one_path_leave_one_whole_version_and_readers_never_see_half() {
     let scratch = Scratch::new("concurrent");
-    let size = 48 * 1024;
     let target = scratch.root().join("page.md");
-    std::fs::write(&target, "0".repeat(size)).unwrap();
-    let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    std::fs::write(&target, vec![b'0'; size_of(b'0')]).unwrap();
+    // Two agents on one root: their writes meet only at the file system.
+    let projects = [
+        scratch.project.clone(),
+        Project::new(std::fs::File::open(scratch.root()).unwrap(), limits()),
+    ];
+    let reading = Arc::new(AtomicBool::new(true));
     let reader = {
         let (target, reading) = (target.clone(), reading.clone());
         std::thread::spawn(move || {
             let mut reads = 0;
-            while reading.load(std::sync::atomic::Ordering::Relaxed) {
+            while reading.load(Ordering::Relaxed) {
                 let bytes = std::fs::read(&target).unwrap();
-                assert_eq!(bytes.len(), size, "a read saw a torn file");
                 assert!(
                     bytes.iter().all(|&byte| byte == bytes[0]),
                     "a read saw two versions"
                 );
+                assert_eq!(bytes.len(), size_of(bytes[0]), "a read saw a torn version");
                 reads += 1;
             }
             reads
@@ -385,8 +462,9 @@ async fn concurrent_writes_to_one_path_leave_one_whole_version_and_readers_never
     };
     let writes: Vec<_> = (0..16u8)
         .map(|writer| {
-            let project = scratch.project.clone();
-            let text = char::from(b'a' + writer).to_string().repeat(size);
+            let project = projects[usize::from(writer) % 2].clone();
+            let letter = b'a' + writer;
+            let text = char::from(letter).to_string().repeat(size_of(letter));
             tokio::spawn(async move {
                 let arguments = json!({"path": "page.md", "text": text}).to_string();
                 for _ in 0..4 {
@@ -400,12 +478,12 @@ async fn concurrent_writes_to_one_path_leave_one_whole_version_and_readers_never
     for write in writes {
         write.await.unwrap();
     }
-    reading.store(false, std::sync::atomic::Ordering::Relaxed);
+    reading.store(false, Ordering::Relaxed);
     let reads = reader.join().expect("every read saw one whole version");
     assert!(reads > 0);
     let last = std::fs::read(&target).unwrap();
-    assert_eq!(last.len(), size);
-    assert!((b'a'..b'a' + 16).contains(&last[0]) && last.iter().all(|&byte| byte == last[0]));
+    assert!((b'a'..b'a' + 16).contains(&last[0]));
+    assert!(last.iter().all(|&byte| byte == last[0]) && last.len() == size_of(last[0]));
     let leftovers: Vec<_> = std::fs::read_dir(scratch.root())
         .unwrap()
         .map(|entry| entry.unwrap().file_name())
@@ -415,58 +493,249 @@ async fn concurrent_writes_to_one_path_leave_one_whole_version_and_readers_never
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_symlink_swapped_in_while_calls_run_never_leads_them_outside() {
-    let scratch = Scratch::new("swap");
+async fn a_write_replaces_the_name_and_never_writes_through_to_another_link_of_the_file() {
+    use std::os::unix::fs::MetadataExt;
+    let scratch = Scratch::new("hard-link");
+    // `linked.txt` is another name of a file outside the root.
+    std::fs::hard_link(
+        scratch.dir.join("outside/keep.txt"),
+        scratch.root().join("linked.txt"),
+    )
+    .unwrap();
+    let before = std::fs::metadata(scratch.root().join("linked.txt"))
+        .unwrap()
+        .ino();
+    let written = scratch
+        .call(
+            "write_text_content",
+            r#"{"path": "linked.txt", "text": "new\n"}"#,
+        )
+        .await;
+    assert_eq!(
+        written,
+        Ok(json!({"ok": true, "created": false, "size": 4}))
+    );
+    assert_eq!(
+        std::fs::read_to_string(scratch.dir.join("outside/keep.txt")).unwrap(),
+        "keep me\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(scratch.root().join("linked.txt")).unwrap(),
+        "new\n"
+    );
+    assert_ne!(
+        std::fs::metadata(scratch.root().join("linked.txt"))
+            .unwrap()
+            .ino(),
+        before
+    );
+}
+
+#[test]
+fn a_write_cancelled_while_it_waits_never_lands() {
+    for cancelled in [true, false] {
+        let scratch = Scratch::new(if cancelled {
+            "cancel"
+        } else {
+            "cancel-control"
+        });
+        // Another process's change holds the root (an advisory lock on the directory).
+        let held = std::fs::File::open(scratch.root()).unwrap();
+        // SAFETY: `flock` on a descriptor this test owns.
+        assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let project = scratch.project.clone();
+        let call = runtime.spawn(async move {
+            common::call(
+                &project,
+                "write_text_content",
+                r#"{"path": "late.md", "text": "late"}"#,
+            )
+            .await
+        });
+        runtime.block_on(async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(!call.is_finished(), "the write waited for the lock");
+            if cancelled {
+                // What a deadline or a cancelled turn does to the call.
+                call.abort();
+            }
+        });
+        // SAFETY: as above.
+        unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_UN) };
+        if !cancelled {
+            assert_eq!(
+                runtime.block_on(call).unwrap(),
+                Ok(json!({"ok": true, "created": true, "size": 4}))
+            );
+        }
+        // Dropping the runtime waits for its blocking jobs: the write's, if it went on.
+        drop(runtime);
+        assert_eq!(scratch.root().join("late.md").exists(), !cancelled);
+        let leftovers = std::fs::read_dir(scratch.root())
+            .unwrap()
+            .filter(|entry| {
+                entry
+                    .as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count();
+        assert_eq!(leftovers, 0);
+    }
+}
+
+/// A thread that swaps what a name in the root is, by atomic renames, until dropped.
+struct Swapper {
+    running: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Swapper {
+    /// `name` becomes, in turn, each of `states` (prepared names in the same directory,
+    /// hard-linked in so that each stays for the next round).
+    fn start(dir: PathBuf, name: &'static str, states: [&'static str; 2]) -> Self {
+        let running = Arc::new(AtomicBool::new(true));
+        let thread = {
+            let running = running.clone();
+            std::thread::spawn(move || {
+                let next = dir.join(format!("{name}.next"));
+                while running.load(Ordering::Relaxed) {
+                    for state in states {
+                        let _ = std::fs::hard_link(dir.join(state), &next);
+                        let _ = std::fs::rename(&next, dir.join(name));
+                    }
+                }
+            })
+        };
+        Self {
+            running,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Swapper {
+    fn drop(&mut self) {
+        self.running.store(false, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Runs `round` until it has seen both outcomes it counts, or 30 s have passed.
+async fn until_both(mut round: impl AsyncFnMut() -> (bool, bool)) {
+    let (mut inside, mut outside) = (false, false);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !(inside && outside) && std::time::Instant::now() < deadline {
+        let (was_inside, was_outside) = round().await;
+        inside |= was_inside;
+        outside |= was_outside;
+    }
+    assert!(
+        inside && outside,
+        "the swaps were not met both ways: inside {inside}, outside {outside}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_swapped_for_a_symlink_while_calls_run_never_leads_them_outside() {
+    let scratch = Scratch::new("swap-dir");
     let root = scratch.root();
     std::fs::create_dir(root.join("real")).unwrap();
     std::fs::write(root.join("real/keep.txt"), "inside\n").unwrap();
+    std::os::unix::fs::symlink("../outside", root.join("swap_out")).unwrap();
+    std::os::unix::fs::symlink("real", root.join("swap_in")).unwrap();
     let outside = scratch.outside();
-    // `swap` is, in turn, a directory inside and a symlink to `outside/`, each put in
-    // place by an atomic rename.
-    let swapping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let swapper = {
-        let (root, swapping) = (root.clone(), swapping.clone());
-        std::thread::spawn(move || {
-            std::os::unix::fs::symlink("../outside", root.join("swap_link")).unwrap();
-            std::os::unix::fs::symlink("real", root.join("swap_inner")).unwrap();
-            while swapping.load(std::sync::atomic::Ordering::Relaxed) {
-                std::fs::hard_link(root.join("swap_link"), root.join("swap_next")).ok();
-                let _ = std::fs::rename(root.join("swap_next"), root.join("swap"));
-                std::fs::hard_link(root.join("swap_inner"), root.join("swap_next")).ok();
-                let _ = std::fs::rename(root.join("swap_next"), root.join("swap"));
-            }
-        })
-    };
-    let (mut read_inside, mut refused_outside) = (0, 0);
-    for round in 0..300 {
-        let arguments =
-            json!({"path": "swap/keep.txt", "text": format!("round {round}")}).to_string();
-        let _ = scratch.call("write_text_content", &arguments).await;
+    let _swapper = Swapper::start(root.clone(), "swap", ["swap_out", "swap_in"]);
+    let mut round = 0;
+    until_both(async || {
+        round += 1;
+        let write = json!({"path": "swap/keep.txt", "text": format!("round {round}")}).to_string();
+        let _ = scratch.call("write_text_content", &write).await;
+        let _ = scratch
+            .call("create_directory", r#"{"path": "swap/made"}"#)
+            .await;
+        let listing = scratch
+            .call(
+                "list_files",
+                r#"{"path": "swap", "recursive": null, "max_depth": null, "max_entries": null}"#,
+            )
+            .await;
+        if let Ok(listing) = &listing {
+            assert!(
+                !listing.to_string().contains("\"keep me\""),
+                "a listing went outside: {listing}"
+            );
+        }
         match scratch
             .call("get_text_content", r#"{"path": "swap/keep.txt"}"#)
             .await
         {
             Ok(text) => {
                 assert_ne!(text, json!("keep me\n"), "a read went outside");
-                read_inside += 1;
+                (true, false)
             }
-            Err(refused) if refused.contains("outside the project root") => refused_outside += 1,
-            Err(_) => {}
+            Err(refused) => (false, refused.contains("outside the project root")),
         }
-        let _ = scratch
-            .call("create_directory", r#"{"path": "swap/made"}"#)
-            .await;
-    }
-    swapping.store(false, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    })
+    .await;
+    drop(_swapper);
     assert_eq!(
         scratch.outside(),
         outside,
         "a call changed something outside the root"
     );
-    // Calls met both: `swap` leading inside, and leading out.
-    assert!(
-        read_inside > 0 && refused_outside > 0,
-        "{read_inside} {refused_outside}"
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_swapped_for_a_symlink_while_calls_run_is_never_read_or_written_through() {
+    let scratch = Scratch::new("swap-file");
+    let root = scratch.root();
+    std::fs::write(root.join("plain.txt"), "plain\n").unwrap();
+    std::os::unix::fs::symlink("../secret.txt", root.join("to_secret")).unwrap();
+    let outside = scratch.outside();
+    let _swapper = Swapper::start(root.clone(), "page.txt", ["plain.txt", "to_secret"]);
+    until_both(async || {
+        let _ = scratch
+            .call(
+                "write_text_content",
+                r#"{"path": "page.txt", "text": "written\n"}"#,
+            )
+            .await;
+        let meta = scratch
+            .call("read_path_meta", r#"{"path": "page.txt"}"#)
+            .await;
+        if let Ok(meta) = &meta {
+            assert_ne!(
+                meta["size"],
+                json!("the host's secret\n".len()),
+                "metadata of the secret"
+            );
+        }
+        match scratch
+            .call("get_text_content", r#"{"path": "page.txt"}"#)
+            .await
+        {
+            Ok(text) => {
+                assert_ne!(text, json!("the host's secret\n"), "a read went outside");
+                (true, false)
+            }
+            Err(refused) => (false, refused.contains("outside the project root")),
+        }
+    })
+    .await;
+    drop(_swapper);
+    assert_eq!(
+        scratch.outside(),
+        outside,
+        "a call changed something outside the root"
     );
 }

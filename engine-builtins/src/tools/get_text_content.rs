@@ -24,6 +24,12 @@ use crate::work::off_the_workers;
 )]
 pub async fn get_text_content(args: PathArgs, project: &Project) -> Result<String, ToolError> {
     let path = ProjectPath::parse(&args.path, Root::Refused)?;
+    text_at(project, path).await
+}
+
+/// The text of `path`, checked or not: the file system layer keeps it beneath the root
+/// either way.
+pub(crate) async fn text_at(project: &Project, path: ProjectPath) -> Result<String, ToolError> {
     let root = root_of(project)?;
     let max = project.limits().max_file_bytes;
     off_the_workers(move |job| {
@@ -49,7 +55,7 @@ pub async fn get_text_content(args: PathArgs, project: &Project) -> Result<Strin
         // whole.
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         file.by_ref()
-            .take(max + 1)
+            .take(max.saturating_add(1))
             .read_to_end(&mut bytes)
             .or_refuse(Doing::Reading, &shown)?;
         refuse_over(bytes.len() as u64, max, &shown)?;

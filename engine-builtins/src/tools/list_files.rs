@@ -12,6 +12,10 @@ use crate::work::{off_the_workers, Job};
 /// The deepest a recursive listing goes.
 pub const MAX_DEPTH: u32 = 32;
 
+/// The most names of one directory read and sorted (a bigger directory's listing is cut
+/// among its first names read, and says so).
+const MAX_NAMES_SORTED: usize = 100_000;
+
 /// The arguments of `list_files`.
 #[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
 pub struct ListArgs {
@@ -77,6 +81,17 @@ pub async fn list_files(args: ListArgs, project: &Project) -> Result<Listing, To
             )))
         }
     };
+    listing_at(project, path, depth, max_entries).await
+}
+
+/// Lists `path`, checked or not: the file system layer keeps it beneath the root either
+/// way.
+pub(crate) async fn listing_at(
+    project: &Project,
+    path: ProjectPath,
+    depth: u32,
+    max_entries: usize,
+) -> Result<Listing, ToolError> {
     let root = root_of(project)?;
     off_the_workers(move |job| {
         let shown = path.shown();
@@ -125,38 +140,49 @@ impl Walk<'_> {
         depth: u32,
         shown: &str,
     ) -> Result<(), ToolError> {
-        let room = self.max_entries - self.listing.entries.len();
+        // Every name, up to a bound, so that a cut listing holds the first names in order.
         let mut names = Vec::new();
         for entry in dir.entries().or_refuse(Doing::Listing, shown)? {
             self.job.go_on()?;
             let Ok(entry) = entry else { continue };
             match entry.file_name().into_string() {
-                Ok(name) => names.push((name, entry)),
+                Ok(name) => names.push((name, kind_of(&entry))),
                 Err(_) => self.listing.skipped += 1,
             }
-            // One past the room tells that the listing is cut; no need to read on.
-            if names.len() > room {
+            if names.len() > MAX_NAMES_SORTED {
                 break;
             }
         }
-        names.sort_by(|(a, _), (b, _)| a.cmp(b));
-        for (name, entry) in names {
+        names.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        for (name, kind) in names {
             if self.listing.entries.len() == self.max_entries {
                 self.listing.truncated = true;
                 return Ok(());
             }
-            let kind = entry.file_type().map_or(Kind::Other, Kind::of);
             let path = ProjectPath::join_shown(prefix, &name);
             self.listing.entries.push(Entry {
                 name: path.clone(),
                 kind,
             });
+            // Opened beneath `dir`: a directory swapped for a symlink since it was
+            // listed is followed only while it stays beneath the root.
             if kind == Kind::Directory && depth > 1 {
-                if let Ok(sub) = entry.open_dir() {
+                if let Ok(sub) = dir.open_dir(&name) {
                     self.directory(&sub, &path, depth - 1, shown)?;
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// The kind of `entry`, not following a symlink; from its metadata when the directory
+/// did not say (some file systems leave the type to a `stat`).
+fn kind_of(entry: &cap_std::fs::DirEntry) -> Kind {
+    match entry.file_type().map(Kind::of) {
+        Ok(Kind::Other) | Err(_) => entry
+            .metadata()
+            .map_or(Kind::Other, |meta| Kind::of(meta.file_type())),
+        Ok(kind) => kind,
     }
 }

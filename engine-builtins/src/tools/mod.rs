@@ -6,6 +6,9 @@ pub mod list_files;
 pub mod read_path_meta;
 pub mod write_text_content;
 
+#[cfg(test)]
+mod beneath;
+
 use cap_std::fs::{Dir, FileType};
 use plugin_sdk::prelude::*;
 use plugin_sdk::project::Project;

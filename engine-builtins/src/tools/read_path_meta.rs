@@ -35,6 +35,12 @@ pub struct PathMeta {
 )]
 pub async fn read_path_meta(args: PathArgs, project: &Project) -> Result<PathMeta, ToolError> {
     let path = ProjectPath::parse(&args.path, Root::Allowed)?;
+    meta_at(project, path).await
+}
+
+/// The metadata of `path`, checked or not: the file system layer keeps it beneath the
+/// root either way.
+pub(crate) async fn meta_at(project: &Project, path: ProjectPath) -> Result<PathMeta, ToolError> {
     let root = root_of(project)?;
     off_the_workers(move |_| {
         let shown = path.shown();
@@ -53,12 +59,49 @@ pub async fn read_path_meta(args: PathArgs, project: &Project) -> Result<PathMet
             )));
         }
         let modified = meta.modified().or_refuse(Doing::Inspecting, &shown)?;
-        let modified: DateTime<Utc> = modified.into_std().into();
         Ok(PathMeta {
             kind,
             size: meta.len(),
-            modified_at: modified.to_rfc3339_opts(SecondsFormat::Secs, true),
+            modified_at: rfc3339(modified.into_std()).ok_or_else(|| {
+                ToolError::new(format!(
+                    "`{shown}` has a modification time no calendar date can show"
+                ))
+            })?,
         })
     })
     .await
+}
+
+/// `time` in RFC 3339, UTC, to the second; `None` for a time beyond chrono's years (a
+/// file system can store one).
+fn rfc3339(time: std::time::SystemTime) -> Option<String> {
+    let (secs, nanos) = match time.duration_since(std::time::UNIX_EPOCH) {
+        Ok(after) => (i64::try_from(after.as_secs()).ok()?, after.subsec_nanos()),
+        Err(before) => {
+            let before = before.duration();
+            let secs = i64::try_from(before.as_secs()).ok()?;
+            match before.subsec_nanos() {
+                0 => (-secs, 0),
+                nanos => (-secs - 1, 1_000_000_000 - nanos),
+            }
+        }
+    };
+    let time: DateTime<Utc> = DateTime::from_timestamp(secs, nanos)?;
+    Some(time.to_rfc3339_opts(SecondsFormat::Secs, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::rfc3339;
+
+    #[test]
+    fn times_are_rfc3339_in_utc_and_times_past_any_calendar_are_none() {
+        let time = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(rfc3339(time).as_deref(), Some("2023-11-14T22:13:20Z"));
+        let before = UNIX_EPOCH - Duration::from_millis(1500);
+        assert_eq!(rfc3339(before).as_deref(), Some("1969-12-31T23:59:58Z"));
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1 << 62)), None);
+    }
 }

@@ -3,14 +3,15 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::{Dir, Metadata, OpenOptions, Permissions, PermissionsExt};
 use plugin_sdk::prelude::*;
 use plugin_sdk::project::Project;
 
 use super::root_of;
+use crate::lock::{self, AcrossProcesses};
 use crate::path::{ProjectPath, Root};
-use crate::quota::used_bytes;
-use crate::refusal::{Doing, OrRefuse};
+use crate::quota::{file_bytes, taken, used_bytes};
+use crate::refusal::{refusal, Doing, OrRefuse};
 use crate::work::{off_the_workers, Job};
 
 /// The arguments of `write_text_content`.
@@ -46,8 +47,18 @@ pub struct Written {
 )]
 pub async fn write_text_content(args: WriteArgs, project: &Project) -> Result<Written, ToolError> {
     let path = ProjectPath::parse(&args.path, Root::Refused)?;
+    write_at(project, path, args.text).await
+}
+
+/// Writes `text` at `path`, checked or not: the file system layer keeps it beneath the
+/// root either way.
+pub(crate) async fn write_at(
+    project: &Project,
+    path: ProjectPath,
+    text: String,
+) -> Result<Written, ToolError> {
     let limits = *project.limits();
-    let size = args.text.len() as u64;
+    let size = text.len() as u64;
     if size > limits.max_file_bytes {
         return Err(ToolError::new(format!(
             "the text is {size} bytes, over the project's limit of {} bytes per file",
@@ -55,10 +66,13 @@ pub async fn write_text_content(args: WriteArgs, project: &Project) -> Result<Wr
         )));
     }
     let root = root_of(project)?;
-    let project = project.clone();
+    let in_process = lock::in_process(&root).await?;
     off_the_workers(move |job| {
+        let _in_process = in_process;
         let shown = path.shown();
-        let (parent, name) = path.split_last().expect("Root::Refused gives a name");
+        let Some((parent, name)) = path.split_last() else {
+            return Err(ToolError::new("the path names the project root itself: give a file's path"));
+        };
         // Every step from here is relative to the parent's handle: a symlink swapped in
         // for a directory on the way after this cannot redirect the write.
         let dir = if parent.as_os_str().is_empty() {
@@ -70,38 +84,24 @@ pub async fn write_text_content(args: WriteArgs, project: &Project) -> Result<Wr
                         "the directory of `{shown}` does not exist: create it with `create_directory` first"
                     ))
                 } else {
-                    crate::refusal::refusal(&error, Doing::Writing, &shown)
+                    refusal(&error, Doing::Writing, &shown)
                 }
             })?
         };
-        let _changes = project.lock_changes();
-        let before = match dir.symlink_metadata(name) {
-            Ok(meta) if meta.is_file() => Some(meta),
-            Ok(meta) if meta.is_dir() => {
-                return Err(ToolError::new(format!("`{shown}` is a directory")))
-            }
-            Ok(meta) if meta.is_symlink() => {
-                return Err(ToolError::new(format!(
-                    "`{shown}` is a symbolic link: write to the file it names instead"
-                )))
-            }
-            Ok(_) => {
-                return Err(ToolError::new(format!(
-                    "`{shown}` is not a regular file (a FIFO, a socket or a device)"
-                )))
-            }
-            Err(_) => None,
-        };
+        let _across = AcrossProcesses::take(&root, job)?;
+        let before = replaceable(&dir, name, &shown)?;
         if let Some(quota) = limits.quota_bytes {
             let used = used_bytes(&root, job)?;
-            let after = used - before.as_ref().map_or(0, |meta| meta.len().min(used)) + size;
+            let after = used
+                .saturating_sub(before.as_ref().map_or(0, taken))
+                .saturating_add(file_bytes(size));
             if after > quota {
                 return Err(ToolError::new(format!(
-                    "writing `{shown}` would bring the project's files to {after} bytes, over its quota of {quota} bytes"
+                    "writing `{shown}` would bring the project's files to {after} bytes on disk, over its quota of {quota} bytes"
                 )));
             }
         }
-        replace(&dir, name, &args.text, before.as_ref(), job, &shown)?;
+        replace(&dir, name, &text, before.as_ref(), job, &shown)?;
         Ok(Written {
             ok: true,
             created: before.is_none(),
@@ -111,6 +111,23 @@ pub async fn write_text_content(args: WriteArgs, project: &Project) -> Result<Wr
     .await
 }
 
+/// What `name` in `dir` is now: nothing, or a regular file to replace. Anything else is
+/// refused, a symlink included (whatever it names, the write would replace the link).
+fn replaceable(dir: &Dir, name: &str, shown: &str) -> Result<Option<Metadata>, ToolError> {
+    match dir.symlink_metadata(name) {
+        Ok(meta) if meta.is_file() => Ok(Some(meta)),
+        Ok(meta) if meta.is_dir() => Err(ToolError::new(format!("`{shown}` is a directory"))),
+        Ok(meta) if meta.is_symlink() => Err(ToolError::new(format!(
+            "`{shown}` is a symbolic link: write to the file it names instead"
+        ))),
+        Ok(_) => Err(ToolError::new(format!(
+            "`{shown}` is not a regular file (a FIFO, a socket or a device)"
+        ))),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(refusal(&error, Doing::Writing, shown)),
+    }
+}
+
 /// Writes `text` to a new file beside `name`, syncs it, and renames it over `name`: a
 /// reader sees the old content or the new, never part of either, and of two writes to
 /// one path the last rename wins whole.
@@ -118,7 +135,7 @@ fn replace(
     dir: &Dir,
     name: &str,
     text: &str,
-    before: Option<&cap_std::fs::Metadata>,
+    before: Option<&Metadata>,
     job: &Job,
     shown: &str,
 ) -> Result<(), ToolError> {
@@ -131,8 +148,10 @@ fn replace(
     let written = (|| {
         file.write_all(text.as_bytes())?;
         if let Some(before) = before {
-            // The file keeps its permissions.
-            file.set_permissions(before.permissions())?;
+            // The file keeps its permissions, but never set-user-id, set-group-id or
+            // sticky bits: text the model wrote is not to run with another's rights.
+            let mode = before.permissions().mode() & 0o777;
+            file.set_permissions(Permissions::from_mode(mode))?;
         }
         file.sync_all()
     })()
@@ -147,9 +166,10 @@ fn replace(
         let _ = dir.remove_file(&temporary);
         return written;
     }
-    // The rename itself is durable once the directory is synced.
-    if let Ok(handle) = dir.try_clone() {
-        let _ = handle.into_std_file().sync_all();
+    // The rename itself is durable once the directory is synced, through a handle opened
+    // for reading (cap-std's directory handles are `O_PATH`, which cannot be synced).
+    if let Ok(listing) = dir.open_with(".", OpenOptions::new().read(true)) {
+        let _ = listing.sync_all();
     }
     Ok(())
 }

@@ -28,7 +28,8 @@ pub const TOOLS: [&str; 5] = [
 /// A scratch directory, removed on drop: `root/` is the project; beside it are
 /// `secret.txt` and `outside/keep.txt`, which no call may reach; inside, `docs/readme.md`
 /// and symlinks that lead out (`link_out` to `outside/`, `file_out` to `secret.txt`,
-/// `abs_out` to `/etc`).
+/// `abs_out` to the absolute path of `outside/`, never to a host directory that a test
+/// run as root could harm if confinement broke).
 pub struct Scratch {
     pub dir: PathBuf,
     pub project: Project,
@@ -50,7 +51,7 @@ impl Scratch {
         fs::write(dir.join("root/docs/readme.md"), "# Readme\n").unwrap();
         symlink("../outside", dir.join("root/link_out")).unwrap();
         symlink("../secret.txt", dir.join("root/file_out")).unwrap();
-        symlink("/etc", dir.join("root/abs_out")).unwrap();
+        symlink(dir.join("outside"), dir.join("root/abs_out")).unwrap();
         let project = Project::new(fs::File::open(dir.join("root")).unwrap(), limits);
         Self { dir, project }
     }
@@ -107,8 +108,28 @@ pub async fn call(project: &Project, tool: &str, arguments: &str) -> Result<Valu
         .await
     {
         Ok(output) => Ok(serde_json::from_str(&output).expect("JSON output")),
-        Err(error) => Err(error.message().to_owned()),
+        Err(error) => {
+            let message = error.message().to_owned();
+            let temp = std::env::temp_dir().display().to_string();
+            for host in [temp.as_str(), "/proc/", "/root/", "/home/"] {
+                assert!(
+                    !message.contains(host),
+                    "a refusal names a host path: {message}"
+                );
+            }
+            Err(message)
+        }
     }
+}
+
+/// The built-ins the crate links, by name, to check that a corpus covers every one.
+pub fn linked_builtins() -> Vec<&'static str> {
+    let mut names: Vec<&str> = linked_tools()
+        .filter(|descriptor| (descriptor.plugin)().namespace == "builtin")
+        .map(|descriptor| descriptor.name)
+        .collect();
+    names.sort_unstable();
+    names
 }
 
 fn snapshot(base: &Path, dir: &Path, seen: &mut BTreeMap<PathBuf, String>, skip: Option<&Path>) {

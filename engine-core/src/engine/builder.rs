@@ -1,6 +1,7 @@
 //! Building an [`Engine`]: what it serves, its configuration, and the stores it uses.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
@@ -200,7 +201,11 @@ impl EngineBuilder {
         for (name, agent) in &config.agents {
             check_enabled_tools(name, agent, &registry)?;
             let provider = agent_provider(&config, agent, &self.providers)?;
-            let project = agent.project.as_ref().map(open_project).transpose()?;
+            let project = agent
+                .project
+                .as_ref()
+                .map(|project| open_project(project, &config.data_dir()))
+                .transpose()?;
             agents.push(Agent::new(
                 name,
                 agent.clone(),
@@ -271,8 +276,10 @@ fn check_enabled_tools(
     })
 }
 
-/// Opens a project root, creating it first if it is missing (as `data_dir` is).
-fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
+/// Opens a project root, creating it first if it is missing (as `data_dir` is). A root
+/// that holds the engine's data directory, or lies within it, is refused: the model would
+/// read and overwrite the engine's stores.
+fn open_project(config: &ProjectConfig, data_dir: &Path) -> Result<Project, EngineError> {
     let failed = |source| EngineError::Project {
         root: config.root.clone(),
         source,
@@ -284,6 +291,16 @@ fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
             std::io::ErrorKind::NotADirectory,
             "not a directory",
         )));
+    }
+    let resolved = std::fs::canonicalize(&config.root).map_err(failed)?;
+    let data = std::fs::canonicalize(data_dir)
+        .or_else(|_| std::path::absolute(data_dir))
+        .map_err(failed)?;
+    if data.starts_with(&resolved) || resolved.starts_with(&data) {
+        return Err(failed(std::io::Error::other(format!(
+            "it overlaps the engine's data directory {}: give the project a directory of its own",
+            data_dir.display()
+        ))));
     }
     Ok(Project::new(root, config.limits()))
 }

@@ -123,12 +123,30 @@ fn an_agent_equips_the_built_ins_with_a_project_root_and_only_those_its_list_ena
     // `check` says the same of each agent.
     let check = scratch.engine(&toml, &["--agent", "plain", "check"]);
     assert!(check.status.success(), "{check:?}");
-    assert!(
-        stdout(&check)
-            .contains("left out builtin:create_directory: it is not in `agents.reader.tools`"),
-        "{}",
-        stdout(&check)
-    );
+    let report = stdout(&check);
+    for line in [
+        "    left out builtin:create_directory: it is not in `agents.reader.tools`\n",
+        "    left out builtin:list_files: it works on project files, and the agent has no project root (`[agents.plain.project] root = \"...\"`)\n",
+    ] {
+        assert!(report.contains(line), "`{line}` is missing from:\n{report}");
+    }
+    // The model of an agent without a root is not offered the built-ins.
+    let catalog = stdout(&scratch.engine(
+        &toml,
+        &["--agent", "plain", "catalog", "--format", "openai"],
+    ));
+    for name in [
+        "create_directory",
+        "get_text_content",
+        "list_files",
+        "read_path_meta",
+        "write_text_content",
+    ] {
+        assert!(
+            !catalog.contains(&format!("\"{name}\"")),
+            "{name} offered: {catalog}"
+        );
+    }
 }
 
 #[test]
@@ -253,7 +271,10 @@ fn a_turn_creates_a_directory_and_writes_a_page_into_it() {
     );
     let page = "# Intro\n\nA short introduction to the docs.\n";
     mock.script(json!([
-        {"type": "reply", "tool_calls": [{"name": "create_directory", "arguments": {"path": "docs/intro"}}]},
+        {"type": "reply", "tool_calls": [
+            {"name": "create_directory", "arguments": {"path": "docs/intro"}},
+            {"name": "get_text_content", "arguments": {"path": "../engine.toml"}}
+        ]},
         {"type": "reply", "tool_calls": [{"name": "write_text_content", "arguments": {"path": "docs/intro/index.page", "text": page}}]},
         {"type": "reply", "text": "Done. I created docs/intro and wrote index.page with a header and an intro."}
     ]));
@@ -267,11 +288,32 @@ fn a_turn_creates_a_directory_and_writes_a_page_into_it() {
         .collect();
     assert_eq!(
         calls,
-        ["builtin:create_directory", "builtin:write_text_content"]
+        [
+            "builtin:create_directory",
+            "builtin:get_text_content",
+            "builtin:write_text_content"
+        ]
     );
-    let results = of_type(&events, "tool_result");
-    assert!(
-        results.iter().all(|result| result["status"] == "ok"),
+    // Results stream as calls finish, each with its call's id.
+    let tool_of = |id: &Value| {
+        of_type(&events, "tool_call")
+            .into_iter()
+            .find(|call| &call["id"] == id)
+            .map(|call| call["tool"].as_str().unwrap())
+            .expect("a result answers a call")
+    };
+    let mut statuses: Vec<(&str, &str)> = of_type(&events, "tool_result")
+        .iter()
+        .map(|result| (tool_of(&result["id"]), result["status"].as_str().unwrap()))
+        .collect();
+    statuses.sort_unstable();
+    assert_eq!(
+        statuses,
+        [
+            ("create_directory", "ok"),
+            ("get_text_content", "error"),
+            ("write_text_content", "ok")
+        ],
         "{events:#?}"
     );
     assert_eq!(done(&events)["stop"]["reason"], "answered");
@@ -304,7 +346,13 @@ fn a_turn_creates_a_directory_and_writes_a_page_into_it() {
         answers,
         [
             json!({"ok": true, "created": true}),
+            json!({"error": {"kind": "failed", "message": "`..` is not allowed: paths go down from the project root, never up"}}),
             json!({"ok": true, "created": true, "size": page.len()})
         ]
+    );
+    let sent = serde_json::to_string(&journal).unwrap();
+    assert!(
+        !sent.contains(project.0.to_str().unwrap()),
+        "the project's host path reached the model"
     );
 }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use crate::param::Needs;
 use crate::{CallInput, ToolError, ToolParam};
@@ -26,8 +26,6 @@ pub struct Project {
 struct Shared {
     root: File,
     limits: ProjectLimits,
-    /// Held by every change to the tree, so that a quota is checked and kept as one step.
-    changes: Mutex<()>,
 }
 
 /// What file work in a project may do.
@@ -46,11 +44,7 @@ impl Project {
     /// configuration; a test, from a scratch directory).
     pub fn new(root: File, limits: ProjectLimits) -> Self {
         Self {
-            inner: Arc::new(Shared {
-                root,
-                limits,
-                changes: Mutex::new(()),
-            }),
+            inner: Arc::new(Shared { root, limits }),
         }
     }
 
@@ -62,18 +56,6 @@ impl Project {
     /// The limits of work in it.
     pub fn limits(&self) -> &ProjectLimits {
         &self.inner.limits
-    }
-
-    /// Taken by a change to the tree for as long as it checks and changes: changes
-    /// through one engine's tools happen one at a time, so a quota holds between them.
-    /// (Blocking: take it off the async workers.)
-    pub fn lock_changes(&self) -> MutexGuard<'_, ()> {
-        // A panic while holding it left nothing half-done that the lock protects: the
-        // tree is checked again by the next change.
-        self.inner
-            .changes
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
