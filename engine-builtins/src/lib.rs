@@ -9,7 +9,7 @@
 //!
 //! ```toml
 //! [agents.site.project]
-//! root = "data/site"
+//! root = "site"
 //! quota_bytes = 67108864
 //! ```
 //!

@@ -48,8 +48,16 @@ pub struct AcrossProcesses<'d> {
 }
 
 impl<'d> AcrossProcesses<'d> {
-    /// Takes the lock, polling while another process holds it and the call waits.
-    pub fn take(root: &'d Dir, job: &Job) -> Result<Self, ToolError> {
+    /// Takes the lock for a change `doing` something, under the root's lock in this
+    /// process (`_in_process` says it is held: calls in one process share the root's
+    /// open file description, and only that lock keeps them from unlocking each other's
+    /// `flock`), polling while another process holds it and the call waits.
+    pub fn take(
+        root: &'d Dir,
+        _in_process: &InProcess,
+        doing: Doing,
+        job: &Job,
+    ) -> Result<Self, ToolError> {
         loop {
             // SAFETY: `flock` on a descriptor `root` owns for this whole call.
             if unsafe { libc::flock(root.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -57,7 +65,7 @@ impl<'d> AcrossProcesses<'d> {
             }
             let error = std::io::Error::last_os_error();
             if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(crate::refusal::refusal(&error, Doing::Writing, "."));
+                return Err(crate::refusal::refusal(&error, doing, "."));
             }
             job.go_on()?;
             std::thread::sleep(Duration::from_millis(2));

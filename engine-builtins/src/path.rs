@@ -15,6 +15,10 @@ pub const MAX_PATH_BYTES: usize = 1024;
 /// The longest name (one component of a path) accepted, in bytes: Linux's own limit.
 pub const MAX_NAME_BYTES: usize = 255;
 
+/// The most names a path may have: deeper trees cost an open directory per level to
+/// measure, and no project needs them.
+pub const MAX_DEPTH_NAMES: usize = 32;
+
 /// A path the model gave, checked: relative, within the root, each name plain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProjectPath {
@@ -52,6 +56,12 @@ impl ProjectPath {
                 }
                 name => names.push(name.to_owned()),
             }
+        }
+        if names.len() > MAX_DEPTH_NAMES {
+            return Err(ToolError::new(format!(
+                "the path has {} names; a path may go at most {MAX_DEPTH_NAMES} deep",
+                names.len()
+            )));
         }
         if names.is_empty() && root == Root::Refused {
             return Err(ToolError::new(
@@ -192,9 +202,10 @@ mod tests {
     fn names_and_paths_at_their_limits_are_kept() {
         let name = "n".repeat(MAX_NAME_BYTES);
         assert!(ProjectPath::parse(&name, Root::Refused).is_ok());
-        let path = "a/".repeat(511) + "bb";
+        let path = ("a".repeat(200) + "/").repeat(4) + &"c".repeat(220);
         assert_eq!(path.len(), MAX_PATH_BYTES);
         assert!(ProjectPath::parse(&path, Root::Refused).is_ok());
+        assert!(ProjectPath::parse(&"a/".repeat(32), Root::Refused).is_ok());
         // A long name of many-byte characters is cut at a character in the message.
         assert!(refused(&"€".repeat(100)).contains("is 300 bytes long"));
     }
@@ -212,5 +223,6 @@ mod tests {
         assert!(refused("a\nb").contains("control character"));
         assert!(refused(&"a".repeat(256)).contains("256 bytes"));
         assert!(refused(&"a/".repeat(600)).contains("at most 1024"));
+        assert!(refused(&"a/".repeat(33)).contains("at most 32 deep"));
     }
 }

@@ -146,6 +146,26 @@ async fn the_root_a_directory_and_a_symlink_are_not_written_over() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overwrite_keeps_the_files_permissions_but_no_set_id_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new("permissions");
+    for (before, after) in [(0o600, 0o600), (0o4755, 0o755), (0o2640, 0o640)] {
+        let path = scratch.root().join("kept.sh");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(before)).unwrap();
+        let written = scratch
+            .call(
+                "write_text_content",
+                r#"{"path": "kept.sh", "text": "new"}"#,
+            )
+            .await;
+        assert!(written.is_ok(), "{written:?}");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, after, "{before:o} became {mode:o}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_over_the_limit_are_refused_with_their_size() {
     let scratch = Scratch::new("size");
     let max = limits().max_file_bytes as usize;

@@ -10,7 +10,7 @@
 //! model = { spend_cap_usd = 0.05 }  # absent: no model access; see ModelGrant for the
 //!                                   # session and window caps
 //! tools = ["acme:find_orders", "builtin:list_files"]  # absent: every tool it can equip
-//! project = { root = "data/site" }  # the built-in file tools' root; see ProjectConfig
+//! project = { root = "site" }       # the built-in file tools' root; see ProjectConfig
 //!
 //! [gateway]                         # an OpenAI-compatible endpoint for model access
 //! base_url = "http://127.0.0.1:8000/v1"

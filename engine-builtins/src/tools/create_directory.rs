@@ -43,9 +43,8 @@ pub(crate) async fn create_at(project: &Project, path: ProjectPath) -> Result<Cr
     let root = root_of(project)?;
     let in_process = lock::in_process(&root).await?;
     off_the_workers(move |job| {
-        let _in_process = in_process;
         let shown = path.shown();
-        let _across = AcrossProcesses::take(&root, job)?;
+        let _across = AcrossProcesses::take(&root, &in_process, Doing::Creating, job)?;
         // How many directories are missing, from the path's end: `metadata` follows a
         // symlink only while it stays beneath the root, and says so when one leads out.
         let mut missing = 0u64;

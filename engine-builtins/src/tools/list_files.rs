@@ -140,13 +140,14 @@ impl Walk<'_> {
         depth: u32,
         shown: &str,
     ) -> Result<(), ToolError> {
-        // Every name, up to a bound, so that a cut listing holds the first names in order.
+        // Every name, up to a bound, so that a cut listing holds the first names in order;
+        // then only those that fit (and one to tell that more are left).
         let mut names = Vec::new();
         for entry in dir.entries().or_refuse(Doing::Listing, shown)? {
             self.job.go_on()?;
             let Ok(entry) = entry else { continue };
             match entry.file_name().into_string() {
-                Ok(name) => names.push((name, kind_of(&entry))),
+                Ok(name) => names.push((name, entry.file_type().ok().map(Kind::of))),
                 Err(_) => self.listing.skipped += 1,
             }
             if names.len() > MAX_NAMES_SORTED {
@@ -154,11 +155,17 @@ impl Walk<'_> {
             }
         }
         names.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        names.truncate(self.max_entries - self.listing.entries.len() + 1);
+        names.shrink_to_fit();
         for (name, kind) in names {
             if self.listing.entries.len() == self.max_entries {
                 self.listing.truncated = true;
                 return Ok(());
             }
+            let kind = match kind {
+                Some(Kind::Other) | None => kind_of(dir, &name),
+                Some(kind) => kind,
+            };
             let path = ProjectPath::join_shown(prefix, &name);
             self.listing.entries.push(Entry {
                 name: path.clone(),
@@ -176,13 +183,9 @@ impl Walk<'_> {
     }
 }
 
-/// The kind of `entry`, not following a symlink; from its metadata when the directory
-/// did not say (some file systems leave the type to a `stat`).
-fn kind_of(entry: &cap_std::fs::DirEntry) -> Kind {
-    match entry.file_type().map(Kind::of) {
-        Ok(Kind::Other) | Err(_) => entry
-            .metadata()
-            .map_or(Kind::Other, |meta| Kind::of(meta.file_type())),
-        Ok(kind) => kind,
-    }
+/// The kind of `name` in `dir`, not following a symlink, from its metadata: for an
+/// entry whose type the directory did not give (some file systems leave it to a `stat`).
+fn kind_of(dir: &Dir, name: &str) -> Kind {
+    dir.symlink_metadata(name)
+        .map_or(Kind::Other, |meta| Kind::of(meta.file_type()))
 }

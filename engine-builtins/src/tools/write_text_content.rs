@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, Metadata, OpenOptions, Permissions, PermissionsExt};
+use cap_std::fs::{Dir, Metadata, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt};
 use plugin_sdk::prelude::*;
 use plugin_sdk::project::Project;
 
@@ -68,7 +68,6 @@ pub(crate) async fn write_at(
     let root = root_of(project)?;
     let in_process = lock::in_process(&root).await?;
     off_the_workers(move |job| {
-        let _in_process = in_process;
         let shown = path.shown();
         let Some((parent, name)) = path.split_last() else {
             return Err(ToolError::new("the path names the project root itself: give a file's path"));
@@ -88,7 +87,7 @@ pub(crate) async fn write_at(
                 }
             })?
         };
-        let _across = AcrossProcesses::take(&root, job)?;
+        let _across = AcrossProcesses::take(&root, &in_process, Doing::Writing, job)?;
         let before = replaceable(&dir, name, &shown)?;
         if let Some(quota) = limits.quota_bytes {
             let used = used_bytes(&root, job)?;
@@ -142,6 +141,10 @@ fn replace(
     let temporary = temporary_name();
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
+    if let Some(before) = before {
+        // Never more readable than the file it replaces, not even while written.
+        options.mode(before.permissions().mode() & 0o777);
+    }
     let mut file = dir
         .open_with(&temporary, &options)
         .or_refuse(Doing::Writing, shown)?;

@@ -197,15 +197,12 @@ impl EngineBuilder {
             (None, Some(described)) => Some(open_gateway(described)?),
             (None, None) => None,
         };
+        check_project_roots(&config)?;
         let mut agents = Vec::with_capacity(config.agents.len());
         for (name, agent) in &config.agents {
             check_enabled_tools(name, agent, &registry)?;
             let provider = agent_provider(&config, agent, &self.providers)?;
-            let project = agent
-                .project
-                .as_ref()
-                .map(|project| open_project(project, &config.data_dir()))
-                .transpose()?;
+            let project = agent.project.as_ref().map(open_project).transpose()?;
             agents.push(Agent::new(
                 name,
                 agent.clone(),
@@ -276,31 +273,105 @@ fn check_enabled_tools(
     })
 }
 
-/// Opens a project root, creating it first if it is missing (as `data_dir` is). A root
-/// that holds the engine's data directory, or lies within it, is refused: the model would
-/// read and overwrite the engine's stores.
-fn open_project(config: &ProjectConfig, data_dir: &Path) -> Result<Project, EngineError> {
+/// Creates the agents' project roots and the data directory where missing, and refuses
+/// a root that holds the data directory or lies within it (the model would read and
+/// overwrite the engine's stores), and two agents' roots of which one holds the other
+/// (their changes would not share a lock, nor their quotas a count). One root shared by
+/// several agents is fine.
+fn check_project_roots(config: &EngineConfig) -> Result<(), EngineError> {
+    let roots: Vec<&ProjectConfig> = config
+        .agents
+        .values()
+        .filter_map(|agent| agent.project.as_ref())
+        .collect();
+    if roots.is_empty() {
+        return Ok(());
+    }
+    let data_dir = config.data_dir();
+    let mut resolved = Vec::with_capacity(roots.len());
+    for project in &roots {
+        let failed = |source| EngineError::Project {
+            root: project.root.clone(),
+            source,
+        };
+        let data = resolved_path(&data_dir).map_err(failed)?;
+        let root = std::fs::create_dir_all(&project.root)
+            .and_then(|()| std::fs::canonicalize(&project.root))
+            .map_err(failed)?;
+        if data.starts_with(&root) || root.starts_with(&data) {
+            return Err(overlap(
+                project,
+                format!("the engine's data directory {}", data_dir.display()),
+            ));
+        }
+        resolved.push((project, root));
+    }
+    for (index, (project, root)) in resolved.iter().enumerate() {
+        for (other, other_root) in &resolved[index + 1..] {
+            if root != other_root && (root.starts_with(other_root) || other_root.starts_with(root))
+            {
+                return Err(overlap(
+                    project,
+                    format!("the project root {}", other.root.display()),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path` with every symlink and `..` resolved, whether or not it exists yet: its
+/// longest existing ancestor resolved by the file system, the rest (which no symlink can
+/// be part of) by its text.
+fn resolved_path(path: &Path) -> std::io::Result<std::path::PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    let mut resolved = loop {
+        match std::fs::canonicalize(existing) {
+            Ok(resolved) => break resolved,
+            Err(error) => match (existing.parent(), existing.components().next_back()) {
+                (Some(parent), Some(last)) => {
+                    rest.push(last.as_os_str().to_owned());
+                    existing = parent;
+                }
+                _ => return Err(error),
+            },
+        }
+    };
+    for name in rest.iter().rev() {
+        match name.to_str() {
+            Some("..") => {
+                resolved.pop();
+            }
+            Some(".") => {}
+            _ => resolved.push(name),
+        }
+    }
+    Ok(resolved)
+}
+
+fn overlap(project: &ProjectConfig, what: String) -> EngineError {
+    EngineError::Project {
+        root: project.root.clone(),
+        source: std::io::Error::other(format!(
+            "it overlaps {what}: give the project a directory of its own"
+        )),
+    }
+}
+
+/// Opens a project root (created by [`check_project_roots`]).
+fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
     let failed = |source| EngineError::Project {
         root: config.root.clone(),
         source,
     };
-    std::fs::create_dir_all(&config.root).map_err(failed)?;
     let root = std::fs::File::open(&config.root).map_err(failed)?;
     if !root.metadata().map_err(failed)?.is_dir() {
         return Err(failed(std::io::Error::new(
             std::io::ErrorKind::NotADirectory,
             "not a directory",
         )));
-    }
-    let resolved = std::fs::canonicalize(&config.root).map_err(failed)?;
-    let data = std::fs::canonicalize(data_dir)
-        .or_else(|_| std::path::absolute(data_dir))
-        .map_err(failed)?;
-    if data.starts_with(&resolved) || resolved.starts_with(&data) {
-        return Err(failed(std::io::Error::other(format!(
-            "it overlaps the engine's data directory {}: give the project a directory of its own",
-            data_dir.display()
-        ))));
     }
     Ok(Project::new(root, config.limits()))
 }

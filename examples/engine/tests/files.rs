@@ -356,3 +356,57 @@ fn a_turn_creates_a_directory_and_writes_a_page_into_it() {
         "the project's host path reached the model"
     );
 }
+
+#[test]
+fn a_project_root_that_overlaps_the_data_directory_or_another_root_refuses_start_up() {
+    let scratch = Scratch::new("overlap");
+    let dir = &scratch.0;
+    std::fs::create_dir_all(dir.join("site")).unwrap();
+    std::os::unix::fs::symlink(dir.join("site"), dir.join("link")).unwrap();
+    let refused = |toml: String, what: &str| {
+        let output = scratch.engine(&toml, &["--agent", "a", "tools"]);
+        assert_eq!(output.status.code(), Some(1), "{toml}");
+        let message = stderr(&output);
+        assert!(
+            message.contains(&format!("it overlaps {what}")),
+            "{toml}: {message}"
+        );
+    };
+    // The data directory inside the root, whether it exists yet or lies behind a symlink
+    // or a `..`; the root inside the data directory.
+    for data in ["site/data", "link/data", "nothing/../site/data", "."] {
+        refused(
+            format!(
+                "data_dir = {:?}\n[agents.a]\nproject = {{ root = {:?} }}\n",
+                dir.join(data),
+                dir.join("site")
+            ),
+            "the engine's data directory",
+        );
+    }
+    assert!(
+        !dir.join("site/data").exists(),
+        "the check creates no data directory"
+    );
+    // Two agents, one root within the other's.
+    refused(
+        format!(
+            "data_dir = {:?}\n[agents.a]\nproject = {{ root = {:?} }}\n[agents.b]\nproject = {{ root = {:?} }}\n",
+            dir.join("data"),
+            dir.join("site"),
+            dir.join("link/pages")
+        ),
+        "the project root",
+    );
+    // One root shared by two agents, spelled two ways, is fine.
+    let shared = scratch.engine(
+        &format!(
+            "data_dir = {:?}\n[agents.a]\nproject = {{ root = {:?} }}\n[agents.b]\nproject = {{ root = {:?} }}\n",
+            dir.join("data"),
+            dir.join("site"),
+            dir.join("link")
+        ),
+        &["--agent", "a", "tools"],
+    );
+    assert!(shared.status.success(), "{shared:?}");
+}
