@@ -54,6 +54,10 @@ pub struct Options {
     pub locale: String,
     /// How long a tool call may run before it is stopped and reported as timed out.
     pub timeout: Duration,
+    /// The name clients are given for the server (`serverInfo.name`): the image's own.
+    pub server_name: String,
+    /// The version clients are given for it.
+    pub server_version: String,
 }
 
 impl Default for Options {
@@ -61,6 +65,8 @@ impl Default for Options {
         Self {
             locale: "en-US".into(),
             timeout: Duration::from_secs(30),
+            server_name: "plugin-sdk-engine".into(),
+            server_version: engine_core::ENGINE_VERSION.into(),
         }
     }
 }
@@ -107,7 +113,10 @@ impl McpServer {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
-            Implementation::new("plugin-sdk-engine", engine_core::ENGINE_VERSION),
+            Implementation::new(
+                self.options.server_name.clone(),
+                self.options.server_version.clone(),
+            ),
         )
     }
 

@@ -105,6 +105,9 @@ async def main():
     try:
         async with Client(target, read_timeout_seconds=30) as client:
             report["protocol"] = client.session.protocol_version
+            info = client.server_info
+            if info is not None:
+                report["server"] = {"name": info.name, "version": info.version}
             for each in plan["steps"]:
                 report["steps"].append(await step(client, each))
     except Exception as refused:

@@ -273,7 +273,7 @@ fn check_enabled_tools(
     })
 }
 
-/// Creates the agents' project roots and the data directory where missing, and refuses
+/// Creates the agents' project roots where missing, and refuses
 /// a root that holds the data directory or lies within it (the model would read and
 /// overwrite the engine's stores), and two agents' roots of which one holds the other
 /// (their changes would not share a lock, nor their quotas a count). One root shared by

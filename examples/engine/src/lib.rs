@@ -16,13 +16,15 @@ mod turns;
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use engine_core::config::EngineConfig;
-use engine_core::{Call, CancellationToken, Engine, Format, Turn};
+use engine_core::{Call, CallErrorKind, CancellationToken, Engine, Format, Turn};
 use engine_mcp::McpServer;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 #[derive(Parser)]
-#[command(about = "An example engine built from engine-core and the example plugins")]
 struct Cli {
     /// The engine's configuration (TOML): agents, their secrets and grants. Secrets may
     /// also come from ENGINE_SECRET__<agent>__<key> variables.
@@ -217,12 +219,40 @@ struct McpArgs {
 }
 
 impl McpArgs {
-    fn options(self) -> engine_mcp::Options {
+    fn options(self, image: &Image) -> engine_mcp::Options {
         engine_mcp::Options {
             locale: self.locale,
             timeout: Duration::from_millis(self.timeout_ms),
+            server_name: image.name.to_owned(),
+            server_version: image.version.to_owned(),
         }
     }
+}
+
+/// What an image is called: its name and version (`--version`, and the server's name to
+/// MCP clients) and the sentence `--help` starts with. [`image!`](crate::image) fills
+/// the first two from the image crate's Cargo.toml.
+#[derive(Clone, Copy, Debug)]
+pub struct Image {
+    /// The image's name (its package's).
+    pub name: &'static str,
+    /// Its version.
+    pub version: &'static str,
+    /// What it is, in one sentence.
+    pub about: &'static str,
+}
+
+/// The [`Image`] of the crate that calls it, described by `about`:
+/// `engine::image!("Acme's support engine")`.
+#[macro_export]
+macro_rules! image {
+    ($about:expr) => {
+        $crate::Image {
+            name: env!("CARGO_PKG_NAME"),
+            version: env!("CARGO_PKG_VERSION"),
+            about: $about,
+        }
+    };
 }
 
 /// Parses the command line, starts the engine on what the binary linked, and runs the
@@ -234,8 +264,17 @@ impl McpArgs {
 /// `ENGINE_SECRET__*` variables from the process environment, which is sound only while
 /// no other thread reads or writes the environment (see
 /// [`take_environment`](engine_core::config::take_environment)).
-pub unsafe fn run() -> ExitCode {
-    let cli = Cli::parse();
+pub unsafe fn run(image: Image) -> ExitCode {
+    let matches = Cli::command()
+        .name(image.name)
+        .bin_name(image.name)
+        .version(image.version)
+        .about(image.about)
+        .get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     // SAFETY: our caller promises that this is the only thread.
     let environment = unsafe { engine_core::config::take_environment() };
     // SAFETY: as above.
@@ -259,9 +298,24 @@ pub unsafe fn run() -> ExitCode {
     // messages, before any plugin code runs.
     let redact = engine_core::redactor_with(&config, token.clone());
     engine_core::install_redacting_panic_hook(Arc::clone(&redact));
-    tracing_subscriber::fmt()
-        .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
-        .with_ansi(std::io::stderr().is_terminal())
+    // INFO and up, but rmcp's only from WARN (it logs every request at INFO); `RUST_LOG`
+    // in tracing's target syntax (`rmcp=info,debug`) replaces that.
+    let levels = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|levels| !levels.trim().is_empty())
+        .and_then(|levels| levels.parse::<Targets>().ok())
+        .unwrap_or_else(|| {
+            Targets::new()
+                .with_default(tracing::Level::INFO)
+                .with_target("rmcp", tracing::Level::WARN)
+        });
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
+                .with_ansi(std::io::stderr().is_terminal()),
+        )
+        .with(levels)
         .init();
     for name in environment.skipped {
         tracing::warn!(
@@ -320,7 +374,7 @@ pub unsafe fn run() -> ExitCode {
         Command::Chat { at } => return turns::chat(&engine, at.place(turn)),
         Command::Check => print!("{}", listing::check_report(&engine)),
         Command::Mcp { options } => {
-            let server = McpServer::new(engine, agent, options.options());
+            let server = McpServer::new(engine, agent, options.options(&image));
             return serve(engine_mcp::serve_stdio(server));
         }
         Command::Serve {
@@ -328,7 +382,7 @@ pub unsafe fn run() -> ExitCode {
             options,
             http,
         } => {
-            let server = McpServer::new(engine, agent, options.options());
+            let server = McpServer::new(engine, agent, options.options(&image));
             return serve(serve_http(server, addr, http.options(token)));
         }
     }
@@ -408,7 +462,35 @@ fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Dura
         }
         Err(error) => {
             println!("{}", error.to_json());
+            if error.kind() == CallErrorKind::UnknownTool {
+                explain_left_out(engine, turn, tool);
+            }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Says on stderr why the agent left out `tool` when it is linked: the caller (a person)
+/// learns what to configure, where the model reads only `unknown_tool`.
+fn explain_left_out(engine: &Engine, turn: &Turn, tool: &str) {
+    let (Some(linked), Some(agent)) = (engine.tool(tool), engine.agent(turn.agent())) else {
+        return;
+    };
+    if let Some(left) = agent
+        .left_out()
+        .iter()
+        .find(|left| left.tool == linked.id())
+    {
+        eprintln!(
+            "`{}` is linked, and the agent `{}` leaves it out: {}",
+            left.tool,
+            agent.name(),
+            left.reasons.join("; ")
+        );
+    } else if linked.needs_conversation() {
+        eprintln!(
+            "`{}` works only in a conversation: give `--conversation` (and `--subscriber`)",
+            linked.id()
+        );
     }
 }

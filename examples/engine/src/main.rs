@@ -13,5 +13,9 @@ use webhook as _;
 
 fn main() -> ExitCode {
     // SAFETY: the first thing `main` does; no other thread exists yet.
-    unsafe { engine::run() }
+    unsafe {
+        engine::run(engine::image!(
+            "An example engine built from engine-core and the example plugins"
+        ))
+    }
 }

@@ -196,6 +196,11 @@ fn an_agent_reads_and_writes_beneath_its_root_and_nothing_it_did_not_enable() {
     assert_eq!(refused.status.code(), Some(1));
     let error: Value = serde_json::from_str(&stdout(&refused)).unwrap();
     assert_eq!(error["error"]["kind"], "unknown_tool");
+    // The person at the command line learns why; the model never would.
+    assert_eq!(
+        stderr(&refused).trim(),
+        "`builtin:write_text_content` is linked, and the agent `reader` leaves it out: it is not in `agents.reader.tools`"
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("hello.md")).unwrap(),
         "Hello\n"

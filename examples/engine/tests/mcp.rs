@@ -4,7 +4,9 @@
 use std::process::Command;
 
 use serde_json::{json, Value};
-use test_support::mcp::{drive, drive_with_headers, Transport, BOTH};
+use test_support::mcp::{
+    drive, drive_with_headers, run_client_beside, serve_with_env, Transport, BOTH,
+};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 
@@ -223,6 +225,16 @@ fn the_readme_client_configuration_serves_the_tools() {
         server["command"],
         "/path/to/plugin-sdk/target/release/engine"
     );
+    // Secrets in the `env` block, named as the engine reads them.
+    let env = server["env"].as_object().expect("an env block");
+    assert!(env.contains_key("ENGINE_CONFIG"));
+    assert!(
+        env.keys().any(
+            |name| name.starts_with(engine_core::config::SECRET_ENV_PREFIX)
+                && name.split("__").count() == 3
+        ),
+        "{env:?}"
+    );
     let args: Vec<&str> = server["args"]
         .as_array()
         .unwrap()
@@ -313,4 +325,45 @@ fn a_server_serves_one_agent_with_that_agents_grants() {
             "{outside}"
         );
     }
+}
+
+#[test]
+fn rmcp_logs_no_line_per_request_unless_rust_log_asks_for_it() {
+    // An empty RUST_LOG is none (and keeps one set around the test from counting).
+    for (levels, rmcp_lines) in [("", false), ("rmcp=info,info", true)] {
+        let env = &[("RUST_LOG", levels)];
+        let (served, url) = serve_with_env(ENGINE, &[], env);
+        let steps = json!([{ "call": "weather__weather", "arguments": { "city": "Rome", "days": 1, "units": null } }]);
+        let report = run_client_beside(
+            json!({ "server": { "url": url, "headers": {} }, "steps": steps }),
+            None,
+        );
+        assert!(report.to_string().contains("Rome"), "{report}");
+        let stderr = served.stop();
+        assert_eq!(
+            stderr.contains("rmcp"),
+            rmcp_lines,
+            "RUST_LOG {levels:?}:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn the_image_is_named_by_its_own_package_to_mcp_clients_and_on_the_command_line() {
+    for transport in BOTH {
+        let report = drive(ENGINE, &[], transport, json!([]));
+        assert_eq!(
+            report["server"],
+            json!({"name": "engine", "version": "0.1.0"}),
+            "{transport:?}: {report}"
+        );
+    }
+    let version = Command::new(ENGINE).arg("--version").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&version.stdout), "engine 0.1.0\n");
+    let help = Command::new(ENGINE).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.starts_with("An example engine built from engine-core and the example plugins\n\nUsage: engine [OPTIONS] <COMMAND>"),
+        "{help}"
+    );
 }

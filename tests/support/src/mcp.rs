@@ -27,7 +27,7 @@ pub struct Served {
 
 impl Served {
     /// Stops the engine and answers everything it wrote to stderr.
-    fn stop(mut self) -> String {
+    pub fn stop(mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let reader = self.stderr.take().expect("stopped once");
