@@ -95,7 +95,11 @@ async def main():
 
     if "stdio" in server:
         command, *args = server["stdio"]
-        target = StdioServerParameters(command=command, args=args)
+        # An `env` adds to the client's default environment, as MCP hosts do; `cwd` is
+        # where the server starts.
+        target = StdioServerParameters(
+            command=command, args=args, env=server.get("env"), cwd=server.get("cwd")
+        )
     elif "headers" in server:
         http = httpx2.AsyncClient(headers=server["headers"], event_hooks={"response": [record]})
         target = streamable_http_client(server["url"], http_client=http)

@@ -248,8 +248,8 @@ pub struct Image {
 macro_rules! image {
     ($about:expr) => {
         $crate::Image {
-            name: env!("CARGO_PKG_NAME"),
-            version: env!("CARGO_PKG_VERSION"),
+            name: ::core::env!("CARGO_PKG_NAME"),
+            version: ::core::env!("CARGO_PKG_VERSION"),
             about: $about,
         }
     };
@@ -267,13 +267,12 @@ macro_rules! image {
 pub unsafe fn run(image: Image) -> ExitCode {
     let matches = Cli::command()
         .name(image.name)
-        .bin_name(image.name)
         .version(image.version)
         .about(image.about)
         .get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(error) => error.exit(),
+        Err(error) => error.format(&mut Cli::command()).exit(),
     };
     // SAFETY: our caller promises that this is the only thread.
     let environment = unsafe { engine_core::config::take_environment() };
@@ -298,17 +297,7 @@ pub unsafe fn run(image: Image) -> ExitCode {
     // messages, before any plugin code runs.
     let redact = engine_core::redactor_with(&config, token.clone());
     engine_core::install_redacting_panic_hook(Arc::clone(&redact));
-    // INFO and up, but rmcp's only from WARN (it logs every request at INFO); `RUST_LOG`
-    // in tracing's target syntax (`rmcp=info,debug`) replaces that.
-    let levels = std::env::var("RUST_LOG")
-        .ok()
-        .filter(|levels| !levels.trim().is_empty())
-        .and_then(|levels| levels.parse::<Targets>().ok())
-        .unwrap_or_else(|| {
-            Targets::new()
-                .with_default(tracing::Level::INFO)
-                .with_target("rmcp", tracing::Level::WARN)
-        });
+    let (levels, ignored) = log_levels(std::env::var("RUST_LOG").ok());
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -317,6 +306,9 @@ pub unsafe fn run(image: Image) -> ExitCode {
         )
         .with(levels)
         .init();
+    if let Some(error) = ignored {
+        tracing::warn!("RUST_LOG ignored ({error}); logging INFO and up, rmcp's from WARN");
+    }
     for name in environment.skipped {
         tracing::warn!(
             variable = %name,
@@ -470,6 +462,32 @@ fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Dura
     }
 }
 
+/// What is logged: INFO and up, but rmcp's only from WARN (it logs every request at
+/// INFO); or what `RUST_LOG` says, in tracing's target syntax (`rmcp=info,debug`), each
+/// directive trimmed, with INFO for whatever it names no level for. A `RUST_LOG` that
+/// does not parse is answered beside the default, to be logged.
+fn log_levels(variable: Option<String>) -> (Targets, Option<String>) {
+    let default = Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target("rmcp", tracing::Level::WARN);
+    let Some(variable) = variable else {
+        return (default, None);
+    };
+    let directives: Vec<&str> = variable
+        .split(',')
+        .map(str::trim)
+        .filter(|directive| !directive.is_empty())
+        .collect();
+    if directives.is_empty() {
+        return (default, None);
+    }
+    match directives.join(",").parse::<Targets>() {
+        Ok(levels) if levels.default_level().is_some() => (levels, None),
+        Ok(levels) => (levels.with_default(tracing::Level::INFO), None),
+        Err(error) => (default, Some(error.to_string())),
+    }
+}
+
 /// Says on stderr why the agent left out `tool` when it is linked: the caller (a person)
 /// learns what to configure, where the model reads only `unknown_tool`.
 fn explain_left_out(engine: &Engine, turn: &Turn, tool: &str) {
@@ -492,5 +510,47 @@ fn explain_left_out(engine: &Engine, turn: &Turn, tool: &str) {
             "`{}` works only in a conversation: give `--conversation` (and `--subscriber`)",
             linked.id()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing::Level;
+
+    use super::log_levels;
+
+    fn enabled(variable: Option<&str>, target: &str, level: Level) -> bool {
+        log_levels(variable.map(str::to_owned))
+            .0
+            .would_enable(target, &level)
+    }
+
+    #[test]
+    fn rmcp_logs_from_warn_and_the_rest_from_info_by_default() {
+        for unset in [None, Some(""), Some(" , ")] {
+            assert!(!enabled(unset, "rmcp::service", Level::INFO));
+            assert!(enabled(unset, "rmcp::service", Level::WARN));
+            assert!(enabled(unset, "engine_core", Level::INFO));
+            assert!(!enabled(unset, "engine_core", Level::DEBUG));
+        }
+    }
+
+    #[test]
+    fn a_rust_log_with_slips_still_logs_warnings_and_a_bad_one_is_reported() {
+        // Spaces around directives, a trailing comma, a word that is not a level: each
+        // leaves INFO for what it does not name.
+        for slip in ["rmcp=info, info", "info,", "inof", "rmcp=debug"] {
+            assert!(enabled(Some(slip), "engine_core", Level::WARN), "{slip}");
+            assert!(log_levels(Some(slip.to_owned())).1.is_none(), "{slip}");
+        }
+        assert!(enabled(
+            Some("rmcp=info, info"),
+            "rmcp::service",
+            Level::INFO
+        ));
+        assert!(enabled(Some("rmcp=debug"), "rmcp", Level::DEBUG));
+        let (levels, ignored) = log_levels(Some("rmcp=verbose".to_owned()));
+        assert!(ignored.is_some());
+        assert!(!levels.would_enable("rmcp", &Level::INFO));
     }
 }

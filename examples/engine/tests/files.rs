@@ -30,6 +30,8 @@ impl Scratch {
             .arg("--config")
             .arg(&config)
             .args(args)
+            // Only what the engine says, whatever the runner's logging.
+            .env_remove("RUST_LOG")
             .output()
             .expect("the engine runs")
     }

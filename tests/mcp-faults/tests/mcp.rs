@@ -2,7 +2,7 @@
 //! and streamable HTTP, against an engine that links the fault tools.
 
 use serde_json::{json, Value};
-use test_support::mcp::{drive, BOTH};
+use test_support::mcp::{drive, Transport, BOTH};
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_mcp-faults");
 
@@ -88,4 +88,22 @@ fn a_clients_cancellation_stops_the_tool() {
             "{transport:?}: the nap was not stopped by the cancellation: {report}"
         );
     }
+}
+
+#[test]
+fn an_image_is_named_by_its_own_package() {
+    let version = std::process::Command::new(ENGINE)
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout),
+        "mcp-faults 0.1.0\n"
+    );
+    let report = drive(ENGINE, &[], Transport::Stdio, json!([]));
+    assert_eq!(
+        report["server"],
+        json!({"name": "mcp-faults", "version": "0.1.0"}),
+        "{report}"
+    );
 }
