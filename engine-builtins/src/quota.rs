@@ -20,13 +20,13 @@ pub fn file_bytes(size: u64) -> u64 {
 
 /// What the entries beneath `root` take: for each, its size, its allocated blocks or one
 /// block, whichever is most, so that empty files, directories and symlinks count too
-/// (inodes run out before bytes do otherwise). Symlinks are not
-/// followed (what one names is counted where it lives, or not at all when outside).
+/// (inodes run out before bytes do otherwise). Symlinks are not followed (what one names
+/// is counted where it lives, or not at all when outside).
 ///
-/// Walked afresh for each change, under the root's change lock, depth first with one
-/// open directory per level (paths through the tools go at most 32 deep): a file changed by something other than the tools is counted
-/// at the next change. Anything that cannot be measured refuses the change rather than
-/// counting as nothing.
+/// Walked afresh for each change, under the root's change lock, depth first with one open
+/// directory per level (paths through the tools go at most 32 deep): a file changed by
+/// something other than the tools is counted at the next change. Anything that cannot be
+/// measured refuses the change rather than counting as nothing.
 pub fn used_bytes(root: &Dir, job: &Job) -> Result<u64, ToolError> {
     let mut total = 0u64;
     // Each level: its directory and the subdirectories still to walk. A level's listing

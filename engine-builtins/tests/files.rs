@@ -85,6 +85,20 @@ async fn the_seeds_example_creates_a_directory_and_writes_a_page_into_it() {
         .unwrap();
     assert_eq!(root["type"], "directory");
 
+    // Symlinks are listed as such, and never followed.
+    let top = scratch
+        .call(
+            "list_files",
+            r#"{"path": ".", "recursive": true, "max_depth": 2, "max_entries": null}"#,
+        )
+        .await
+        .unwrap();
+    for link in ["abs_out", "file_out", "link_out"] {
+        let entry = json!({"name": link, "type": "symlink"});
+        assert!(top["entries"].as_array().unwrap().contains(&entry), "{top}");
+    }
+    assert!(!top.to_string().contains("keep.txt"), "{top}");
+
     let listing = scratch
         .call(
             "list_files",
@@ -286,8 +300,37 @@ async fn listings_are_capped_and_say_when_they_were_cut() {
         listed(r#"{"path": "many", "recursive": null, "max_depth": null, "max_entries": 10}"#)
             .await
             .unwrap();
-    assert_eq!(ten["entries"].as_array().unwrap().len(), 10);
+    let first: Vec<&str> = ten["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["name"].as_str().unwrap())
+        .collect();
+    let names: Vec<String> = (0..10).map(|index| format!("f{index:03}")).collect();
+    assert_eq!(first, names, "a cut listing holds the first names");
     assert_eq!(ten["truncated"], true);
+    // Exactly the most entries is not cut; one more is.
+    for index in 100..150 {
+        std::fs::remove_file(many.join(format!("f{index:03}"))).unwrap();
+    }
+    let exact =
+        listed(r#"{"path": "many", "recursive": null, "max_depth": null, "max_entries": null}"#)
+            .await
+            .unwrap();
+    assert_eq!(exact["entries"].as_array().unwrap().len(), 100);
+    assert_eq!(exact["truncated"], false);
+    std::fs::write(many.join("f100"), "").unwrap();
+    let one_more =
+        listed(r#"{"path": "many", "recursive": null, "max_depth": null, "max_entries": null}"#)
+            .await
+            .unwrap();
+    assert_eq!(one_more["truncated"], true);
+    let recursive =
+        listed(r#"{"path": ".", "recursive": true, "max_depth": null, "max_entries": 5}"#)
+            .await
+            .unwrap();
+    assert_eq!(recursive["entries"].as_array().unwrap().len(), 5);
+    assert_eq!(recursive["truncated"], true);
     let more_than_allowed = listed(
         r#"{"path": "many", "recursive": null, "max_depth": null, "max_entries": 4000000000}"#,
     )
@@ -342,6 +385,88 @@ async fn names_that_are_not_utf8_are_skipped_and_counted() {
         json!([{"name": "readme.md", "type": "file"}])
     );
     assert_eq!(listing["skipped"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_swapped_in_after_the_look_is_still_not_waited_on() {
+    let scratch = Scratch::new("fifo-swap");
+    let root = scratch.root();
+    std::fs::write(root.join("plain.txt"), "plain\n").unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(root.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let _swapper = Swapper::start(root.clone(), "page.txt", ["plain.txt", "fifo"]);
+    let reading = until_both(async || {
+        match scratch
+            .call("get_text_content", r#"{"path": "page.txt"}"#)
+            .await
+        {
+            Ok(text) => (text == json!("plain\n"), false),
+            Err(refused) => (false, refused.contains("not a regular file")),
+        }
+    });
+    if tokio::time::timeout(Duration::from_secs(40), reading)
+        .await
+        .is_err()
+    {
+        // Release a reader stuck on the FIFO, so that the test fails instead of hanging.
+        let _ = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(root.join("fifo"));
+        panic!("a read waited on a FIFO");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn devices_are_never_read() {
+    // /dev as a project, touched only by the tools that read.
+    let project = Project::new(std::fs::File::open("/dev").unwrap(), limits());
+    for device in ["null", "zero", "urandom"] {
+        let arguments = json!({ "path": device }).to_string();
+        let refused = soon(common::call(&project, "get_text_content", &arguments))
+            .await
+            .unwrap_err();
+        assert!(
+            refused.contains("not a regular file"),
+            "{device}: {refused}"
+        );
+        let refused = soon(common::call(&project, "read_path_meta", &arguments))
+            .await
+            .unwrap_err();
+        assert!(
+            refused.contains("neither a file nor a directory"),
+            "{device}: {refused}"
+        );
+    }
+    let listing = soon(common::call(
+        &project,
+        "list_files",
+        r#"{"path": ".", "recursive": false, "max_depth": null, "max_entries": null}"#,
+    ))
+    .await
+    .unwrap();
+    let null = json!({"name": "null", "type": "other"});
+    assert!(listing["entries"].as_array().unwrap().contains(&null));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_are_not_valid_json_text_are_refused() {
+    let scratch = Scratch::new("surrogate");
+    for arguments in [
+        r#"{"path": "\ud800"}"#,
+        r#"{"path": "docs\ud800/x"}"#,
+        r#"{"path": 7}"#,
+        r#"{"path": "a", "extra": 1}"#,
+    ] {
+        let refused = scratch.call("read_path_meta", arguments).await.unwrap_err();
+        assert!(
+            refused.starts_with("invalid arguments"),
+            "{arguments}: {refused}"
+        );
+    }
 }
 
 /// A project with a quota of `quota` bytes, and files up to 1 MiB.
@@ -650,6 +775,19 @@ impl Drop for Swapper {
     }
 }
 
+/// Reads `path`, asserting that it never reads `outside` (what lies outside the root):
+/// whether the read got in, and whether it was refused as leading outside.
+async fn read_inside_or_refused(scratch: &Scratch, path: &str, outside: &str) -> (bool, bool) {
+    let arguments = json!({ "path": path }).to_string();
+    match scratch.call("get_text_content", &arguments).await {
+        Ok(text) => {
+            assert_ne!(text, json!(outside), "a read went outside");
+            (true, false)
+        }
+        Err(refused) => (false, refused.contains("outside the project root")),
+    }
+}
+
 /// Runs `round` until it has seen both outcomes it counts, or 30 s have passed.
 async fn until_both(mut round: impl AsyncFnMut() -> (bool, bool)) {
     let (mut inside, mut outside) = (false, false);
@@ -674,7 +812,7 @@ async fn a_directory_swapped_for_a_symlink_while_calls_run_never_leads_them_outs
     std::os::unix::fs::symlink("../outside", root.join("swap_out")).unwrap();
     std::os::unix::fs::symlink("real", root.join("swap_in")).unwrap();
     let outside = scratch.outside();
-    let _swapper = Swapper::start(root.clone(), "swap", ["swap_out", "swap_in"]);
+    let swapper = Swapper::start(root.clone(), "swap", ["swap_out", "swap_in"]);
     let mut round = 0;
     until_both(async || {
         round += 1;
@@ -695,19 +833,10 @@ async fn a_directory_swapped_for_a_symlink_while_calls_run_never_leads_them_outs
                 "a listing went outside: {listing}"
             );
         }
-        match scratch
-            .call("get_text_content", r#"{"path": "swap/keep.txt"}"#)
-            .await
-        {
-            Ok(text) => {
-                assert_ne!(text, json!("keep me\n"), "a read went outside");
-                (true, false)
-            }
-            Err(refused) => (false, refused.contains("outside the project root")),
-        }
+        read_inside_or_refused(&scratch, "swap/keep.txt", "keep me\n").await
     })
     .await;
-    drop(_swapper);
+    drop(swapper);
     assert_eq!(
         scratch.outside(),
         outside,
@@ -722,7 +851,7 @@ async fn a_file_swapped_for_a_symlink_while_calls_run_is_never_read_or_written_t
     std::fs::write(root.join("plain.txt"), "plain\n").unwrap();
     std::os::unix::fs::symlink("../secret.txt", root.join("to_secret")).unwrap();
     let outside = scratch.outside();
-    let _swapper = Swapper::start(root.clone(), "page.txt", ["plain.txt", "to_secret"]);
+    let swapper = Swapper::start(root.clone(), "page.txt", ["plain.txt", "to_secret"]);
     until_both(async || {
         let _ = scratch
             .call(
@@ -740,19 +869,10 @@ async fn a_file_swapped_for_a_symlink_while_calls_run_is_never_read_or_written_t
                 "metadata of the secret"
             );
         }
-        match scratch
-            .call("get_text_content", r#"{"path": "page.txt"}"#)
-            .await
-        {
-            Ok(text) => {
-                assert_ne!(text, json!("the host's secret\n"), "a read went outside");
-                (true, false)
-            }
-            Err(refused) => (false, refused.contains("outside the project root")),
-        }
+        read_inside_or_refused(&scratch, "page.txt", "the host's secret\n").await
     })
     .await;
-    drop(_swapper);
+    drop(swapper);
     assert_eq!(
         scratch.outside(),
         outside,
