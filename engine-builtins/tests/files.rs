@@ -388,39 +388,6 @@ async fn names_that_are_not_utf8_are_skipped_and_counted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fifo_swapped_in_after_the_look_is_still_not_waited_on() {
-    let scratch = Scratch::new("fifo-swap");
-    let root = scratch.root();
-    std::fs::write(root.join("plain.txt"), "plain\n").unwrap();
-    let status = std::process::Command::new("mkfifo")
-        .arg(root.join("fifo"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let _swapper = Swapper::start(root.clone(), "page.txt", ["plain.txt", "fifo"]);
-    let reading = until_both(async || {
-        match scratch
-            .call("get_text_content", r#"{"path": "page.txt"}"#)
-            .await
-        {
-            Ok(text) => (text == json!("plain\n"), false),
-            Err(refused) => (false, refused.contains("not a regular file")),
-        }
-    });
-    if tokio::time::timeout(Duration::from_secs(40), reading)
-        .await
-        .is_err()
-    {
-        // Release a reader stuck on the FIFO, so that the test fails instead of hanging.
-        let _ = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(root.join("fifo"));
-        panic!("a read waited on a FIFO");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn devices_are_never_read() {
     // /dev as a project, touched only by the tools that read.
     let project = Project::new(std::fs::File::open("/dev").unwrap(), limits());

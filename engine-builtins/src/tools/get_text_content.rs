@@ -2,7 +2,9 @@
 
 use std::io::Read;
 
-use cap_std::fs::{OpenOptions, OpenOptionsExt};
+use std::path::Path;
+
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use plugin_sdk::prelude::*;
 use plugin_sdk::project::Project;
 
@@ -40,13 +42,7 @@ pub(crate) async fn text_at(project: &Project, path: ProjectPath) -> Result<Stri
         refuse_unless_a_file(meta.file_type(), &shown)?;
         // ...and opened without blocking, then looked at again through the handle, in
         // case something else was swapped in between.
-        let mut options = OpenOptions::new();
-        options
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-        let mut file = root
-            .open_with(&relative, &options)
-            .or_refuse(Doing::Reading, &shown)?;
+        let mut file = open_without_waiting(&root, &relative).or_refuse(Doing::Reading, &shown)?;
         let meta = file.metadata().or_refuse(Doing::Reading, &shown)?;
         refuse_unless_a_file(meta.file_type(), &shown)?;
         refuse_over(meta.len(), max, &shown)?;
@@ -62,6 +58,17 @@ pub(crate) async fn text_at(project: &Project, path: ProjectPath) -> Result<Stri
         text(bytes, &shown)
     })
     .await
+}
+
+/// Opens `relative` beneath `dir` for reading, never waiting: a FIFO opens at once
+/// (without `O_NONBLOCK` it would wait for a writer), and a terminal never becomes the
+/// process's.
+fn open_without_waiting(dir: &Dir, relative: &Path) -> std::io::Result<cap_std::fs::File> {
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    dir.open_with(relative, &options)
 }
 
 fn refuse_unless_a_file(file_type: cap_std::fs::FileType, shown: &str) -> Result<(), ToolError> {
@@ -100,4 +107,44 @@ fn text(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
         return Err(binary());
     }
     String::from_utf8(bytes).map_err(|_| binary())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_fifo_opens_at_once_though_no_writer_is_there() {
+        let dir = std::env::temp_dir().join(format!("builtins-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let root = Dir::from_std_file(std::fs::File::open(&dir).unwrap());
+        let (opened, waited) = mpsc::channel();
+        std::thread::spawn(move || {
+            let file = open_without_waiting(&root, Path::new("fifo"));
+            opened
+                .send(file.map(|file| file.metadata().unwrap().is_file()))
+                .unwrap();
+        });
+        let answer = waited.recv_timeout(Duration::from_secs(10));
+        if answer.is_err() {
+            // A writer releases the open that waits, so that the thread ends.
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let is_file = answer.expect("the open waited for a writer").unwrap();
+        assert!(
+            !is_file,
+            "the handle is the FIFO's, seen as no regular file"
+        );
+    }
 }
