@@ -29,8 +29,12 @@ use serde::Deserialize;
 
 mod check;
 mod environment;
+mod problem;
 mod project;
 mod turn;
+
+pub(crate) use check::list;
+pub use problem::ConfigProblem;
 
 pub use project::{ProjectConfig, MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
 pub use turn::{ProviderConfig, TurnConfig};
@@ -54,7 +58,6 @@ pub const DEFAULT_AGENT: &str = "default";
 
 /// Everything an engine is configured with.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct EngineConfig {
     /// Where the engine keeps data (the knowledge base); default `data`.
     #[serde(default)]
@@ -81,6 +84,14 @@ pub struct EngineConfig {
     /// it runs; a linked channel not named here is not mounted.
     #[serde(default)]
     pub channels: BTreeMap<String, ChannelConfig>,
+    /// The file it was read from, for problems to name.
+    #[serde(skip)]
+    file: Option<PathBuf>,
+    /// The keys it holds that the engine does not read, by dotted path: reported with
+    /// every other problem by [`check`](Self::check), so that a typo never silently
+    /// leaves a setting at its default.
+    #[serde(skip)]
+    unknown_keys: Vec<String>,
 }
 
 /// A mounted channel: `/channels/<name>` runs turns of `agent`.
@@ -90,7 +101,6 @@ pub struct EngineConfig {
 /// agent = "assistant"
 /// ```
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ChannelConfig {
     /// The agent (it needs a `turn` configuration).
     pub agent: String,
@@ -98,7 +108,6 @@ pub struct ChannelConfig {
 
 /// One agent: its secrets and its grants.
 #[derive(Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// Secret values by key.
     #[serde(default)]
@@ -142,7 +151,6 @@ impl fmt::Debug for AgentConfig {
 /// model = { spend_cap_usd = 0.05, session_cap_usd = 0.5, window = { cap_usd = 5.0, secs = 3600 } }
 /// ```
 #[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ModelGrant {
     /// The most a turn (one `tools/call` over MCP) may spend on model calls from tools, in
     /// US dollars.
@@ -159,7 +167,6 @@ pub struct ModelGrant {
 
 /// A cap on an agent's spend over a sliding window of time.
 #[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct SpendWindow {
     /// The most spent within any `secs` seconds, in US dollars.
     pub cap_usd: f64,
@@ -194,7 +201,7 @@ impl ModelGrant {
 /// capacity: its bytes, its filename, its MIME type, its conversation's id and a fixed
 /// overhead, so that empty artifacts cannot fill memory either.
 #[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct ArtifactLimits {
     /// The largest artifact, in bytes.
     pub max_bytes: usize,
@@ -226,7 +233,7 @@ impl ArtifactLimits {
 
 /// Limits of the knowledge base.
 #[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct KnowledgeLimits {
     /// The largest document, in bytes.
     pub max_document_bytes: usize,
@@ -268,7 +275,7 @@ impl KnowledgeLimits {
 /// Limits of conversation state, kept in memory. A call whose writes would break one
 /// fails, and none of its writes is applied.
 #[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct StateLimits {
     /// The most keys a conversation's state holds.
     pub max_keys: usize,
@@ -304,7 +311,6 @@ impl StateLimits {
 
 /// An OpenAI-compatible chat completions endpoint, and what each tier maps to.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct GatewayConfig {
     /// The base URL, such as `http://127.0.0.1:8000/v1` or `https://api.openai.com/v1`.
     pub base_url: String,
@@ -322,7 +328,6 @@ fn default_max_response_bytes() -> usize {
 
 /// One tier's model and prices.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TierConfig {
     /// The provider's model name.
     pub model: String,
@@ -360,6 +365,15 @@ pub enum ConfigError {
         /// What is wrong, and where.
         message: String,
     },
+    /// The configuration parses, and holds values the engine refuses: every one, each
+    /// with its key and its fix.
+    #[error("{}", problems_report(path.as_deref(), problems))]
+    Problems {
+        /// The file, when the configuration came from one.
+        path: Option<PathBuf>,
+        /// What is wrong.
+        problems: Vec<ConfigProblem>,
+    },
     /// A secret variable's name does not say which agent and key it is for.
     #[error("`{name}` names no agent and key: write {SECRET_ENV_PREFIX}<agent>__<key>")]
     SecretVariable {
@@ -379,6 +393,18 @@ pub enum ConfigError {
     },
 }
 
+/// `problems` one per line, each after the file it is in.
+fn problems_report(path: Option<&Path>, problems: &[ConfigProblem]) -> String {
+    let at = path
+        .map(|path| format!("{}: ", path.display()))
+        .unwrap_or_default();
+    let mut report = format!("{} problem(s):", problems.len());
+    for problem in problems {
+        report.push_str(&format!("\n  {at}{problem}"));
+    }
+    report
+}
+
 impl ConfigError {
     /// The same error with every value `redact` knows replaced in its message.
     fn redacted(self, redact: &RedactValues) -> Self {
@@ -393,15 +419,26 @@ impl ConfigError {
 }
 
 impl EngineConfig {
-    /// Reads `path` (if given) and the secrets among `env`, checks every value, then makes
-    /// sure there is an agent: with none configured, the engine has [`DEFAULT_AGENT`],
-    /// which grants nothing.
+    /// [`read`](Self::read), then [`check`](Self::check).
+    pub fn load(
+        path: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ConfigError> {
+        let config = Self::read(path, env)?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Reads `path` (if given) and the secrets among `env`, then makes sure there is an
+    /// agent: with none configured, the engine has [`DEFAULT_AGENT`], which grants
+    /// nothing. Values are not checked: the engine's builder checks them with what it
+    /// links, and reports every problem at once.
     ///
     /// When the file defines agents, a secret variable must name one of them; without a
     /// file, or with a file that defines none, the variables define the agents. No error
     /// quotes a secret: a TOML error gives its message and position, never the line, and
     /// any secret value the message quotes is redacted.
-    pub fn load(
+    pub fn read(
         path: Option<&Path>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ConfigError> {
@@ -413,13 +450,17 @@ impl EngineConfig {
                     path: path.to_owned(),
                     source,
                 })?;
-                Self::parse(&text).map_err(|error| match error.redacted(&from_env) {
-                    ConfigError::Invalid { message, .. } => ConfigError::Invalid {
-                        path: Some(path.to_owned()),
-                        message,
-                    },
-                    other => other,
-                })?
+                let mut config = Self::parse_unchecked(&text).map_err(|error| {
+                    match error.redacted(&from_env) {
+                        ConfigError::Invalid { message, .. } => ConfigError::Invalid {
+                            path: Some(path.to_owned()),
+                            message,
+                        },
+                        other => other,
+                    }
+                })?;
+                config.file = Some(path.to_owned());
+                config
             }
             None => Self::default(),
         };
@@ -453,29 +494,61 @@ impl EngineConfig {
     /// line and column, not the text there (it may be a secret), with every value of a
     /// `secrets` table redacted from the message.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        let config: Self = toml::from_str(text).map_err(|error| ConfigError::Invalid {
-            path: None,
-            message: check::toml_error(text, &error),
-        })?;
+        let config = Self::parse_unchecked(text)?;
         config.check()?;
         Ok(config)
     }
 
-    /// Checks every value: money finite and not negative, durations and sizes within the
-    /// bounds this module's constants state. [`parse`](Self::parse) and the engine's
-    /// builder call it; each problem names the key and the values it takes.
+    /// Parses TOML text, noting the keys it does not read instead of refusing the first.
+    fn parse_unchecked(text: &str) -> Result<Self, ConfigError> {
+        let invalid = |error: toml::de::Error| ConfigError::Invalid {
+            path: None,
+            message: check::toml_error(text, &error),
+        };
+        let document = toml::de::Deserializer::parse(text).map_err(invalid)?;
+        let mut unknown_keys = Vec::new();
+        let mut config: Self =
+            serde_ignored::deserialize(document, |path| unknown_keys.push(dotted(&path)))
+                .map_err(invalid)?;
+        unknown_keys.sort();
+        config.unknown_keys = unknown_keys;
+        Ok(config)
+    }
+
+    /// Checks every value: no key the engine does not read, money finite and not
+    /// negative, durations and sizes within the bounds this module's constants state.
+    /// [`parse`](Self::parse) and the engine's builder call it; each problem names the
+    /// key and the fix.
     pub fn check(&self) -> Result<(), ConfigError> {
-        let problems = check::problems(self);
+        self.refuse(self.problems())
+    }
+
+    /// Every problem [`check`](Self::check) finds.
+    pub(crate) fn problems(&self) -> Vec<ConfigProblem> {
+        let mut problems: Vec<ConfigProblem> = self
+            .unknown_keys
+            .iter()
+            .map(|key| {
+                ConfigProblem::new(
+                    key,
+                    "is not a key the engine reads",
+                    "correct its spelling or remove it (the engine's keys are in the documentation of `EngineConfig`)",
+                )
+            })
+            .collect();
+        problems.extend(check::problems(self));
+        problems
+    }
+
+    /// `Ok` without problems, else all of them, naming the file the configuration came
+    /// from.
+    pub(crate) fn refuse(&self, problems: Vec<ConfigProblem>) -> Result<(), ConfigError> {
         if problems.is_empty() {
             return Ok(());
         }
-        Err(ConfigError::Invalid {
-            path: None,
-            message: format!(
-                "{} value(s) out of range: {}",
-                problems.len(),
-                problems.join("; ")
-            ),
+        Err(ConfigError::Problems {
+            path: self.file.clone(),
+            problems,
         })
     }
 
@@ -500,6 +573,24 @@ impl EngineConfig {
         self.agents
             .values()
             .flat_map(|agent| agent.secrets.values().map(String::as_str))
+    }
+}
+
+/// A key's path as the file spells it (`agents.a.model.cap`): serde_ignored's, without
+/// the steps into an `Option` or a newtype, which the file does not show.
+fn dotted(path: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path;
+    let (parent, step) = match path {
+        Path::Root => return String::new(),
+        Path::Map { parent, key } => (parent, key.clone()),
+        Path::Seq { parent, index } => (parent, index.to_string()),
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => return dotted(parent),
+    };
+    match dotted(parent) {
+        parent if parent.is_empty() => step,
+        parent => format!("{parent}.{step}"),
     }
 }
 
@@ -584,7 +675,9 @@ mod tests {
         assert!(error.to_string().contains("knowledge"), "{error}");
         let error = EngineConfig::parse("[agents.a]\nsecret = {}\n").unwrap_err();
         assert!(
-            error.to_string().contains("unknown field `secret`"),
+            error
+                .to_string()
+                .contains("`agents.a.secret` is not a key the engine reads"),
             "{error}"
         );
     }
@@ -634,10 +727,10 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             error.to_string(),
-            "4 value(s) out of range: \
-             `agents.a.model.spend_cap_usd` is NaN: give a finite amount of US dollars, 0 or more; \
-             `agents.b.model.spend_cap_usd` is -0.5: give a finite amount of US dollars, 0 or more; \
-             `gateway.tiers.fast.usd_per_million_input` is inf: give a finite amount of US dollars, 0 or more; \
+            "4 problem(s):\n  \
+             `agents.a.model.spend_cap_usd` is NaN: give a finite amount of US dollars, 0 or more\n  \
+             `agents.b.model.spend_cap_usd` is -0.5: give a finite amount of US dollars, 0 or more\n  \
+             `gateway.tiers.fast.usd_per_million_input` is inf: give a finite amount of US dollars, 0 or more\n  \
              `gateway.tiers.fast.usd_per_million_output` is -1: give a finite amount of US dollars, 0 or more"
         );
         assert!(EngineConfig::parse("[agents.a]\nmodel = { spend_cap_usd = 0.0 }\n").is_ok());
@@ -725,24 +818,52 @@ mod tests {
     fn every_section_refuses_an_unknown_key() {
         for (key, text) in [
             ("data_dirr", "data_dirr = \"x\"\n"),
-            ("secret", "[agents.a]\nsecret = {}\n"),
-            ("cap", "[agents.a]\nmodel = { spend_cap_usd = 1.0, cap = 2 }\n"),
-            ("windows", "[agents.a]\nmodel = { spend_cap_usd = 1.0, windows = 2 }\n"),
-            ("ttl", "[artifacts]\nttl = 5\n"),
-            ("max_docs", "[knowledge]\nmax_docs = 5\n"),
-            ("idle", "[state]\nidle = 5\n"),
-            ("key", "[gateway]\nbase_url = \"http://x\"\ntiers = {}\nkey = \"k\"\n"),
+            ("agents.a.secret", "[agents.a]\nsecret = {}\n"),
+            ("agents.a.model.cap", "[agents.a]\nmodel = { spend_cap_usd = 1.0, cap = 2 }\n"),
+            ("agents.a.model.windows", "[agents.a]\nmodel = { spend_cap_usd = 1.0, windows = 2 }\n"),
+            ("agents.a.project.rot", "[agents.a.project]\nroot = \"r\"\nrot = 1\n"),
+            ("agents.a.turn.max_steps", "[agents.a.turn]\nprovider = \"p\"\nmax_steps = 1\n"),
+            ("artifacts.ttl", "[artifacts]\nttl = 5\n"),
+            ("knowledge.max_docs", "[knowledge]\nmax_docs = 5\n"),
+            ("state.idle", "[state]\nidle = 5\n"),
+            ("channels.hook.agnet", "[channels.hook]\nagent = \"a\"\nagnet = 1\n"),
+            ("providers.p.modle", "[providers.p]\nwire = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\nmodle = 1\n"),
+            ("gateway.key", "[gateway]\nbase_url = \"http://x\"\ntiers = {}\nkey = \"k\"\n"),
             (
-                "currency",
+                "gateway.tiers.fast.currency",
                 "[gateway]\nbase_url = \"http://x\"\ntiers.fast = { model = \"m\", usd_per_million_input = 1.0, usd_per_million_output = 1.0, currency = \"eur\" }\n",
             ),
         ] {
             let error = EngineConfig::parse(text).unwrap_err().to_string();
             assert!(
-                error.contains(&format!("unknown field `{key}`")),
+                error.contains(&format!("`{key}` is not a key the engine reads")),
                 "{key}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn every_unknown_key_and_value_out_of_range_is_reported_at_once() {
+        let error = EngineConfig::parse(
+            "data_dirr = \"x\"\n[agents.a]\nknowlege = \"read\"\n[artifacts]\nttl_secs = 0\nttl = 5\n",
+        )
+        .unwrap_err();
+        let ConfigError::Problems { problems, .. } = &error else {
+            panic!("not a list of problems: {error}");
+        };
+        let keys: Vec<&str> = problems
+            .iter()
+            .map(|problem| problem.key.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "agents.a.knowlege",
+                "artifacts.ttl",
+                "data_dirr",
+                "artifacts.ttl_secs"
+            ]
+        );
     }
 
     #[test]

@@ -466,7 +466,7 @@ fn a_mounted_channel_must_be_linked_and_run_an_agent_with_turns() {
     };
     assert!(
         mount("nobody")
-            .contains("channels.webhook.agent names `nobody`, which is not a configured agent"),
+            .contains("`channels.webhook.agent` names `nobody`, which is not a configured agent"),
         "{}",
         mount("nobody")
     );
@@ -497,9 +497,7 @@ fn a_mounted_channel_must_be_linked_and_run_an_agent_with_turns() {
         .expect("no linked channel is called `webhook`")
         .to_string();
     assert!(
-        error.contains(
-            "mounts the channel `webhook` (`[channels.webhook]`), and no linked plugin defines it"
-        ),
+        error.contains("`channels.webhook` mounts a channel no linked plugin defines"),
         "{error}"
     );
 }

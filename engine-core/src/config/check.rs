@@ -7,7 +7,7 @@ use std::ops::RangeInclusive;
 use plugin_sdk::engine::{Redact, RedactValues};
 
 use super::project::{MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
-use super::EngineConfig;
+use super::{ConfigProblem, EngineConfig};
 
 /// The longest an artifact may live, in seconds (7 days): artifacts are kept in memory
 /// for the tools of one conversation, and a longer life only fills the store. (`u64`
@@ -59,17 +59,23 @@ pub const MAX_STATE_VALUE_BYTES: usize = 64 << 20;
 pub const MAX_STATE_IDLE_SECS: u64 = 30 * 24 * 60 * 60;
 
 /// Every value of `config` out of its range, each as "`key` is value: what to give".
-pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
+pub(super) fn problems(config: &EngineConfig) -> Vec<ConfigProblem> {
     let mut problems = Vec::new();
     for (name, channel) in &config.channels {
         match config.agents.get(&channel.agent) {
-            None => problems.push(format!(
-                "channels.{name}.agent names `{}`, which is not a configured agent",
-                channel.agent
+            None => problems.push(ConfigProblem::new(
+                format!("channels.{name}.agent"),
+                format!("names `{}`, which is not a configured agent", channel.agent),
+                format!(
+                    "name one of {}, or add [agents.{}]",
+                    list(config.agents.keys()),
+                    channel.agent
+                ),
             )),
-            Some(agent) if agent.turn.is_none() => problems.push(format!(
-                "channels.{name}.agent names `{}`, which runs no turns: give it `[agents.{}.turn]`",
-                channel.agent, channel.agent
+            Some(agent) if agent.turn.is_none() => problems.push(ConfigProblem::new(
+                format!("channels.{name}.agent"),
+                format!("names `{}`, which runs no turns", channel.agent),
+                format!("give it `[agents.{}.turn]`", channel.agent),
             )),
             Some(_) => {}
         }
@@ -91,8 +97,10 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<String> {
                 "entries",
             );
             if project.root.as_os_str().is_empty() {
-                problems.push(format!(
-                    "agents.{name}.project.root is empty: give the directory its file tools work in"
+                problems.push(ConfigProblem::new(
+                    format!("agents.{name}.project.root"),
+                    "is empty",
+                    "give the directory its file tools work in",
                 ));
             }
         }
@@ -273,7 +281,7 @@ pub const MAX_TURN_STEPS: u32 = 10_000;
 pub const MAX_TURN_SECS: u64 = 24 * 60 * 60;
 
 /// Each agent's turn: a provider that exists, a key it has, limits in range.
-fn turns(config: &EngineConfig, problems: &mut Vec<String>) {
+fn turns(config: &EngineConfig, problems: &mut Vec<ConfigProblem>) {
     for (name, provider) in &config.providers {
         money(
             problems,
@@ -301,9 +309,10 @@ fn turns(config: &EngineConfig, problems: &mut Vec<String>) {
         );
         if !(provider.base_url.starts_with("http://") || provider.base_url.starts_with("https://"))
         {
-            problems.push(format!(
-                "`providers.{name}.base_url` is `{}`: give an http:// or https:// URL",
-                provider.base_url
+            problems.push(ConfigProblem::new(
+                format!("providers.{name}.base_url"),
+                format!("is `{}`", provider.base_url),
+                "give an http:// or https:// URL",
             ));
         }
     }
@@ -314,9 +323,13 @@ fn turns(config: &EngineConfig, problems: &mut Vec<String>) {
         if let Some(provider) = config.providers.get(&turn.provider) {
             if let Some(secret) = &provider.api_key_secret {
                 if !agent.secrets.contains_key(secret) {
-                    problems.push(format!(
-                        "the provider `{}` takes its API key from the secret `{secret}`, which the agent `{name}` does not have: set ENGINE_SECRET__{name}__{secret}",
-                        turn.provider
+                    problems.push(ConfigProblem::new(
+                        format!("agents.{name}.secrets.{secret}"),
+                        format!(
+                            "is missing: the provider `{}` takes its API key from it",
+                            turn.provider
+                        ),
+                        format!("set ENGINE_SECRET__{name}__{secret}"),
                     ));
                 }
             }
@@ -384,26 +397,38 @@ fn turns(config: &EngineConfig, problems: &mut Vec<String>) {
 
 /// An amount of US dollars must be a finite number, 0 or more: NaN would pass every
 /// comparison with a cap, and infinity or a negative price would never reach one.
-fn money(problems: &mut Vec<String>, key: &str, usd: f64) {
+fn money(problems: &mut Vec<ConfigProblem>, key: &str, usd: f64) {
     if !(usd.is_finite() && usd >= 0.0) {
-        problems.push(format!(
-            "`{key}` is {usd}: give a finite amount of US dollars, 0 or more"
+        problems.push(ConfigProblem::new(
+            key,
+            format!("is {usd}"),
+            "give a finite amount of US dollars, 0 or more",
         ));
     }
 }
 
+/// Names for a fix, as "`a`, `b`", or "none" when there are none.
+pub(crate) fn list<T: Display>(names: impl IntoIterator<Item = T>) -> String {
+    let names: Vec<String> = names.into_iter().map(|name| format!("`{name}`")).collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
 fn within<T: PartialOrd + Display>(
-    problems: &mut Vec<String>,
+    problems: &mut Vec<ConfigProblem>,
     key: &str,
     value: T,
     range: RangeInclusive<T>,
     unit: &str,
 ) {
     if !range.contains(&value) {
-        problems.push(format!(
-            "`{key}` is {value}: give {} to {} {unit}",
-            range.start(),
-            range.end()
+        problems.push(ConfigProblem::new(
+            key,
+            format!("is {value}"),
+            format!("give {} to {} {unit}", range.start(), range.end()),
         ));
     }
 }

@@ -24,7 +24,6 @@ pub const MAX_LIST_ENTRIES: usize = 100_000;
 /// quota_bytes = 67108864      # absent: no quota
 /// ```
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ProjectConfig {
     /// The root: no file tool reaches anything outside it.
     pub root: PathBuf,

@@ -16,7 +16,6 @@ use crate::provider::Wire;
 /// usd_per_million_output = 0.6
 /// ```
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
     /// The wire format it speaks.
     pub wire: Wire,
@@ -88,7 +87,6 @@ fn default_max_response_bytes() -> usize {
 /// max_model_requests = 8
 /// ```
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TurnConfig {
     /// The provider, by its name under `[providers]`.
     pub provider: String,

@@ -130,7 +130,7 @@ impl Agent {
 /// Why the agent `name` configured as `config` leaves `tool` out: it is not in the
 /// agent's `tools` list; or its secrets are not configured, the knowledge grant is below
 /// its need, the agent has no project root for it.
-fn missing(name: &str, config: &AgentConfig, tool: &Tool) -> Vec<String> {
+pub(super) fn missing(name: &str, config: &AgentConfig, tool: &Tool) -> Vec<String> {
     if let Some(enabled) = &config.tools {
         if !enabled.iter().any(|id| id == tool.id()) {
             return vec![format!("it is not in `agents.{name}.tools`")];

@@ -8,6 +8,7 @@ use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
 use plugin_sdk::project::Project;
 
 use super::agent::Agent;
+use super::linked_config;
 use super::Engine;
 use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
 use crate::limits::Limits;
@@ -16,7 +17,6 @@ use crate::provider::{Provider, ProviderError};
 use crate::redact::redactor;
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationError, ConversationStates, Conversations, MemoryArtifacts};
-use crate::tool::Tool;
 use crate::validate::StartupError;
 use plugin_sdk::channel::ChannelDescriptor;
 
@@ -68,35 +68,9 @@ pub enum EngineError {
         /// Why.
         source: ProviderError,
     },
-    /// An agent's turn names a provider that is neither configured nor given.
-    #[error("the provider `{name}` is not configured (`[providers.{name}]`); the providers are: {known}")]
-    UnknownProvider {
-        /// The name.
-        name: String,
-        /// The providers there are.
-        known: String,
-    },
     /// The conversation store could not be opened.
     #[error("the conversation store could not be opened: {0}")]
     Conversations(#[from] ConversationError),
-    /// The configuration mounts a channel that no linked plugin defines.
-    #[error("the configuration mounts the channel `{name}` (`[channels.{name}]`), and no linked plugin defines it; the linked channels are: {known}")]
-    UnknownChannel {
-        /// The name.
-        name: String,
-        /// The linked channels.
-        known: String,
-    },
-    /// An agent's `tools` list names a tool that no linked plugin defines.
-    #[error("`agents.{agent}.tools` names {ids}, which no linked plugin defines; the linked tools are: {known}")]
-    UnknownTool {
-        /// The agent.
-        agent: String,
-        /// The unknown ids.
-        ids: String,
-        /// The linked tools' ids.
-        known: String,
-    },
     /// An agent's project root could not be created or opened.
     #[error("the project root {} could not be opened: {source}", root.display())]
     Project {
@@ -172,15 +146,35 @@ impl EngineBuilder {
         self
     }
 
+    /// Everything [`build`](Self::build) refuses short of opening anything: the linked
+    /// plugins, and every problem of the configuration alone and with what is linked.
+    /// `engine config check` is this.
+    pub fn check(mut self) -> Result<(), EngineError> {
+        self.validated().map(drop)
+    }
+
+    /// The registry of what is linked, when it and the configuration (given an agent)
+    /// hold no problem.
+    fn validated(&mut self) -> Result<Registry, EngineError> {
+        let linked = Linked::choose(self.tools.take(), self.hooks.take());
+        let registry = Registry::build(linked, self.limits)?;
+        self.config.ensure_an_agent();
+        let mut problems = self.config.problems();
+        problems.extend(linked_config::problems(
+            &self.config,
+            &registry,
+            &self.providers,
+        ));
+        self.config.refuse(problems)?;
+        Ok(registry)
+    }
+
     /// Validates what the engine serves and opens its stores: an engine exists only if
     /// every check passed.
-    pub fn build(self) -> Result<Engine, EngineError> {
-        let mut config = self.config;
-        config.check()?;
-        let linked = Linked::choose(self.tools, self.hooks);
-        let registry = Arc::new(Registry::build(linked, self.limits)?);
-        config.ensure_an_agent();
-        let channels = mount_channels(&config, &registry)?;
+    pub fn build(mut self) -> Result<Engine, EngineError> {
+        let registry = Arc::new(self.validated()?);
+        let config = self.config;
+        let channels = mount_channels(&config, &registry);
         let knowledge = match self.knowledge {
             Some(store) => Some(store),
             None if config
@@ -200,7 +194,6 @@ impl EngineBuilder {
         check_project_roots(&config)?;
         let mut agents = Vec::with_capacity(config.agents.len());
         for (name, agent) in &config.agents {
-            check_enabled_tools(name, agent, &registry)?;
             let provider = agent_provider(&config, agent, &self.providers)?;
             let project = agent.project.as_ref().map(open_project).transpose()?;
             agents.push(Agent::new(
@@ -234,43 +227,14 @@ impl EngineBuilder {
     /// stderr and exits with status 1, before anything is served.
     pub fn build_or_exit(self) -> Engine {
         self.build().unwrap_or_else(|error| {
-            eprint!("{error}");
-            if !matches!(error, EngineError::Startup(_)) {
-                eprintln!();
+            match error {
+                // The report says that the engine refused, and ends its own lines.
+                EngineError::Startup(_) => eprint!("{error}"),
+                _ => eprintln!("the engine refused to start: {error}"),
             }
             std::process::exit(1)
         })
     }
-}
-
-/// Refuses an agent's `tools` list that names a tool no linked plugin defines: a typo
-/// would otherwise leave the tool silently off.
-fn check_enabled_tools(
-    name: &str,
-    agent: &AgentConfig,
-    registry: &Registry,
-) -> Result<(), EngineError> {
-    let Some(enabled) = &agent.tools else {
-        return Ok(());
-    };
-    let unknown: Vec<&str> = enabled
-        .iter()
-        .filter(|id| !registry.tools().iter().any(|tool| tool.id() == id.as_str()))
-        .map(String::as_str)
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    Err(EngineError::UnknownTool {
-        agent: name.to_owned(),
-        ids: unknown.join(", "),
-        known: registry
-            .tools()
-            .iter()
-            .map(Tool::id)
-            .collect::<Vec<_>>()
-            .join(", "),
-    })
 }
 
 /// Creates the agents' project roots where missing, and refuses
@@ -376,31 +340,21 @@ fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
     Ok(Project::new(root, config.limits()))
 }
 
-/// Each configured channel with its linked adapter and its agent.
+/// Each configured channel with its linked adapter and its agent (every configured one
+/// is linked: [`linked_config`] checked).
 fn mount_channels(
     config: &EngineConfig,
     registry: &Registry,
-) -> Result<Vec<(&'static ChannelDescriptor, String)>, EngineError> {
+) -> Vec<(&'static ChannelDescriptor, String)> {
     config
         .channels
         .iter()
-        .map(|(name, mounted)| {
+        .filter_map(|(name, mounted)| {
             let linked = registry
                 .channels
                 .iter()
-                .find(|channel| channel.name == name);
-            match linked {
-                Some(channel) => Ok((*channel, mounted.agent.clone())),
-                None => Err(EngineError::UnknownChannel {
-                    name: name.clone(),
-                    known: registry
-                        .channels
-                        .iter()
-                        .map(|channel| channel.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                }),
-            }
+                .find(|channel| channel.name == name)?;
+            Some((*linked, mounted.agent.clone()))
         })
         .collect()
 }
@@ -417,18 +371,10 @@ fn agent_provider(
     if let Some(provider) = given.get(&turn.provider) {
         return Ok(Some(Arc::clone(provider)));
     }
-    let described = config.providers.get(&turn.provider).ok_or_else(|| {
-        let known: Vec<&str> = config
-            .providers
-            .keys()
-            .chain(given.keys())
-            .map(String::as_str)
-            .collect();
-        EngineError::UnknownProvider {
-            name: turn.provider.clone(),
-            known: known.join(", "),
-        }
-    })?;
+    // Configured or given: `linked_config` checked.
+    let Some(described) = config.providers.get(&turn.provider) else {
+        return Ok(None);
+    };
     http_provider(&turn.provider, described, agent)
 }
 

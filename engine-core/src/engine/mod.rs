@@ -6,6 +6,7 @@ mod builder;
 mod call;
 mod context;
 mod converse;
+mod linked_config;
 mod session;
 mod turn;
 

@@ -92,6 +92,11 @@ enum Command {
     },
     /// Run the start-up validation and report what it found; exit 1 on any problem.
     Check,
+    /// Check the configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Serve the agent's tools over MCP on stdin and stdout (Claude Desktop, Cursor, ...).
     Mcp {
         #[command(flatten)]
@@ -110,6 +115,16 @@ enum Command {
         options: McpArgs,
         #[command(flatten)]
         http: HttpArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Report every problem start-up would refuse in the configuration, alone and with
+    /// what this binary links, without starting anything; exit 1 on any.
+    Check {
+        /// The configuration to check, instead of `--config`.
+        file: Option<PathBuf>,
     },
 }
 
@@ -284,14 +299,33 @@ pub unsafe fn run(image: Image) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let file = match &cli.command {
+        Command::Config {
+            command: ConfigCommand::Check { file: Some(file) },
+        } => Some(file.as_path()),
+        _ => cli.config.as_deref(),
+    };
     // A configuration error quotes no secret (engine-core redacts it), so it may print.
-    let config = match EngineConfig::load(cli.config.as_deref(), environment.variables) {
+    // Its values are checked with what is linked, every problem at once, by the builder.
+    let config = match EngineConfig::read(file, environment.variables) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("the engine refused to start: {error}");
             return ExitCode::FAILURE;
         }
     };
+    if let Command::Config { .. } = cli.command {
+        return match Engine::builder().config(config).check() {
+            Ok(()) => {
+                println!("ok: the configuration has no problem with what this engine links");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("the engine would refuse to start: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     // Logs go to stderr (stdout carries command output, and the MCP protocol on stdio),
     // with every configured secret and the MCP token redacted from every line; so do panic
     // messages, before any plugin code runs.
@@ -365,6 +399,7 @@ pub unsafe fn run(image: Image) -> ExitCode {
         } => return turns::one_turn(&engine, at.place(turn), message),
         Command::Chat { at } => return turns::chat(&engine, at.place(turn)),
         Command::Check => print!("{}", listing::check_report(&engine)),
+        Command::Config { .. } => unreachable!("checked before the engine starts"),
         Command::Mcp { options } => {
             let server = McpServer::new(engine, agent, options.options(&image));
             return serve(engine_mcp::serve_stdio(server));

@@ -391,10 +391,10 @@ fn a_configuration_with_money_that_is_not_a_number_or_a_ttl_that_overflows_is_re
     assert_eq!(
         String::from_utf8_lossy(&output.stderr).trim(),
         format!(
-            "the engine refused to start: {}: 2 value(s) out of range: \
-             `agents.support.model.spend_cap_usd` is NaN: give a finite amount of US dollars, 0 or more; \
-             `artifacts.ttl_secs` is 18446744073709551615: give 1 to 604800 seconds",
-            path.display()
+            "the engine refused to start: the configuration is not valid: 2 problem(s):\n  \
+             {path}: `agents.support.model.spend_cap_usd` is NaN: give a finite amount of US dollars, 0 or more\n  \
+             {path}: `artifacts.ttl_secs` is 18446744073709551615: give 1 to 604800 seconds",
+            path = path.display()
         )
     );
 }

@@ -1,0 +1,129 @@
+//! What the configuration says about the linked binary: the tools each agent enables,
+//! the secrets it holds, the channels it mounts, the providers its turns use. Each
+//! mismatch is a problem start-up refuses and `engine config check` reports, beside
+//! those the configuration has on its own ([`EngineConfig::check`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::agent::missing;
+use crate::config::{list, AgentConfig, ConfigProblem, EngineConfig};
+use crate::provider::Provider;
+use crate::registry::Registry;
+use crate::tool::Tool;
+
+/// Every problem between `config` and what `registry` links (with `given` providers
+/// set on the builder).
+pub(super) fn problems(
+    config: &EngineConfig,
+    registry: &Registry,
+    given: &BTreeMap<String, Arc<dyn Provider>>,
+) -> Vec<ConfigProblem> {
+    let mut problems = Vec::new();
+    for (name, agent) in &config.agents {
+        enabled_tools(name, agent, registry, &mut problems);
+        unused_secrets(name, agent, config, registry, &mut problems);
+        if let Some(turn) = &agent.turn {
+            if !config.providers.contains_key(&turn.provider) && !given.contains_key(&turn.provider)
+            {
+                problems.push(ConfigProblem::new(
+                    format!("agents.{name}.turn.provider"),
+                    format!("names `{}`, which is not configured", turn.provider),
+                    format!(
+                        "add [providers.{}], or name one of {}",
+                        turn.provider,
+                        list(config.providers.keys().chain(given.keys()))
+                    ),
+                ));
+            }
+        }
+    }
+    for name in config.channels.keys() {
+        if !registry.channels.iter().any(|channel| channel.name == name) {
+            problems.push(ConfigProblem::new(
+                format!("channels.{name}"),
+                "mounts a channel no linked plugin defines",
+                format!(
+                    "mount one of the linked channels ({}), or link the plugin that defines it",
+                    list(registry.channels.iter().map(|channel| channel.name))
+                ),
+            ));
+        }
+    }
+    problems
+}
+
+/// An agent's `tools` list: every id a linked tool's, every tool one the agent can
+/// equip (a listed tool left out for want of a secret, a grant or a project root is a
+/// mistake the list makes plain).
+fn enabled_tools(
+    name: &str,
+    agent: &AgentConfig,
+    registry: &Registry,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    let Some(enabled) = &agent.tools else { return };
+    let key = format!("agents.{name}.tools");
+    for id in enabled {
+        match registry.tools().iter().find(|tool| tool.id() == id) {
+            None => problems.push(ConfigProblem::new(
+                &key,
+                format!("names `{id}`, which no linked plugin defines"),
+                format!(
+                    "name linked tools only ({}), or link the plugin that defines it",
+                    list(registry.tools().iter().map(Tool::id))
+                ),
+            )),
+            Some(tool) => {
+                for reason in missing(name, agent, tool) {
+                    problems.push(ConfigProblem::new(
+                        &key,
+                        format!("enables `{id}`, which the agent cannot equip: {reason}"),
+                        "give the agent what the tool needs, or take the tool out of the list",
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// An agent's secrets that nothing it enables reads: a typo in a key would otherwise
+/// leave the tool that needs it silently off.
+fn unused_secrets(
+    name: &str,
+    agent: &AgentConfig,
+    config: &EngineConfig,
+    registry: &Registry,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    let enabled = |tool: &&Tool| {
+        agent
+            .tools
+            .as_ref()
+            .is_none_or(|ids| ids.iter().any(|id| id == tool.id()))
+    };
+    let mut read: BTreeSet<&str> = registry
+        .tools()
+        .iter()
+        .filter(enabled)
+        .flat_map(|tool| tool.descriptor().secret_specs().map(|spec| spec.key))
+        .collect();
+    let provider_key = agent
+        .turn
+        .as_ref()
+        .and_then(|turn| config.providers.get(&turn.provider))
+        .and_then(|provider| provider.api_key_secret.as_deref());
+    read.extend(provider_key);
+    for key in agent.secrets.keys() {
+        if !read.contains(key.as_str()) {
+            problems.push(ConfigProblem::new(
+                format!("agents.{name}.secrets.{key}"),
+                "is a secret nothing the agent enables reads",
+                format!(
+                    "correct the key, or remove it (the agent's tools and provider read {})",
+                    list(&read)
+                ),
+            ));
+        }
+    }
+}

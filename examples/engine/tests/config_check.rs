@@ -1,0 +1,252 @@
+//! `engine config check [FILE]`: every problem start-up would refuse, at once, without
+//! starting anything; one test per rule.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A directory of its own for each test: the configuration goes there, and the engine
+/// runs there (so a check that created anything would show).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("engine-config-check-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn file(&self) -> PathBuf {
+        self.0.join("engine.toml")
+    }
+
+    /// `engine config check FILE` on `toml`, with `env` besides a clean environment.
+    fn check(&self, toml: &str, env: &[(&str, &str)]) -> Output {
+        std::fs::write(self.file(), toml).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_engine"));
+        command
+            .args(["config", "check"])
+            .arg(self.file())
+            .current_dir(&self.0)
+            .env_remove("RUST_LOG")
+            .env_remove("ENGINE_CONFIG");
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        command.output().expect("the engine runs")
+    }
+
+    /// Each problem line the check printed, without the file it names (asserted here).
+    fn problems(&self, output: &Output) -> Vec<String> {
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        assert!(output.stdout.is_empty(), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let mut lines = stderr.lines();
+        let head = lines.next().unwrap_or_default();
+        assert!(
+            head.starts_with("the engine would refuse to start: the configuration is not valid: "),
+            "{stderr}"
+        );
+        let at = format!("  {}: ", self.file().display());
+        lines
+            .map(|line| {
+                line.strip_prefix(&at)
+                    .unwrap_or_else(|| panic!("a problem that names no file: {line}"))
+                    .to_owned()
+            })
+            .collect()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn a_good_configuration_passes_and_nothing_is_created() {
+    let scratch = Scratch::new("good");
+    let output = scratch.check(
+        "[agents.docs]\ntools = [\"builtin:list_files\"]\nproject = { root = \"site\" }\n\
+         [agents.support]\nknowledge = \"write\"\nsecrets = { crm_api_key = \"k\" }\n",
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "ok: the configuration has no problem with what this engine links\n"
+    );
+    let created: Vec<_> = std::fs::read_dir(&scratch.0)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(created, ["engine.toml"], "the check created files");
+}
+
+#[test]
+fn unknown_keys_are_reported_each_with_its_path() {
+    let scratch = Scratch::new("keys");
+    let output = scratch.check(
+        "data_dirr = \"d\"\n[agents.a]\nknowlege = \"read\"\n[agents.a.model]\nspend_cap_usd = 1.0\ncap = 2\n",
+        &[],
+    );
+    let fix = "correct its spelling or remove it (the engine's keys are in the documentation of `EngineConfig`)";
+    assert_eq!(
+        scratch.problems(&output),
+        [
+            format!("`agents.a.knowlege` is not a key the engine reads: {fix}"),
+            format!("`agents.a.model.cap` is not a key the engine reads: {fix}"),
+            format!("`data_dirr` is not a key the engine reads: {fix}"),
+        ]
+    );
+}
+
+#[test]
+fn a_tool_id_nothing_links_is_reported() {
+    let scratch = Scratch::new("ids");
+    let output = scratch.check(
+        "[agents.a]\ntools = [\"weather:weather\", \"weather:wether\"]\n",
+        &[],
+    );
+    let [problem] = &scratch.problems(&output)[..] else {
+        panic!("one problem expected: {output:?}");
+    };
+    assert!(
+        problem.starts_with(
+            "`agents.a.tools` names `weather:wether`, which no linked plugin defines: name linked tools only (`acme:book_appointment`,"
+        ),
+        "{problem}"
+    );
+    assert!(
+        problem.ends_with("`weather:weather`), or link the plugin that defines it"),
+        "{problem}"
+    );
+}
+
+#[test]
+fn a_secret_no_enabled_tool_reads_is_reported_from_the_file_or_the_environment() {
+    let scratch = Scratch::new("unused-secret");
+    let output = scratch.check(
+        "[agents.a]\nsecrets = { crm_api_kye = \"k\" }\n\
+         [agents.b]\ntools = [\"weather:weather\"]\nsecrets = { crm_api_key = \"k\" }\n",
+        &[("ENGINE_SECRET__a__other", "v")],
+    );
+    assert_eq!(
+        scratch.problems(&output),
+        [
+            "`agents.a.secrets.crm_api_kye` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools and provider read `crm_api_key`, `crm_book`)",
+            "`agents.a.secrets.other` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools and provider read `crm_api_key`, `crm_book`)",
+            "`agents.b.secrets.crm_api_key` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools and provider read none)",
+        ]
+    );
+}
+
+#[test]
+fn an_enabled_tool_whose_secret_is_missing_is_reported() {
+    let scratch = Scratch::new("missing-secret");
+    let output = scratch.check("[agents.a]\ntools = [\"acme:contact_card\"]\n", &[]);
+    assert_eq!(
+        scratch.problems(&output),
+        ["`agents.a.tools` enables `acme:contact_card`, which the agent cannot equip: the secret `crm_api_key` is not configured: give the agent what the tool needs, or take the tool out of the list"]
+    );
+    // The secret from the environment is enough.
+    let output = scratch.check(
+        "[agents.a]\ntools = [\"acme:contact_card\"]\n",
+        &[("ENGINE_SECRET__a__crm_api_key", "k")],
+    );
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn a_channel_no_linked_plugin_defines_is_reported() {
+    let scratch = Scratch::new("channel");
+    let output = scratch.check(
+        "[agents.bot.turn]\nprovider = \"local\"\n\
+         [providers.local]\nwire = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+         [channels.webhok]\nagent = \"bot\"\n",
+        &[],
+    );
+    assert_eq!(
+        scratch.problems(&output),
+        ["`channels.webhok` mounts a channel no linked plugin defines: mount one of the linked channels (`webhook`), or link the plugin that defines it"]
+    );
+}
+
+#[test]
+fn a_turn_naming_a_provider_not_configured_is_reported() {
+    let scratch = Scratch::new("provider");
+    let output = scratch.check("[agents.bot.turn]\nprovider = \"locl\"\n", &[]);
+    assert_eq!(
+        scratch.problems(&output),
+        ["`agents.bot.turn.provider` names `locl`, which is not configured: add [providers.locl], or name one of none"]
+    );
+}
+
+#[test]
+fn a_value_out_of_range_is_reported() {
+    let scratch = Scratch::new("range");
+    let output = scratch.check("[artifacts]\nttl_secs = 0\n", &[]);
+    assert_eq!(
+        scratch.problems(&output),
+        ["`artifacts.ttl_secs` is 0: give 1 to 604800 seconds"]
+    );
+}
+
+#[test]
+fn every_problem_is_reported_at_once_and_start_up_refuses_the_same() {
+    let scratch = Scratch::new("all");
+    let toml =
+        "[agents.a]\ntools = [\"nope:nope\"]\nsecrets = { unused = \"k\" }\nknowlege = \"read\"\n\
+                [artifacts]\nttl_secs = 0\n[channels.nope]\nagent = \"a\"\n";
+    let output = scratch.check(toml, &[]);
+    let problems = scratch.problems(&output);
+    let keys: Vec<&str> = problems
+        .iter()
+        .map(|problem| problem.split('`').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "agents.a.knowlege",
+            "channels.nope.agent",
+            "artifacts.ttl_secs",
+            "agents.a.tools",
+            "agents.a.secrets.unused",
+            "channels.nope",
+        ]
+    );
+    // Any other command starts the engine, which refuses with the same problems.
+    let started = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(scratch.file())
+        .arg("tools")
+        .current_dir(&scratch.0)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(started.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&started.stderr).replace(
+            "the engine refused to start: ",
+            "the engine would refuse to start: "
+        ),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_file_that_does_not_parse_says_where() {
+    let scratch = Scratch::new("syntax");
+    let output = scratch.check("[agents.a\n", &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "the engine refused to start: {}: line 1, column ",
+            scratch.file().display()
+        )),
+        "{stderr}"
+    );
+}
