@@ -11,6 +11,7 @@
 //!                                   # session and window caps
 //! tools = ["acme:find_orders", "builtin:list_files"]  # absent: every tool it can equip
 //! project = { root = "site" }       # the built-in file tools' root; see ProjectConfig
+//! plugins.acme = { region = "eu" }  # a plugin's settings (`plugin! { state = T }`)
 //!
 //! [gateway]                         # an OpenAI-compatible endpoint for model access
 //! base_url = "http://127.0.0.1:8000/v1"
@@ -129,6 +130,11 @@ pub struct AgentConfig {
     /// `&Project` (the built-in file tools).
     #[serde(default)]
     pub project: Option<ProjectConfig>,
+    /// Each plugin's settings, by namespace (`[agents.<agent>.plugins.acme]`), for the
+    /// plugins that declare them (`plugin! { state = T }`): not secret. A plugin without
+    /// them here gives the agent none of the tools that share its state.
+    #[serde(default)]
+    pub plugins: BTreeMap<String, toml::Table>,
 }
 
 impl fmt::Debug for AgentConfig {
@@ -140,6 +146,7 @@ impl fmt::Debug for AgentConfig {
             .field("turn", &self.turn)
             .field("tools", &self.tools)
             .field("project", &self.project)
+            .field("plugins", &self.plugins)
             .finish()
     }
 }
@@ -507,9 +514,10 @@ impl EngineConfig {
         };
         let document = toml::de::Deserializer::parse(text).map_err(invalid)?;
         let mut unknown_keys = Vec::new();
-        let mut config: Self =
-            serde_ignored::deserialize(document, |path| unknown_keys.push(dotted(&path)))
-                .map_err(invalid)?;
+        let mut config: Self = serde_ignored::deserialize(document, |path| {
+            unknown_keys.push(plugin_sdk::engine::dotted_key(&path))
+        })
+        .map_err(invalid)?;
         unknown_keys.sort();
         config.unknown_keys = unknown_keys;
         Ok(config)
@@ -573,24 +581,6 @@ impl EngineConfig {
         self.agents
             .values()
             .flat_map(|agent| agent.secrets.values().map(String::as_str))
-    }
-}
-
-/// A key's path as the file spells it (`agents.a.model.cap`): serde_ignored's, without
-/// the steps into an `Option` or a newtype, which the file does not show.
-fn dotted(path: &serde_ignored::Path<'_>) -> String {
-    use serde_ignored::Path;
-    let (parent, step) = match path {
-        Path::Root => return String::new(),
-        Path::Map { parent, key } => (parent, key.clone()),
-        Path::Seq { parent, index } => (parent, index.to_string()),
-        Path::Some { parent }
-        | Path::NewtypeStruct { parent }
-        | Path::NewtypeVariant { parent } => return dotted(parent),
-    };
-    match dotted(parent) {
-        parent if parent.is_empty() => step,
-        parent => format!("{parent}.{step}"),
     }
 }
 

@@ -58,6 +58,8 @@ pub enum Rule {
     /// call's context), or is not strict, or is exclusive: a descriptor the macros would
     /// not have made.
     ActionShape,
+    /// A tool takes a `Shared<T>` other than its plugin's `plugin! { state = T }`.
+    PluginState,
 }
 
 impl Rule {
@@ -78,6 +80,7 @@ impl Rule {
             Self::ApiVersion => "api-version",
             Self::ChannelName => "channel-name",
             Self::ActionShape => "action-shape",
+            Self::PluginState => "plugin-state",
         }
     }
 }
@@ -220,6 +223,7 @@ pub(crate) fn validate(
     for tool in tools {
         check_action_shape(tool, &mut problems);
         check_builtin_name(tool, &mut problems);
+        check_plugin_state(tool, &mut problems);
         check_wire_name(tool, &mut problems);
         check_strict_schema(tool, &mut problems);
         check_gemini_schema(tool, &mut problems);
@@ -510,6 +514,35 @@ fn check_builtin_name(tool: &Tool, problems: &mut Vec<Problem>) {
             "name the tool after what it does in your plugin, such as `acme_list_files` (`#[define_tool(name = \"...\")]`)".into(),
         ));
     }
+}
+
+/// A tool shares only its own plugin's state: the engine builds one state per plugin,
+/// from that plugin's settings.
+fn check_plugin_state(tool: &Tool, problems: &mut Vec<Problem>) {
+    let Some(taken) = tool.descriptor().needs.state else {
+        return;
+    };
+    let declared = tool.plugin().state.map(|builder| builder.state);
+    if declared == Some(taken) {
+        return;
+    }
+    let message = match declared {
+        Some(declared) => format!(
+            "the tool takes `Shared<{}>`, and its plugin's state is `{}`",
+            taken.name(),
+            declared.name()
+        ),
+        None => format!(
+            "the tool takes `Shared<{}>`, and its plugin declares no state",
+            taken.name()
+        ),
+    };
+    problems.push(Problem::tool(
+        Rule::PluginState,
+        tool,
+        message,
+        format!("take the plugin's own state, declared once in `plugin! {{ state = {} }}` (a tool cannot share another plugin's)", taken.name()),
+    ));
 }
 
 fn check_wire_name(tool: &Tool, problems: &mut Vec<Problem>) {

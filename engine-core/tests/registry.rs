@@ -4,7 +4,7 @@
 use acme_crm as _;
 use engine_core::config::EngineConfig;
 use engine_core::{Call, CallErrorKind, Engine, EngineError, Rule, StartupError};
-use plugin_sdk::engine::{PluginManifest, ToolDescriptor};
+use plugin_sdk::engine::{Needs, PluginManifest, StateBuilder, StateType, ToolDescriptor};
 use weather as _;
 
 fn linked_tool(id: &str) -> &'static ToolDescriptor {
@@ -96,6 +96,7 @@ static ACME_TWICE: PluginManifest = PluginManifest {
     display_name: None,
     description: None,
     api_version: None,
+    state: None,
 };
 
 static FUTURE: PluginManifest = PluginManifest {
@@ -106,6 +107,7 @@ static FUTURE: PluginManifest = PluginManifest {
     display_name: None,
     description: None,
     api_version: None,
+    state: None,
 };
 
 static UNVERSIONED: PluginManifest = PluginManifest {
@@ -116,6 +118,7 @@ static UNVERSIONED: PluginManifest = PluginManifest {
     display_name: None,
     description: None,
     api_version: None,
+    state: None,
 };
 
 #[test]
@@ -138,6 +141,66 @@ fn a_plugin_with_an_action_and_no_api_version_is_refused() {
         "the plugin defines 1 action(s) and 0 channel(s) but declares no `api_version`"
     );
     assert!(problem.fix.contains("api_version = N"), "{error}");
+}
+
+static STATEFUL: PluginManifest = PluginManifest {
+    namespace: "stateful",
+    package: "stateful",
+    version: "0.1.0",
+    engine: ">=0.1",
+    display_name: None,
+    description: None,
+    api_version: None,
+    state: Some(&StateBuilder::of::<Counter>()),
+};
+
+/// A plugin's state, for the tools of `STATEFUL`.
+struct Counter;
+
+impl plugin_sdk::shared::PluginState for Counter {
+    type Settings = ();
+
+    fn build((): ()) -> Result<Self, String> {
+        Ok(Counter)
+    }
+}
+
+#[test]
+fn a_tool_sharing_a_state_that_is_not_its_plugins_is_refused() {
+    let weather = linked_tool("weather:weather");
+    let takes = |plugin: fn() -> &'static PluginManifest, state: StateType| {
+        leak(ToolDescriptor {
+            plugin,
+            needs: Needs {
+                state: Some(state),
+                ..weather.needs
+            },
+            ..*weather
+        })
+    };
+    // Its own plugin's state: fine.
+    assert!(Engine::builder()
+        .tools([takes(|| &STATEFUL, StateType::of::<Counter>())])
+        .build()
+        .is_ok());
+    for (plugin, declared) in [
+        (
+            (|| &STATEFUL) as fn() -> &'static PluginManifest,
+            "its plugin's state is `registry::Counter`",
+        ),
+        (|| &UNVERSIONED, "its plugin declares no state"),
+    ] {
+        let error = refused(vec![takes(plugin, StateType::of::<String>())]);
+        let [problem] = error.problems() else {
+            panic!("one problem expected: {error}");
+        };
+        assert_eq!(problem.rule, Rule::PluginState);
+        assert_eq!(
+            problem.message,
+            format!("the tool takes `Shared<alloc::string::String>`, and {declared}")
+        );
+        assert!(problem.fix.contains("plugin! { state = "), "{error}");
+    }
 }
 
 fn leak(descriptor: ToolDescriptor) -> &'static ToolDescriptor {

@@ -48,7 +48,8 @@ impl Parse for Arg {
             Value::Bool(input.parse()?)
         } else if input.peek(LitInt) {
             Value::Int(input.parse()?)
-        } else if key == "crate" {
+        } else if key == crate::symbol::CRATE || key == crate::symbol::STATE {
+            // The keys that name an item: `crate = ::sdk`, `state = Crm`.
             Value::Path(input.parse()?)
         } else {
             return Err(input.error(
@@ -137,11 +138,16 @@ impl Arg {
         }
     }
 
-    /// A path: `crate = ::renamed_sdk`.
+    /// A path: `crate = ::renamed_sdk`, `state = Crm`.
     pub fn path(self, errors: &mut Errors) -> Option<syn::Path> {
+        let example = if self.key == crate::symbol::STATE {
+            "a type such as `Crm` (implementing `plugin_sdk::shared::PluginState`)"
+        } else {
+            "a path such as `::plugin_sdk`"
+        };
         match self.value {
             Value::Path(path) => Some(path),
-            _ => self.expected("a path such as `::plugin_sdk`", errors),
+            _ => self.expected(example, errors),
         }
     }
 

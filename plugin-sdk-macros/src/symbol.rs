@@ -24,6 +24,7 @@ pub const DESCRIPTION: &str = "description";
 pub const LABEL: &str = "label";
 pub const ACTION: &str = "action";
 pub const API_VERSION: &str = "api_version";
+pub const STATE: &str = "state";
 
 /// `#[define_tool(...)]`.
 pub const TOOL_KEYS: &[&str] = &[
@@ -62,6 +63,7 @@ pub const PLUGIN_KEYS: &[&str] = &[
     DISPLAY_NAME,
     DESCRIPTION,
     API_VERSION,
+    STATE,
     CRATE,
 ];
 /// `#[tool_args(...)]`.

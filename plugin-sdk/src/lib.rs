@@ -95,6 +95,13 @@ pub mod project {
     pub use crate::context::{Project, ProjectLimits};
 }
 
+/// A plugin's settings and the state built from them once per agent: declare it in
+/// `plugin! { state = T }` with [`PluginState`](shared::PluginState), take it as
+/// [`Shared<T>`](shared::Shared).
+pub mod shared {
+    pub use crate::context::{PluginState, Shared};
+}
+
 /// Who the turn is for, from the turn and never from the model: take `Subscriber` or
 /// `Conversation`.
 pub mod turn {
@@ -107,8 +114,9 @@ pub mod turn {
 /// For engine crates (`engine-core`); a plugin author never needs it.
 pub mod engine {
     pub use crate::context::{
-        ArtifactStore, FromSecret, KnowledgeGrant, KnowledgeNeed, KnowledgeStore, ModelAccess,
-        Redact, RedactValues, Scope, SecretBundle, SecretSpec, StateMap, StateWrites,
+        dotted_key, ArtifactStore, FromSecret, KnowledgeGrant, KnowledgeNeed, KnowledgeStore,
+        ModelAccess, Redact, RedactValues, Scope, SecretBundle, SecretSpec, SettingsProblem,
+        StateBuilder, StateMap, StateType, StateWrites,
     };
     pub use crate::hook::event::HookEvent;
     pub use crate::hook::registration::{
@@ -144,6 +152,7 @@ pub mod prelude {
     pub use crate::knowledge::Knowledge;
     pub use crate::model::{ChatMessage, ChatRequest, Model, Tier};
     pub use crate::secrets::Secret;
+    pub use crate::shared::{PluginState, Shared};
     pub use crate::state::State;
     pub use crate::turn::{Conversation, Subscriber};
     pub use crate::{

@@ -38,7 +38,7 @@ impl<'a> CallInput<'a> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`, `Shared<T>` (the plugin's state)",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait ToolParam {
@@ -94,6 +94,8 @@ pub struct Needs {
     pub locale: bool,
     /// The agent's project root (`&Project`).
     pub project: bool,
+    /// Its plugin's state (`Shared<T>`), of this type.
+    pub state: Option<crate::context::StateType>,
 }
 
 impl Needs {
@@ -104,6 +106,7 @@ impl Needs {
         audit: false,
         locale: false,
         project: false,
+        state: None,
     };
 
     /// What any of `needs` reads.
@@ -116,6 +119,9 @@ impl Needs {
             all.audit |= needs[i].audit;
             all.locale |= needs[i].locale;
             all.project |= needs[i].project;
+            if needs[i].state.is_some() {
+                all.state = needs[i].state;
+            }
             i += 1;
         }
         all

@@ -21,6 +21,9 @@ pub struct PluginManifest {
     /// (`api_version = 0`); `None` for a plugin of tools and hooks only. Version 0 is
     /// unstable for channels (see [`crate::channel`]).
     pub api_version: Option<u32>,
+    /// How the engine builds what the plugin's tools share from its settings
+    /// (`plugin! { state = T }`); `None`: the plugin takes no settings.
+    pub state: Option<&'static crate::engine::StateBuilder>,
 }
 
 /// One linked plugin, as `plugin!` submits it to the registry.

@@ -10,7 +10,9 @@ use serde::Deserialize;
 
 pub use crate::action::{ActionField, ActionParam};
 pub use crate::channel::{Channel, ChannelDescriptor};
-pub use crate::context::{FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretSpec};
+pub use crate::context::{
+    FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretSpec, StateBuilder,
+};
 pub use crate::hook::event::HookEvent;
 pub use crate::hook::outcome::{
     ConversationStartReturn, MessageReceivedReturn, MutatingResponseGeneratedReturn,
@@ -59,7 +61,7 @@ pub const fn knowledge_need(candidates: &[Option<KnowledgeNeed>]) -> Option<Know
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`, `Shared<T>` (the plugin's state)",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait Param {
@@ -384,6 +386,13 @@ pub fn first_input_schema(candidates: &[fn() -> Option<Schema>]) -> Schema {
 // method answers `Declared`. A tool calls that method through `use crate::*`; when the
 // crate has no `plugin!`, method resolution falls back (by autoref) to `NoPluginYet`,
 // whose answer fails the `DeclaredPlugin` bound with a message saying to add one.
+
+/// The state a `plugin!` declares, implemented where its `state = T` was written so that
+/// `T`'s path resolves there.
+pub trait DeclaredState {
+    /// `plugin! { state = T }`'s builder.
+    const STATE: &'static StateBuilder;
+}
 
 /// The receiver of the plugin look-up.
 pub struct PluginProbe;

@@ -1,6 +1,8 @@
 //! Agents: what each equips from the registry, what it leaves out and why, and the
 //! catalogs of what it equips.
 
+use std::any::Any;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -31,7 +33,13 @@ pub struct Agent {
     pub(super) provider: Option<Arc<dyn Provider>>,
     /// Its project root, open, when it has a `project` configuration.
     pub(super) project: Option<Project>,
+    /// The state of each tool's plugin, by the registry's index, for the tools that
+    /// share it (`Shared<T>`).
+    pub(super) plugin_states: Vec<Option<PluginState>>,
 }
+
+/// A plugin's state, built from the agent's settings for it.
+pub(super) type PluginState = Arc<dyn Any + Send + Sync>;
 
 /// A tool an agent does not equip, and why: shown to people (`check`, `tools`), never
 /// to the model.
@@ -50,6 +58,7 @@ impl Agent {
         registry: &Arc<Registry>,
         provider: Option<Arc<dyn Provider>>,
         project: Option<Project>,
+        states: BTreeMap<&str, PluginState>,
     ) -> Self {
         let mut equipped = Vec::new();
         let mut left_out = Vec::new();
@@ -77,6 +86,14 @@ impl Agent {
         for &index in &equipped {
             equips[index] = true;
         }
+        let plugin_states = registry
+            .tools()
+            .iter()
+            .map(|tool| {
+                tool.descriptor().needs.state?;
+                states.get(tool.plugin().namespace).cloned()
+            })
+            .collect();
         let spend_window = config.model.map(|grant| {
             let window = grant.window();
             Arc::new(Meter::windowed(window.cap_usd, window.secs))
@@ -92,6 +109,7 @@ impl Agent {
             catalogs,
             provider,
             project,
+            plugin_states,
         }
     }
 
@@ -150,6 +168,12 @@ pub(super) fn missing(name: &str, config: &AgentConfig, tool: &Tool) -> Vec<Stri
                 need.level.as_str()
             ));
         }
+    }
+    if descriptor.needs.state.is_some() && !config.plugins.contains_key(tool.plugin().namespace) {
+        let namespace = tool.plugin().namespace;
+        reasons.push(format!(
+            "its plugin's settings are not configured (`[agents.{name}.plugins.{namespace}]`)"
+        ));
     }
     if descriptor.needs.project && config.project.is_none() {
         reasons.push(format!(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
 use plugin_sdk::project::Project;
 
-use super::agent::Agent;
+use super::agent::{Agent, PluginState};
 use super::linked_config;
 use super::Engine;
 use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
@@ -71,6 +71,16 @@ pub enum EngineError {
     /// The conversation store could not be opened.
     #[error("the conversation store could not be opened: {0}")]
     Conversations(#[from] ConversationError),
+    /// A plugin's state could not be built from the agent's settings for it.
+    #[error("the plugin `{namespace}` refused the settings `[agents.{agent}.plugins.{namespace}]`: {message}")]
+    PluginState {
+        /// The agent.
+        agent: String,
+        /// The plugin's namespace.
+        namespace: String,
+        /// The plugin's reason, with its fix.
+        message: String,
+    },
     /// An agent's project root could not be created or opened.
     #[error("the project root {} could not be opened: {source}", root.display())]
     Project {
@@ -196,12 +206,14 @@ impl EngineBuilder {
         for (name, agent) in &config.agents {
             let provider = agent_provider(&config, agent, &self.providers)?;
             let project = agent.project.as_ref().map(open_project).transpose()?;
+            let states = build_plugin_states(name, agent, &registry)?;
             agents.push(Agent::new(
                 name,
                 agent.clone(),
                 &registry,
                 provider,
                 project,
+                states,
             ));
         }
         let conversations = match self.conversations {
@@ -322,6 +334,34 @@ fn overlap(project: &ProjectConfig, what: String) -> EngineError {
             "it overlaps {what}: give the project a directory of its own"
         )),
     }
+}
+
+/// The state of each plugin the agent configures, built from its settings (which
+/// [`linked_config`] checked).
+fn build_plugin_states<'a>(
+    name: &str,
+    agent: &'a AgentConfig,
+    registry: &Registry,
+) -> Result<BTreeMap<&'a str, PluginState>, EngineError> {
+    let mut states = BTreeMap::new();
+    for (namespace, settings) in &agent.plugins {
+        let Some(builder) = registry
+            .plugins()
+            .find(|(plugin, _)| plugin.namespace == namespace)
+            .and_then(|(plugin, _)| plugin.state)
+        else {
+            continue;
+        };
+        let state = builder
+            .build(linked_config::settings_value(settings))
+            .map_err(|message| EngineError::PluginState {
+                agent: name.to_owned(),
+                namespace: namespace.clone(),
+                message,
+            })?;
+        states.insert(namespace.as_str(), state);
+    }
+    Ok(states)
 }
 
 /// Opens a project root (created by [`check_project_roots`]).

@@ -69,6 +69,13 @@ impl Engine {
             );
             context = context.with_knowledge(grant);
         }
+        let state = needs
+            .state
+            .and_then(|_| self.registry.tool_index(tool.id()))
+            .and_then(|index| agent.plugin_states[index].as_ref());
+        if let Some(state) = state {
+            context = context.with_any_plugin_state(Arc::clone(state));
+        }
         if let (true, Some(project)) = (needs.project, &agent.project) {
             context = context.with_project(project.clone());
         }

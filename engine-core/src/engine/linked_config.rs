@@ -22,6 +22,7 @@ pub(super) fn problems(
     let mut problems = Vec::new();
     for (name, agent) in &config.agents {
         enabled_tools(name, agent, registry, &mut problems);
+        plugin_settings(name, agent, registry, &mut problems);
         unused_secrets(name, agent, config, registry, &mut problems);
         if let Some(turn) = &agent.turn {
             if !config.providers.contains_key(&turn.provider) && !given.contains_key(&turn.provider)
@@ -85,6 +86,63 @@ fn enabled_tools(
             }
         }
     }
+}
+
+/// An agent's settings for plugins: each for a linked plugin that takes settings, and
+/// settings that plugin reads.
+fn plugin_settings(
+    name: &str,
+    agent: &AgentConfig,
+    registry: &Registry,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    for (namespace, settings) in &agent.plugins {
+        let key = format!("agents.{name}.plugins.{namespace}");
+        let plugin = registry
+            .plugins()
+            .map(|(plugin, _)| plugin)
+            .find(|plugin| plugin.namespace == namespace);
+        let Some(plugin) = plugin else {
+            problems.push(ConfigProblem::new(
+                key,
+                "configures a plugin nothing links",
+                format!(
+                    "name a linked plugin by its namespace ({}), or link the plugin",
+                    list(registry.plugins().map(|(plugin, _)| plugin.namespace))
+                ),
+            ));
+            continue;
+        };
+        let Some(state) = plugin.state else {
+            problems.push(ConfigProblem::new(
+                key,
+                format!("configures `{}`, which takes no settings", plugin.package),
+                "remove the table",
+            ));
+            continue;
+        };
+        for problem in state.check(&settings_value(settings)) {
+            let key = match problem.key.as_str() {
+                "" => key.clone(),
+                below => format!("{key}.{below}"),
+            };
+            problems.push(ConfigProblem::new(
+                key,
+                problem.problem,
+                format!(
+                    "give the settings `{}` documents for its state `{}`",
+                    plugin.package,
+                    state.state.name()
+                ),
+            ));
+        }
+    }
+}
+
+/// A plugin's settings as the SDK hands them to the plugin's `Deserialize`: JSON, which
+/// every TOML value converts to (a table of them cannot fail to).
+pub(super) fn settings_value(settings: &toml::Table) -> serde_json::Value {
+    serde_json::to_value(settings).unwrap_or_default()
 }
 
 /// An agent's secrets that nothing it enables reads: a typo in a key would otherwise

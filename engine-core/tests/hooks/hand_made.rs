@@ -20,6 +20,7 @@ static HAND_MADE: PluginManifest = PluginManifest {
     display_name: None,
     description: None,
     api_version: None,
+    state: None,
 };
 
 fn hand_made_plugin() -> &'static PluginManifest {

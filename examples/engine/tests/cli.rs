@@ -116,7 +116,7 @@ fn check_reports_what_it_validated() {
         "  streaming of replies: off: a hook may replace or regenerate replies\n",
         "  agent default      8 tools equipped, 8 left out\n",
         "    left out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n",
-        "    left out acme:contact_card: the secret `crm_api_key` is not configured\n",
+        "    left out acme:contact_card: the secret `crm_api_key` is not configured; its plugin's settings are not configured (`[agents.default.plugins.acme]`)\n",
         "    left out contacts:log_contact: the secret `crm_book` is not configured\n",
     ] {
         assert!(report.contains(line), "`{line}` is missing from:\n{report}");
@@ -217,7 +217,7 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
         agents,
         "  default: knowledge none, model none, secrets 0, project none, enables every tool\n\
          \x20   equips: acme:book_appointment, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:search_notes, notes:summarize, weather:weather\n\
-         \x20   leaves out acme:contact_card: the secret `crm_api_key` is not configured\n\
+         \x20   leaves out acme:contact_card: the secret `crm_api_key` is not configured; its plugin's settings are not configured (`[agents.default.plugins.acme]`)\n\
          \x20   leaves out builtin:create_directory: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:get_text_content: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
@@ -262,6 +262,42 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
 }
 
 #[test]
+fn each_agent_gets_the_plugin_state_built_from_its_own_settings() {
+    let dir = std::env::temp_dir().join(format!("engine-cli-state-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("engine.toml");
+    let mut toml = String::new();
+    for (agent, region) in [("eu-desk", "eu"), ("us-desk", "us")] {
+        toml += &format!(
+            "[agents.{agent}]\nsecrets = {{ crm_api_key = \"a-key-of-some-length\" }}\n\
+             [agents.{agent}.plugins.acme]\nbase_url = \"https://crm.acme.example/\"\nregion = \"{region}\"\n"
+        );
+    }
+    std::fs::write(&path, toml).unwrap();
+    for (agent, link) in [
+        ("eu-desk", "https://crm.acme.example/eu/contacts/c-7"),
+        ("us-desk", "https://crm.acme.example/us/contacts/c-7"),
+    ] {
+        let output = engine(&[
+            "--config",
+            path.to_str().unwrap(),
+            "--agent",
+            agent,
+            "call",
+            "--subscriber",
+            "c-7",
+            "--conversation",
+            "conversation-1",
+            "acme__contact_card",
+            "{}",
+        ]);
+        assert!(output.status.success(), "{output:?}");
+        let card: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(card["link"], link, "{agent}");
+    }
+}
+
+#[test]
 fn a_call_in_a_turn_gets_the_subscriber_from_the_turn_and_audits_it() {
     let output = configured_engine(&[
         "--agent",
@@ -277,7 +313,7 @@ fn a_call_in_a_turn_gets_the_subscriber_from_the_turn_and_audits_it() {
     assert!(output.status.success(), "{output:?}");
     assert_eq!(
         stdout(&output).trim(),
-        r#"{"customer_id":"c-12","channel":"email"}"#
+        r#"{"customer_id":"c-12","channel":"email","link":"https://crm.acme.example/eu/contacts/c-12"}"#
     );
     let log = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -149,14 +149,61 @@ fn an_enabled_tool_whose_secret_is_missing_is_reported() {
     let output = scratch.check("[agents.a]\ntools = [\"acme:contact_card\"]\n", &[]);
     assert_eq!(
         scratch.problems(&output),
-        ["`agents.a.tools` enables `acme:contact_card`, which the agent cannot equip: the secret `crm_api_key` is not configured: give the agent what the tool needs, or take the tool out of the list"]
+        [
+            "`agents.a.tools` enables `acme:contact_card`, which the agent cannot equip: the secret `crm_api_key` is not configured: give the agent what the tool needs, or take the tool out of the list",
+            "`agents.a.tools` enables `acme:contact_card`, which the agent cannot equip: its plugin's settings are not configured (`[agents.a.plugins.acme]`): give the agent what the tool needs, or take the tool out of the list",
+        ]
     );
-    // The secret from the environment is enough.
+    // The secret from the environment and the plugin's settings are enough.
     let output = scratch.check(
-        "[agents.a]\ntools = [\"acme:contact_card\"]\n",
+        "[agents.a]\ntools = [\"acme:contact_card\"]\n\
+         [agents.a.plugins.acme]\nbase_url = \"https://crm.acme.example\"\nregion = \"eu\"\n",
         &[("ENGINE_SECRET__a__crm_api_key", "k")],
     );
     assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn plugin_settings_are_checked_against_what_the_plugin_reads() {
+    let scratch = Scratch::new("settings");
+    let output = scratch.check(
+        "[agents.a.plugins.acme]\nbase_url = \"https://crm.acme.example\"\nregion = \"eu\"\nretries = 3\n\
+         [agents.b.plugins.acme]\nbase_url = \"https://crm.acme.example\"\nregion = \"mars\"\n\
+         [agents.a.plugins.weather]\nunits = \"metric\"\n\
+         [agents.a.plugins.acme-crm]\n",
+        &[],
+    );
+    let fix = "give the settings `acme-crm` documents for its state `acme_crm::Crm`";
+    assert_eq!(
+        scratch.problems(&output),
+        [
+            format!("`agents.a.plugins.acme.retries` is not a setting the plugin reads: {fix}"),
+            "`agents.a.plugins.acme-crm` configures a plugin nothing links: name a linked plugin by its namespace (`acme`, `builtin`, `contacts`, `guard`, `notes`, `weather`, `webhook`), or link the plugin".to_owned(),
+            "`agents.a.plugins.weather` configures `weather`, which takes no settings: remove the table".to_owned(),
+            format!("`agents.b.plugins.acme.region` is not valid: unknown variant `mars`, expected `eu` or `us`: {fix}"),
+        ]
+    );
+}
+
+#[test]
+fn settings_the_plugin_refuses_to_build_from_refuse_start_up_but_not_the_check() {
+    let scratch = Scratch::new("settings-build");
+    let toml = "[agents.a.plugins.acme]\nbase_url = \"http://crm.acme.example\"\nregion = \"eu\"\n";
+    // The check reads the settings, and builds nothing (a state may connect somewhere).
+    assert!(scratch.check(toml, &[]).status.success());
+    let started = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(scratch.file())
+        .arg("tools")
+        .current_dir(&scratch.0)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(started.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&started.stderr),
+        "the engine refused to start: the plugin `acme` refused the settings `[agents.a.plugins.acme]`: `base_url` is `http://crm.acme.example`: give an https:// URL (or http:// on loopback)\n"
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use super::parse::Manifest;
 use crate::attr::sdk_path;
@@ -19,7 +20,25 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
         Some(version) => quote!(::core::option::Option::Some(#version)),
         None => quote!(::core::option::Option::None),
     };
+    // The state's builder is named where its path resolves: beside `plugin!`, not in the
+    // module below (a scope deeper, where `super` would skip a function body around
+    // `plugin!`). Spanned at the type, so that one that is not a `PluginState` is
+    // reported there.
+    let (state, declared_state) = match &manifest.state {
+        Some(ty) => (
+            quote!(::core::option::Option::Some(<Names as #private::DeclaredState>::STATE)),
+            quote_spanned!(ty.span()=>
+                impl #private::DeclaredState for __plugin_sdk_plugin::Names {
+                    const STATE: &'static #private::StateBuilder =
+                        &const { #private::StateBuilder::of::<#ty>() };
+                }
+            ),
+        ),
+        None => (quote!(::core::option::Option::None), quote!()),
+    };
     quote! {
+        #declared_state
+
         // A second `plugin!` in the crate defines this module again: one error, there.
         #[doc(hidden)]
         mod __plugin_sdk_plugin {
@@ -31,6 +50,7 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
                 display_name: #display_name,
                 description: #description,
                 api_version: #api_version,
+                state: #state,
             };
 
             /// The look-up a tool makes through `use crate::*` (see `__private`).

@@ -18,6 +18,8 @@ pub struct Manifest {
     /// `api_version = N`: the action and channel API the plugin was written against.
     /// Any number parses: the engine refuses, at start-up, one it does not support.
     pub api_version: Option<u32>,
+    /// `state = T`: what the plugin's tools share, built from its settings per agent.
+    pub state: Option<syn::Path>,
 }
 
 impl Manifest {
@@ -27,6 +29,7 @@ impl Manifest {
         let mut display_name = Once::default();
         let mut description = Once::default();
         let mut api_version = Once::default();
+        let mut state = Once::default();
         let mut krate = Once::default();
         for arg in args {
             let key = arg.key.clone();
@@ -39,6 +42,7 @@ impl Manifest {
                     let version = arg.int(0..=u64::from(u32::MAX), errors);
                     api_version.set(&key, version.map(|(value, _)| value as u32), errors)
                 }
+                STATE => state.set(&key, arg.path(errors), errors),
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 _ => arg.unknown(PLUGIN_KEYS, errors),
             }
@@ -72,6 +76,7 @@ impl Manifest {
             display_name,
             description,
             api_version: api_version.get(),
+            state: state.get(),
         }
     }
 }

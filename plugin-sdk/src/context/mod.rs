@@ -12,6 +12,7 @@
 //! | `Option<Model>` | model access, by tier |
 //! | `Subscriber`, `Conversation` | the turn's identity |
 //! | `&Project` | the agent's project root, as a directory handle |
+//! | `Shared<T>` | the plugin's state, built once per agent from its settings |
 //!
 //! Nothing else: no model client or provider, no registry, no system prompt or catalog,
 //! no database handle, no logger that does not redact.
@@ -23,6 +24,7 @@ mod model;
 mod project;
 mod redact;
 mod secret;
+mod shared;
 mod state;
 mod turn;
 
@@ -41,6 +43,8 @@ pub use model::{
 pub use project::{Project, ProjectLimits};
 pub use redact::{Redact, RedactValues};
 pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};
+use shared::AnyState;
+pub use shared::{dotted_key, PluginState, SettingsProblem, Shared, StateBuilder, StateType};
 pub use state::{State, StateMap, StateWrites};
 pub use turn::{Conversation, Subscriber, TurnIdentity};
 
@@ -64,6 +68,8 @@ pub struct ToolContext {
     knowledge: Option<KnowledgeGrant>,
     model: Option<Model>,
     project: Option<Project>,
+    /// The state of the plugin whose tool is called, for `Shared<T>`.
+    plugin_state: Option<AnyState>,
 }
 
 impl ToolContext {
@@ -85,6 +91,7 @@ impl ToolContext {
             knowledge: None,
             model: None,
             project: None,
+            plugin_state: None,
         };
         &EMPTY
     }
@@ -152,6 +159,23 @@ impl ToolContext {
     /// The same context, in the agent's project.
     pub fn with_project(mut self, project: Project) -> Self {
         self.project = Some(project);
+        self
+    }
+
+    /// The same context, with the called tool's plugin's state (as the engine builds it
+    /// from the agent's settings for the plugin), for [`Shared<T>`](crate::shared::Shared).
+    pub fn with_plugin_state<T: PluginState>(mut self, state: Shared<T>) -> Self {
+        self.plugin_state = Some(state.into_any());
+        self
+    }
+
+    /// The same context, with a plugin's state as an engine holds it, type-erased (what
+    /// [`StateBuilder::build`](crate::engine::StateBuilder::build) returns).
+    pub fn with_any_plugin_state(
+        mut self,
+        state: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Self {
+        self.plugin_state = Some(state);
         self
     }
 

@@ -48,6 +48,7 @@ macro_rules! hand_made_plugin {
                 display_name: ::core::option::Option::None,
                 description: ::core::option::Option::None,
                 api_version: ::core::option::Option::None,
+                state: ::core::option::Option::None,
             };
         $crate::sdk::__private::inventory::submit!($crate::sdk::__private::PluginEntry(&$manifest));
     };

@@ -10,6 +10,65 @@ plugin_sdk::plugin! {
         "en-US": "Order status and appointments from the Acme back office.",
         "it-IT": "Stato degli ordini e appuntamenti dal gestionale Acme.",
     },
+    state = Crm,
+}
+
+/// Where an agent's Acme CRM is: `[agents.<agent>.plugins.acme]`, beside its secrets.
+///
+/// ```toml
+/// [agents.support.plugins.acme]
+/// base_url = "https://crm.acme.example"
+/// region = "eu"
+/// ```
+#[derive(Debug, Deserialize)]
+pub struct CrmSettings {
+    /// The CRM's address: https, or http on loopback for a local one.
+    pub base_url: String,
+    /// The data region the account lives in.
+    pub region: Region,
+}
+
+/// A CRM data region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Region {
+    Eu,
+    Us,
+}
+
+/// The CRM client the tools share, built once per agent from its settings: a real plugin
+/// keeps its HTTP client (and its connection pool) here.
+#[derive(Debug)]
+pub struct Crm {
+    /// The base URL with the region's path, without a trailing `/`.
+    contacts: String,
+}
+
+impl PluginState for Crm {
+    type Settings = CrmSettings;
+
+    fn build(settings: CrmSettings) -> Result<Self, String> {
+        let base = settings.base_url.trim_end_matches('/');
+        let local = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+            .iter()
+            .any(|prefix| {
+                base.strip_prefix(prefix)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
+            });
+        if !(base.starts_with("https://") || local) {
+            return Err(format!(
+                "`base_url` is `{}`: give an https:// URL (or http:// on loopback)",
+                settings.base_url
+            ));
+        }
+        let region = match settings.region {
+            Region::Eu => "eu",
+            Region::Us => "us",
+        };
+        Ok(Self {
+            contacts: format!("{base}/{region}/contacts"),
+        })
+    }
 }
 
 /// The arguments of `book_appointment`.
@@ -156,6 +215,8 @@ pub struct ContactCard {
     pub customer_id: String,
     /// How the customer prefers to be reached.
     pub channel: String,
+    /// Where the card is in the CRM.
+    pub link: String,
 }
 
 /// Fetch the contact card of the customer this conversation is with. Takes no
@@ -166,7 +227,12 @@ pub struct ContactCard {
     read_only,
     open_world,
 )]
-pub async fn contact_card(secrets: CrmSecrets, customer: Subscriber, audit: &Audit) -> ContactCard {
+pub async fn contact_card(
+    secrets: CrmSecrets,
+    crm: Shared<Crm>,
+    customer: Subscriber,
+    audit: &Audit,
+) -> ContactCard {
     // A real plugin sends the key in an Authorization header; here it picks the channel.
     let channel = if secrets.crm_api_key.expose().len().is_multiple_of(2) {
         "email"
@@ -177,6 +243,7 @@ pub async fn contact_card(secrets: CrmSecrets, customer: Subscriber, audit: &Aud
     ContactCard {
         customer_id: customer.id().to_owned(),
         channel: channel.to_owned(),
+        link: format!("{}/{}", crm.contacts, customer.id()),
     }
 }
 
@@ -206,13 +273,32 @@ mod tests {
     fn the_contact_card_is_the_conversations_customers() {
         let ctx = ToolContext::new()
             .with_turn("c-12", "conversation-1")
-            .with_secret("crm_api_key", Secret::new("key-1234"));
+            .with_secret("crm_api_key", Secret::new("key-1234"))
+            .with_plugin_state(Shared::new(crm("https://crm.acme.example/", "eu").unwrap()));
         let input = plugin_sdk::engine::CallInput::new("{}", &ctx);
         let tool = plugin_sdk::engine::linked_tools()
             .find(|tool| tool.name == "contact_card")
             .expect("linked");
         let output = run(tool.call(input)).unwrap();
-        assert_eq!(output, r#"{"customer_id":"c-12","channel":"email"}"#);
+        assert_eq!(
+            output,
+            r#"{"customer_id":"c-12","channel":"email","link":"https://crm.acme.example/eu/contacts/c-12"}"#
+        );
+    }
+
+    fn crm(base_url: &str, region: &str) -> Result<Crm, String> {
+        let settings = serde_json::json!({ "base_url": base_url, "region": region });
+        Crm::build(serde_json::from_value(settings).map_err(|error| error.to_string())?)
+    }
+
+    #[test]
+    fn the_crm_is_reached_over_https_or_on_loopback_only() {
+        assert!(crm("https://crm.acme.example", "us").is_ok());
+        assert!(crm("http://127.0.0.1:9000", "eu").is_ok());
+        let error = crm("http://crm.acme.example", "eu").unwrap_err();
+        assert!(error.contains("give an https:// URL"), "{error}");
+        assert!(crm("http://localhost.evil.example", "eu").is_err());
+        assert!(crm("https://crm.acme.example", "mars").is_err());
     }
 
     #[test]
