@@ -11,7 +11,8 @@
 //!                                   # session and window caps
 //! tools = ["acme:find_orders", "builtin:list_files"]  # absent: every tool it can equip
 //! project = { root = "site" }       # the built-in file tools' root; see ProjectConfig
-//! plugins.acme = { region = "eu" }  # a plugin's settings (`plugin! { state = T }`)
+//! plugins.acme = { base_url = "https://crm.acme.example", region = "eu" }
+//!                                   # a plugin's settings (`plugin! { state = T }`)
 //!
 //! [gateway]                         # an OpenAI-compatible endpoint for model access
 //! base_url = "http://127.0.0.1:8000/v1"

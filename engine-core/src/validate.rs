@@ -317,6 +317,10 @@ fn check_action_shape(tool: &Tool, problems: &mut Vec<Problem>) {
             "it reads the knowledge base",
         ),
         (descriptor.needs.locale, "it reads the call's context"),
+        (
+            descriptor.needs.state.is_some(),
+            "it reads its plugin's state",
+        ),
         (!descriptor.strict, "its arguments are not strict"),
         (descriptor.exclusive, "it is exclusive"),
     ]

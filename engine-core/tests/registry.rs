@@ -4,7 +4,7 @@
 use acme_crm as _;
 use engine_core::config::EngineConfig;
 use engine_core::{Call, CallErrorKind, Engine, EngineError, Rule, StartupError};
-use plugin_sdk::engine::{Needs, PluginManifest, StateBuilder, StateType, ToolDescriptor};
+use plugin_sdk::engine::{Needs, PluginManifest, StateBuilder, StateType, System, ToolDescriptor};
 use weather as _;
 
 fn linked_tool(id: &str) -> &'static ToolDescriptor {
@@ -97,6 +97,7 @@ static ACME_TWICE: PluginManifest = PluginManifest {
     description: None,
     api_version: None,
     state: None,
+    system: System::NONE,
 };
 
 static FUTURE: PluginManifest = PluginManifest {
@@ -108,6 +109,7 @@ static FUTURE: PluginManifest = PluginManifest {
     description: None,
     api_version: None,
     state: None,
+    system: System::NONE,
 };
 
 static UNVERSIONED: PluginManifest = PluginManifest {
@@ -119,6 +121,7 @@ static UNVERSIONED: PluginManifest = PluginManifest {
     description: None,
     api_version: None,
     state: None,
+    system: System::NONE,
 };
 
 #[test]
@@ -152,18 +155,22 @@ static STATEFUL: PluginManifest = PluginManifest {
     description: None,
     api_version: None,
     state: Some(&StateBuilder::of::<Counter>()),
+    system: System::NONE,
 };
 
 /// A plugin's state, for the tools of `STATEFUL`.
 struct Counter;
 
 impl plugin_sdk::shared::PluginState for Counter {
-    type Settings = ();
+    type Settings = CounterSettings;
 
-    fn build((): ()) -> Result<Self, String> {
+    fn build(_: CounterSettings) -> Result<Self, String> {
         Ok(Counter)
     }
 }
+
+#[derive(serde::Deserialize)]
+struct CounterSettings {}
 
 #[test]
 fn a_tool_sharing_a_state_that_is_not_its_plugins_is_refused() {

@@ -25,6 +25,8 @@ pub enum Value {
     Int(LitInt),
     Map(Localized),
     Path(syn::Path),
+    /// The tokens of a braced block its key parses itself (`system = { ... }`).
+    Block(proc_macro2::TokenStream),
 }
 
 impl Parse for Arg {
@@ -38,7 +40,11 @@ impl Parse for Arg {
             });
         }
         input.parse::<Token![=]>()?;
-        let value = if input.peek(syn::token::Brace) {
+        let value = if key == crate::symbol::SYSTEM && input.peek(syn::token::Brace) {
+            let content;
+            braced!(content in input);
+            Value::Block(content.parse()?)
+        } else if input.peek(syn::token::Brace) {
             let content;
             let brace = braced!(content in input);
             Value::Map(Localized::parse_map(brace.span.join(), &content)?)
@@ -135,6 +141,17 @@ impl Arg {
                 }
             },
             _ => self.expected(&what, errors),
+        }
+    }
+
+    /// A braced block, as tokens: `system = { ... }`.
+    pub fn block(self, errors: &mut Errors) -> Option<proc_macro2::TokenStream> {
+        match self.value {
+            Value::Block(tokens) => Some(tokens),
+            _ => self.expected(
+                "a block: `{ debian = [...], env = { NAME = \"value\" } }`",
+                errors,
+            ),
         }
     }
 

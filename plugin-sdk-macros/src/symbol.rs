@@ -25,6 +25,7 @@ pub const LABEL: &str = "label";
 pub const ACTION: &str = "action";
 pub const API_VERSION: &str = "api_version";
 pub const STATE: &str = "state";
+pub const SYSTEM: &str = "system";
 
 /// `#[define_tool(...)]`.
 pub const TOOL_KEYS: &[&str] = &[
@@ -64,6 +65,7 @@ pub const PLUGIN_KEYS: &[&str] = &[
     DESCRIPTION,
     API_VERSION,
     STATE,
+    SYSTEM,
     CRATE,
 ];
 /// `#[tool_args(...)]`.

@@ -24,6 +24,28 @@ pub struct PluginManifest {
     /// How the engine builds what the plugin's tools share from its settings
     /// (`plugin! { state = T }`); `None`: the plugin takes no settings.
     pub state: Option<&'static crate::engine::StateBuilder>,
+    /// What the engine's image must carry for the plugin's tools (`plugin! { system =
+    /// { ... } }`): read when an image is built, and for the variables' defaults when
+    /// the engine starts.
+    pub system: System,
+}
+
+/// A plugin's system requirements: Debian packages to install in the engine's image and
+/// environment variables with their defaults (a value set in the environment wins).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct System {
+    /// Debian package names.
+    pub debian: &'static [&'static str],
+    /// Variables and their default values.
+    pub env: &'static [(&'static str, &'static str)],
+}
+
+impl System {
+    /// No requirement.
+    pub const NONE: Self = Self {
+        debian: &[],
+        env: &[],
+    };
 }
 
 /// One linked plugin, as `plugin!` submits it to the registry.

@@ -25,7 +25,7 @@ pub use crate::hook::{ConversationStart, MessageReceived, ResponseGenerated, Res
 pub use crate::localized::LocalizedText;
 pub use crate::output::{IntoToolResult, ToolOutput};
 pub use crate::param::{CallInput, Needs, ToolParam};
-pub use crate::plugin::{PluginEntry, PluginManifest};
+pub use crate::plugin::{PluginEntry, PluginManifest, System};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
 pub use crate::strict_deserialize::{
@@ -73,6 +73,8 @@ pub trait Param {
     const SECRETS: &'static [SecretSpec];
     /// Whether this is a knowledge extractor.
     const IS_KNOWLEDGE: bool;
+    /// Whether this is a plugin's state (`Shared<T>`).
+    const IS_SHARED: bool;
     /// [`ToolParam::KNOWLEDGE`].
     const KNOWLEDGE: Option<KnowledgeNeed>;
     /// [`ToolParam::NEEDS`].
@@ -93,6 +95,7 @@ impl<T: ToolParam> Param for T {
     const STRICT: bool = T::STRICT;
     const SECRETS: &'static [SecretSpec] = T::SECRETS;
     const IS_KNOWLEDGE: bool = T::KNOWLEDGE.is_some();
+    const IS_SHARED: bool = T::NEEDS.state.is_some();
     const KNOWLEDGE: Option<KnowledgeNeed> = T::KNOWLEDGE;
     const NEEDS: Needs = T::NEEDS;
     type Extracted<'a> = T::Extracted<'a>;
@@ -154,6 +157,16 @@ at_most_one! {
         note = "keep the one with the highest level the tool needs: `Knowledge<Write>` can also read, `Knowledge<Manage>` can also write"
     )]
     OneKnowledgeExtractor
+}
+
+at_most_one! {
+    /// Holds unless a second `Shared<T>` follows the first: a plugin has one state.
+    #[diagnostic::on_unimplemented(
+        message = "a tool takes its plugin's state once, and this is a second `Shared<T>`",
+        label = "a second `Shared<T>`",
+        note = "a plugin has one state (`plugin! {{ state = T }}`), and its tools share only that one: keep one `Shared<T>`, and put whatever else the tools share inside `T`"
+    )]
+    OneSharedState
 }
 
 /// Whether a tool's strict mode (`TOOL`) fits its arguments' (`ARGS`): `ParamStrict<true,

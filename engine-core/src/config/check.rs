@@ -134,6 +134,13 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<ConfigProblem> {
         }
     }
     if let Some(gateway) = &config.gateway {
+        if !(gateway.base_url.starts_with("http://") || gateway.base_url.starts_with("https://")) {
+            problems.push(ConfigProblem::new(
+                "gateway.base_url",
+                format!("is `{}`", gateway.base_url),
+                "give an http:// or https:// URL",
+            ));
+        }
         within(
             &mut problems,
             "gateway.max_response_bytes",

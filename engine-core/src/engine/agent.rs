@@ -35,11 +35,11 @@ pub struct Agent {
     pub(super) project: Option<Project>,
     /// The state of each tool's plugin, by the registry's index, for the tools that
     /// share it (`Shared<T>`).
-    pub(super) plugin_states: Vec<Option<PluginState>>,
+    pub(super) plugin_states: Vec<Option<AnyState>>,
 }
 
 /// A plugin's state, built from the agent's settings for it.
-pub(super) type PluginState = Arc<dyn Any + Send + Sync>;
+pub(super) type AnyState = Arc<dyn Any + Send + Sync>;
 
 /// A tool an agent does not equip, and why: shown to people (`check`, `tools`), never
 /// to the model.
@@ -58,7 +58,7 @@ impl Agent {
         registry: &Arc<Registry>,
         provider: Option<Arc<dyn Provider>>,
         project: Option<Project>,
-        states: BTreeMap<&str, PluginState>,
+        states: BTreeMap<&str, AnyState>,
     ) -> Self {
         let mut equipped = Vec::new();
         let mut left_out = Vec::new();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
 use plugin_sdk::project::Project;
 
-use super::agent::{Agent, PluginState};
+use super::agent::{Agent, AnyState};
 use super::linked_config;
 use super::Engine;
 use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
@@ -156,9 +156,11 @@ impl EngineBuilder {
         self
     }
 
-    /// Everything [`build`](Self::build) refuses short of opening anything: the linked
-    /// plugins, and every problem of the configuration alone and with what is linked.
-    /// `engine config check` is this.
+    /// What [`build`](Self::build) refuses short of opening or building anything: the
+    /// linked plugins' problems (alone, when there are any), else every problem of the
+    /// configuration alone and with what is linked. `engine config check` is this; what
+    /// only starting shows (a plugin's state refusing its settings, project roots that
+    /// overlap on disk, a store that will not open) is left to `build`.
     pub fn check(mut self) -> Result<(), EngineError> {
         self.validated().map(drop)
     }
@@ -342,9 +344,18 @@ fn build_plugin_states<'a>(
     name: &str,
     agent: &'a AgentConfig,
     registry: &Registry,
-) -> Result<BTreeMap<&'a str, PluginState>, EngineError> {
+) -> Result<BTreeMap<&'a str, AnyState>, EngineError> {
     let mut states = BTreeMap::new();
     for (namespace, settings) in &agent.plugins {
+        // A state may connect somewhere: none for a plugin whose tools the agent's list
+        // leaves out.
+        let enables_one = agent.tools.as_ref().is_none_or(|ids| {
+            ids.iter()
+                .any(|id| id.split_once(':').is_some_and(|(of, _)| of == namespace))
+        });
+        if !enables_one {
+            continue;
+        }
         let Some(builder) = registry
             .plugins()
             .find(|(plugin, _)| plugin.namespace == namespace)
@@ -352,8 +363,12 @@ fn build_plugin_states<'a>(
         else {
             continue;
         };
+        // Checked: `linked_config` refuses settings that do not convert.
+        let Ok(settings) = linked_config::settings_value(settings) else {
+            continue;
+        };
         let state = builder
-            .build(linked_config::settings_value(settings))
+            .build(settings)
             .map_err(|message| EngineError::PluginState {
                 agent: name.to_owned(),
                 namespace: namespace.clone(),

@@ -69,8 +69,11 @@ impl Engine {
             );
             context = context.with_knowledge(grant);
         }
+        // An action is given no state, whatever its parameters claim (start-up refuses one
+        // that takes it).
         let state = needs
             .state
+            .filter(|_| !tool.is_action())
             .and_then(|_| self.registry.tool_index(tool.id()))
             .and_then(|index| agent.plugin_states[index].as_ref());
         if let Some(state) = state {

@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use plugin_sdk::engine::{linked_plugins, linked_tools};
+
 use super::agent::missing;
 use crate::config::{list, AgentConfig, ConfigProblem, EngineConfig};
 use crate::provider::Provider;
@@ -22,7 +24,7 @@ pub(super) fn problems(
     let mut problems = Vec::new();
     for (name, agent) in &config.agents {
         enabled_tools(name, agent, registry, &mut problems);
-        plugin_settings(name, agent, registry, &mut problems);
+        plugin_settings(name, agent, &mut problems);
         unused_secrets(name, agent, config, registry, &mut problems);
         if let Some(turn) = &agent.turn {
             if !config.providers.contains_key(&turn.provider) && !given.contains_key(&turn.provider)
@@ -90,25 +92,18 @@ fn enabled_tools(
 
 /// An agent's settings for plugins: each for a linked plugin that takes settings, and
 /// settings that plugin reads.
-fn plugin_settings(
-    name: &str,
-    agent: &AgentConfig,
-    registry: &Registry,
-    problems: &mut Vec<ConfigProblem>,
-) {
+fn plugin_settings(name: &str, agent: &AgentConfig, problems: &mut Vec<ConfigProblem>) {
     for (namespace, settings) in &agent.plugins {
         let key = format!("agents.{name}.plugins.{namespace}");
-        let plugin = registry
-            .plugins()
-            .map(|(plugin, _)| plugin)
-            .find(|plugin| plugin.namespace == namespace);
+        // Every linked plugin, not only those of the tools a builder chose to serve.
+        let plugin = linked_plugins().find(|plugin| plugin.namespace == namespace);
         let Some(plugin) = plugin else {
             problems.push(ConfigProblem::new(
                 key,
                 "configures a plugin nothing links",
                 format!(
                     "name a linked plugin by its namespace ({}), or link the plugin",
-                    list(registry.plugins().map(|(plugin, _)| plugin.namespace))
+                    list(sorted(linked_plugins().map(|plugin| plugin.namespace)))
                 ),
             ));
             continue;
@@ -121,7 +116,18 @@ fn plugin_settings(
             ));
             continue;
         };
-        for problem in state.check(&settings_value(settings)) {
+        let settings = match settings_value(settings) {
+            Ok(settings) => settings,
+            Err((below, what)) => {
+                problems.push(ConfigProblem::new(
+                    format!("{key}.{below}"),
+                    format!("is {what}, which plugin settings cannot hold"),
+                    "give a finite number, a string, a boolean, an array or a table",
+                ));
+                continue;
+            }
+        };
+        for problem in state.check(&settings) {
             let key = match problem.key.as_str() {
                 "" => key.clone(),
                 below => format!("{key}.{below}"),
@@ -139,10 +145,43 @@ fn plugin_settings(
     }
 }
 
-/// A plugin's settings as the SDK hands them to the plugin's `Deserialize`: JSON, which
-/// every TOML value converts to (a table of them cannot fail to).
-pub(super) fn settings_value(settings: &toml::Table) -> serde_json::Value {
-    serde_json::to_value(settings).unwrap_or_default()
+/// A plugin's settings as the SDK hands them to the plugin's `Deserialize`: JSON. A
+/// value JSON has no place for (`nan`, `inf`, a date) is refused with its key, rather
+/// than turned into `null` and read as an absent setting.
+pub(super) fn settings_value(
+    settings: &toml::Table,
+) -> Result<serde_json::Value, (String, &'static str)> {
+    fn value(item: &toml::Value, key: &str) -> Result<serde_json::Value, (String, &'static str)> {
+        use serde_json::Value as Json;
+        Ok(match item {
+            toml::Value::String(text) => Json::String(text.clone()),
+            toml::Value::Integer(number) => Json::from(*number),
+            toml::Value::Float(number) => serde_json::Number::from_f64(*number)
+                .map(Json::Number)
+                .ok_or((key.to_owned(), "not a finite number"))?,
+            toml::Value::Boolean(flag) => Json::Bool(*flag),
+            toml::Value::Datetime(_) => return Err((key.to_owned(), "a date")),
+            toml::Value::Array(values) => Json::Array(
+                values
+                    .iter()
+                    .enumerate()
+                    .map(|(index, item)| value(item, &format!("{key}.{index}")))
+                    .collect::<Result<_, _>>()?,
+            ),
+            toml::Value::Table(table) => table_value(table, &format!("{key}."))?,
+        })
+    }
+    fn table_value(
+        table: &toml::Table,
+        prefix: &str,
+    ) -> Result<serde_json::Value, (String, &'static str)> {
+        let mut object = serde_json::Map::with_capacity(table.len());
+        for (name, item) in table {
+            object.insert(name.clone(), value(item, &format!("{prefix}{name}"))?);
+        }
+        Ok(serde_json::Value::Object(object))
+    }
+    table_value(settings, "")
 }
 
 /// An agent's secrets that nothing it enables reads: a typo in a key would otherwise
@@ -154,17 +193,20 @@ fn unused_secrets(
     registry: &Registry,
     problems: &mut Vec<ConfigProblem>,
 ) {
-    let enabled = |tool: &&Tool| {
-        agent
-            .tools
-            .as_ref()
-            .is_none_or(|ids| ids.iter().any(|id| id == tool.id()))
-    };
-    let mut read: BTreeSet<&str> = registry
+    // Every linked tool the agent enables, not only those a builder chose to serve.
+    let linked = registry
         .tools()
         .iter()
-        .filter(enabled)
-        .flat_map(|tool| tool.descriptor().secret_specs().map(|spec| spec.key))
+        .map(Tool::descriptor)
+        .chain(linked_tools());
+    let mut read: BTreeSet<&str> = linked
+        .filter(|tool| {
+            agent
+                .tools
+                .as_ref()
+                .is_none_or(|ids| ids.iter().any(|id| *id == tool.id()))
+        })
+        .flat_map(|tool| tool.secret_specs().map(|spec| spec.key))
         .collect();
     let provider_key = agent
         .turn
@@ -184,4 +226,11 @@ fn unused_secrets(
             ));
         }
     }
+}
+
+/// `names` in order: link order depends on the linker.
+fn sorted<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut names: Vec<&str> = names.collect();
+    names.sort_unstable();
+    names
 }

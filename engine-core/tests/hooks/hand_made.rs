@@ -21,6 +21,7 @@ static HAND_MADE: PluginManifest = PluginManifest {
     description: None,
     api_version: None,
     state: None,
+    system: plugin_sdk::engine::System::NONE,
 };
 
 fn hand_made_plugin() -> &'static PluginManifest {

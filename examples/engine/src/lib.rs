@@ -307,17 +307,27 @@ pub unsafe fn run(image: Image) -> ExitCode {
     };
     // A configuration error quotes no secret (engine-core redacts it), so it may print.
     // Its values are checked with what is linked, every problem at once, by the builder.
+    let checking = matches!(cli.command, Command::Config { .. });
+    let refused = if checking {
+        "the engine would refuse to start"
+    } else {
+        "the engine refused to start"
+    };
     let config = match EngineConfig::read(file, environment.variables) {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("the engine refused to start: {error}");
+            eprintln!("{refused}: {error}");
             return ExitCode::FAILURE;
         }
     };
-    if let Command::Config { .. } = cli.command {
+    if checking {
+        let what = match file {
+            Some(_) => "the configuration",
+            None => "the default configuration (no file given)",
+        };
         return match Engine::builder().config(config).check() {
             Ok(()) => {
-                println!("ok: the configuration has no problem with what this engine links");
+                println!("ok: {what} has no problem with what this engine links");
                 ExitCode::SUCCESS
             }
             Err(error) => {

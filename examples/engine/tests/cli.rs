@@ -295,6 +295,7 @@ fn each_agent_gets_the_plugin_state_built_from_its_own_settings() {
         let card: Value = serde_json::from_str(&stdout(&output)).unwrap();
         assert_eq!(card["link"], link, "{agent}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -29,8 +29,7 @@ impl Scratch {
             .args(["config", "check"])
             .arg(self.file())
             .current_dir(&self.0)
-            .env_remove("RUST_LOG")
-            .env_remove("ENGINE_CONFIG");
+            .env_clear();
         for (name, value) in env {
             command.env(name, value);
         }
@@ -169,6 +168,7 @@ fn plugin_settings_are_checked_against_what_the_plugin_reads() {
     let output = scratch.check(
         "[agents.a.plugins.acme]\nbase_url = \"https://crm.acme.example\"\nregion = \"eu\"\nretries = 3\n\
          [agents.b.plugins.acme]\nbase_url = \"https://crm.acme.example\"\nregion = \"mars\"\n\
+         [agents.c.plugins.acme]\nbase_url = \"https://crm.acme.example\"\nregion = \"eu\"\nretry = { after = nan }\n\
          [agents.a.plugins.weather]\nunits = \"metric\"\n\
          [agents.a.plugins.acme-crm]\n",
         &[],
@@ -181,6 +181,7 @@ fn plugin_settings_are_checked_against_what_the_plugin_reads() {
             "`agents.a.plugins.acme-crm` configures a plugin nothing links: name a linked plugin by its namespace (`acme`, `builtin`, `contacts`, `guard`, `notes`, `weather`, `webhook`), or link the plugin".to_owned(),
             "`agents.a.plugins.weather` configures `weather`, which takes no settings: remove the table".to_owned(),
             format!("`agents.b.plugins.acme.region` is not valid: unknown variant `mars`, expected `eu` or `us`: {fix}"),
+            "`agents.c.plugins.acme.retry.after` is not a finite number, which plugin settings cannot hold: give a finite number, a string, a boolean, an array or a table".to_owned(),
         ]
     );
 }
@@ -284,6 +285,20 @@ fn every_problem_is_reported_at_once_and_start_up_refuses_the_same() {
 }
 
 #[test]
+fn without_a_file_the_default_configuration_is_checked() {
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["config", "check"])
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "ok: the default configuration (no file given) has no problem with what this engine links\n"
+    );
+}
+
+#[test]
 fn a_file_that_does_not_parse_says_where() {
     let scratch = Scratch::new("syntax");
     let output = scratch.check("[agents.a\n", &[]);
@@ -291,7 +306,7 @@ fn a_file_that_does_not_parse_says_where() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.starts_with(&format!(
-            "the engine refused to start: {}: line 1, column ",
+            "the engine would refuse to start: {}: line 1, column ",
             scratch.file().display()
         )),
         "{stderr}"

@@ -36,6 +36,12 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
         ),
         None => (quote!(::core::option::Option::None), quote!()),
     };
+    let debian = &manifest.system.debian;
+    let env = manifest.system.env.iter().map(|(name, value)| {
+        let name = name.to_string();
+        quote!((#name, #value))
+    });
+    let system = quote!(#private::System { debian: &[#(#debian),*], env: &[#(#env),*] });
     quote! {
         #declared_state
 
@@ -51,6 +57,7 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
                 description: #description,
                 api_version: #api_version,
                 state: #state,
+                system: #system,
             };
 
             /// The look-up a tool makes through `use crate::*` (see `__private`).

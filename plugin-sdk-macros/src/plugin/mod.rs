@@ -2,6 +2,7 @@
 
 mod expand;
 mod parse;
+mod system;
 
 pub use expand::crate_checks;
 

@@ -8,6 +8,8 @@ use crate::localized::Localized;
 use crate::names::{check_namespace, check_not_reserved};
 use crate::symbol::*;
 
+use super::system::System;
+
 #[derive(Default)]
 pub struct Manifest {
     pub sdk: Option<syn::Path>,
@@ -20,6 +22,8 @@ pub struct Manifest {
     pub api_version: Option<u32>,
     /// `state = T`: what the plugin's tools share, built from its settings per agent.
     pub state: Option<syn::Path>,
+    /// `system = { ... }`: what the engine's image must carry.
+    pub system: System,
 }
 
 impl Manifest {
@@ -30,6 +34,7 @@ impl Manifest {
         let mut description = Once::default();
         let mut api_version = Once::default();
         let mut state = Once::default();
+        let mut system = Once::default();
         let mut krate = Once::default();
         for arg in args {
             let key = arg.key.clone();
@@ -43,6 +48,7 @@ impl Manifest {
                     api_version.set(&key, version.map(|(value, _)| value as u32), errors)
                 }
                 STATE => state.set(&key, arg.path(errors), errors),
+                SYSTEM => system.set(&key, arg.block(errors), errors),
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 _ => arg.unknown(PLUGIN_KEYS, errors),
             }
@@ -77,6 +83,10 @@ impl Manifest {
             description,
             api_version: api_version.get(),
             state: state.get(),
+            system: system
+                .get()
+                .map(|tokens| System::parse(tokens, errors))
+                .unwrap_or_default(),
         }
     }
 }

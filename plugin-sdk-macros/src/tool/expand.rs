@@ -67,6 +67,10 @@ pub fn tool(tool: &Tool) -> TokenStream {
         .iter()
         .map(|ty| param_const(ty, "IS_KNOWLEDGE"))
         .collect();
+    let shared: Vec<_> = params
+        .iter()
+        .map(|ty| param_const(ty, "IS_SHARED"))
+        .collect();
     let arguments_count = quote!(#private::count(&[#(#arguments),*]));
     let strict = tool.strict;
     // Each rule at the parameter that breaks it, as a bound (see `__private`).
@@ -74,6 +78,7 @@ pub fn tool(tool: &Tool) -> TokenStream {
         let span = ty.span();
         let (is_arguments, arguments_before) = (&arguments[i], &arguments[..i]);
         let (is_knowledge, knowledge_before) = (&knowledge[i], &knowledge[..i]);
+        let (is_shared, shared_before) = (&shared[i], &shared[..i]);
         let param_strict = param_const(ty, "STRICT");
         // The SDK's path at the parameter too: a span that mixes the parameter and the
         // attribute would be reported at the attribute.
@@ -83,6 +88,8 @@ pub fn tool(tool: &Tool) -> TokenStream {
                 as #private::OneArgumentsStruct>::OK;
             const _: () = <#private::ParamCount<{ #private::count(&[#(#knowledge_before),*]) }, { #is_knowledge }>
                 as #private::OneKnowledgeExtractor>::OK;
+            const _: () = <#private::ParamCount<{ #private::count(&[#(#shared_before),*]) }, { #is_shared }>
+                as #private::OneSharedState>::OK;
             const _: () = <#private::ParamStrict<#strict, { !#is_arguments || #param_strict }>
                 as #private::StrictFits>::OK;
         }

@@ -19,7 +19,6 @@ use crate::{CallInput, ToolError, ToolParam};
 /// use plugin_sdk::shared::PluginState;
 ///
 /// #[derive(serde::Deserialize)]
-/// #[serde(deny_unknown_fields)]
 /// pub struct CrmSettings {
 ///     base_url: String,
 ///     region: String,
@@ -47,9 +46,11 @@ use crate::{CallInput, ToolError, ToolParam};
     note = "implement `plugin_sdk::shared::PluginState` for it: `type Settings` (what the configuration gives, deserialized) and `fn build(settings) -> Result<Self, String>`"
 )]
 pub trait PluginState: Send + Sync + Sized + 'static {
-    /// The settings, as `[agents.<agent>.plugins.<namespace>]` gives them. They are not
-    /// secret: they are shown in errors. A key they do not read is a configuration
-    /// problem, like any unknown key.
+    /// The settings, as `[agents.<agent>.plugins.<namespace>]` gives them (a table: a
+    /// plugin without settings takes `struct Settings {}`, and an empty table). They are
+    /// not secret: they are shown in errors. Every key they do not read is a
+    /// configuration problem, like any unknown key, so leave out `deny_unknown_fields`
+    /// (which reports the first only); keys under `#[serde(flatten)]` are not seen.
     type Settings: DeserializeOwned;
 
     /// Builds the state from checked settings, once per agent at start-up; an error

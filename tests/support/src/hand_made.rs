@@ -49,6 +49,7 @@ macro_rules! hand_made_plugin {
                 description: ::core::option::Option::None,
                 api_version: ::core::option::Option::None,
                 state: ::core::option::Option::None,
+                system: $crate::sdk::engine::System::NONE,
             };
         $crate::sdk::__private::inventory::submit!($crate::sdk::__private::PluginEntry(&$manifest));
     };

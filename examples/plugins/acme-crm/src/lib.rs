@@ -49,12 +49,16 @@ impl PluginState for Crm {
 
     fn build(settings: CrmSettings) -> Result<Self, String> {
         let base = settings.base_url.trim_end_matches('/');
-        let local = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
-            .iter()
-            .any(|prefix| {
-                base.strip_prefix(prefix)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
-            });
+        // The host is what stands between `://` and the first `/`, `?` or `#`, before the
+        // port; any `user@` is refused: `http://localhost@evil.example` is not local.
+        let local = base.strip_prefix("http://").is_some_and(|rest| {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+            let host = match authority.strip_prefix('[') {
+                Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+                None => authority.split(':').next().unwrap_or_default(),
+            };
+            !authority.contains('@') && ["127.0.0.1", "localhost", "::1"].contains(&host)
+        });
         if !(base.starts_with("https://") || local) {
             return Err(format!(
                 "`base_url` is `{}`: give an https:// URL (or http:// on loopback)",
@@ -298,6 +302,9 @@ mod tests {
         let error = crm("http://crm.acme.example", "eu").unwrap_err();
         assert!(error.contains("give an https:// URL"), "{error}");
         assert!(crm("http://localhost.evil.example", "eu").is_err());
+        assert!(crm("http://localhost:80@evil.example", "eu").is_err());
+        assert!(crm("http://[::1]:8080/crm", "eu").is_ok());
+        assert!(crm("http://localhost", "eu").is_ok());
         assert!(crm("https://crm.acme.example", "mars").is_err());
     }
 
