@@ -20,6 +20,7 @@ pub mod provider;
 mod redact;
 mod registry;
 pub mod stores;
+mod system;
 mod tool;
 mod validate;
 pub mod wire;
@@ -34,6 +35,7 @@ pub use engine::{
 pub use hooks::Hook;
 pub use limits::Limits;
 pub use redact::{install_redacting_panic_hook, redactor, redactor_with, RedactingWriter};
+pub use system::{SystemRequirements, VariableConflict, VariableDefault};
 pub use tool::Tool;
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 

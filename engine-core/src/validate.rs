@@ -60,6 +60,9 @@ pub enum Rule {
     ActionShape,
     /// A tool takes a `Shared<T>` other than its plugin's `plugin! { state = T }`.
     PluginState,
+    /// Two plugins declare one environment variable with different defaults
+    /// (`plugin! { system = { env = { ... } } }`).
+    SystemEnv,
 }
 
 impl Rule {
@@ -81,6 +84,7 @@ impl Rule {
             Self::ChannelName => "channel-name",
             Self::ActionShape => "action-shape",
             Self::PluginState => "plugin-state",
+            Self::SystemEnv => "system-env",
         }
     }
 }
@@ -218,6 +222,7 @@ pub(crate) fn validate(
     }
     check_channel_names(channels, &mut problems);
     check_namespaces_unique(plugins, &mut problems);
+    check_system_env(plugins, &mut problems);
     check_ids_unique(tools, &mut problems);
     check_wire_names_unique(tools, &mut problems);
     for tool in tools {
@@ -516,6 +521,30 @@ fn check_builtin_name(tool: &Tool, problems: &mut Vec<Problem>) {
             tool,
             format!("`{name}` is the name of a built-in tool, and the model would see both"),
             "name the tool after what it does in your plugin, such as `acme_list_files` (`#[define_tool(name = \"...\")]`)".into(),
+        ));
+    }
+}
+
+/// No image can carry two defaults of one variable: the build of one fails, and so does
+/// start-up, naming both plugins and both values.
+fn check_system_env(plugins: &[&'static PluginManifest], problems: &mut Vec<Problem>) {
+    let Err(conflicts) = crate::SystemRequirements::of(plugins) else {
+        return;
+    };
+    for conflict in conflicts {
+        // Reported as the last declaring plugin's: the one that came to disagree.
+        let last = conflict.declared.last().map(|(plugin, _)| plugin.as_str());
+        let Some(plugin) = plugins
+            .iter()
+            .find(|plugin| Some(format!("{} {}", plugin.package, plugin.version).as_str()) == last)
+        else {
+            continue;
+        };
+        problems.push(Problem::plugin(
+            Rule::SystemEnv,
+            plugin,
+            conflict.to_string(),
+            format!("make the plugins agree on one default, or take `{}` out of all but one `plugin! {{ system = ... }}` and set it in the image's environment", conflict.name),
         ));
     }
 }

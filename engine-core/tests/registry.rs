@@ -210,6 +210,58 @@ fn a_tool_sharing_a_state_that_is_not_its_plugins_is_refused() {
     }
 }
 
+static FAST: PluginManifest = PluginManifest {
+    namespace: "fast",
+    package: "fast-mode",
+    version: "0.2.0",
+    engine: ">=0.1",
+    display_name: None,
+    description: None,
+    api_version: None,
+    state: None,
+    system: System {
+        debian: &["ca-certificates"],
+        env: &[("MODE", "fast")],
+    },
+};
+
+static SAFE: PluginManifest = PluginManifest {
+    namespace: "safe",
+    package: "safe-mode",
+    version: "0.3.0",
+    system: System {
+        debian: &["ca-certificates"],
+        env: &[("MODE", "safe")],
+    },
+    ..FAST
+};
+
+#[test]
+fn two_plugins_giving_one_variable_two_defaults_are_refused_naming_both() {
+    let weather = linked_tool("weather:weather");
+    let of = |plugin: fn() -> &'static PluginManifest, name: &'static str| {
+        leak(ToolDescriptor {
+            plugin,
+            name,
+            ..*weather
+        })
+    };
+    let error = refused(vec![of(|| &FAST, "go"), of(|| &SAFE, "stop")]);
+    let [problem] = error.problems() else {
+        panic!("one problem expected: {error}");
+    };
+    assert_eq!(problem.rule, Rule::SystemEnv);
+    assert_eq!(problem.plugin, "safe-mode 0.3.0");
+    assert_eq!(
+        problem.message,
+        "the variable `MODE` has two defaults: fast-mode 0.2.0 declares \"fast\", safe-mode 0.3.0 declares \"safe\""
+    );
+    assert!(
+        problem.fix.contains("set it in the image's environment"),
+        "{error}"
+    );
+}
+
 fn leak(descriptor: ToolDescriptor) -> &'static ToolDescriptor {
     Box::leak(Box::new(descriptor))
 }

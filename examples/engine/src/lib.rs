@@ -97,6 +97,11 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// What this image is made of.
+    Image {
+        #[command(subcommand)]
+        command: ImageCommand,
+    },
     /// Serve the agent's tools over MCP on stdin and stdout (Claude Desktop, Cursor, ...).
     Mcp {
         #[command(flatten)]
@@ -115,6 +120,19 @@ enum Command {
         options: McpArgs,
         #[command(flatten)]
         http: HttpArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum ImageCommand {
+    /// The Debian packages and environment variables the linked plugins need
+    /// (`plugin! { system }`): their union, each variable with its default and whether
+    /// the environment sets it (a value it sets wins). Exit 1, naming both plugins and
+    /// both values, when two plugins declare one variable with different defaults.
+    Requirements {
+        /// json, or dockerfile (lines for an image's runtime stage).
+        #[arg(long, default_value = "json", value_parser = ["json", "dockerfile"])]
+        format: String,
     },
 }
 
@@ -289,6 +307,14 @@ pub unsafe fn run(image: Image) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => error.format(&mut Cli::command()).exit(),
     };
+    if let Command::Image {
+        command: ImageCommand::Requirements { format },
+    } = &cli.command
+    {
+        return print_requirements(format);
+    }
+    // SAFETY: our caller promises that this is the only thread.
+    unsafe { apply_variable_defaults() };
     // SAFETY: our caller promises that this is the only thread.
     let environment = unsafe { engine_core::config::take_environment() };
     // SAFETY: as above.
@@ -409,7 +435,9 @@ pub unsafe fn run(image: Image) -> ExitCode {
         } => return turns::one_turn(&engine, at.place(turn), message),
         Command::Chat { at } => return turns::chat(&engine, at.place(turn)),
         Command::Check => print!("{}", listing::check_report(&engine)),
-        Command::Config { .. } => unreachable!("checked before the engine starts"),
+        Command::Config { .. } | Command::Image { .. } => {
+            unreachable!("answered before the engine starts")
+        }
         Command::Mcp { options } => {
             let server = McpServer::new(engine, agent, options.options(&image));
             return serve(engine_mcp::serve_stdio(server));
@@ -437,6 +465,58 @@ fn serve<E: std::fmt::Display>(server: impl Future<Output = Result<(), E>>) -> E
             eprintln!("the MCP server stopped: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `engine image requirements`.
+fn print_requirements(format: &str) -> ExitCode {
+    let requirements = match engine_core::SystemRequirements::linked() {
+        Ok(requirements) => requirements,
+        Err(conflicts) => {
+            for conflict in conflicts {
+                eprintln!("no image can carry these plugins: {conflict}");
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    if format == "dockerfile" {
+        print!("{}", requirements.dockerfile());
+        return ExitCode::SUCCESS;
+    }
+    let env: serde_json::Map<String, serde_json::Value> = requirements
+        .env
+        .iter()
+        .map(|(name, variable)| {
+            let set = std::env::var_os(name);
+            let described = serde_json::json!({
+                "default": variable.default,
+                "plugins": variable.plugins,
+                "set_in_environment": set.is_some(),
+                "value": set.map_or(variable.default.clone(), |value| value.to_string_lossy().into_owned()),
+            });
+            (name.clone(), described)
+        })
+        .collect();
+    let report = serde_json::json!({ "debian": requirements.debian, "env": env });
+    println!("{report:#}");
+    ExitCode::SUCCESS
+}
+
+/// Sets each variable the linked plugins declare (`plugin! { system }`) to its default,
+/// unless the environment sets it (even to the empty string): the image then runs as its
+/// Dockerfile's `ENV` lines describe, with or without them. Variables two plugins
+/// disagree on are left alone: start-up refuses those plugins.
+///
+/// # Safety
+///
+/// As [`take_environment`](engine_core::config::take_environment): no other thread may
+/// exist yet.
+unsafe fn apply_variable_defaults() {
+    let Ok(requirements) = engine_core::SystemRequirements::linked() else {
+        return;
+    };
+    for (name, value) in requirements.defaults_to_apply(|name| std::env::var_os(name).is_some()) {
+        std::env::set_var(name, value);
     }
 }
 

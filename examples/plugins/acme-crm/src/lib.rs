@@ -11,6 +11,8 @@ plugin_sdk::plugin! {
         "it-IT": "Stato degli ordini e appuntamenti dal gestionale Acme.",
     },
     state = Crm,
+    // The CRM client speaks TLS: an image carrying this plugin installs the CA roots.
+    system = { debian = ["ca-certificates"], env = { ACME_CRM_TIMEOUT_SECS = "10" } },
 }
 
 /// Where an agent's Acme CRM is: `[agents.<agent>.plugins.acme]`, beside its secrets.

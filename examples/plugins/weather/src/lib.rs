@@ -10,6 +10,8 @@ plugin_sdk::plugin! {
     engine = ">=0.1, <2",
     display_name = { "en-US": "Weather", "it-IT": "Meteo" },
     description = "Typical temperatures for major cities.",
+    // What an image carrying this plugin installs and sets (`engine image requirements`).
+    system = { debian = ["ca-certificates", "tzdata"], env = { WEATHER_UNITS = "metric" } },
 }
 
 /// The arguments of `weather`.
