@@ -130,8 +130,9 @@ enum ImageCommand {
     /// the environment sets it (a value it sets wins). Exit 1, naming both plugins and
     /// both values, when two plugins declare one variable with different defaults.
     Requirements {
-        /// json, or dockerfile (lines for an image's runtime stage).
-        #[arg(long, default_value = "json", value_parser = ["json", "dockerfile"])]
+        /// json; dockerfile (lines for an image's runtime stage); or packages (the
+        /// package names on one line, for `apt-get install`).
+        #[arg(long, default_value = "json", value_parser = ["json", "dockerfile", "packages"])]
         format: String,
     },
 }
@@ -479,9 +480,17 @@ fn print_requirements(format: &str) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if format == "dockerfile" {
-        print!("{}", requirements.dockerfile());
-        return ExitCode::SUCCESS;
+    match format {
+        "dockerfile" => {
+            print!("{}", requirements.dockerfile());
+            return ExitCode::SUCCESS;
+        }
+        "packages" => {
+            let packages: Vec<&str> = requirements.debian.keys().map(String::as_str).collect();
+            println!("{}", packages.join(" "));
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
     }
     let env: serde_json::Map<String, serde_json::Value> = requirements
         .env

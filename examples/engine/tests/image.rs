@@ -66,3 +66,13 @@ fn dockerfile_lines_install_the_packages_and_set_the_defaults() {
          ENV WEATHER_UNITS=\"metric\"\n"
     );
 }
+
+#[test]
+fn packages_come_on_one_line_for_apt_get() {
+    let output = requirements("packages", &[]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "ca-certificates tzdata\n"
+    );
+}

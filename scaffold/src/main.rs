@@ -1,0 +1,274 @@
+//! `new-image`: writes an engine image crate that links the plugin crates you choose.
+//!
+//! ```sh
+//! cargo run -p engine-scaffold -- --name support-engine --out ../support-engine \
+//!     --plugin acme-crm=path:examples/plugins/acme-crm --plugin weather@0.1 \
+//!     --plugin notes=git:https://github.com/acme/notes-plugin
+//! ```
+//!
+//! The crate's Cargo.toml lists the plugins as its dependencies, and its build script
+//! names each once in `main.rs`: adding or removing a plugin later is one edit of
+//! Cargo.toml. Beside them: an example `engine.toml` and a Dockerfile whose runtime stage
+//! installs what the plugins declare in `plugin! { system }`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "Write an engine image crate that links the plugin crates you choose")]
+struct Args {
+    /// The image's name: its package and binary (lowercase letters, digits and `-`).
+    #[arg(long, value_parser = image_name)]
+    name: String,
+    /// Where to write it; the directory must not exist or be empty.
+    #[arg(long)]
+    out: PathBuf,
+    /// A plugin crate: `NAME@VERSION` from the registry, `NAME=path:DIR`, or
+    /// `NAME=git:URL` (optionally `#REV`). Repeat for each.
+    #[arg(long = "plugin", value_name = "SPEC", value_parser = Plugin::parse, required = true)]
+    plugins: Vec<Plugin>,
+    /// Where the engine's command line comes from (`path:DIR` or `git:URL[#REV]`);
+    /// default: this workspace's `examples/engine`.
+    #[arg(long, value_parser = Source::parse)]
+    engine: Option<Source>,
+    /// What the image is, in one sentence (`--help` starts with it).
+    #[arg(long, default_value = "An engine image")]
+    about: String,
+}
+
+/// A plugin dependency.
+#[derive(Clone, Debug, PartialEq)]
+struct Plugin {
+    name: String,
+    source: Source,
+}
+
+/// Where a dependency comes from.
+#[derive(Clone, Debug, PartialEq)]
+enum Source {
+    Registry(String),
+    Path(PathBuf),
+    Git { url: String, rev: Option<String> },
+}
+
+impl Plugin {
+    fn parse(spec: &str) -> Result<Self, String> {
+        let (name, source) = match spec.split_once('=') {
+            Some((name, source)) => (name, Source::parse(source)?),
+            None => match spec.split_once('@') {
+                Some((name, version)) if !version.is_empty() => {
+                    (name, Source::Registry(version.to_owned()))
+                }
+                _ => {
+                    return Err(format!(
+                        "`{spec}` names no version or source: write NAME@VERSION, NAME=path:DIR or NAME=git:URL"
+                    ))
+                }
+            },
+        };
+        crate_name(name)?;
+        Ok(Self {
+            name: name.to_owned(),
+            source,
+        })
+    }
+}
+
+impl Source {
+    fn parse(source: &str) -> Result<Self, String> {
+        if let Some(dir) = source.strip_prefix("path:") {
+            let dir = std::path::absolute(dir).map_err(|error| format!("`{dir}`: {error}"))?;
+            return Ok(Self::Path(dir));
+        }
+        if let Some(url) = source.strip_prefix("git:") {
+            let (url, rev) = match url.split_once('#') {
+                Some((url, rev)) => (url, Some(rev.to_owned())),
+                None => (url, None),
+            };
+            return Ok(Self::Git {
+                url: url.to_owned(),
+                rev,
+            });
+        }
+        Err(format!(
+            "`{source}` is not a source: write path:DIR or git:URL[#REV]"
+        ))
+    }
+
+    /// The dependency's value in Cargo.toml.
+    fn toml(&self) -> String {
+        match self {
+            Self::Registry(version) => toml_string(version),
+            Self::Path(dir) => format!("{{ path = {} }}", toml_string(&dir.to_string_lossy())),
+            Self::Git { url, rev: None } => format!("{{ git = {} }}", toml_string(url)),
+            Self::Git {
+                url,
+                rev: Some(rev),
+            } => format!(
+                "{{ git = {}, rev = {} }}",
+                toml_string(url),
+                toml_string(rev)
+            ),
+        }
+    }
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    let mut quoted = String::from('"');
+    for c in text.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04X}", c as u32)),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
+/// A package name Cargo takes, which is also a crate name once `-` is `_`.
+fn crate_name(name: &str) -> Result<(), String> {
+    let valid = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if valid && name != "engine" {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a plugin crate's name: letters, digits, `-` and `_`, starting with a letter (and not `engine`, the command line's)"
+        ))
+    }
+}
+
+fn image_name(name: &str) -> Result<String, String> {
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if valid && name != "engine" {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "`{name}` is not an image name: lowercase letters, digits and `-`, starting with a letter"
+        ))
+    }
+}
+
+/// This workspace's example engine, whose library is the engine's command line.
+fn default_engine() -> Source {
+    Source::Path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/engine"))
+}
+
+/// The image crate's files, by path below its directory.
+fn files(args: &Args) -> Vec<(&'static str, String)> {
+    let fill = |template: &str| {
+        template.replace("{{name}}", &args.name).replace(
+            "{{about}}",
+            &args.about.replace('\\', "\\\\").replace('"', "\\\""),
+        )
+    };
+    let engine = args.engine.clone().unwrap_or_else(default_engine);
+    let mut manifest = format!(
+        "[package]\nname = {}\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+         # An image is its own workspace.\n[workspace]\n\n\
+         [dependencies]\n# The engine's command line.\nengine = {}\n\
+         # The plugins: every other dependency is linked into the image (build.rs).\n",
+        toml_string(&args.name),
+        engine.toml()
+    );
+    for plugin in &args.plugins {
+        manifest += &format!("{} = {}\n", plugin.name, plugin.source.toml());
+    }
+    manifest += "\n[build-dependencies]\ntoml = \"0.9\"\n\n[profile.release]\nlto = true\ncodegen-units = 1\n";
+    vec![
+        ("Cargo.toml", manifest),
+        ("build.rs", include_str!("../template/build.rs").to_owned()),
+        ("src/main.rs", fill(include_str!("../template/main.rs"))),
+        ("engine.toml", fill(include_str!("../template/engine.toml"))),
+        ("Dockerfile", fill(include_str!("../template/Dockerfile"))),
+    ]
+}
+
+fn write(args: &Args) -> Result<(), String> {
+    let failed = |path: &Path, error: std::io::Error| format!("{}: {error}", path.display());
+    if let Ok(mut entries) = std::fs::read_dir(&args.out) {
+        if entries.next().is_some() {
+            return Err(format!(
+                "{} is not empty: give a new directory",
+                args.out.display()
+            ));
+        }
+    }
+    for (name, text) in files(args) {
+        let path = args.out.join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|error| failed(dir, error))?;
+        }
+        std::fs::write(&path, text).map_err(|error| failed(&path, error))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match write(&args) {
+        Ok(()) => {
+            println!(
+                "wrote {} in {}: `cargo run -- config check engine.toml` there, then `cargo run -- tools`",
+                args.name,
+                args.out.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("new-image: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_specs_name_a_registry_version_a_path_or_a_git_repository() {
+        assert_eq!(
+            Plugin::parse("weather@0.1").unwrap().source,
+            Source::Registry("0.1".into())
+        );
+        assert_eq!(
+            Plugin::parse("notes=git:https://example.com/notes#v2")
+                .unwrap()
+                .source,
+            Source::Git {
+                url: "https://example.com/notes".into(),
+                rev: Some("v2".into())
+            }
+        );
+        assert!(matches!(
+            Plugin::parse("acme-crm=path:plugins/acme").unwrap().source,
+            Source::Path(dir) if dir.is_absolute()
+        ));
+        for wrong in [
+            "weather",
+            "weather@",
+            "we ather@1",
+            "engine@1",
+            "x=ftp:y",
+            "1x@1",
+        ] {
+            assert!(Plugin::parse(wrong).is_err(), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn toml_strings_escape_quotes_backslashes_and_control_characters() {
+        assert_eq!(toml_string("a\"b\\c\nd"), "\"a\\\"b\\\\c\\u000Ad\"");
+    }
+}
