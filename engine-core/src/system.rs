@@ -43,7 +43,7 @@ impl std::fmt::Display for VariableConflict {
             .collect();
         write!(
             f,
-            "the variable `{}` has two defaults: {}",
+            "the variable `{}` has different defaults: {}",
             self.name,
             declared.join(", ")
         )
@@ -203,7 +203,7 @@ mod tests {
         let conflicts = SystemRequirements::of(&[a, b]).unwrap_err();
         assert_eq!(
             conflicts.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            ["the variable `MODE` has two defaults: a 0.1.0 declares \"fast\", b 0.1.0 declares \"safe\""]
+            ["the variable `MODE` has different defaults: a 0.1.0 declares \"fast\", b 0.1.0 declares \"safe\""]
         );
     }
 

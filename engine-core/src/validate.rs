@@ -532,20 +532,26 @@ fn check_system_env(plugins: &[&'static PluginManifest], problems: &mut Vec<Prob
         return;
     };
     for conflict in conflicts {
-        // Reported as the last declaring plugin's: the one that came to disagree.
-        let last = conflict.declared.last().map(|(plugin, _)| plugin.as_str());
-        let Some(plugin) = plugins
-            .iter()
-            .find(|plugin| Some(format!("{} {}", plugin.package, plugin.version).as_str()) == last)
-        else {
+        // Reported as each plugin's whose default differs from the first declared one.
+        let Some((_, first)) = conflict.declared.first() else {
             continue;
         };
-        problems.push(Problem::plugin(
+        let differing: Vec<&str> = conflict
+            .declared
+            .iter()
+            .filter(|(_, value)| value != first)
+            .map(|(plugin, _)| plugin.as_str())
+            .collect();
+        for plugin in plugins.iter().filter(|plugin| {
+            differing.contains(&format!("{} {}", plugin.package, plugin.version).as_str())
+        }) {
+            problems.push(Problem::plugin(
             Rule::SystemEnv,
             plugin,
             conflict.to_string(),
-            format!("make the plugins agree on one default, or take `{}` out of all but one `plugin! {{ system = ... }}` and set it in the image's environment", conflict.name),
-        ));
+                format!("make the plugins agree on one default, or take `{}` out of all but one `plugin! {{ system = ... }}` and set it in the image's environment", conflict.name),
+            ));
+        }
     }
 }
 

@@ -13,13 +13,19 @@ fn linked_tool(id: &str) -> &'static ToolDescriptor {
         .unwrap_or_else(|| panic!("no linked tool `{id}`"))
 }
 
-/// The start-up problems of an engine serving `tools`.
+/// The start-up problems of an engine serving `tools`, which `engine config check`
+/// (the builder's `check`) reports the same.
 fn refused(tools: Vec<&'static ToolDescriptor>) -> StartupError {
-    match Engine::builder().tools(tools).build() {
+    let error = match Engine::builder().tools(tools.clone()).build() {
         Err(EngineError::Startup(error)) => error,
         Err(other) => panic!("refused for another reason: {other}"),
         Ok(_) => panic!("the engine started"),
+    };
+    match Engine::builder().tools(tools).check() {
+        Err(EngineError::Startup(checked)) => assert_eq!(checked, error),
+        other => panic!("the check did not refuse the same: {:?}", other.err()),
     }
+    error
 }
 
 #[test]
@@ -197,14 +203,16 @@ fn a_tool_sharing_a_state_that_is_not_its_plugins_is_refused() {
         ),
         (|| &UNVERSIONED, "its plugin declares no state"),
     ] {
-        let error = refused(vec![takes(plugin, StateType::of::<String>())]);
+        // Another plugin's state: a real one, which a check asking only "is this some
+        // plugin's state?" would let through.
+        let error = refused(vec![takes(plugin, StateType::of::<acme_crm::Crm>())]);
         let [problem] = error.problems() else {
             panic!("one problem expected: {error}");
         };
         assert_eq!(problem.rule, Rule::PluginState);
         assert_eq!(
             problem.message,
-            format!("the tool takes `Shared<alloc::string::String>`, and {declared}")
+            format!("the tool takes `Shared<acme_crm::Crm>`, and {declared}")
         );
         assert!(problem.fix.contains("plugin! { state = "), "{error}");
     }
@@ -254,7 +262,7 @@ fn two_plugins_giving_one_variable_two_defaults_are_refused_naming_both() {
     assert_eq!(problem.plugin, "safe-mode 0.3.0");
     assert_eq!(
         problem.message,
-        "the variable `MODE` has two defaults: fast-mode 0.2.0 declares \"fast\", safe-mode 0.3.0 declares \"safe\""
+        "the variable `MODE` has different defaults: fast-mode 0.2.0 declares \"fast\", safe-mode 0.3.0 declares \"safe\""
     );
     assert!(
         problem.fix.contains("set it in the image's environment"),

@@ -167,10 +167,10 @@ fn default_engine() -> Source {
 /// The image crate's files, by path below its directory.
 fn files(args: &Args) -> Vec<(&'static str, String)> {
     let fill = |template: &str| {
-        template.replace("{{name}}", &args.name).replace(
-            "{{about}}",
-            &args.about.replace('\\', "\\\\").replace('"', "\\\""),
-        )
+        template
+            .replace("{{name}}", &args.name)
+            // A Rust string literal: Debug escapes quotes, backslashes and controls.
+            .replace("{{about}}", &format!("{:?}", args.about))
     };
     let engine = args.engine.clone().unwrap_or_else(default_engine);
     let mut manifest = format!(
@@ -185,16 +185,43 @@ fn files(args: &Args) -> Vec<(&'static str, String)> {
         manifest += &format!("{} = {}\n", plugin.name, plugin.source.toml());
     }
     manifest += "\n[build-dependencies]\ntoml = \"0.9\"\n\n[profile.release]\nlto = true\ncodegen-units = 1\n";
-    vec![
+    let mut files = vec![
         ("Cargo.toml", manifest),
         ("build.rs", include_str!("../template/build.rs").to_owned()),
         ("src/main.rs", fill(include_str!("../template/main.rs"))),
         ("engine.toml", fill(include_str!("../template/engine.toml"))),
         ("Dockerfile", fill(include_str!("../template/Dockerfile"))),
-    ]
+        (
+            ".dockerignore",
+            include_str!("../template/dockerignore").to_owned(),
+        ),
+    ];
+    // With this workspace's engine, its lock file: the versions its tests ran with.
+    if args.engine.is_none() {
+        let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+        if let Ok(lock) = std::fs::read_to_string(lock) {
+            files.push(("Cargo.lock", lock));
+        }
+    }
+    files
+}
+
+/// Refuses two plugins of one crate name (`-` and `_` are one): Cargo.toml would hold the
+/// key twice, or `main.rs` one `use` twice.
+fn distinct(plugins: &[Plugin]) -> Result<(), String> {
+    let mut seen = Vec::new();
+    for plugin in plugins {
+        let name = plugin.name.replace('-', "_");
+        if seen.contains(&name) {
+            return Err(format!("the plugin `{}` is given twice", plugin.name));
+        }
+        seen.push(name);
+    }
+    Ok(())
 }
 
 fn write(args: &Args) -> Result<(), String> {
+    distinct(&args.plugins)?;
     let failed = |path: &Path, error: std::io::Error| format!("{}: {error}", path.display());
     if let Ok(mut entries) = std::fs::read_dir(&args.out) {
         if entries.next().is_some() {
@@ -265,6 +292,19 @@ mod tests {
         ] {
             assert!(Plugin::parse(wrong).is_err(), "{wrong}");
         }
+    }
+
+    #[test]
+    fn a_plugin_given_twice_is_refused_whatever_its_dashes() {
+        let plugins = [
+            Plugin::parse("acme-crm@1").unwrap(),
+            Plugin::parse("acme_crm@2").unwrap(),
+        ];
+        assert_eq!(
+            distinct(&plugins).unwrap_err(),
+            "the plugin `acme_crm` is given twice"
+        );
+        assert!(distinct(&plugins[..1]).is_ok());
     }
 
     #[test]

@@ -1,12 +1,15 @@
-//! Links every plugin this image depends on: each dependency in Cargo.toml except
-//! `engine` is named once (`use <crate> as _;`), so that adding or removing a plugin is
-//! one edit, there.
+//! Links every plugin this image depends on: each dependency in Cargo.toml's
+//! `[dependencies]` except `engine` is named once (`use <crate> as _;`), so that adding
+//! or removing a plugin is one edit, there. (Not `[target.*.dependencies]`, nor
+//! optional ones.)
 
 use std::fmt::Write as _;
 
 fn main() {
     println!("cargo::rerun-if-changed=Cargo.toml");
-    let manifest = std::fs::read_to_string("Cargo.toml").expect("Cargo.toml is readable");
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let manifest =
+        std::fs::read_to_string(format!("{dir}/Cargo.toml")).expect("Cargo.toml is readable");
     let manifest: toml::Table = manifest.parse().expect("Cargo.toml parses");
     let dependencies = manifest
         .get("dependencies")

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use engine_core::config::EngineConfig;
-use engine_core::{Call, CallErrorKind, CancellationToken, Engine, Format, Turn};
+use engine_core::{Call, CallErrorKind, CancellationToken, Engine, EngineError, Format, Turn};
 use engine_mcp::McpServer;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
@@ -130,11 +130,21 @@ enum ImageCommand {
     /// the environment sets it (a value it sets wins). Exit 1, naming both plugins and
     /// both values, when two plugins declare one variable with different defaults.
     Requirements {
-        /// json; dockerfile (lines for an image's runtime stage); or packages (the
-        /// package names on one line, for `apt-get install`).
-        #[arg(long, default_value = "json", value_parser = ["json", "dockerfile", "packages"])]
-        format: String,
+        #[arg(long, value_enum, default_value_t = RequirementsFormat::Json)]
+        format: RequirementsFormat,
     },
+}
+
+/// How `image requirements` prints them.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RequirementsFormat {
+    /// Each package with the plugins that need it; each variable with its default, its
+    /// plugins, and whether the environment sets it.
+    Json,
+    /// Lines for an image's runtime stage: `RUN apt-get install`, `ENV`.
+    Dockerfile,
+    /// The package names on one line, for `apt-get install`.
+    Packages,
 }
 
 #[derive(Subcommand)]
@@ -294,8 +304,10 @@ macro_rules! image {
 ///
 /// # Safety
 ///
-/// Call it first thing in `main`, before the binary starts any thread: it removes the
-/// `ENGINE_SECRET__*` variables from the process environment, which is sound only while
+/// Call it first thing in `main`, before the binary starts any thread: it sets the
+/// linked plugins' variable defaults (`plugin! { system }`) the environment does not set,
+/// and removes the `ENGINE_SECRET__*` variables from the process environment, which is
+/// sound only while
 /// no other thread reads or writes the environment (see
 /// [`take_environment`](engine_core::config::take_environment)).
 pub unsafe fn run(image: Image) -> ExitCode {
@@ -312,7 +324,7 @@ pub unsafe fn run(image: Image) -> ExitCode {
         command: ImageCommand::Requirements { format },
     } = &cli.command
     {
-        return print_requirements(format);
+        return print_requirements(*format);
     }
     // SAFETY: our caller promises that this is the only thread.
     unsafe { apply_variable_defaults() };
@@ -356,6 +368,11 @@ pub unsafe fn run(image: Image) -> ExitCode {
             Ok(()) => {
                 println!("ok: {what} has no problem with what this engine links");
                 ExitCode::SUCCESS
+            }
+            // The plugins' report says that the engine refused, and ends its own lines.
+            Err(EngineError::Startup(report)) => {
+                eprint!("{report}");
+                ExitCode::FAILURE
             }
             Err(error) => {
                 eprintln!("the engine would refuse to start: {error}");
@@ -470,7 +487,7 @@ fn serve<E: std::fmt::Display>(server: impl Future<Output = Result<(), E>>) -> E
 }
 
 /// `engine image requirements`.
-fn print_requirements(format: &str) -> ExitCode {
+fn print_requirements(format: RequirementsFormat) -> ExitCode {
     let requirements = match engine_core::SystemRequirements::linked() {
         Ok(requirements) => requirements,
         Err(conflicts) => {
@@ -481,40 +498,36 @@ fn print_requirements(format: &str) -> ExitCode {
         }
     };
     match format {
-        "dockerfile" => {
-            print!("{}", requirements.dockerfile());
-            return ExitCode::SUCCESS;
-        }
-        "packages" => {
+        RequirementsFormat::Dockerfile => print!("{}", requirements.dockerfile()),
+        RequirementsFormat::Packages => {
             let packages: Vec<&str> = requirements.debian.keys().map(String::as_str).collect();
             println!("{}", packages.join(" "));
-            return ExitCode::SUCCESS;
         }
-        _ => {}
+        RequirementsFormat::Json => {
+            // Whether the environment sets a variable, never its value (it may be secret).
+            let env: serde_json::Map<String, serde_json::Value> = requirements
+                .env
+                .iter()
+                .map(|(name, variable)| {
+                    let described = serde_json::json!({
+                        "default": variable.default,
+                        "plugins": variable.plugins,
+                        "set_in_environment": std::env::var_os(name).is_some(),
+                    });
+                    (name.clone(), described)
+                })
+                .collect();
+            let report = serde_json::json!({ "debian": requirements.debian, "env": env });
+            println!("{report:#}");
+        }
     }
-    let env: serde_json::Map<String, serde_json::Value> = requirements
-        .env
-        .iter()
-        .map(|(name, variable)| {
-            let set = std::env::var_os(name);
-            let described = serde_json::json!({
-                "default": variable.default,
-                "plugins": variable.plugins,
-                "set_in_environment": set.is_some(),
-                "value": set.map_or(variable.default.clone(), |value| value.to_string_lossy().into_owned()),
-            });
-            (name.clone(), described)
-        })
-        .collect();
-    let report = serde_json::json!({ "debian": requirements.debian, "env": env });
-    println!("{report:#}");
     ExitCode::SUCCESS
 }
 
 /// Sets each variable the linked plugins declare (`plugin! { system }`) to its default,
 /// unless the environment sets it (even to the empty string): the image then runs as its
-/// Dockerfile's `ENV` lines describe, with or without them. Variables two plugins
-/// disagree on are left alone: start-up refuses those plugins.
+/// Dockerfile's `ENV` lines describe, with or without them. When two plugins disagree on
+/// one, no default is set: start-up refuses those plugins.
 ///
 /// # Safety
 ///

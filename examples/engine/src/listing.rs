@@ -131,6 +131,21 @@ pub fn check_report(engine: &Engine) -> String {
         "on"
     };
     out += &format!("  streaming of replies: {streaming}\n");
+    // The variables the plugins declare, as this process has them: the default (which
+    // the engine sets when the environment does not), or the environment's value, never
+    // shown (it may be secret).
+    if let Ok(requirements) = engine_core::SystemRequirements::linked() {
+        for (name, variable) in &requirements.env {
+            let state = match std::env::var_os(name) {
+                None => "unset".to_owned(),
+                Some(value) if value == *variable.default => {
+                    format!("{:?}, the plugins' default", variable.default)
+                }
+                Some(_) => "set by the environment".to_owned(),
+            };
+            out += &format!("  env {name:<24} {state}\n");
+        }
+    }
     for agent in engine.agents() {
         out += &format!(
             "  agent {:<12} {} tools equipped, {} left out\n",

@@ -264,6 +264,7 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
 #[test]
 fn each_agent_gets_the_plugin_state_built_from_its_own_settings() {
     let dir = std::env::temp_dir().join(format!("engine-cli-state-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("engine.toml");
     let mut toml = String::new();
@@ -278,19 +279,14 @@ fn each_agent_gets_the_plugin_state_built_from_its_own_settings() {
         ("eu-desk", "https://crm.acme.example/eu/contacts/c-7"),
         ("us-desk", "https://crm.acme.example/us/contacts/c-7"),
     ] {
-        let output = engine(&[
-            "--config",
-            path.to_str().unwrap(),
-            "--agent",
-            agent,
-            "call",
-            "--subscriber",
-            "c-7",
-            "--conversation",
-            "conversation-1",
-            "acme__contact_card",
-            "{}",
-        ]);
+        let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+            .args(["--config", path.to_str().unwrap(), "--agent", agent, "call"])
+            .args(["--subscriber", "c-7", "--conversation", "conversation-1"])
+            .args(["acme__contact_card", "{}"])
+            // Only this file's agents and secrets, whatever the runner's environment.
+            .env_clear()
+            .output()
+            .expect("the engine runs");
         assert!(output.status.success(), "{output:?}");
         let card: Value = serde_json::from_str(&stdout(&output)).unwrap();
         assert_eq!(card["link"], link, "{agent}");

@@ -36,6 +36,19 @@ impl Scratch {
         command.output().expect("the engine runs")
     }
 
+    /// The engine started on the file last checked (`tools`), in the same clean
+    /// environment.
+    fn start(&self) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_engine"))
+            .arg("--config")
+            .arg(self.file())
+            .arg("tools")
+            .current_dir(&self.0)
+            .env_clear()
+            .output()
+            .expect("the engine runs")
+    }
+
     /// Each problem line the check printed, without the file it names (asserted here).
     fn problems(&self, output: &Output) -> Vec<String> {
         assert_eq!(output.status.code(), Some(1), "{output:?}");
@@ -191,15 +204,13 @@ fn settings_the_plugin_refuses_to_build_from_refuse_start_up_but_not_the_check()
     let scratch = Scratch::new("settings-build");
     let toml = "[agents.a.plugins.acme]\nbase_url = \"http://crm.acme.example\"\nregion = \"eu\"\n";
     // The check reads the settings, and builds nothing (a state may connect somewhere).
-    assert!(scratch.check(toml, &[]).status.success());
-    let started = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .arg("--config")
-        .arg(scratch.file())
-        .arg("tools")
-        .current_dir(&scratch.0)
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap();
+    let checked = scratch.check(toml, &[]);
+    assert!(checked.status.success(), "{checked:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&checked.stdout),
+        "ok: the configuration has no problem with what this engine links\n"
+    );
+    let started = scratch.start();
     assert_eq!(started.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&started.stderr),
@@ -266,14 +277,7 @@ fn every_problem_is_reported_at_once_and_start_up_refuses_the_same() {
         ]
     );
     // Any other command starts the engine, which refuses with the same problems.
-    let started = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .arg("--config")
-        .arg(scratch.file())
-        .arg("tools")
-        .current_dir(&scratch.0)
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap();
+    let started = scratch.start();
     assert_eq!(started.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&started.stderr).replace(
@@ -285,9 +289,11 @@ fn every_problem_is_reported_at_once_and_start_up_refuses_the_same() {
 }
 
 #[test]
-fn without_a_file_the_default_configuration_is_checked() {
+fn without_a_file_the_default_configuration_is_checked_and_nothing_is_created() {
+    let scratch = Scratch::new("no-file");
     let output = Command::new(env!("CARGO_BIN_EXE_engine"))
         .args(["config", "check"])
+        .current_dir(&scratch.0)
         .env_clear()
         .output()
         .unwrap();
@@ -295,6 +301,11 @@ fn without_a_file_the_default_configuration_is_checked() {
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "ok: the default configuration (no file given) has no problem with what this engine links\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(&scratch.0).unwrap().count(),
+        0,
+        "the check created files"
     );
 }
 

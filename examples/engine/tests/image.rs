@@ -35,23 +35,60 @@ fn the_union_of_the_linked_plugins_blocks_names_who_needs_each_package() {
             "default": "metric",
             "plugins": ["weather 0.1.0"],
             "set_in_environment": false,
-            "value": "metric",
         })
     );
 }
 
 #[test]
-fn a_value_the_environment_sets_wins_over_the_default_even_empty() {
-    let output = requirements(
-        "json",
-        &[("WEATHER_UNITS", "imperial"), ("ACME_CRM_TIMEOUT_SECS", "")],
-    );
+fn the_report_says_which_variables_the_environment_sets_never_their_values() {
+    let output = requirements("json", &[("WEATHER_UNITS", "imperial-secret")]);
     assert!(output.status.success(), "{output:?}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("imperial-secret"));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["env"]["WEATHER_UNITS"]["value"], "imperial");
     assert_eq!(report["env"]["WEATHER_UNITS"]["set_in_environment"], true);
-    assert_eq!(report["env"]["ACME_CRM_TIMEOUT_SECS"]["value"], "");
-    assert_eq!(report["env"]["ACME_CRM_TIMEOUT_SECS"]["default"], "10");
+    assert_eq!(
+        report["env"]["ACME_CRM_TIMEOUT_SECS"]["set_in_environment"],
+        false
+    );
+}
+
+/// `engine check` in an environment of `env` only: how the process has each variable.
+fn variables_at_start_up(env: &[(&str, &str)]) -> Vec<String> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_engine"));
+    command.arg("check").env_clear();
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("the engine runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|line| line.starts_with("  env "))
+        .map(|line| {
+            line.split_whitespace()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn the_engine_sets_each_default_the_environment_does_not_set_even_empty() {
+    assert_eq!(
+        variables_at_start_up(&[]),
+        [
+            "ACME_CRM_TIMEOUT_SECS \"10\", the plugins' default",
+            "WEATHER_UNITS \"metric\", the plugins' default",
+        ]
+    );
+    assert_eq!(
+        variables_at_start_up(&[("WEATHER_UNITS", "imperial"), ("ACME_CRM_TIMEOUT_SECS", "")]),
+        [
+            "ACME_CRM_TIMEOUT_SECS set by the environment",
+            "WEATHER_UNITS set by the environment",
+        ]
+    );
 }
 
 #[test]

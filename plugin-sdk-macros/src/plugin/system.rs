@@ -126,11 +126,46 @@ fn check_package(name: &str) -> Result<(), String> {
     }
 }
 
+/// Variables no plugin may default: they change how every process in the image runs
+/// (its search path, its loader, its trust store, its proxy, its logging), not one
+/// plugin's tools. Prefixes end in `_`; compared without case.
+const PROCESS_WIDE: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "SHELL",
+    "PWD",
+    "TMPDIR",
+    "LANG",
+    "LC_",
+    "TZ",
+    "LD_",
+    "DYLD_",
+    "RUST_",
+    "CARGO_",
+    "SSL_CERT_",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+];
+
 /// A variable name a shell and a Dockerfile take (letters, digits, `_`, not starting with
-/// a digit; an identifier already guarantees that much), outside the engine's own.
+/// a digit; an identifier already guarantees that much), outside the engine's own and the
+/// process-wide ones.
 fn check_variable(name: &str) -> Result<(), String> {
-    if name.starts_with("ENGINE_") {
+    let upper = name.to_ascii_uppercase();
+    if upper.starts_with("ENGINE_") {
         return Err(format!("`{name}` is in the engine's own namespace (`ENGINE_`, where its configuration, secrets and token live): name the variable after your plugin"));
+    }
+    let process_wide = PROCESS_WIDE
+        .iter()
+        .any(|denied| match denied.strip_suffix('_') {
+            Some(_) => upper.starts_with(denied),
+            None => upper == *denied,
+        });
+    if process_wide {
+        return Err(format!("`{name}` changes every process in the image, not your plugin's tools: set it in the image's environment, or name a variable of your own that your tools read"));
     }
     if name.starts_with("r#") || !name.is_ascii() {
         return Err(format!(
