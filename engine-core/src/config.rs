@@ -86,6 +86,10 @@ pub struct EngineConfig {
     /// it runs; a linked channel not named here is not mounted.
     #[serde(default)]
     pub channels: BTreeMap<String, ChannelConfig>,
+    /// External tools: command manifests and MCP servers described by files in a
+    /// directory, picked up while the engine runs.
+    #[serde(default)]
+    pub extensions: ExtensionsConfig,
     /// The file it was read from, for problems to name.
     #[serde(skip)]
     file: Option<PathBuf>,
@@ -95,6 +99,41 @@ pub struct EngineConfig {
     #[serde(skip)]
     unknown_keys: Vec<String>,
 }
+
+/// Where external tools are described, and the secrets their files may name.
+///
+/// ```toml
+/// [extensions]
+/// dir = "tools.d"                      # the default: beside the configuration file
+/// secrets = { notes_token = "..." }    # an MCP server's `token_secret = "notes_token"`
+/// ```
+#[derive(Clone, Default, Deserialize)]
+pub struct ExtensionsConfig {
+    /// The directory, relative to the configuration file's; `tools.d` beside it when
+    /// unset. An engine run without a configuration file has none.
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+    /// Secret values by key, for extension files to name (never written in them).
+    #[serde(default)]
+    pub secrets: BTreeMap<String, String>,
+    /// The most a command tool may write on stdout, in bytes; more stops it.
+    #[serde(default)]
+    pub max_output_bytes: Option<usize>,
+}
+
+/// Secret values are left out: only their keys show.
+impl fmt::Debug for ExtensionsConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExtensionsConfig")
+            .field("dir", &self.dir)
+            .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
+            .field("max_output_bytes", &self.max_output_bytes)
+            .finish()
+    }
+}
+
+/// What a command tool may write on stdout when the configuration does not say.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 20;
 
 /// A mounted channel: `/channels/<name>` runs turns of `agent`.
 ///
@@ -582,6 +621,22 @@ impl EngineConfig {
         self.agents
             .values()
             .flat_map(|agent| agent.secrets.values().map(String::as_str))
+            .chain(self.extensions.secrets.values().map(String::as_str))
+    }
+
+    /// The directory of external tools: `extensions.dir` resolved against the
+    /// configuration file's directory, or `tools.d` beside the file; none without a file
+    /// (nor a directory set).
+    pub fn extensions_dir(&self) -> Option<PathBuf> {
+        let beside = self
+            .file
+            .as_ref()
+            .map(|file| file.parent().unwrap_or(Path::new("")).to_owned());
+        match (&self.extensions.dir, beside) {
+            (Some(dir), Some(beside)) => Some(beside.join(dir)),
+            (Some(dir), None) => Some(dir.clone()),
+            (None, beside) => beside.map(|beside| beside.join("tools.d")),
+        }
     }
 }
 

@@ -104,8 +104,33 @@ impl From<ToolError> for CallError {
     }
 }
 
-/// How a tool's future ends: its own result, or the payload of its panic.
-type Outcome = Result<Result<String, ToolError>, Box<dyn Any + Send>>;
+/// What a call's errors name: a linked tool or an external one.
+pub(crate) trait Called {
+    /// The canonical id, for the log.
+    fn id(&self) -> &str;
+    /// The wire name, for the model.
+    fn wire_name(&self) -> &str;
+}
+
+impl Called for Tool {
+    fn id(&self) -> &str {
+        Tool::id(self)
+    }
+
+    fn wire_name(&self) -> &str {
+        Tool::wire_name(self)
+    }
+}
+
+impl Called for crate::external::ExternalTool {
+    fn id(&self) -> &str {
+        crate::external::ExternalTool::id(self)
+    }
+
+    fn wire_name(&self) -> &str {
+        crate::external::ExternalTool::wire_name(self)
+    }
+}
 
 /// The longest part of an unknown name echoed back, so that a runaway model cannot make
 /// the error as large as its request.
@@ -129,7 +154,11 @@ impl Bounds<'_> {
 
 /// The checks before a tool runs: the size of the arguments, and whether the call is
 /// still wanted.
-pub(crate) fn admit(tool: &Tool, arguments: &str, bounds: &Bounds<'_>) -> Result<(), CallError> {
+pub(crate) fn admit(
+    tool: &impl Called,
+    arguments: &str,
+    bounds: &Bounds<'_>,
+) -> Result<(), CallError> {
     if arguments.len() > bounds.limits.max_argument_bytes {
         return Err(CallError::new(
             CallErrorKind::InvalidArguments,
@@ -191,11 +220,11 @@ pub(crate) async fn run_async(
 
 /// The rest of a call whose tool did not finish on its first poll: the tool against the
 /// deadline and the cancellation token.
-async fn wait(
-    tool: &Tool,
-    running: impl Future<Output = Outcome> + Unpin,
+pub(crate) async fn wait<T>(
+    tool: &impl Called,
+    running: impl Future<Output = T> + Unpin,
     bounds: &Bounds<'_>,
-) -> Result<Outcome, CallError> {
+) -> Result<T, CallError> {
     let deadline = bounds.deadline_or_default();
     let cancelled = async {
         match bounds.cancel {
@@ -273,7 +302,7 @@ pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> &str {
 }
 
 #[cold]
-fn timed_out(tool: &Tool) -> CallError {
+fn timed_out(tool: &impl Called) -> CallError {
     tracing::warn!(
         tool = tool.id(),
         "a tool call passed its deadline and was stopped"
@@ -288,7 +317,7 @@ fn timed_out(tool: &Tool) -> CallError {
 }
 
 #[cold]
-fn cancelled_call(tool: &Tool) -> CallError {
+fn cancelled_call(tool: &impl Called) -> CallError {
     CallError::new(
         CallErrorKind::Cancelled,
         format!("the call of `{}` was cancelled", tool.wire_name()),

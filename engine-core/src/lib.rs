@@ -11,6 +11,7 @@ pub mod config;
 pub mod conversation;
 mod dispatch;
 mod engine;
+pub mod external;
 mod gemini;
 mod hooks;
 mod limits;

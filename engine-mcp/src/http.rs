@@ -12,6 +12,7 @@ mod bearer;
 mod body_deadline;
 mod channels;
 mod connections;
+mod extensions;
 mod same_site;
 mod turns;
 
@@ -310,7 +311,11 @@ pub async fn serve_http(
         .nest_service("/mcp", service)
         .merge(
             turns::router(Arc::clone(&engine), shutdown.child_token())
-                .merge(channels::router(engine, shutdown.child_token()))
+                .merge(channels::router(
+                    Arc::clone(&engine),
+                    shutdown.child_token(),
+                ))
+                .merge(extensions::router(engine))
                 .layer(axum::middleware::from_fn(
                     move |request: axum::extract::Request, next: axum::middleware::Next| {
                         same_site.clone().check(request, next)

@@ -39,12 +39,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine_core::{Engine, Format, Session};
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     Implementation, ListToolsResult, PaginatedRequestParams, ResultType, ServerCapabilities,
     ServerConfig,
 };
-use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::service::{
+    NotificationContext, RequestContext, ServerInitializeError, SubscriptionContext,
+};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 /// How the server answers: the default locale and the time a call may take.
@@ -78,6 +81,16 @@ pub struct McpServer {
     agent: Arc<str>,
     options: Arc<Options>,
     session: Session,
+    /// A legacy session's `tools/list_changed` sender, stopped with the session.
+    list_changed: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        if let Some(task) = self.list_changed.get_mut().ok().and_then(Option::take) {
+            task.abort();
+        }
+    }
 }
 
 impl McpServer {
@@ -96,6 +109,7 @@ impl McpServer {
             agent: agent.into(),
             options: Arc::new(options),
             session,
+            list_changed: Default::default(),
         }
     }
 
@@ -106,18 +120,22 @@ impl McpServer {
             agent: Arc::clone(&self.agent),
             options: Arc::clone(&self.options),
             session: self.engine.session(&self.agent).expect("checked in `new`"),
+            list_changed: Default::default(),
         }
     }
 }
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
-            Implementation::new(
-                self.options.server_name.clone(),
-                self.options.server_version.clone(),
-            ),
-        )
+        // The list changes when external tools are reloaded.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            self.options.server_name.clone(),
+            self.options.server_version.clone(),
+        ))
     }
 
     async fn list_tools(
@@ -152,6 +170,50 @@ impl ServerHandler for McpServer {
             cancel: &context.ct,
         };
         call.run(&request).await.map(CallToolResponse::from)
+    }
+
+    /// A legacy session (protocol before 2026-07-28, stdio): `tools/list_changed` is
+    /// sent on the session itself, each time the engine installs external tools.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut changed = self.engine.extensions_changed();
+        changed.mark_unchanged();
+        let peer = context.peer;
+        let task = tokio::spawn(async move {
+            while changed.changed().await.is_ok() {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return; // the client went away
+                }
+            }
+        });
+        if let Ok(mut slot) = self.list_changed.lock() {
+            if let Some(earlier) = slot.replace(task.abort_handle()) {
+                earlier.abort();
+            }
+        }
+    }
+
+    /// Protocol 2026-07-28 has no sessions: a client that wants to hear of changes to
+    /// the tool list asks with `subscriptions/listen`.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut changed = self.engine.extensions_changed();
+        changed.mark_unchanged();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                result = changed.changed() => {
+                    if result.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     /// A method rmcp does not know (a newer client's, or a typo): a JSON-RPC error that

@@ -15,9 +15,15 @@ Steps, each answered by one entry of the report's "steps":
   {"cancel": name, "arguments": {...}, "after_ms": n}
                                                   -> {"cancelled": true} once the client gave up on the call
   {"request": method}                             -> {"error": {code, message}} or {"result": ...}
+  {"listen_tools_changed": {"write": path, "text": "...", "timeout_ms": n}}
+                                                  -> {"changed": true, "tools": [names]}: listens
+                                                     (subscriptions/listen), writes the file (or removes
+                                                     it when "text" is null), and waits for
+                                                     notifications/tools/list_changed
 """
 
 import json
+import os
 import sys
 
 import anyio
@@ -67,6 +73,19 @@ async def step(client, plan):
             # Abandoning the request makes the client send notifications/cancelled.
             group.cancel_scope.cancel()
         return {"cancelled": True}
+    if "listen_tools_changed" in plan:
+        spec = plan["listen_tools_changed"]
+        with anyio.fail_after(spec.get("timeout_ms", 10000) / 1000):
+            async with client.listen(tools_list_changed=True) as subscription:
+                if spec.get("text") is None:
+                    os.remove(spec["write"])
+                else:
+                    with open(spec["write"], "w") as file:
+                        file.write(spec["text"])
+                async for _event in subscription:
+                    tools = await client.list_tools(cache_mode="bypass")
+                    return {"changed": True, "tools": [tool.name for tool in tools.tools]}
+        raise AssertionError("the listen stream ended without a change")
     if "request" in plan:
         request = types.Request[types.RequestParams | None, str](method=plan["request"], params=None)
         try:

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::external::ExternalTool;
 use crate::tool::Tool;
 
 /// Which summary text each tool shows for a locale: the addresses of the resolved
@@ -77,6 +78,24 @@ pub(super) fn tool<'a>(tool: &'a Tool, locale: &str) -> McpTool<'a> {
             destructive_hint: hints.destructive,
             idempotent_hint: hints.idempotent,
             open_world_hint: hints.open_world,
+        },
+    }
+}
+
+/// An external tool's entry: its summary as the title, no output schema (its output is
+/// whatever JSON the command or server gives), no hints.
+pub(super) fn external(tool: &ExternalTool) -> McpTool<'_> {
+    McpTool {
+        name: tool.wire_name(),
+        title: tool.summary(),
+        description: tool.description(),
+        input_schema: tool.input_json(),
+        output_schema: None,
+        annotations: Annotations {
+            read_only_hint: None,
+            destructive_hint: None,
+            idempotent_hint: None,
+            open_world_hint: None,
         },
     }
 }

@@ -21,6 +21,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::external::ExternalTool;
 use crate::parallel;
 use crate::tool::Tool;
 
@@ -158,6 +159,23 @@ impl Catalogs {
                     bytes
                 })
             }
+        }
+    }
+}
+
+/// An external tool's entry in a catalog of `format`, as JSON text; none for Gemini when
+/// its schema is outside Gemini's subset (the listing says so).
+pub(crate) fn external_entry(format: Format, tool: &ExternalTool) -> Option<Box<RawValue>> {
+    fn json(entry: &impl Serialize) -> Box<RawValue> {
+        serde_json::value::to_raw_value(entry).expect("catalog entries have string keys only")
+    }
+    match format {
+        Format::OpenAi => Some(json(&openai::external(tool))),
+        Format::Anthropic => Some(json(&anthropic::external(tool))),
+        Format::Mcp => Some(json(&mcp::external(tool))),
+        Format::Gemini => {
+            crate::gemini::declaration(tool.wire_name(), tool.description(), tool.input_schema())
+                .ok()
         }
     }
 }

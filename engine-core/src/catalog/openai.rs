@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::external::ExternalTool;
 use crate::tool::Tool;
 
 #[derive(Serialize)]
@@ -31,6 +32,20 @@ pub(super) fn tool(tool: &Tool) -> OpenAiTool<'_> {
             description: tool.descriptor().description,
             parameters: tool.input_json(),
             strict: tool.descriptor().strict.then_some(true),
+        },
+    }
+}
+
+/// An external tool's entry: `strict` always said, `false` for a schema strict mode
+/// would refuse (rendered as written, not rewritten).
+pub(super) fn external(tool: &ExternalTool) -> OpenAiTool<'_> {
+    OpenAiTool {
+        kind: "function",
+        function: Function {
+            name: tool.wire_name(),
+            description: tool.description(),
+            parameters: tool.input_json(),
+            strict: Some(tool.not_strict().is_none()),
         },
     }
 }

@@ -10,6 +10,7 @@ use plugin_sdk::project::Project;
 
 use crate::catalog::{Catalogs, Format};
 use crate::config::AgentConfig;
+use crate::external::{Extensions, ExternalTool};
 use crate::model::Meter;
 use crate::provider::Provider;
 use crate::registry::Registry;
@@ -36,6 +37,8 @@ pub struct Agent {
     /// The state of each tool's plugin, by the registry's index, for the tools that
     /// share it (`Shared<T>`).
     pub(super) plugin_states: Vec<Option<AnyState>>,
+    /// The engine's external tools, and the agent's index among its agents.
+    extensions: (Arc<Extensions>, usize),
 }
 
 /// A plugin's state, built from the agent's settings for it.
@@ -59,6 +62,7 @@ impl Agent {
         provider: Option<Arc<dyn Provider>>,
         project: Option<Project>,
         states: BTreeMap<&str, AnyState>,
+        extensions: (Arc<Extensions>, usize),
     ) -> Self {
         let mut equipped = Vec::new();
         let mut left_out = Vec::new();
@@ -110,6 +114,7 @@ impl Agent {
             provider,
             project,
             plugin_states,
+            extensions,
         }
     }
 
@@ -141,7 +146,15 @@ impl Agent {
     /// within a turn's conversation. MCP's lists only the tools offered outside a
     /// conversation (see [`Tool::needs_conversation`]): an MCP session has none.
     pub fn catalog(&self, format: Format, locale: &str) -> Bytes {
-        self.catalogs.get(format, locale, || self.tools().collect())
+        let linked = self.catalogs.get(format, locale, || self.tools().collect());
+        let (extensions, index) = &self.extensions;
+        extensions.catalog(*index, format, linked)
+    }
+
+    /// The external tools it equips now (see [`Engine::install_extensions`](super::Engine::install_extensions)).
+    pub fn external_tools(&self) -> Vec<Arc<ExternalTool>> {
+        let (extensions, index) = &self.extensions;
+        extensions.current().equipped(*index).cloned().collect()
     }
 }
 

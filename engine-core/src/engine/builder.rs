@@ -11,6 +11,7 @@ use super::agent::{Agent, AnyState};
 use super::linked_config;
 use super::Engine;
 use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
+use crate::external::Extensions;
 use crate::limits::Limits;
 use crate::model::ModelGateway;
 use crate::provider::{Provider, ProviderError};
@@ -205,7 +206,8 @@ impl EngineBuilder {
         };
         check_project_roots(&config)?;
         let mut agents = Vec::with_capacity(config.agents.len());
-        for (name, agent) in &config.agents {
+        let extensions = Arc::new(Extensions::new(config.agents.len()));
+        for (index, (name, agent)) in config.agents.iter().enumerate() {
             let provider = agent_provider(&config, agent, &self.providers)?;
             let project = agent.project.as_ref().map(open_project).transpose()?;
             let states = build_plugin_states(name, agent, &registry)?;
@@ -216,6 +218,7 @@ impl EngineBuilder {
                 provider,
                 project,
                 states,
+                (Arc::clone(&extensions), index),
             ));
         }
         let conversations = match self.conversations {
@@ -234,6 +237,7 @@ impl EngineBuilder {
             conversations: Arc::new(conversations),
             running: Default::default(),
             channels,
+            extensions,
         })
     }
 

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Engine, Turn};
 use crate::dispatch::{self, unknown_tool, Bounds, CallError};
+use crate::external;
 use crate::tool::Tool;
 
 /// One tool call, as the model (or a client) asked for it: [`Engine::call`] runs it.
@@ -84,7 +85,7 @@ impl Engine {
     /// suspend, or the future that runs it.
     fn start<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> Started<'a> {
         let Some(tool) = self.offered(turn, call.tool) else {
-            return Started::Finished(Err(unknown_tool(call.tool)));
+            return self.start_external(turn, call);
         };
         if tool.is_action() && !call.perform {
             return Started::Finished(Err(dispatch::staged_not_called(tool)));
@@ -122,6 +123,26 @@ impl Engine {
                 self.keep_state(turn, tool, &context, result)
             })),
         }
+    }
+
+    /// A call of no linked tool: an external tool's, if the turn's agent equips one of
+    /// that name (read from the set installed now, which the call keeps).
+    #[cold]
+    fn start_external<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> Started<'a> {
+        let installed = self.extensions.current();
+        let Some(tool) = installed.offered(turn.agent, call.tool) else {
+            return Started::Finished(Err(unknown_tool(call.tool)));
+        };
+        let bounds = Bounds {
+            deadline: call.deadline,
+            cancel: call.cancel,
+            limits: &self.registry.limits,
+        };
+        Started::Running(Box::pin(external::call(
+            std::sync::Arc::clone(tool),
+            call.arguments,
+            bounds,
+        )))
     }
 
     /// The tool called `name`, if `turn` is offered it.

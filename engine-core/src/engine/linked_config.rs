@@ -68,6 +68,10 @@ fn enabled_tools(
     let Some(enabled) = &agent.tools else { return };
     let key = format!("agents.{name}.tools");
     for id in enabled {
+        if names_external(id, registry) {
+            // Checked when its file is installed: it may not be there yet.
+            continue;
+        }
         match registry.tools().iter().find(|tool| tool.id() == id) {
             None => problems.push(ConfigProblem::new(
                 &key,
@@ -88,6 +92,19 @@ fn enabled_tools(
             }
         }
     }
+}
+
+/// Whether `id`, in an agent's `tools` list, names an external tool (see
+/// [`crate::external`]): `<namespace>:<name>` or `<namespace>:*` in a namespace that no
+/// linked plugin has and the engine does not keep.
+fn names_external(id: &str, registry: &Registry) -> bool {
+    let Some((namespace, _)) = id.split_once(':') else {
+        return false;
+    };
+    !crate::RESERVED_NAMESPACES.contains(&namespace)
+        && !registry
+            .plugins()
+            .any(|(plugin, _)| plugin.namespace == namespace)
 }
 
 /// An agent's settings for plugins: each for a linked plugin that takes settings, and

@@ -25,6 +25,7 @@ pub use session::Session;
 pub use turn::{ModelInput, Turn, TurnEnd, TurnOutcome, UnknownAgent};
 
 use crate::catalog::Format;
+use crate::external::Extensions;
 use crate::hooks::Hook;
 use crate::model::ModelGateway;
 use crate::registry::Registry;
@@ -72,6 +73,8 @@ pub struct Engine {
     running: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The mounted channels, with the agent each runs, in the configuration's order.
     channels: Vec<(&'static ChannelDescriptor, String)>,
+    /// The external tools installed now (none until a loader installs some).
+    pub(crate) extensions: Arc<Extensions>,
 }
 
 impl Engine {

@@ -403,7 +403,9 @@ pub unsafe fn run(image: Image) -> ExitCode {
             "skipped an environment variable whose name or value is not UTF-8"
         );
     }
+    let loader = engine_extensions::Loader::new(&config);
     let engine = Arc::new(Engine::builder().config(config).build_or_exit());
+    let extensions = loader.map(|loader| External::load(&engine, loader));
     let turn = match engine.turn(&cli.agent) {
         Ok(turn) => turn,
         Err(error) => {
@@ -452,11 +454,17 @@ pub unsafe fn run(image: Image) -> ExitCode {
             at,
         } => return turns::one_turn(&engine, at.place(turn), message),
         Command::Chat { at } => return turns::chat(&engine, at.place(turn)),
-        Command::Check => print!("{}", listing::check_report(&engine)),
+        Command::Check => {
+            print!("{}", listing::check_report(&engine));
+            if listing::extension_problems(&engine) {
+                return ExitCode::FAILURE;
+            }
+        }
         Command::Config { .. } | Command::Image { .. } => {
             unreachable!("answered before the engine starts")
         }
         Command::Mcp { options } => {
+            let _watching = extensions.map(|external| external.watch(&engine));
             let server = McpServer::new(engine, agent, options.options(&image));
             return serve(engine_mcp::serve_stdio(server));
         }
@@ -465,11 +473,49 @@ pub unsafe fn run(image: Image) -> ExitCode {
             options,
             http,
         } => {
+            let _watching = extensions.map(|external| external.watch(&engine));
             let server = McpServer::new(engine, agent, options.options(&image));
             return serve(serve_http(server, addr, http.options(token)));
         }
     }
     ExitCode::SUCCESS
+}
+
+/// External tools, read once at start-up for every command. Their connections (MCP
+/// servers) and the watch of their directory run on a runtime of their own, with one
+/// worker: it outlives each command's runtime, and a busy server never takes a worker
+/// from serving.
+struct External {
+    runtime: tokio::runtime::Runtime,
+    loader: engine_extensions::Loader,
+}
+
+impl External {
+    fn load(engine: &Engine, loader: engine_extensions::Loader) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("extensions")
+            .enable_all()
+            .build()
+            .expect("a runtime starts");
+        engine.install_extensions(runtime.block_on(loader.load()));
+        Self { runtime, loader }
+    }
+
+    /// Watches the directory while the engine serves (the runtime stays with the
+    /// watch); a watch that cannot start is logged, and the tools read at start-up stay.
+    fn watch(
+        self,
+        engine: &Arc<Engine>,
+    ) -> (Option<engine_extensions::Watching>, tokio::runtime::Runtime) {
+        let watching = {
+            let _entered = self.runtime.enter();
+            engine_extensions::watch(Arc::clone(engine), self.loader)
+                .inspect_err(|error| tracing::error!("external tools will not reload: {error}"))
+                .ok()
+        };
+        (watching, self.runtime)
+    }
 }
 
 fn serve<E: std::fmt::Display>(server: impl Future<Output = Result<(), E>>) -> ExitCode {

@@ -36,7 +36,53 @@ pub fn list_tools(engine: &Engine, locale: &str) -> String {
         }
     }
     out += &list_channels(engine);
+    out += &list_extensions(engine);
     out
+}
+
+/// The external tools' files, each with its state, its error and its tools; a tool whose
+/// schema strict mode would refuse, or Gemini cannot take, says so.
+pub fn list_extensions(engine: &Engine) -> String {
+    let installed = engine.extensions();
+    if installed.files().is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("External tools, by file\n");
+    for file in installed.files() {
+        out += &format!(
+            "  {} ({}, {})\n",
+            file.path.display(),
+            file.kind.as_str(),
+            file.state.as_str()
+        );
+        if let Some(error) = &file.error {
+            out += &format!("    error: {error}\n");
+        }
+        for tool in installed
+            .tools()
+            .iter()
+            .filter(|tool| tool.source() == file.path)
+        {
+            let category = tool.category().unwrap_or("-");
+            out += &format!("    {:<28} [{category}] {}\n", tool.id(), tool.summary());
+            if let Some(why) = tool.not_strict() {
+                out += &format!("      not strict-compatible (rendered `strict: false`): {why}\n");
+            }
+            if let Some(why) = tool.gemini_problem() {
+                out += &format!("      not offered to Gemini: {why}\n");
+            }
+        }
+    }
+    out
+}
+
+/// Whether any extension file is skipped or degraded (`check` then exits non-zero).
+pub fn extension_problems(engine: &Engine) -> bool {
+    engine
+        .extensions()
+        .files()
+        .iter()
+        .any(|file| file.error.is_some())
 }
 
 /// The linked channels (plugin API version 0, unstable), each with where it is mounted.
@@ -146,6 +192,19 @@ pub fn check_report(engine: &Engine) -> String {
             out += &format!("  env {name:<24} {state}\n");
         }
     }
+    let installed = engine.extensions();
+    for file in installed.files() {
+        let error = file
+            .error
+            .as_deref()
+            .map_or(String::new(), |error| format!(": {error}"));
+        out += &format!(
+            "  extension {} {}, {} tools{error}\n",
+            file.path.display(),
+            file.state.as_str(),
+            file.tools.len()
+        );
+    }
     for agent in engine.agents() {
         out += &format!(
             "  agent {:<12} {} tools equipped, {} left out\n",
@@ -188,6 +247,14 @@ pub fn list_agents(engine: &Engine) -> String {
         );
         let equipped: Vec<&str> = agent.tools().map(|tool| tool.id()).collect();
         out += &format!("    equips: {}\n", equipped.join(", "));
+        let external: Vec<String> = agent
+            .external_tools()
+            .iter()
+            .map(|tool| tool.id().to_owned())
+            .collect();
+        if !external.is_empty() {
+            out += &format!("    equips external: {}\n", external.join(", "));
+        }
         for left in agent.left_out() {
             out += &format!(
                 "    leaves out {}: {}\n",

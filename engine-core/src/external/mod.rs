@@ -1,0 +1,106 @@
+//! External tools: declared by files in a directory (a command manifest, an MCP server),
+//! not linked, and replaced while the engine runs.
+//!
+//! A loader (the `engine-extensions` crate) reads the directory and hands the engine what
+//! each file gave; [`Engine::install_extensions`] checks it against what is linked and
+//! swaps it in whole. A call or a turn reads the set once and keeps it: calls in flight
+//! finish on the set they started with, the next ones see the new one.
+
+mod catalog;
+mod set;
+mod tool;
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use tokio::sync::watch;
+
+pub use set::{ExtensionFile, ExtensionKind, FileState, Installed, LoadedFile};
+pub use tool::{ExternalTool, ExternalToolSpec, RunError, Runner};
+
+use crate::catalog::Format;
+use crate::dispatch::{self, Bounds, CallError, CallErrorKind};
+use crate::engine::Engine;
+
+/// The engine's external tools: the installed set, swapped whole, and a signal that says
+/// when it changed (an MCP server tells its clients `tools/list_changed`).
+pub(crate) struct Extensions {
+    current: ArcSwap<Installed>,
+    changed: watch::Sender<u64>,
+}
+
+impl Extensions {
+    pub(crate) fn new(agents: usize) -> Self {
+        Self {
+            current: ArcSwap::from_pointee(Installed::empty(agents)),
+            changed: watch::Sender::new(0),
+        }
+    }
+
+    /// The set installed now.
+    pub(crate) fn current(&self) -> Arc<Installed> {
+        self.current.load_full()
+    }
+
+    /// `linked` (the catalog of the linked tools the agent at `agent` equips, in
+    /// `format`) with the agent's external tools added, when it equips any.
+    pub(crate) fn catalog(&self, agent: usize, format: Format, linked: Bytes) -> Bytes {
+        let current = self.current.load();
+        if current.tools().is_empty() {
+            return linked;
+        }
+        current.catalog(agent, format, linked)
+    }
+}
+
+impl Engine {
+    /// Installs the external tools `files` gave, in place of those installed before: each
+    /// file is checked against what is linked and the files before it (in path order),
+    /// and one whose tool clashes is skipped with its error. The next call, turn and
+    /// catalog see the new set; calls in flight finish on the old one. Gives the files
+    /// as installed, each with its state and error.
+    pub fn install_extensions(&self, files: Vec<LoadedFile>) -> Arc<Installed> {
+        let installed = Arc::new(Installed::check(files, self));
+        for file in installed.files() {
+            if let Some(error) = &file.error {
+                tracing::warn!(file = %file.path.display(), state = file.state.as_str(), "extension: {error}");
+            }
+        }
+        self.extensions.current.store(Arc::clone(&installed));
+        self.extensions
+            .changed
+            .send_modify(|generation| *generation += 1);
+        installed
+    }
+
+    /// The external tools installed now, with every file's state and error.
+    pub fn extensions(&self) -> Arc<Installed> {
+        self.extensions.current()
+    }
+
+    /// A receiver that changes each time a set of external tools is installed.
+    pub fn extensions_changed(&self) -> watch::Receiver<u64> {
+        self.extensions.changed.subscribe()
+    }
+}
+
+/// Runs an external tool under the same checks, deadline and cancellation as a linked
+/// one, with its errors in the same shapes.
+pub(crate) async fn call(
+    tool: Arc<ExternalTool>,
+    arguments: &str,
+    bounds: Bounds<'_>,
+) -> Result<String, CallError> {
+    dispatch::admit(&*tool, arguments, &bounds)?;
+    let running = tool.runner().run(arguments);
+    match dispatch::wait(&*tool, running, &bounds).await? {
+        Ok(output) => Ok(output),
+        Err(RunError::InvalidArguments(message)) => {
+            Err(CallError::new(CallErrorKind::InvalidArguments, message))
+        }
+        Err(RunError::Failed(message)) => Err(CallError::new(CallErrorKind::Failed, message)),
+        Err(RunError::Output(message)) => Err(CallError::new(CallErrorKind::Output, message)),
+        Err(RunError::TimedOut(message)) => Err(CallError::new(CallErrorKind::TimedOut, message)),
+    }
+}

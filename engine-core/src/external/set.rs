@@ -1,0 +1,300 @@
+//! A set of external tools as installed: every file with its state, the tools of those
+//! that passed, and what each agent equips of them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use serde::Serialize;
+
+use super::tool::ExternalTool;
+use crate::catalog::Format;
+use crate::config::AgentConfig;
+use crate::engine::Engine;
+use crate::BUILTIN_TOOL_NAMES;
+
+/// What kind of file declared the tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtensionKind {
+    /// A command that reads the arguments on stdin and writes the result on stdout.
+    Command,
+    /// An MCP server the engine is a client of.
+    McpServer,
+    /// A file that could not be read as either.
+    Unknown,
+}
+
+impl ExtensionKind {
+    /// The kind's name in listings and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Command => "command",
+            Self::McpServer => "mcp_server",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// How a file stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileState {
+    /// Its tools are offered.
+    Loaded,
+    /// Its tools are offered, but calls fail until it recovers (an MCP server being
+    /// restarted): the error says why.
+    Degraded,
+    /// It offers nothing: the error says why.
+    Skipped,
+}
+
+impl FileState {
+    /// The state's name in listings and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Loaded => "loaded",
+            Self::Degraded => "degraded",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+/// What a loader made of one file, before the engine checks it.
+pub struct LoadedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// What kind of file it is.
+    pub kind: ExtensionKind,
+    /// Its tools, or why it gives none.
+    pub tools: Result<Vec<ExternalTool>, String>,
+    /// Why its tools fail for now, when they are offered all the same.
+    pub degraded: Option<String>,
+}
+
+/// One file as installed: what `GET /v1/extensions` and `engine tools` show.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExtensionFile {
+    /// The file.
+    pub path: PathBuf,
+    /// What kind of file it is.
+    pub kind: ExtensionKind,
+    /// How it stands.
+    pub state: FileState,
+    /// Why it is skipped or degraded.
+    pub error: Option<String>,
+    /// The ids of the tools it offers.
+    pub tools: Vec<String>,
+}
+
+/// What one agent equips of a set, and the catalogs with them, rendered on first use.
+struct AgentExtras {
+    /// By the set's index.
+    equips: Vec<bool>,
+    /// Indexes into the set's tools, in its order.
+    tools: Vec<usize>,
+    /// Catalogs with the external tools added, by format and by the linked rendering
+    /// they extend (its address: one per locale's titles for MCP).
+    catalogs: Mutex<HashMap<(Format, usize), Bytes>>,
+}
+
+/// An installed set of external tools.
+pub struct Installed {
+    files: Vec<ExtensionFile>,
+    /// Sorted by id.
+    tools: Vec<Arc<ExternalTool>>,
+    /// Ids and wire names.
+    by_name: HashMap<Box<str>, usize>,
+    /// By the engine's agent index.
+    agents: Vec<AgentExtras>,
+}
+
+impl Installed {
+    pub(super) fn empty(agents: usize) -> Self {
+        Self {
+            files: Vec::new(),
+            tools: Vec::new(),
+            by_name: HashMap::new(),
+            agents: (0..agents).map(|_| AgentExtras::none()).collect(),
+        }
+    }
+
+    /// Checks `files` in path order against what `engine` links and the files before
+    /// each: a file with a clash is skipped whole, with every clash in its error.
+    pub(super) fn check(mut files: Vec<LoadedFile>, engine: &Engine) -> Self {
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut installed = Self::empty(0);
+        let mut owners: HashMap<String, PathBuf> = HashMap::new();
+        for file in files {
+            let (state, error, tools) = match file.tools {
+                Err(error) => (FileState::Skipped, Some(error), Vec::new()),
+                Ok(tools) => {
+                    let clashes = clashes(&tools, &file.path, engine, &owners);
+                    if clashes.is_empty() {
+                        match file.degraded {
+                            Some(why) => (FileState::Degraded, Some(why), tools),
+                            None => (FileState::Loaded, None, tools),
+                        }
+                    } else {
+                        (FileState::Skipped, Some(clashes.join("; ")), Vec::new())
+                    }
+                }
+            };
+            for tool in &tools {
+                owners.insert(tool.id().to_owned(), file.path.clone());
+            }
+            installed.files.push(ExtensionFile {
+                path: file.path,
+                kind: file.kind,
+                state,
+                error,
+                tools: tools.iter().map(|tool| tool.id().to_owned()).collect(),
+            });
+            installed.tools.extend(tools.into_iter().map(Arc::new));
+        }
+        installed.tools.sort_by(|a, b| a.id().cmp(b.id()));
+        for (index, tool) in installed.tools.iter().enumerate() {
+            installed.by_name.insert(tool.id().into(), index);
+            installed.by_name.insert(tool.wire_name().into(), index);
+        }
+        installed.agents = engine
+            .agents()
+            .map(|agent| AgentExtras::of(agent.config(), &installed.tools))
+            .collect();
+        installed
+    }
+
+    /// Every file, in path order.
+    pub fn files(&self) -> &[ExtensionFile] {
+        &self.files
+    }
+
+    /// Every external tool offered, sorted by id.
+    pub fn tools(&self) -> &[Arc<ExternalTool>] {
+        &self.tools
+    }
+
+    /// The external tools the agent at `agent` (the engine's index) equips.
+    pub(crate) fn equipped(&self, agent: usize) -> impl Iterator<Item = &Arc<ExternalTool>> {
+        self.agents
+            .get(agent)
+            .into_iter()
+            .flat_map(|extras| extras.tools.iter().map(|&index| &self.tools[index]))
+    }
+
+    /// The tool called `name` (id or wire name), if the agent at `agent` equips it.
+    pub(crate) fn offered(&self, agent: usize, name: &str) -> Option<&Arc<ExternalTool>> {
+        let index = *self.by_name.get(name)?;
+        let extras = self.agents.get(agent)?;
+        extras.equips[index].then(|| &self.tools[index])
+    }
+
+    /// `linked`, the agent's catalog of linked tools in `format`, with its external tools
+    /// added.
+    pub(super) fn catalog(&self, agent: usize, format: Format, linked: Bytes) -> Bytes {
+        let Some(extras) = self
+            .agents
+            .get(agent)
+            .filter(|extras| !extras.tools.is_empty())
+        else {
+            return linked;
+        };
+        let key = (format, linked.as_ptr() as usize);
+        // A poisoned lock only means another renderer panicked; the map is still whole.
+        let mut cache = extras
+            .catalogs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache
+            .entry(key)
+            .or_insert_with(|| {
+                let tools: Vec<&ExternalTool> = extras
+                    .tools
+                    .iter()
+                    .map(|&index| &*self.tools[index])
+                    .collect();
+                super::catalog::extend(format, &linked, &tools)
+            })
+            .clone()
+    }
+}
+
+impl AgentExtras {
+    fn none() -> Self {
+        Self {
+            equips: Vec::new(),
+            tools: Vec::new(),
+            catalogs: Mutex::default(),
+        }
+    }
+
+    /// What an agent configured as `config` equips: every external tool when it has no
+    /// `tools` list (as it equips every linked tool), else those the list names, by id
+    /// or by `<namespace>:*`.
+    fn of(config: &AgentConfig, tools: &[Arc<ExternalTool>]) -> Self {
+        let equips: Vec<bool> = tools
+            .iter()
+            .map(|tool| match &config.tools {
+                None => true,
+                Some(listed) => listed.iter().any(|entry| enables(entry, tool)),
+            })
+            .collect();
+        Self {
+            tools: (0..tools.len()).filter(|&index| equips[index]).collect(),
+            equips,
+            catalogs: Mutex::default(),
+        }
+    }
+}
+
+/// Whether an agent's `tools` entry names `tool`: its id, or `<namespace>:*`.
+pub(crate) fn enables(entry: &str, tool: &ExternalTool) -> bool {
+    entry == tool.id()
+        || entry
+            .strip_suffix(":*")
+            .is_some_and(|namespace| namespace == tool.namespace())
+}
+
+/// Why the tools of the file at `path` cannot be installed beside what `engine` links
+/// and the tools of earlier files (`owners`: id to file).
+fn clashes(
+    tools: &[ExternalTool],
+    path: &Path,
+    engine: &Engine,
+    owners: &HashMap<String, PathBuf>,
+) -> Vec<String> {
+    let mut clashes = Vec::new();
+    let mut linked_namespaces = Vec::new();
+    for (at, tool) in tools.iter().enumerate() {
+        if let Some((plugin, _)) = engine
+            .plugins()
+            .find(|(plugin, _)| plugin.namespace == tool.namespace())
+        {
+            // Said once for the file, not once per tool.
+            if !linked_namespaces.contains(&plugin.namespace) {
+                linked_namespaces.push(plugin.namespace);
+                clashes.push(format!(
+                    "the namespace `{}` belongs to the linked plugin `{}`; choose another",
+                    tool.namespace(),
+                    plugin.package
+                ));
+            }
+        } else if BUILTIN_TOOL_NAMES.contains(&tool.name()) {
+            clashes.push(format!(
+                "`{}`: `{}` is the name of a built-in tool, and the model would see two; choose another name",
+                tool.id(),
+                tool.name()
+            ));
+        } else if let Some(owner) = owners.get(tool.id()).filter(|owner| *owner != path) {
+            clashes.push(format!(
+                "`{}` is already defined by {}; rename one of them",
+                tool.id(),
+                owner.display()
+            ));
+        } else if tools[..at].iter().any(|earlier| earlier.id() == tool.id()) {
+            clashes.push(format!("`{}` is defined twice in this file", tool.id()));
+        }
+    }
+    clashes
+}

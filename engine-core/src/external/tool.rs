@@ -1,0 +1,206 @@
+//! One external tool: what its file declared, checked, and the runner that calls it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use plugin_sdk::engine::schema::check_strict;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::{gemini, wire};
+
+/// What an extension file declares of one tool, before the engine checks it.
+#[derive(Clone, Debug)]
+pub struct ExternalToolSpec {
+    /// Its namespace: the file's (kebab-case, not a linked plugin's nor a reserved one).
+    pub namespace: String,
+    /// Its name within the namespace.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// A short title for people (MCP's `title`); the name when absent.
+    pub summary: Option<String>,
+    /// A grouping for listings.
+    pub category: Option<String>,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Value,
+}
+
+/// Why a call of an external tool produced no result, as its runner reports it; the
+/// engine turns it into the same [`CallError`](crate::CallError) a linked tool's gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// The arguments do not fit the tool's schema (nothing ran).
+    InvalidArguments(String),
+    /// The tool ran and failed: the message says how, for the model.
+    Failed(String),
+    /// The tool ran and its output is not what the engine can pass on (not JSON, too
+    /// large).
+    Output(String),
+    /// The tool passed its own timeout (shorter than the call's) and was stopped.
+    TimedOut(String),
+}
+
+/// Calls one external tool. A runner's future must clean up when dropped (a call past
+/// its deadline, or cancelled, is dropped): kill what it started, tell the server.
+pub trait Runner: Send + Sync + 'static {
+    /// Runs the tool with `arguments` (JSON text, within the engine's size limit) and
+    /// gives its output as JSON text.
+    fn run(&self, arguments: &str)
+        -> futures::future::BoxFuture<'static, Result<String, RunError>>;
+}
+
+/// An external tool, checked: ids, schema text, the strict and Gemini verdicts.
+pub struct ExternalTool {
+    spec: ExternalToolSpec,
+    id: String,
+    wire_name: String,
+    /// The file that declares it.
+    source: PathBuf,
+    input_json: Box<RawValue>,
+    /// Why the schema is not strict-compatible (it is then rendered `strict: false`,
+    /// not rewritten).
+    not_strict: Option<String>,
+    /// Why Gemini cannot take the schema (the tool is then left out of Gemini's catalog).
+    gemini_problem: Option<String>,
+    runner: Arc<dyn Runner>,
+}
+
+impl ExternalTool {
+    /// Checks `spec`, declared by the file `source`: its names must suit every surface
+    /// and its schema must be an object schema. The checks against what is linked and
+    /// the other files are made when a set of them is installed.
+    pub fn new(
+        spec: ExternalToolSpec,
+        source: PathBuf,
+        runner: Arc<dyn Runner>,
+    ) -> Result<Self, String> {
+        check_namespace(&spec.namespace)?;
+        let wire_name = wire::wire_name(&spec.namespace, &spec.name);
+        if spec.name.is_empty() || spec.name.contains(':') {
+            return Err(format!(
+                "the tool name `{}` is not valid: use letters, digits, `_` and `-`",
+                spec.name
+            ));
+        }
+        if let Some(rules) = wire::SURFACES
+            .iter()
+            .find(|rules| !rules.accepts(&wire_name))
+        {
+            return Err(format!(
+                "the tool `{}` would be `{wire_name}` on the wire, which {} refuses: use {} and at most {} bytes with the namespace",
+                spec.name, rules.surface, rules.alphabet, rules.max_len
+            ));
+        }
+        if spec.input_schema.get("type") != Some(&Value::from("object")) {
+            return Err(format!(
+                "the input schema of `{}` must be an object schema (`\"type\": \"object\"`)",
+                spec.name
+            ));
+        }
+        let not_strict = check_strict(&spec.input_schema)
+            .first()
+            .map(ToString::to_string);
+        let gemini_problem = gemini::check(&spec.input_schema).err();
+        let input_json = serde_json::value::to_raw_value(&spec.input_schema)
+            .expect("a JSON value always serializes");
+        Ok(Self {
+            id: format!("{}:{}", spec.namespace, spec.name),
+            wire_name,
+            source,
+            input_json,
+            not_strict,
+            gemini_problem,
+            runner,
+            spec,
+        })
+    }
+
+    /// The canonical id, `<namespace>:<name>`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The name every catalog gives it, `<namespace>__<name>`.
+    pub fn wire_name(&self) -> &str {
+        &self.wire_name
+    }
+
+    /// Its namespace.
+    pub fn namespace(&self) -> &str {
+        &self.spec.namespace
+    }
+
+    /// Its name within the namespace.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// What it does, for the model.
+    pub fn description(&self) -> &str {
+        &self.spec.description
+    }
+
+    /// Its title for people.
+    pub fn summary(&self) -> &str {
+        self.spec.summary.as_deref().unwrap_or(&self.spec.name)
+    }
+
+    /// Its grouping for listings, if its file gave one.
+    pub fn category(&self) -> Option<&str> {
+        self.spec.category.as_deref()
+    }
+
+    /// The file that declares it.
+    pub fn source(&self) -> &std::path::Path {
+        &self.source
+    }
+
+    /// The JSON Schema of its arguments, as declared.
+    pub fn input_schema(&self) -> &Value {
+        &self.spec.input_schema
+    }
+
+    /// Why its schema is not strict-compatible, if it is not: catalogs then render it
+    /// with `strict: false`.
+    pub fn not_strict(&self) -> Option<&str> {
+        self.not_strict.as_deref()
+    }
+
+    /// Why Gemini cannot take its schema, if it cannot: Gemini's catalog leaves it out.
+    pub fn gemini_problem(&self) -> Option<&str> {
+        self.gemini_problem.as_deref()
+    }
+
+    pub(crate) fn input_json(&self) -> &RawValue {
+        &self.input_json
+    }
+
+    pub(crate) fn runner(&self) -> &Arc<dyn Runner> {
+        &self.runner
+    }
+}
+
+/// A namespace an external file may take: kebab-case (so that the first `__` of a wire
+/// name ends it), at most 32 characters, none of the engine's own.
+fn check_namespace(namespace: &str) -> Result<(), String> {
+    let words_ok = namespace.split('-').all(|word| {
+        !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    });
+    if !(words_ok
+        && namespace.starts_with(|c: char| c.is_ascii_lowercase())
+        && namespace.len() <= 32)
+    {
+        return Err(format!("`{namespace}` is not a valid namespace: use kebab-case (lowercase words joined by `-`, starting with a letter), at most 32 characters, such as `my-tools`"));
+    }
+    if crate::RESERVED_NAMESPACES.contains(&namespace) {
+        return Err(format!(
+            "the namespace `{namespace}` is kept for the engine (with {}): choose another",
+            crate::RESERVED_NAMESPACES.join(", ")
+        ));
+    }
+    Ok(())
+}

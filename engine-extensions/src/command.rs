@@ -1,0 +1,243 @@
+//! Command tools: a program given the arguments as JSON on stdin, whose stdout is the
+//! result, run in a process group of its own so that stopping it stops everything it
+//! started.
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine_core::external::{RunError, Runner};
+use futures::future::BoxFuture;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
+
+use crate::arguments::Arguments;
+
+/// The variables a command gets from the engine's environment; no other (the engine's
+/// own settings and anything a plugin's library put there stay out).
+const PASSED_VARIABLES: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"];
+
+/// How much of stderr is kept for the error: its end, where the reason usually is.
+const STDERR_TAIL_BYTES: usize = 4096;
+/// The lines of that end the error quotes.
+const STDERR_LINES: usize = 5;
+
+/// Runs one command tool.
+pub struct CommandRunner(Arc<Command>);
+
+struct Command {
+    /// The tool's id, for messages.
+    id: String,
+    program: PathBuf,
+    args: Vec<String>,
+    /// The manifest's directory: where it runs, and what a relative program is in.
+    dir: PathBuf,
+    timeout: Duration,
+    max_output: usize,
+    arguments: Arguments,
+}
+
+impl CommandRunner {
+    /// A runner of `command` (program first) from the manifest in `dir`, checking
+    /// arguments with `arguments` and stopping it after `timeout` or `max_output` bytes.
+    pub fn new(
+        id: String,
+        command: &[String],
+        dir: &Path,
+        timeout: Duration,
+        max_output: usize,
+        arguments: Arguments,
+    ) -> Self {
+        Self(Arc::new(Command {
+            id,
+            program: program_path(&command[0], dir),
+            args: command[1..].to_vec(),
+            dir: dir.to_owned(),
+            timeout,
+            max_output,
+            arguments,
+        }))
+    }
+}
+
+impl Runner for CommandRunner {
+    fn run(&self, arguments: &str) -> BoxFuture<'static, Result<String, RunError>> {
+        let command = Arc::clone(&self.0);
+        if let Err(error) = command.arguments.check(arguments) {
+            return Box::pin(std::future::ready(Err(error)));
+        }
+        let input = arguments.to_owned();
+        Box::pin(async move { command.run(input).await })
+    }
+}
+
+impl Command {
+    async fn run(&self, input: String) -> Result<String, RunError> {
+        let mut child = tokio::process::Command::new(&self.program)
+            .args(&self.args)
+            .current_dir(&self.dir)
+            .env_clear()
+            .envs(
+                PASSED_VARIABLES
+                    .iter()
+                    .filter_map(|name| Some((name, std::env::var_os(name)?))),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|error| {
+                RunError::Failed(format!(
+                    "`{}` could not be started ({}): {error}",
+                    self.id,
+                    self.program.display()
+                ))
+            })?;
+        // Dropped on every way out (finished, failed, timed out, or the call dropped):
+        // whatever the command left running in its group goes with it.
+        let _group = child.id().map(ProcessGroup);
+        let mut stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let work = async {
+            let write = async {
+                // A command that does not read its input closes the pipe: not an error.
+                let _ = stdin.write_all(input.as_bytes()).await;
+                drop(stdin);
+            };
+            let (_, output, stderr) = tokio::join!(
+                write,
+                read_capped(stdout, self.max_output),
+                read_tail(stderr)
+            );
+            let status = child.wait().await;
+            (output, stderr, status)
+        };
+        let Ok((output, stderr, status)) = tokio::time::timeout(self.timeout, work).await else {
+            return Err(RunError::TimedOut(format!(
+                "`{}` did not finish within its timeout of {} s and was stopped",
+                self.id,
+                self.timeout.as_secs_f64()
+            )));
+        };
+        let output = output.map_err(|error| match error {
+            ReadError::TooLong => RunError::Output(format!(
+                "`{}` wrote more than {} bytes on stdout and was stopped",
+                self.id, self.max_output
+            )),
+            ReadError::Io(error) => RunError::Failed(format!("`{}`: stdout: {error}", self.id)),
+        })?;
+        let status = status.map_err(|error| RunError::Failed(format!("`{}`: {error}", self.id)))?;
+        if !status.success() {
+            return Err(RunError::Failed(format!(
+                "`{}` {}{}",
+                self.id,
+                exit_text(status),
+                last_lines(&stderr)
+            )));
+        }
+        let text = String::from_utf8(output)
+            .map_err(|_| RunError::Output(format!("`{}` wrote text that is not UTF-8", self.id)))?;
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(RunError::Output(format!(
+                "`{}` wrote nothing on stdout; a command tool writes its result there as JSON",
+                self.id
+            )));
+        }
+        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|error| {
+            RunError::Output(format!(
+                "`{}` wrote something that is not JSON on stdout: {error}",
+                self.id
+            ))
+        })?;
+        Ok(text.to_owned())
+    }
+}
+
+/// The program a file's `command` names: a bare name is looked up on `PATH`; a relative
+/// path with a directory (`./tool.sh`, `bin/tool`) is in the file's directory `dir`.
+pub(crate) fn program_path(program: &str, dir: &Path) -> PathBuf {
+    let path = Path::new(program);
+    if path.components().count() > 1 && path.is_relative() {
+        dir.join(path)
+    } else {
+        path.to_owned()
+    }
+}
+
+/// A command's process group, killed when dropped.
+struct ProcessGroup(u32);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
+        // The group may be gone already (ESRCH): nothing left to stop.
+        let _ = killpg(Pid::from_raw(self.0 as i32), Signal::SIGKILL);
+    }
+}
+
+enum ReadError {
+    TooLong,
+    Io(std::io::Error),
+}
+
+/// Everything `from` gives, unless it gives more than `cap` bytes.
+async fn read_capped(mut from: impl AsyncRead + Unpin, cap: usize) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let read = from.read(&mut chunk).await.map_err(ReadError::Io)?;
+        if read == 0 {
+            return Ok(bytes);
+        }
+        if bytes.len() + read > cap {
+            return Err(ReadError::TooLong);
+        }
+        bytes.extend_from_slice(&chunk[..read]);
+    }
+}
+
+/// The last [`STDERR_TAIL_BYTES`] `from` gives, read to its end.
+async fn read_tail(mut from: impl AsyncRead + Unpin) -> Vec<u8> {
+    let mut tail = Vec::new();
+    let mut chunk = [0u8; 8 * 1024];
+    while let Ok(read) = from.read(&mut chunk).await {
+        if read == 0 {
+            break;
+        }
+        tail.extend_from_slice(&chunk[..read]);
+        if tail.len() > STDERR_TAIL_BYTES {
+            tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+        }
+    }
+    tail
+}
+
+fn exit_text(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "failed".to_owned(),
+    }
+}
+
+/// The last lines of stderr, for the error: `: line; line`, or nothing.
+fn last_lines(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let last = &lines[lines.len().saturating_sub(STDERR_LINES)..];
+    if last.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ends: {}", last.join(" | "))
+    }
+}

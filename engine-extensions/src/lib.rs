@@ -1,0 +1,231 @@
+//! External tools for an engine: files in a directory (`tools.d/` beside the
+//! configuration by default), each a command tool or an MCP server, read into the engine
+//! at start-up and again whenever the directory changes or the process gets `SIGHUP`.
+//!
+//! ```no_run
+//! # async fn run(engine: std::sync::Arc<engine_core::Engine>, config: engine_core::config::EngineConfig) {
+//! if let Some(loader) = engine_extensions::Loader::new(&config) {
+//!     engine.install_extensions(loader.load().await);
+//!     let _watching = engine_extensions::watch(engine, loader); // until dropped
+//! }
+//! # }
+//! ```
+//!
+//! A file that does not parse, whose schema is invalid, or whose tool clashes is skipped
+//! with its error, which [`Engine::extensions`](engine_core::Engine::extensions) gives;
+//! the other files load. See the repository's README for the two file formats.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod arguments;
+mod command;
+mod manifest;
+mod mcp;
+mod watch;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
+use engine_core::config::{EngineConfig, DEFAULT_MAX_OUTPUT_BYTES};
+use engine_core::external::{ExtensionKind, ExternalTool, ExternalToolSpec, LoadedFile};
+
+pub use manifest::{DEFAULT_NAMESPACE, DEFAULT_TIMEOUT};
+pub use watch::{watch, Watching};
+
+use arguments::Arguments;
+use command::CommandRunner;
+use manifest::{CommandManifest, Manifest, McpManifest, McpTransport};
+use mcp::{Endpoint, McpServer};
+
+/// Reads the extensions directory into what [`Engine::install_extensions`] takes, and
+/// keeps the MCP servers it connected to from one read to the next (a server whose file
+/// is unchanged keeps its connection; one whose file changed or went is stopped).
+///
+/// [`Engine::install_extensions`]: engine_core::Engine::install_extensions
+pub struct Loader {
+    dir: PathBuf,
+    max_output: usize,
+    secrets: BTreeMap<String, String>,
+    /// The servers of the last read, by file, with what they were started from.
+    servers: Mutex<HashMap<PathBuf, McpServer>>,
+    /// Told when a server's tools or state change; [`watch`] then reads the directory
+    /// again.
+    changed: Arc<Mutex<Option<mpsc::UnboundedSender<()>>>>,
+}
+
+impl Loader {
+    /// The loader of `config`'s extensions directory, if it has one (see
+    /// [`EngineConfig::extensions_dir`]).
+    pub fn new(config: &EngineConfig) -> Option<Self> {
+        Some(Self {
+            dir: config.extensions_dir()?,
+            max_output: config
+                .extensions
+                .max_output_bytes
+                .unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
+            secrets: config.extensions.secrets.clone(),
+            servers: Mutex::default(),
+            changed: Arc::default(),
+        })
+    }
+
+    /// The directory it reads.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every `*.json` file of the directory (not those starting with `.`: editors'
+    /// temporary files), each read into its tools or its error. A directory that does
+    /// not exist has none. Connects to the MCP servers of new or changed files, waiting
+    /// for each first answer a few seconds at most; needs a Tokio runtime, on which the
+    /// connections stay.
+    pub async fn load(&self) -> Vec<LoadedFile> {
+        let mut before = std::mem::take(&mut *self.servers.lock().expect("never poisoned"));
+        let mut kept = HashMap::new();
+        let mut loaded = Vec::new();
+        for path in self.files() {
+            let (kind, tools, degraded) = match manifest::read(&path) {
+                Err(error) => (
+                    ExtensionKind::Unknown,
+                    Err(format!("the file {error}")),
+                    None,
+                ),
+                Ok(Manifest::Command(command)) => (
+                    ExtensionKind::Command,
+                    self.command_tool(&path, command),
+                    None,
+                ),
+                Ok(Manifest::McpServer(server)) => {
+                    match self.server(&path, server, &mut before).await {
+                        Err(error) => (ExtensionKind::McpServer, Err(error), None),
+                        Ok(server) => {
+                            let tools = server.tools();
+                            kept.insert(path.clone(), server);
+                            match tools {
+                                Ok((tools, degraded)) => {
+                                    (ExtensionKind::McpServer, Ok(tools), degraded)
+                                }
+                                Err(error) => (ExtensionKind::McpServer, Err(error), None),
+                            }
+                        }
+                    }
+                }
+            };
+            loaded.push(LoadedFile {
+                path,
+                kind,
+                tools,
+                degraded,
+            });
+        }
+        // Servers whose file changed or went are dropped here, which stops them.
+        *self.servers.lock().expect("never poisoned") = kept;
+        loaded
+    }
+
+    /// The server the file at `path` describes: the one started before if the file
+    /// still says the same, else a new one.
+    async fn server(
+        &self,
+        path: &Path,
+        manifest: McpManifest,
+        before: &mut HashMap<PathBuf, McpServer>,
+    ) -> Result<McpServer, String> {
+        let endpoint = match manifest.mcp_server {
+            McpTransport::Stdio { command } => mcp::stdio_endpoint(&command, path),
+            McpTransport::Http { url, token_secret } => {
+                let token = match token_secret {
+                    None => None,
+                    Some(key) => Some(self.secrets.get(&key).cloned().ok_or_else(|| {
+                        format!("`token_secret` names `{key}`, which `[extensions.secrets]` does not have: add it to the configuration")
+                    })?),
+                };
+                Endpoint::Http { url, token }
+            }
+        };
+        if let Some(server) = before.remove(path) {
+            if server.is_for(&manifest.namespace, &endpoint) {
+                return Ok(server);
+            }
+        }
+        let changed = Arc::clone(&self.changed);
+        let server = McpServer::start(
+            manifest.namespace,
+            path.to_owned(),
+            endpoint,
+            self.max_output,
+            Arc::new(move || {
+                if let Some(reload) = &*changed.lock().expect("never poisoned") {
+                    let _ = reload.send(());
+                }
+            }),
+        )
+        .await;
+        Ok(server)
+    }
+
+    /// Where [`watch`] hears of a server's changes.
+    fn on_change(&self, reload: mpsc::UnboundedSender<()>) {
+        *self.changed.lock().expect("never poisoned") = Some(reload);
+    }
+
+    /// The extension files, in path order.
+    fn files(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| is_extension_file(path) && path.is_file())
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// The tool a command manifest describes.
+    fn command_tool(
+        &self,
+        path: &Path,
+        command: CommandManifest,
+    ) -> Result<Vec<ExternalTool>, String> {
+        let arguments = Arguments::new(&command.input_schema)?;
+        let namespace = command
+            .namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned());
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let runner = CommandRunner::new(
+            format!("{namespace}:{}", command.name),
+            &command.command,
+            dir,
+            command.timeout(),
+            self.max_output,
+            arguments,
+        );
+        let spec = ExternalToolSpec {
+            namespace,
+            name: command.name,
+            description: command.description,
+            summary: command.summary,
+            category: command.category,
+            input_schema: command.input_schema,
+        };
+        Ok(vec![ExternalTool::new(
+            spec,
+            path.to_owned(),
+            Arc::new(runner),
+        )?])
+    }
+}
+
+/// Whether `path` names an extension file: `*.json`, not hidden.
+fn is_extension_file(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
+    !name.starts_with('.') && name.ends_with(".json")
+}

@@ -1,0 +1,419 @@
+//! MCP servers as extensions: the engine connects as a client (rmcp's), lists the
+//! server's tools, follows its list changes, forwards calls (and, by dropping them,
+//! their cancellation), and restarts a server that exits, with backoff.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use engine_core::external::{ExternalTool, ExternalToolSpec, RunError, Runner};
+use futures::future::BoxFuture;
+use rmcp::model::{CallToolRequestParams, ServerNotification, SubscriptionFilter};
+use rmcp::service::{NotificationContext, Peer, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
+use tokio::io::AsyncBufReadExt as _;
+use tokio::sync::{mpsc, watch};
+
+use crate::arguments::Arguments;
+
+/// How long a first connection may take before the file is reported (it keeps trying).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The wait before the first restart; it doubles up to [`MAX_BACKOFF`].
+const MIN_BACKOFF: Duration = Duration::from_millis(250);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How to reach a server, resolved from its file.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    /// A program speaking MCP on stdin and stdout, run in the file's directory.
+    Stdio {
+        program: PathBuf,
+        args: Vec<String>,
+        dir: PathBuf,
+    },
+    /// A streamable HTTP endpoint, with its bearer token.
+    Http { url: String, token: Option<String> },
+}
+
+/// One server, kept across reloads while its file does not change; dropping it stops
+/// the connection (and the program it started).
+pub(crate) struct McpServer {
+    /// What it was started from, to tell whether a changed file still describes it.
+    endpoint: Endpoint,
+    shared: Arc<Shared>,
+    supervisor: tokio::task::AbortHandle,
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        self.supervisor.abort();
+    }
+}
+
+/// What the supervisor keeps up to date, and calls read.
+struct Shared {
+    namespace: String,
+    file: PathBuf,
+    state: Mutex<State>,
+    /// Told each time the state changes (the loader reloads the directory).
+    changed: Arc<dyn Fn() + Send + Sync>,
+    max_output: usize,
+}
+
+#[derive(Default)]
+struct State {
+    /// The connection, while there is one.
+    peer: Option<Peer<RoleClient>>,
+    /// The tools it listed last, kept while it restarts so that calls get a clear error.
+    tools: Vec<rmcp::model::Tool>,
+    /// Why it is not connected.
+    error: Option<String>,
+    /// Whether it has ever listed its tools.
+    listed: bool,
+}
+
+impl McpServer {
+    /// Starts the connection to `endpoint` for the file `file`, and waits for the first
+    /// attempt (at most [`CONNECT_TIMEOUT`]). `changed` is called whenever the tools or
+    /// the state change afterwards. Needs a Tokio runtime.
+    pub(crate) async fn start(
+        namespace: String,
+        file: PathBuf,
+        endpoint: Endpoint,
+        max_output: usize,
+        changed: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        let shared = Arc::new(Shared {
+            namespace,
+            file,
+            state: Mutex::new(State::default()),
+            changed,
+            max_output,
+        });
+        let (first, mut first_done) = watch::channel(false);
+        let supervisor = tokio::spawn(supervise(Arc::clone(&shared), endpoint.clone(), first));
+        // The first attempt's outcome is in the state either way; a server slower than
+        // this is reported as starting and picked up when it answers.
+        let _ = tokio::time::timeout(CONNECT_TIMEOUT, first_done.wait_for(|done| *done)).await;
+        Self {
+            endpoint,
+            shared,
+            supervisor: supervisor.abort_handle(),
+        }
+    }
+
+    /// Whether it is the server of `namespace` at `endpoint` (a file that still says so
+    /// keeps it).
+    pub(crate) fn is_for(&self, namespace: &str, endpoint: &Endpoint) -> bool {
+        self.shared.namespace == namespace && self.endpoint == *endpoint
+    }
+
+    /// Its tools as the engine offers them, and why they fail for now (if they do); or
+    /// why it offers none.
+    pub(crate) fn tools(&self) -> Result<(Vec<ExternalTool>, Option<String>), String> {
+        let state = self
+            .shared
+            .state
+            .lock()
+            .expect("never poisoned: no panic under it");
+        if !state.listed {
+            return Err(state
+                .error
+                .clone()
+                .unwrap_or_else(|| "the server has not answered yet".to_owned()));
+        }
+        let mut tools = Vec::with_capacity(state.tools.len());
+        for tool in &state.tools {
+            let schema = serde_json::Value::Object((*tool.input_schema).clone());
+            let arguments = Arguments::new(&schema)
+                .map_err(|error| format!("the server's tool `{}`: {error}", tool.name))?;
+            let spec = ExternalToolSpec {
+                namespace: self.shared.namespace.clone(),
+                name: tool.name.to_string(),
+                description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                summary: tool.title.clone(),
+                category: None,
+                input_schema: schema,
+            };
+            let runner = McpRunner {
+                shared: Arc::clone(&self.shared),
+                name: tool.name.to_string(),
+                arguments,
+            };
+            tools.push(ExternalTool::new(
+                spec,
+                self.shared.file.clone(),
+                Arc::new(runner),
+            )?);
+        }
+        Ok((tools, state.error.clone()))
+    }
+}
+
+/// Keeps the connection up: connects, lists, follows list changes, and when the
+/// server goes, marks its tools failing and connects again after a backoff.
+async fn supervise(shared: Arc<Shared>, endpoint: Endpoint, first: watch::Sender<bool>) {
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        match connect(&shared, &endpoint).await {
+            Ok((running, relist)) => {
+                backoff = MIN_BACKOFF;
+                follow(&shared, running, relist, &first).await;
+                shared.set_down(format!(
+                    "the MCP server stopped; it is being restarted (first retry in {} ms)",
+                    backoff.as_millis()
+                ));
+            }
+            Err(error) => shared.set_down(error),
+        }
+        first.send_replace(true);
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// A live connection, until it ends: the first listing, then a new one on each change.
+async fn follow(
+    shared: &Shared,
+    running: RunningService<RoleClient, Client>,
+    mut relist: mpsc::UnboundedReceiver<()>,
+    first: &watch::Sender<bool>,
+) {
+    let peer = running.peer().clone();
+    // Protocol 2026-07-28 sends list changes on a `subscriptions/listen` stream; an
+    // older server sends them on the session (the handler's `on_tool_list_changed`).
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut subscription = peer.listen(filter).await.ok();
+    shared.relist(&peer).await;
+    first.send_replace(true);
+    let mut quit = std::pin::pin!(running.waiting());
+    loop {
+        let next = async {
+            match subscription.as_mut() {
+                Some(subscription) => subscription.next().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = &mut quit => return,
+            Some(()) = relist.recv() => shared.relist(&peer).await,
+            notification = next => match notification {
+                Ok(Some(ServerNotification::ToolListChangedNotification(_))) => shared.relist(&peer).await,
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => subscription = None,
+            },
+        }
+    }
+}
+
+impl Shared {
+    async fn relist(&self, peer: &Peer<RoleClient>) {
+        let listed = peer.list_all_tools().await;
+        {
+            let mut state = self.state.lock().expect("never poisoned");
+            match listed {
+                Ok(tools) => {
+                    state.peer = Some(peer.clone());
+                    state.tools = tools;
+                    state.error = None;
+                    state.listed = true;
+                }
+                Err(error) => {
+                    state.error = Some(format!("the MCP server did not list its tools: {error}"))
+                }
+            }
+        }
+        (self.changed)();
+    }
+
+    fn set_down(&self, error: String) {
+        tracing::warn!(file = %self.file.display(), "extension: {error}");
+        {
+            let mut state = self.state.lock().expect("never poisoned");
+            state.peer = None;
+            state.error = Some(error);
+        }
+        (self.changed)();
+    }
+}
+
+/// The engine's side of the connection: it hears of list changes from older servers.
+struct Client {
+    relist: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Client {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.relist.send(());
+    }
+}
+
+async fn connect(
+    shared: &Shared,
+    endpoint: &Endpoint,
+) -> Result<
+    (
+        RunningService<RoleClient, Client>,
+        mpsc::UnboundedReceiver<()>,
+    ),
+    String,
+> {
+    let (relist, relisted) = mpsc::unbounded_channel();
+    let client = Client { relist };
+    let connecting = async {
+        match endpoint {
+            Endpoint::Stdio { program, args, dir } => {
+                let mut command = tokio::process::Command::new(program);
+                command
+                    .args(args)
+                    .current_dir(dir)
+                    .process_group(0)
+                    .kill_on_drop(true);
+                let (transport, stderr) = TokioChildProcess::builder(command)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|error| {
+                        format!("`{}` could not be started: {error}", program.display())
+                    })?;
+                if let Some(stderr) = stderr {
+                    tokio::spawn(log_stderr(shared.file.clone(), stderr));
+                }
+                client
+                    .serve(transport)
+                    .await
+                    .map_err(|error| error.to_string())
+            }
+            Endpoint::Http { url, token } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(token) = token {
+                    config = config.auth_header(token.clone());
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                client
+                    .serve(transport)
+                    .await
+                    .map_err(|error| error.to_string())
+            }
+        }
+    };
+    match tokio::time::timeout(CONNECT_TIMEOUT, connecting).await {
+        Ok(Ok(running)) => Ok((running, relisted)),
+        Ok(Err(error)) => Err(format!("the MCP server did not start: {error}")),
+        Err(_) => Err(format!(
+            "the MCP server did not answer within {} s",
+            CONNECT_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// A stdio server's stderr, into the engine's log (which redacts secrets), line by line.
+async fn log_stderr(file: PathBuf, stderr: tokio::process::ChildStderr) {
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(file = %file.display(), "mcp server: {line}");
+    }
+}
+
+/// Calls one tool of a server.
+struct McpRunner {
+    shared: Arc<Shared>,
+    name: String,
+    arguments: Arguments,
+}
+
+impl Runner for McpRunner {
+    fn run(&self, arguments: &str) -> BoxFuture<'static, Result<String, RunError>> {
+        if let Err(error) = self.arguments.check(arguments) {
+            return Box::pin(std::future::ready(Err(error)));
+        }
+        let object = match serde_json::from_str(arguments) {
+            Ok(serde_json::Value::Object(object)) => object,
+            _ => {
+                return Box::pin(std::future::ready(Err(RunError::InvalidArguments(
+                    "the arguments must be a JSON object".to_owned(),
+                ))))
+            }
+        };
+        let peer = {
+            let state = self.shared.state.lock().expect("never poisoned");
+            match (&state.peer, &state.error) {
+                (Some(peer), _) => Ok(peer.clone()),
+                (None, error) => Err(RunError::Failed(format!(
+                    "the MCP server of `{}` is not available: {}; try again later",
+                    self.shared.namespace,
+                    error.as_deref().unwrap_or("it is starting")
+                ))),
+            }
+        };
+        let name = self.name.clone();
+        let max_output = self.shared.max_output;
+        Box::pin(async move {
+            let peer = peer?;
+            // Dropping this future (deadline, cancellation) tells the server the call
+            // is cancelled: rmcp sends `notifications/cancelled`.
+            let result = peer
+                .call_tool(CallToolRequestParams::new(name.clone()).with_arguments(object))
+                .await
+                .map_err(|error| {
+                    RunError::Failed(format!(
+                        "the MCP server failed the call of `{name}`: {error}"
+                    ))
+                })?;
+            output(&name, result, max_output)
+        })
+    }
+}
+
+/// A call's result as JSON text: the structured content when the server gives it, else
+/// the text content (JSON when it is, a JSON string when not), else the content list.
+fn output(
+    name: &str,
+    result: rmcp::model::CallToolResult,
+    max_output: usize,
+) -> Result<String, RunError> {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|content| content.as_text().map(|text| text.text.as_str()))
+        .collect();
+    if result.is_error == Some(true) {
+        return Err(RunError::Failed(format!(
+            "`{name}` reported an error: {}",
+            texts.join(" ")
+        )));
+    }
+    let text = match (&result.structured_content, texts.as_slice()) {
+        (Some(structured), _) => structured.to_string(),
+        (None, [one]) if serde_json::from_str::<serde::de::IgnoredAny>(one).is_ok() => {
+            (*one).to_owned()
+        }
+        (None, texts) if texts.len() == result.content.len() => {
+            serde_json::Value::from(texts.join("\n")).to_string()
+        }
+        (None, _) => serde_json::to_string(&result.content).map_err(|error| {
+            RunError::Output(format!(
+                "`{name}` gave content that does not serialize: {error}"
+            ))
+        })?,
+    };
+    if text.len() > max_output {
+        return Err(RunError::Output(format!(
+            "`{name}` gave {} bytes, more than the {max_output} a call may give",
+            text.len()
+        )));
+    }
+    Ok(text)
+}
+
+/// The program of a stdio server, as for a command tool.
+pub(crate) fn stdio_endpoint(command: &[String], file: &Path) -> Endpoint {
+    let dir = file.parent().unwrap_or(Path::new(".")).to_owned();
+    Endpoint::Stdio {
+        program: crate::command::program_path(&command[0], &dir),
+        args: command[1..].to_vec(),
+        dir,
+    }
+}

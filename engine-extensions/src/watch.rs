@@ -1,0 +1,96 @@
+//! Reloading while the engine runs: on a change in the directory (watched by `notify`),
+//! and on `SIGHUP`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine_core::Engine;
+use notify::{RecursiveMode, Watcher as _};
+use tokio::sync::mpsc;
+
+use crate::Loader;
+
+/// How long the watcher waits after a change for the next one: an editor's save is
+/// several events (write a temporary file, rename it), read as one.
+const SETTLE: Duration = Duration::from_millis(150);
+
+/// The watch started by [`watch`]; dropping it stops it.
+pub struct Watching {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Reloads `loader`'s directory into `engine` whenever a file in it changes, appears or
+/// goes, and on `SIGHUP`, until the returned handle is dropped. Needs a Tokio runtime.
+/// A directory that does not exist yet is picked up when it is created (its parent is
+/// watched meanwhile).
+pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
+    let (changes, mut changed) = mpsc::unbounded_channel::<()>();
+    loader.on_change(changes.clone());
+    let to_task = changes.clone();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok() {
+            let _ = to_task.send(());
+        }
+    })
+    .map_err(|error| format!("cannot watch {}: {error}", loader.dir().display()))?;
+    let mut watched = watch_dir_or_parent(&mut watcher, loader.dir())?;
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .map_err(|error| format!("cannot listen for SIGHUP: {error}"))?;
+    let task = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                Some(()) = changed.recv() => {
+                    // Let the burst settle, then read it as one change.
+                    tokio::time::sleep(SETTLE).await;
+                    while changed.try_recv().is_ok() {}
+                }
+                Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading the extensions"),
+                else => return,
+            }
+            if watched != loader.dir() {
+                if let Ok(dir) = watch_dir_or_parent(&mut watcher, loader.dir()) {
+                    if dir == loader.dir() {
+                        let _ = watcher.unwatch(&watched);
+                    }
+                    watched = dir;
+                }
+            }
+            let installed = engine.install_extensions(loader.load().await);
+            tracing::info!(
+                dir = %loader.dir().display(),
+                tools = installed.tools().len(),
+                files = installed.files().len(),
+                "extensions reloaded"
+            );
+        }
+    });
+    drop(changes);
+    Ok(Watching { task })
+}
+
+/// Watches `dir`, or its parent while it does not exist; gives which it watches.
+fn watch_dir_or_parent(
+    watcher: &mut notify::RecommendedWatcher,
+    dir: &Path,
+) -> Result<PathBuf, String> {
+    let target = if dir.is_dir() {
+        dir.to_owned()
+    } else {
+        match dir.parent() {
+            Some(parent) if parent.as_os_str().is_empty() => PathBuf::from("."),
+            Some(parent) => parent.to_owned(),
+            None => return Err(format!("{} has no parent to watch", dir.display())),
+        }
+    };
+    watcher
+        .watch(&target, RecursiveMode::NonRecursive)
+        .map_err(|error| format!("cannot watch {}: {error}", target.display()))?;
+    Ok(target)
+}

@@ -1,0 +1,710 @@
+//! External tools: command tools (Python and shell) and MCP servers (the official Python
+//! SDK's, over stdio and streamable HTTP) dropped into `tools.d/`, through the example
+//! engine's commands and `engine serve`, reloaded while it runs.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use test_support::mcp::run_client;
+
+const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
+
+/// The test's files: `tests/extensions/`.
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/extensions")
+        .join(name)
+}
+
+/// A configuration file and its `tools.d/`, in a directory of the test's own.
+struct Setup {
+    dir: PathBuf,
+}
+
+impl Setup {
+    fn new(test: &str, config: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("engine-extensions-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("tools.d")).unwrap();
+        std::fs::write(dir.join("engine.toml"), config).unwrap();
+        Self { dir }
+    }
+
+    fn tools_d(&self) -> PathBuf {
+        self.dir.join("tools.d")
+    }
+
+    /// Copies fixtures into `tools.d/`.
+    fn add(&self, names: &[&str]) -> &Self {
+        for name in names {
+            std::fs::copy(fixture(name), self.tools_d().join(name)).unwrap();
+        }
+        self
+    }
+
+    fn write(&self, name: &str, text: &str) -> &Self {
+        std::fs::write(self.tools_d().join(name), text).unwrap();
+        self
+    }
+
+    /// The example engine with this configuration, in an environment of PATH alone (the
+    /// commands it runs need a shell and Python).
+    fn engine(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("the engine runs")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(ENGINE);
+        command
+            .env_clear()
+            .env("PATH", path_with_python())
+            .arg("--config")
+            .arg(self.dir.join("engine.toml"))
+            .args(args);
+        command
+    }
+
+    /// `engine call TOOL ARGUMENTS`, its output parsed.
+    fn call(&self, tool: &str, arguments: &str) -> Value {
+        let output = self.engine(&["call", tool, arguments]);
+        serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|_| panic!("JSON from the call: {output:?}"))
+    }
+
+    /// `engine serve` on a free port; answers the served engine and its base URL.
+    fn serve(&self) -> Served {
+        let mut child = self
+            .command(&["serve", "--addr", "127.0.0.1:0"])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the engine starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("http://127.0.0.1:"), "not a URL: {line:?}");
+        let url = line.trim().trim_end_matches("/mcp").to_owned();
+        Served { child, url }
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// PATH, with the test venv's Python first as `python3` (the MCP server needs its `mcp`).
+fn path_with_python() -> String {
+    let python = test_support::python("the extension tests need the venv's Python");
+    let venv_bin = python.parent().unwrap().display().to_string();
+    format!("{venv_bin}:{}", std::env::var("PATH").unwrap_or_default())
+}
+
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Served {
+    /// `GET /v1/extensions`, parsed.
+    fn extensions(&self) -> Value {
+        serde_json::from_str(&http_get(&self.url, "/v1/extensions")).expect("JSON")
+    }
+
+    /// Waits until `/v1/extensions` satisfies `ready` (a reload is asynchronous).
+    fn wait_for(&self, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let extensions = self.extensions();
+            if ready(&extensions) {
+                return extensions;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{what}: {extensions:#}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn mcp(&self) -> Value {
+        json!({ "url": format!("{}/mcp", self.url) })
+    }
+
+    /// Everything it wrote to stderr, once stopped.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut text = String::new();
+        let _ = self.child.stderr.take().unwrap().read_to_string(&mut text);
+        text
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A plain HTTP/1.1 GET; answers the body.
+fn http_get(base: &str, path: &str) -> String {
+    let host = base.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response.split_once("\r\n\r\n").unwrap().1.to_owned()
+}
+
+/// The ids of the tools `/v1/extensions` lists.
+fn ids(extensions: &Value) -> Vec<&str> {
+    extensions["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["id"].as_str().unwrap())
+        .collect()
+}
+
+/// The file entry of `/v1/extensions` for `name`.
+fn file<'a>(extensions: &'a Value, name: &str) -> &'a Value {
+    extensions["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with(name))
+        .unwrap_or_else(|| panic!("{name} in {extensions:#}"))
+}
+
+fn is_alive(pid: &str) -> bool {
+    // Reaped or not, a process that is gone has no `status` line saying it runs.
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .is_ok_and(|status| !status.contains("State:\tZ"))
+}
+
+const AGENT: &str = "[agents.default]\n";
+
+#[test]
+fn command_tools_in_python_and_shell_are_called_and_rendered_like_linked_ones() {
+    let setup = Setup::new("commands", AGENT);
+    setup.add(&["word_count.json", "word_count.py", "shout.json", "shout.sh"]);
+    assert_eq!(
+        setup.call("local__word_count", r#"{"text": "one two three"}"#),
+        json!({"words": 3})
+    );
+    assert_eq!(
+        setup.call("shell:shout", r#"{"text": "hi"}"#),
+        json!({"shouted": {"TEXT": "HI"}})
+    );
+    let output = setup.engine(&["catalog", "--format", "openai"]);
+    let catalog: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let entry = |name: &str| {
+        catalog
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|tool| tool["function"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in the catalog"))
+            .clone()
+    };
+    // A strict-compatible schema is offered strict, as written; an open one, not strict.
+    let word_count = entry("local__word_count");
+    assert_eq!(word_count["function"]["strict"], true);
+    assert_eq!(
+        word_count["function"]["parameters"],
+        serde_json::from_str::<Value>(
+            &std::fs::read_to_string(fixture("word_count.json")).unwrap()
+        )
+        .unwrap()["input_schema"]
+    );
+    assert_eq!(entry("shell__shout")["function"]["strict"], false);
+    for format in ["anthropic", "gemini", "mcp"] {
+        let output = setup.engine(&["catalog", "--format", format]);
+        let text = String::from_utf8(output.stdout).unwrap();
+        serde_json::from_str::<Value>(&text).expect("every catalog stays JSON");
+        assert!(
+            text.contains("local__word_count") && text.contains("shell__shout"),
+            "{format}: {text}"
+        );
+    }
+    let tools = String::from_utf8(setup.engine(&["tools"]).stdout).unwrap();
+    assert!(
+        tools.contains("local:word_count             [Text] Count words"),
+        "{tools}"
+    );
+    assert!(
+        tools.contains("not strict-compatible (rendered `strict: false`)"),
+        "{tools}"
+    );
+    assert!(
+        tools.contains("equips external: local:word_count, shell:shout"),
+        "{tools}"
+    );
+}
+
+#[test]
+fn arguments_that_do_not_fit_the_schema_are_refused_before_the_command_runs() {
+    let setup = Setup::new("arguments", AGENT);
+    setup.add(&["shout.json", "shout.sh"]);
+    let refused = setup.call("shell__shout", r#"{"text": 42}"#);
+    assert_eq!(refused["error"]["kind"], "invalid_arguments", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at `/text`"),
+        "{refused}"
+    );
+    let not_json = setup.call("shell__shout", "{");
+    assert_eq!(not_json["error"]["kind"], "invalid_arguments", "{not_json}");
+    assert!(
+        !setup.tools_d().join("ran.marker").exists(),
+        "the command ran"
+    );
+    setup.call("shell__shout", r#"{"text": "x"}"#);
+    assert!(
+        setup.tools_d().join("ran.marker").exists(),
+        "the command never ran"
+    );
+}
+
+#[test]
+fn a_hanging_command_is_stopped_at_its_timeout_with_everything_it_started() {
+    let setup = Setup::new("hang", AGENT);
+    setup.add(&["hang.json", "hang.sh"]);
+    let started = Instant::now();
+    let stopped = setup.call("local__hang", "{}");
+    assert_eq!(stopped["error"]["kind"], "timed_out", "{stopped}");
+    assert!(
+        stopped["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timeout of 1 s"),
+        "{stopped}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let helper = std::fs::read_to_string(setup.tools_d().join("helper.pid")).unwrap();
+    let helper = helper.trim();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while is_alive(helper) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !is_alive(helper),
+        "the background helper {helper} survived its group's stop"
+    );
+}
+
+#[test]
+fn a_command_that_floods_stdout_is_cut_at_the_cap() {
+    let setup = Setup::new(
+        "flood",
+        "[extensions]\nmax_output_bytes = 65536\n[agents.default]\n",
+    );
+    setup.add(&["flood.json"]);
+    let cut = setup.call("local__flood", "{}");
+    assert_eq!(cut["error"]["kind"], "output", "{cut}");
+    assert!(
+        cut["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than 65536 bytes"),
+        "{cut}"
+    );
+}
+
+#[test]
+fn a_failing_command_gives_the_last_lines_of_its_stderr_redacted() {
+    let setup = Setup::new(
+        "fail",
+        "[extensions]\nsecrets = { crm = \"hush-hush-key-1234\" }\n[agents.default]\n",
+    );
+    setup.add(&["fail.json"]);
+    let failed = setup.call("local__fail", "{}");
+    assert_eq!(failed["error"]["kind"], "failed", "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("exited with status 2"), "{message}");
+    assert!(
+        message.contains("line 5 | line 6 | line 7 | line 8"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("line 4"),
+        "more than the last lines: {message}"
+    );
+    assert!(
+        !message.contains("hush-hush-key-1234"),
+        "the secret leaked: {message}"
+    );
+    assert!(message.contains("the key was"), "{message}");
+}
+
+#[test]
+fn broken_files_and_clashes_are_skipped_with_their_errors_beside_good_ones() {
+    let setup = Setup::new("broken", AGENT);
+    setup.add(&["word_count.json", "word_count.py"]);
+    let tool = |namespace: &str, name: &str, schema: &str| {
+        format!(
+            r#"{{"namespace": "{namespace}", "name": "{name}", "description": "d", "input_schema": {schema}, "command": ["true"]}}"#
+        )
+    };
+    let object = r#"{"type": "object"}"#;
+    setup
+        .write("a_truncated.json", r#"{"name": "half""#)
+        .write("b_bad_schema.json", &tool("local", "bad", r#"{"type": "object", "properties": {"a": {"type": "strin"}}}"#))
+        .write("c_linked.json", &tool("acme", "extra", object))
+        .write("d_builtin_name.json", &tool("local", "list_files", object))
+        .write("e_reserved.json", &tool("builtin", "mine", object))
+        .write("z_twice.json", &tool("local", "word_count", object))
+        .write("g_typo.json", r#"{"name": "t", "description": "d", "input_schema": {}, "command": ["true"], "timeout": 3}"#);
+    let check = setup.engine(&["check"]);
+    assert_eq!(check.status.code(), Some(1), "{check:?}");
+    let report = String::from_utf8(check.stdout).unwrap();
+    for expected in [
+        "a_truncated.json skipped, 0 tools: the file is not JSON",
+        "b_bad_schema.json skipped, 0 tools: its input schema is not a valid JSON Schema",
+        "c_linked.json skipped, 0 tools: the namespace `acme` belongs to the linked plugin `acme-crm`",
+        "d_builtin_name.json skipped, 0 tools: `local:list_files`: `list_files` is the name of a built-in tool",
+        "e_reserved.json skipped, 0 tools: the namespace `builtin` is kept for the engine",
+        "z_twice.json skipped, 0 tools: `local:word_count` is already defined by",
+        "g_typo.json skipped, 0 tools: the file is not a command tool description: unknown field `timeout`",
+        "word_count.json loaded, 1 tools",
+    ] {
+        assert!(report.contains(expected), "{expected}\nin:\n{report}");
+    }
+    // The log says it too, and the good file works.
+    let stderr = String::from_utf8(setup.engine(&["tools"]).stderr).unwrap();
+    assert!(
+        stderr.contains("c_linked.json") && stderr.contains("skipped"),
+        "{stderr}"
+    );
+    assert_eq!(
+        setup.call("local__word_count", r#"{"text": "a b"}"#),
+        json!({"words": 2})
+    );
+}
+
+#[test]
+fn engine_serve_reloads_added_changed_and_removed_files_and_tells_mcp_clients() {
+    let setup = Setup::new("reload", AGENT);
+    setup.add(&["word_count.py", "shout.sh"]);
+    let served = setup.serve();
+    assert_eq!(served.extensions(), json!({"files": [], "tools": []}));
+    let manifest = std::fs::read_to_string(fixture("word_count.json")).unwrap();
+    let added = run_client(json!({
+        "server": served.mcp(),
+        "steps": [
+            { "listen_tools_changed": { "write": setup.tools_d().join("word_count.json"), "text": manifest } },
+            { "call": "local__word_count", "arguments": { "text": "a b c d" } },
+        ]
+    }));
+    assert_eq!(added["steps"][0]["changed"], true, "{added}");
+    assert!(
+        added["steps"][0]["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("local__word_count")),
+        "{added}"
+    );
+    assert_eq!(
+        added["steps"][1]["structuredContent"],
+        json!({"words": 4}),
+        "{added}"
+    );
+    // Changed: the next listing has the new description.
+    setup.write(
+        "word_count.json",
+        &manifest.replace("Counts the words of a text.", "Counts words."),
+    );
+    served.wait_for("the edit", |extensions| {
+        extensions["tools"][0]["description"] == "Counts words."
+    });
+    let listed = run_client(json!({"server": served.mcp(), "steps": [{"list_tools": {}}]}));
+    let tools = listed["steps"][0]["tools"].as_array().unwrap();
+    let entry = tools
+        .iter()
+        .find(|tool| tool["name"] == "local__word_count")
+        .unwrap();
+    assert_eq!(entry["description"], "Counts words.", "{entry}");
+    // Removed: gone from the list, and unknown to a call.
+    let removed = run_client(json!({
+        "server": served.mcp(),
+        "steps": [
+            { "listen_tools_changed": { "write": setup.tools_d().join("word_count.json"), "text": null } },
+            { "call": "local__word_count", "arguments": { "text": "a" } },
+        ]
+    }));
+    assert!(
+        !removed["steps"][0]["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("local__word_count")),
+        "{removed}"
+    );
+    let answer = removed["steps"][1].to_string();
+    assert!(
+        answer.contains("there is no tool named `local__word_count`"),
+        "{answer}"
+    );
+    // A broken file shows in /v1/extensions with its error; the server keeps serving.
+    setup.write("broken.json", "{");
+    let extensions = served.wait_for("the broken file", |extensions| {
+        extensions["files"].as_array().unwrap().len() == 1
+    });
+    let broken = file(&extensions, "broken.json");
+    assert_eq!(broken["state"], "skipped");
+    assert_eq!(broken["kind"], "unknown");
+    assert!(
+        broken["error"].as_str().unwrap().contains("not JSON"),
+        "{broken}"
+    );
+    let stderr = served.stop();
+    assert!(stderr.contains("extensions reloaded"), "{stderr}");
+}
+
+#[test]
+fn sighup_reloads_the_directory_and_the_engine_keeps_serving() {
+    let setup = Setup::new("sighup", AGENT);
+    setup.add(&["word_count.json", "word_count.py"]);
+    let served = setup.serve();
+    served.wait_for("the first read", |extensions| {
+        ids(extensions) == ["local:word_count"]
+    });
+    let pid = served.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        ids(&served.extensions()),
+        ["local:word_count"],
+        "still serving after SIGHUP"
+    );
+    let stderr = served.stop();
+    assert!(
+        stderr.contains("SIGHUP: reloading the extensions"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_call_in_flight_during_a_reload_finishes_on_the_set_it_started_with() {
+    let setup = Setup::new("in-flight", AGENT);
+    setup.add(&["slow.json"]);
+    let served = setup.serve();
+    served.wait_for("the first read", |extensions| {
+        ids(extensions) == ["local:slow"]
+    });
+    let mcp = served.mcp();
+    let call = std::thread::spawn(move || {
+        run_client(json!({"server": mcp, "steps": [{"call": "local__slow", "arguments": {}}]}))
+    });
+    // The command notes when it starts; the file goes while it runs.
+    let started = setup.tools_d().join("slow.started");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the call never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_file(setup.tools_d().join("slow.json")).unwrap();
+    served.wait_for("the removal", |extensions| ids(extensions).is_empty());
+    let finished = call.join().unwrap();
+    assert_eq!(
+        finished["steps"][0]["structuredContent"],
+        json!({"slow": true}),
+        "{finished}"
+    );
+    let after = run_client(
+        json!({"server": served.mcp(), "steps": [{"call": "local__slow", "arguments": {}}]}),
+    );
+    let answer = after["steps"][0].to_string();
+    assert!(
+        answer.contains("there is no tool named `local__slow`"),
+        "{answer}"
+    );
+}
+
+/// The extension file of the test MCP server over stdio, in the namespace `jot`.
+fn stdio_server(setup: &Setup) {
+    std::fs::copy(
+        fixture("mcp_server.py"),
+        setup.tools_d().join("mcp_server.py"),
+    )
+    .unwrap();
+    setup.write(
+        "jot.json",
+        r#"{"namespace": "jot", "mcp_server": {"command": ["python3", "mcp_server.py"]}}"#,
+    );
+}
+
+#[test]
+fn an_mcp_server_over_stdio_is_listed_called_followed_and_restarted() {
+    let setup = Setup::new("mcp-stdio", "[agents.default]\n");
+    stdio_server(&setup);
+    let served = setup.serve();
+    let extensions = served.wait_for("the server's tools", |extensions| {
+        ids(extensions).contains(&"jot:echo")
+    });
+    assert_eq!(
+        ids(&extensions),
+        ["jot:crash", "jot:echo", "jot:grow", "jot:sleep"]
+    );
+    assert_eq!(file(&extensions, "jot.json")["kind"], "mcp_server");
+    let report = run_client(json!({
+        "server": served.mcp(),
+        "steps": [
+            { "call": "jot__echo", "arguments": { "text": "hello" } },
+            // The server adds a tool and says so: the engine lists its tools again.
+            { "call": "jot__grow", "arguments": { "name": "fresh" } },
+        ]
+    }));
+    assert_eq!(
+        report["steps"][0]["structuredContent"],
+        json!({"result": "hello"}),
+        "{report}"
+    );
+    served.wait_for("the grown tool", |extensions| {
+        ids(extensions).contains(&"jot:fresh")
+    });
+    // A linked tool keeps answering while the server crashes and restarts.
+    let crashed = run_client(json!({
+        "server": served.mcp(),
+        "steps": [
+            { "call": "jot__crash", "arguments": {} },
+            { "call": "weather__weather", "arguments": { "city": "Rome", "days": 1, "units": null } },
+            { "poll": "jot__echo", "arguments": { "text": "back" }, "until": { "result": "back" }, "timeout_ms": 20000 },
+        ]
+    }));
+    let error = crashed["steps"][0].to_string();
+    assert!(error.contains("failed"), "{error}");
+    assert_eq!(crashed["steps"][1]["isError"], false, "{crashed}");
+    assert_eq!(
+        crashed["steps"][2]["structuredContent"],
+        json!({"result": "back"}),
+        "{crashed}"
+    );
+    let stderr = served.stop();
+    assert!(
+        stderr.contains("the MCP server stopped; it is being restarted"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_hanging_mcp_call_times_out_and_the_server_goes_with_its_file() {
+    let setup = Setup::new("mcp-hang", "[agents.default]\n");
+    stdio_server(&setup);
+    let started = Instant::now();
+    let output = setup.engine(&[
+        "call",
+        "jot__sleep",
+        r#"{"seconds": 60}"#,
+        "--timeout-ms",
+        "1000",
+    ]);
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer["error"]["kind"], "timed_out", "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    // Removed while served: its tools go, and so does its process.
+    let served = setup.serve();
+    served.wait_for("the server's tools", |extensions| {
+        ids(extensions).contains(&"jot:echo")
+    });
+    std::fs::remove_file(setup.tools_d().join("jot.json")).unwrap();
+    served.wait_for("the removal", |extensions| ids(extensions).is_empty());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server_processes(&setup) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        server_processes(&setup),
+        0,
+        "the MCP server outlived its file"
+    );
+}
+
+/// How many processes run the test's copy of the MCP server.
+fn server_processes(setup: &Setup) -> usize {
+    let script = setup.tools_d().join("mcp_server.py").display().to_string();
+    let cwd = setup.tools_d();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let here = std::fs::read_link(entry.path().join("cwd")).is_ok_and(|dir| dir == cwd);
+            (cmdline.contains("mcp_server.py") && here) || cmdline.contains(&script)
+        })
+        .count()
+}
+
+#[test]
+fn an_mcp_server_over_http_gets_its_token_from_the_secrets() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let python = test_support::python("the MCP server needs the venv's Python");
+    let mut server = Command::new(python)
+        .arg(fixture("mcp_server.py"))
+        .args(["--http", &port.to_string(), "the-token-0123"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the MCP server did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let file = format!(
+        r#"{{"namespace": "remote", "mcp_server": {{"url": "http://127.0.0.1:{port}/mcp", "token_secret": "remote_token"}}}}"#
+    );
+    let setup = Setup::new(
+        "mcp-http",
+        "[extensions]\nsecrets = { remote_token = \"the-token-0123\" }\n[agents.default]\n",
+    );
+    setup.write("remote.json", &file);
+    assert_eq!(
+        setup.call("remote__echo", r#"{"text": "over http"}"#),
+        json!({"result": "over http"})
+    );
+    // The wrong token: the file is skipped, and says why.
+    let wrong = Setup::new(
+        "mcp-http-wrong",
+        "[extensions]\nsecrets = { remote_token = \"not-it\" }\n[agents.default]\n",
+    );
+    wrong.write("remote.json", &file);
+    let check = wrong.engine(&["check"]);
+    assert_eq!(check.status.code(), Some(1));
+    let report = String::from_utf8(check.stdout).unwrap();
+    assert!(
+        report.contains("remote.json skipped, 0 tools: the MCP server did not start"),
+        "{report}"
+    );
+    assert!(!report.contains("not-it"), "{report}");
+    let _ = server.kill();
+    let _ = server.wait();
+}

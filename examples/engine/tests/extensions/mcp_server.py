@@ -1,0 +1,75 @@
+"""An MCP server for the extension tests, written with the official Python MCP SDK's
+`MCPServer` (FastMCP's successor in mcp 2). Over stdio by default; with
+`--http PORT TOKEN`, over streamable HTTP on 127.0.0.1:PORT at /mcp, refusing any
+request without `Authorization: Bearer TOKEN`.
+
+Tools: `echo` answers its text; `sleep` waits (a call left hanging); `crash` exits the
+process (a server that dies); `grow` adds a tool and says the list changed.
+"""
+
+import os
+import sys
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("extension-test")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Answers the text it is given."""
+    return text
+
+
+@server.tool()
+async def sleep(seconds: float) -> str:
+    """Waits for the given seconds, then answers."""
+    await anyio.sleep(seconds)
+    return "woke"
+
+
+@server.tool()
+def crash() -> str:
+    """Ends the server process at once."""
+    os._exit(3)
+
+
+@server.tool()
+async def grow(name: str, ctx: Context) -> str:
+    """Adds a tool called `name`, and tells listening clients that the list changed."""
+
+    def added() -> str:
+        return "added"
+
+    server.add_tool(added, name=name, description="A tool added while the server runs.")
+    await ctx.notify_tools_changed()
+    try:
+        # A client on a protocol before 2026-07-28 hears it on the session instead.
+        await ctx.session.send_tool_list_changed()
+    except Exception:  # not on this protocol: the listen stream carried it
+        pass
+    return "grown"
+
+
+def serve_http(port: int, token: str) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app()
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"no token"})
+            return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--http":
+        serve_http(int(sys.argv[2]), sys.argv[3])
+    else:
+        server.run()
