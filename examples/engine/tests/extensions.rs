@@ -13,11 +13,16 @@ use test_support::mcp::run_client;
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 
-/// The test's files: `tests/extensions/`.
+/// A test file (`tests/extensions/`), or a template the README ships
+/// (`examples/extensions/`), which the tests use as they are.
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/extensions")
-        .join(name)
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let test_file = manifest_dir.join("tests/extensions").join(name);
+    if test_file.exists() {
+        test_file
+    } else {
+        manifest_dir.join("../extensions").join(name)
+    }
 }
 
 /// A configuration file and its `tools.d/`, in a directory of the test's own.
@@ -547,15 +552,12 @@ fn a_call_in_flight_during_a_reload_finishes_on_the_set_it_started_with() {
 
 /// The extension file of the test MCP server over stdio, in the namespace `jot`.
 fn stdio_server(setup: &Setup) {
-    std::fs::copy(
-        fixture("mcp_server.py"),
-        setup.tools_d().join("mcp_server.py"),
-    )
-    .unwrap();
-    setup.write(
-        "jot.json",
-        r#"{"namespace": "jot", "mcp_server": {"command": ["python3", "mcp_server.py"]}}"#,
-    );
+    for (from, to) in [
+        ("mcp_server.py", "mcp_server.py"),
+        ("mcp-server.json", "jot.json"),
+    ] {
+        std::fs::copy(fixture(from), setup.tools_d().join(to)).unwrap();
+    }
 }
 
 #[test]
@@ -679,9 +681,8 @@ fn an_mcp_server_over_http_gets_its_token_from_the_secrets() {
         assert!(Instant::now() < deadline, "the MCP server did not listen");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let file = format!(
-        r#"{{"namespace": "remote", "mcp_server": {{"url": "http://127.0.0.1:{port}/mcp", "token_secret": "remote_token"}}}}"#
-    );
+    let template = std::fs::read_to_string(fixture("mcp-server-http.json")).unwrap();
+    let file = template.replace("127.0.0.1:8000", &format!("127.0.0.1:{port}"));
     let setup = Setup::new(
         "mcp-http",
         "[extensions]\nsecrets = { remote_token = \"the-token-0123\" }\n[agents.default]\n",
@@ -707,4 +708,57 @@ fn an_mcp_server_over_http_gets_its_token_from_the_secrets() {
     assert!(!report.contains("not-it"), "{report}");
     let _ = server.kill();
     let _ = server.wait();
+}
+
+#[test]
+fn each_agent_equips_the_external_tools_its_list_names() {
+    let setup = Setup::new(
+        "per-agent",
+        "[agents.all]\n\
+         [agents.listed]\ntools = [\"local:word_count\", \"weather:weather\"]\n\
+         [agents.namespace]\ntools = [\"shell:*\"]\n\
+         [agents.linked]\ntools = [\"weather:weather\"]\n",
+    );
+    setup.add(&["word_count.json", "word_count.py", "shout.json", "shout.sh"]);
+    let equips = |agent: &str| -> Vec<String> {
+        let output = setup.engine(&["--agent", agent, "catalog", "--format", "openai"]);
+        let catalog: Value = serde_json::from_slice(&output.stdout).unwrap();
+        catalog
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+            .filter(|name| name.starts_with("local__") || name.starts_with("shell__"))
+            .collect()
+    };
+    assert_eq!(equips("all"), ["local__word_count", "shell__shout"]);
+    assert_eq!(equips("listed"), ["local__word_count"]);
+    assert_eq!(equips("namespace"), ["shell__shout"]);
+    assert!(equips("linked").is_empty());
+    // A tool the agent does not equip is unknown to it, as an unlinked one would be.
+    let output = setup.engine(&[
+        "--agent",
+        "linked",
+        "call",
+        "local__word_count",
+        r#"{"text": "a"}"#,
+    ]);
+    let refused: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(refused["error"]["kind"], "unknown_tool", "{refused}");
+    // The list may name external tools whose file is not there yet; a typo in a linked
+    // namespace is still refused.
+    let check = setup.engine(&["config", "check"]);
+    assert!(check.status.success(), "{check:?}");
+    std::fs::write(
+        setup.dir.join("engine.toml"),
+        "[agents.a]\ntools = [\"later:tool\", \"weather:wether\"]\n",
+    )
+    .unwrap();
+    let check = setup.engine(&["config", "check"]);
+    let report = String::from_utf8(check.stderr).unwrap();
+    assert!(
+        report.contains("names `weather:wether`, which no linked plugin defines"),
+        "{report}"
+    );
+    assert!(!report.contains("later:tool"), "{report}");
 }

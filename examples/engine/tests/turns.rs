@@ -614,3 +614,46 @@ fn a_halt_that_asks_for_no_trace_stores_nothing_and_asks_no_model() {
         assert_eq!(rows, 0, "{table} keeps nothing of the turn");
     }
 }
+
+#[test]
+fn a_model_calls_an_external_command_tool_in_a_turn_like_a_linked_one() {
+    let mock = Llmock::start();
+    let setup = Setup::new("external-tool", &mock, "anthropic", "", "");
+    let tools_d = setup.dir.join("tools.d");
+    std::fs::create_dir_all(&tools_d).unwrap();
+    let templates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../extensions");
+    for name in ["word_count.json", "word_count.py"] {
+        std::fs::copy(templates.join(name), tools_d.join(name)).unwrap();
+    }
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [
+            {"name": "local__word_count", "arguments": {"text": "three little words"}},
+            weather("Rome"),
+        ]},
+        {"type": "reply", "text": "Three words, and sunny."}
+    ]));
+    let (events, output) = setup.turn(&["Count and check the weather"]);
+    assert!(output.status.success(), "{output:?}");
+    let calls = of_type(&events, "tool_call");
+    assert_eq!(calls[0]["tool_id"], "local:word_count", "{events:#?}");
+    let results = of_type(&events, "tool_result");
+    let counted = results
+        .iter()
+        .find(|result| result["id"] == calls[0]["id"])
+        .unwrap();
+    assert_eq!(counted["status"], "ok", "{events:#?}");
+    assert_eq!(counted["result"], json!({"words": 3}));
+    assert_eq!(done(&events)["stop"]["reason"], "answered");
+    // The model was offered it beside the linked tools, in Anthropic's shape, strict.
+    let journal = mock.journal();
+    let offered = journal[0]["body"]["tools"].as_array().unwrap();
+    let entry = offered
+        .iter()
+        .find(|tool| tool["name"] == "local__word_count")
+        .unwrap();
+    assert_eq!(entry["strict"], true, "{entry}");
+    assert_eq!(entry["input_schema"]["required"], json!(["text"]));
+    assert!(offered
+        .iter()
+        .any(|tool| tool["name"] == "weather__weather"));
+}

@@ -197,7 +197,12 @@ fn call_event(engine: &Engine, turn: &Turn, call: &ToolCall) -> TurnEvent {
         tool: call.name.clone(),
         tool_id: engine
             .offered(turn, &call.name)
-            .map(|tool| tool.id().to_owned()),
+            .map(|tool| tool.id().to_owned())
+            .or_else(|| {
+                let installed = engine.extensions.current();
+                let external = installed.offered(turn.agent, &call.name)?;
+                Some(external.id().to_owned())
+            }),
         arguments: arguments_json(&call.arguments),
     }
 }
