@@ -12,9 +12,13 @@ pub struct Arguments(jsonschema::Validator);
 
 impl Arguments {
     /// Compiles `schema`, which must be a valid JSON Schema (its meta-schema checked;
-    /// no remote references are fetched).
+    /// no remote references are fetched). Its `pattern`s run on the `regex` engine, in
+    /// time linear in the argument (a pattern with look-around is refused), so that no
+    /// schema makes a check backtrack for long on the engine's workers.
     pub fn new(schema: &Value) -> Result<Self, String> {
-        jsonschema::validator_for(schema)
+        jsonschema::options()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .build(schema)
             .map(Self)
             .map_err(|error| format!("its input schema is not a valid JSON Schema: {error}"))
     }
@@ -83,6 +87,20 @@ mod tests {
         assert!(
             matches!(schema().check("{"), Err(RunError::InvalidArguments(m)) if m.starts_with("the arguments are not JSON"))
         );
+    }
+
+    #[test]
+    fn patterns_run_in_linear_time_and_look_around_is_refused() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "^(a+)+$"}}});
+        let arguments = Arguments::new(&schema).unwrap();
+        let evil = format!(r#"{{"a": "{}!"}}"#, "a".repeat(50_000));
+        assert!(matches!(
+            arguments.check(&evil),
+            Err(RunError::InvalidArguments(_))
+        ));
+        let look_around =
+            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(?=a)"}}});
+        assert!(Arguments::new(&look_around).is_err());
     }
 
     #[test]

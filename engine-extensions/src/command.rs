@@ -13,9 +13,20 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::arguments::Arguments;
 
-/// The variables a command gets from the engine's environment; no other (the engine's
-/// own settings and anything a plugin's library put there stay out).
+/// The variables a command (or a stdio MCP server) gets from the engine's environment;
+/// no other (the engine's own settings and anything a plugin's library put there stay
+/// out).
 const PASSED_VARIABLES: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"];
+
+/// How long stderr is read after the command exits, for what it left holding it.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+
+/// [`PASSED_VARIABLES`] as the engine has them.
+pub(crate) fn passed_environment() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
+    PASSED_VARIABLES
+        .iter()
+        .filter_map(|name| Some((*name, std::env::var_os(name)?)))
+}
 
 /// How much of stderr is kept for the error: its end, where the reason usually is.
 const STDERR_TAIL_BYTES: usize = 4096;
@@ -77,59 +88,62 @@ impl Command {
             .args(&self.args)
             .current_dir(&self.dir)
             .env_clear()
-            .envs(
-                PASSED_VARIABLES
-                    .iter()
-                    .filter_map(|name| Some((name, std::env::var_os(name)?))),
-            )
+            .envs(passed_environment())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
+            // The model reads this: the error, not the host path of the program.
             .map_err(|error| {
-                RunError::Failed(format!(
-                    "`{}` could not be started ({}): {error}",
-                    self.id,
-                    self.program.display()
-                ))
+                RunError::Failed(format!("`{}` could not be started: {error}", self.id))
             })?;
         // Dropped on every way out (finished, failed, timed out, or the call dropped):
         // whatever the command left running in its group goes with it.
         let _group = child.id().map(ProcessGroup);
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
-        let stderr = child.stderr.take().expect("piped");
+        let stderr = tokio::spawn(read_tail(child.stderr.take().expect("piped")));
+        let write = tokio::spawn(async move {
+            // A command that does not read its input closes the pipe: not an error.
+            let _ = stdin.write_all(input.as_bytes()).await;
+        });
         let work = async {
-            let write = async {
-                // A command that does not read its input closes the pipe: not an error.
-                let _ = stdin.write_all(input.as_bytes()).await;
-                drop(stdin);
-            };
-            let (_, output, stderr) = tokio::join!(
-                write,
-                read_capped(stdout, self.max_output),
-                read_tail(stderr)
-            );
-            let status = child.wait().await;
-            (output, stderr, status)
+            // Past the cap, this returns at once, and the group is killed on the way out.
+            let output = read_capped(stdout, self.max_output).await?;
+            let status = child.wait().await.map_err(ReadError::Io)?;
+            Ok::<_, ReadError>((output, status))
         };
-        let Ok((output, stderr, status)) = tokio::time::timeout(self.timeout, work).await else {
+        let finished = tokio::time::timeout(self.timeout, work).await;
+        write.abort();
+        let Ok(finished) = finished else {
+            stderr.abort();
             return Err(RunError::TimedOut(format!(
                 "`{}` did not finish within its timeout of {} s and was stopped",
                 self.id,
                 self.timeout.as_secs_f64()
             )));
         };
-        let output = output.map_err(|error| match error {
-            ReadError::TooLong => RunError::Output(format!(
-                "`{}` wrote more than {} bytes on stdout and was stopped",
-                self.id, self.max_output
-            )),
-            ReadError::Io(error) => RunError::Failed(format!("`{}`: stdout: {error}", self.id)),
-        })?;
-        let status = status.map_err(|error| RunError::Failed(format!("`{}`: {error}", self.id)))?;
+        let (output, status) = match finished {
+            Ok(finished) => finished,
+            Err(error) => {
+                stderr.abort();
+                return Err(match error {
+                    ReadError::TooLong => RunError::Output(format!(
+                        "`{}` wrote more than {} bytes on stdout and was stopped",
+                        self.id, self.max_output
+                    )),
+                    ReadError::Io(error) => RunError::Failed(format!("`{}`: {error}", self.id)),
+                });
+            }
+        };
+        // The leader is done; what it left holding stderr gets a moment, no more.
+        let stderr = tokio::time::timeout(STDERR_GRACE, stderr)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
         if !status.success() {
             return Err(RunError::Failed(format!(
                 "`{}` {}{}",
@@ -169,7 +183,7 @@ pub(crate) fn program_path(program: &str, dir: &Path) -> PathBuf {
 }
 
 /// A command's process group, killed when dropped.
-struct ProcessGroup(u32);
+pub(crate) struct ProcessGroup(pub(crate) u32);
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {

@@ -89,17 +89,32 @@ pub enum McpTransport {
     },
 }
 
-/// Reads and parses the file at `path`; the error says what to fix.
+/// Reads and parses the file at `path`; the error says what to fix. The file is opened
+/// once, without blocking (a FIFO swapped in cannot hang the loader), checked to be a
+/// regular file through that handle, and read no further than the size limit.
 pub fn read(path: &Path) -> Result<Manifest, String> {
-    let size = std::fs::metadata(path)
-        .map_err(|error| format!("cannot be read: {error}"))?
-        .len();
-    if size > MAX_FILE_BYTES {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(|error| format!("cannot be read: {error}"))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| format!("cannot be read: {error}"))?;
+    if !metadata.is_file() {
+        return Err("is not a regular file".to_owned());
+    }
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|error| format!("cannot be read as UTF-8 text: {error}"))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
         return Err(format!(
-            "is {size} bytes; an extension file may have {MAX_FILE_BYTES} at most"
+            "is larger than the {MAX_FILE_BYTES} bytes an extension file may have"
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot be read: {error}"))?;
     parse(&text)
 }
 
@@ -189,6 +204,16 @@ mod tests {
                 ..
             })
         ));
+        for mixed in [
+            r#"{"namespace": "n", "mcp_server": {"command": ["s"], "token_secret": "t"}}"#,
+            r#"{"namespace": "n", "mcp_server": {"command": ["s"], "url": "http://h/mcp"}}"#,
+        ] {
+            assert!(parse(mixed).is_err(), "{mixed}");
+        }
+        let empty = parse(r#"{"namespace": "n", "mcp_server": {"command": []}}"#).unwrap_err();
+        assert!(empty.contains("must name a program"), "{empty}");
+        let zero = parse(r#"{"name": "e", "description": "d", "input_schema": {}, "command": ["x"], "timeout_secs": 0}"#).unwrap_err();
+        assert!(zero.contains("between 1 and 600"), "{zero}");
         let neither = parse(r#"{"namespace": "notes", "mcp_server": {"port": 3}}"#).unwrap_err();
         assert!(
             neither.contains("not an MCP server description"),

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use engine_core::external::{ExternalTool, ExternalToolSpec, RunError, Runner};
@@ -18,12 +18,17 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::{mpsc, watch};
 
 use crate::arguments::Arguments;
+use crate::command::{passed_environment, ProcessGroup};
 
 /// How long a first connection may take before the file is reported (it keeps trying).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The wait before the first restart; it doubles up to [`MAX_BACKOFF`].
 const MIN_BACKOFF: Duration = Duration::from_millis(250);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long a server must stay up for its backoff to start afresh.
+const STABLE: Duration = Duration::from_secs(10);
+/// The most of a tool's error text passed on.
+const MAX_ERROR_BYTES: usize = 4096;
 
 /// How to reach a server, resolved from its file.
 #[derive(Clone, PartialEq, Eq)]
@@ -38,19 +43,14 @@ pub(crate) enum Endpoint {
     Http { url: String, token: Option<String> },
 }
 
-/// One server, kept across reloads while its file does not change; dropping it stops
-/// the connection (and the program it started).
+/// One server, kept across reloads while its file does not change. The connection (and
+/// the program it started) lives as long as something holds its [`Shared`]: this value
+/// in the loader, or the tools of an installed set, so that calls in flight on a set
+/// that no longer has the server still finish.
 pub(crate) struct McpServer {
     /// What it was started from, to tell whether a changed file still describes it.
     endpoint: Endpoint,
     shared: Arc<Shared>,
-    supervisor: tokio::task::AbortHandle,
-}
-
-impl Drop for McpServer {
-    fn drop(&mut self) {
-        self.supervisor.abort();
-    }
 }
 
 /// What the supervisor keeps up to date, and calls read.
@@ -61,6 +61,16 @@ struct Shared {
     /// Told each time the state changes (the loader reloads the directory).
     changed: Arc<dyn Fn() + Send + Sync>,
     max_output: usize,
+    /// The task that keeps the connection up: stopped when the last holder goes.
+    supervisor: OnceLock<tokio::task::AbortHandle>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(supervisor) = self.supervisor.get() {
+            supervisor.abort();
+        }
+    }
 }
 
 #[derive(Default)]
@@ -69,7 +79,7 @@ struct State {
     peer: Option<Peer<RoleClient>>,
     /// The tools it listed last, kept while it restarts so that calls get a clear error.
     tools: Vec<rmcp::model::Tool>,
-    /// Why it is not connected.
+    /// Why it is not connected, or did not list its tools.
     error: Option<String>,
     /// Whether it has ever listed its tools.
     listed: bool,
@@ -92,17 +102,15 @@ impl McpServer {
             state: Mutex::new(State::default()),
             changed,
             max_output,
+            supervisor: OnceLock::new(),
         });
         let (first, mut first_done) = watch::channel(false);
-        let supervisor = tokio::spawn(supervise(Arc::clone(&shared), endpoint.clone(), first));
+        let supervisor = tokio::spawn(supervise(Arc::downgrade(&shared), endpoint.clone(), first));
+        let _ = shared.supervisor.set(supervisor.abort_handle());
         // The first attempt's outcome is in the state either way; a server slower than
         // this is reported as starting and picked up when it answers.
         let _ = tokio::time::timeout(CONNECT_TIMEOUT, first_done.wait_for(|done| *done)).await;
-        Self {
-            endpoint,
-            shared,
-            supervisor: supervisor.abort_handle(),
-        }
+        Self { endpoint, shared }
     }
 
     /// Whether it is the server of `namespace` at `endpoint` (a file that still says so
@@ -111,14 +119,11 @@ impl McpServer {
         self.shared.namespace == namespace && self.endpoint == *endpoint
     }
 
-    /// Its tools as the engine offers them, and why they fail for now (if they do); or
-    /// why it offers none.
+    /// Its tools as the engine offers them, and why some fail or were left out (if they
+    /// do); or why it offers none. A tool whose name or schema the engine cannot take is
+    /// left out alone, and said so.
     pub(crate) fn tools(&self) -> Result<(Vec<ExternalTool>, Option<String>), String> {
-        let state = self
-            .shared
-            .state
-            .lock()
-            .expect("never poisoned: no panic under it");
+        let state = self.shared.state();
         if !state.listed {
             return Err(state
                 .error
@@ -126,48 +131,67 @@ impl McpServer {
                 .unwrap_or_else(|| "the server has not answered yet".to_owned()));
         }
         let mut tools = Vec::with_capacity(state.tools.len());
+        let mut problems: Vec<String> = state.error.iter().cloned().collect();
         for tool in &state.tools {
-            let schema = serde_json::Value::Object((*tool.input_schema).clone());
-            let arguments = Arguments::new(&schema)
-                .map_err(|error| format!("the server's tool `{}`: {error}", tool.name))?;
-            let spec = ExternalToolSpec {
-                namespace: self.shared.namespace.clone(),
-                name: tool.name.to_string(),
-                description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                summary: tool.title.clone(),
-                category: None,
-                input_schema: schema,
-            };
-            let runner = McpRunner {
-                shared: Arc::clone(&self.shared),
-                name: tool.name.to_string(),
-                arguments,
-            };
-            tools.push(ExternalTool::new(
-                spec,
-                self.shared.file.clone(),
-                Arc::new(runner),
-            )?);
+            match self.tool(tool) {
+                Ok(tool) => tools.push(tool),
+                Err(error) => problems.push(format!(
+                    "the server's tool `{}` is left out: {error}",
+                    tool.name
+                )),
+            }
         }
-        Ok((tools, state.error.clone()))
+        let problems = (!problems.is_empty()).then(|| problems.join("; "));
+        Ok((tools, problems))
+    }
+
+    fn tool(&self, tool: &rmcp::model::Tool) -> Result<ExternalTool, String> {
+        let schema = serde_json::Value::Object((*tool.input_schema).clone());
+        let arguments = Arguments::new(&schema)?;
+        let spec = ExternalToolSpec {
+            namespace: self.shared.namespace.clone(),
+            name: tool.name.to_string(),
+            description: tool.description.as_deref().unwrap_or_default().to_owned(),
+            summary: tool.title.clone(),
+            category: None,
+            input_schema: schema,
+        };
+        let runner = McpRunner {
+            shared: Arc::clone(&self.shared),
+            name: tool.name.to_string(),
+            arguments,
+        };
+        ExternalTool::new(spec, self.shared.file.clone(), Arc::new(runner))
     }
 }
 
 /// Keeps the connection up: connects, lists, follows list changes, and when the
-/// server goes, marks its tools failing and connects again after a backoff.
-async fn supervise(shared: Arc<Shared>, endpoint: Endpoint, first: watch::Sender<bool>) {
+/// server goes, marks its tools failing and connects again after a backoff. Holds the
+/// server's state weakly: it ends when nothing else holds it.
+async fn supervise(shared: Weak<Shared>, endpoint: Endpoint, first: watch::Sender<bool>) {
     let mut backoff = MIN_BACKOFF;
     loop {
-        match connect(&shared, &endpoint).await {
-            Ok((running, relist)) => {
-                backoff = MIN_BACKOFF;
-                follow(&shared, running, relist, &first).await;
-                shared.set_down(format!(
-                    "the MCP server stopped; it is being restarted (first retry in {} ms)",
-                    backoff.as_millis()
-                ));
+        let file = match shared.upgrade() {
+            Some(shared) => shared.file.clone(),
+            None => return,
+        };
+        match connect(&file, &endpoint).await {
+            Ok(connection) => {
+                let up = tokio::time::Instant::now();
+                follow(&shared, connection, &first).await;
+                // A server that stays up a while starts the backoff afresh; one that
+                // crashes as soon as it starts keeps backing off.
+                if up.elapsed() >= STABLE {
+                    backoff = MIN_BACKOFF;
+                }
+                with(&shared, |shared| {
+                    shared.set_down(format!(
+                        "the MCP server stopped; it is being restarted (next try in {} ms)",
+                        backoff.as_millis()
+                    ))
+                });
             }
-            Err(error) => shared.set_down(error),
+            Err(error) => with(&shared, |shared| shared.set_down(error)),
         }
         first.send_replace(true);
         tokio::time::sleep(backoff).await;
@@ -175,19 +199,29 @@ async fn supervise(shared: Arc<Shared>, endpoint: Endpoint, first: watch::Sender
     }
 }
 
+/// Runs `update` on the server's state, if anything still holds it.
+fn with(shared: &Weak<Shared>, update: impl FnOnce(&Shared)) {
+    if let Some(shared) = shared.upgrade() {
+        update(&shared);
+    }
+}
+
 /// A live connection, until it ends: the first listing, then a new one on each change.
-async fn follow(
-    shared: &Shared,
-    running: RunningService<RoleClient, Client>,
-    mut relist: mpsc::UnboundedReceiver<()>,
-    first: &watch::Sender<bool>,
-) {
+async fn follow(shared: &Weak<Shared>, connection: Connection, first: &watch::Sender<bool>) {
+    let Connection {
+        running,
+        mut relist,
+        group: _group,
+    } = connection;
     let peer = running.peer().clone();
     // Protocol 2026-07-28 sends list changes on a `subscriptions/listen` stream; an
     // older server sends them on the session (the handler's `on_tool_list_changed`).
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
-    let mut subscription = peer.listen(filter).await.ok();
-    shared.relist(&peer).await;
+    let mut subscription = tokio::time::timeout(CONNECT_TIMEOUT, peer.listen(filter))
+        .await
+        .ok()
+        .and_then(Result::ok);
+    relist_tools(shared, &peer).await;
     first.send_replace(true);
     let mut quit = std::pin::pin!(running.waiting());
     loop {
@@ -199,9 +233,9 @@ async fn follow(
         };
         tokio::select! {
             _ = &mut quit => return,
-            Some(()) = relist.recv() => shared.relist(&peer).await,
+            Some(()) = relist.recv() => relist_tools(shared, &peer).await,
             notification = next => match notification {
-                Ok(Some(ServerNotification::ToolListChangedNotification(_))) => shared.relist(&peer).await,
+                Ok(Some(ServerNotification::ToolListChangedNotification(_))) => relist_tools(shared, &peer).await,
                 Ok(Some(_)) => {}
                 Ok(None) | Err(_) => subscription = None,
             },
@@ -209,11 +243,20 @@ async fn follow(
     }
 }
 
-impl Shared {
-    async fn relist(&self, peer: &Peer<RoleClient>) {
-        let listed = peer.list_all_tools().await;
+/// Lists the server's tools (within [`CONNECT_TIMEOUT`]: a server that pages without
+/// end is cut off) into its state.
+async fn relist_tools(shared: &Weak<Shared>, peer: &Peer<RoleClient>) {
+    let listed = match tokio::time::timeout(CONNECT_TIMEOUT, peer.list_all_tools()).await {
+        Ok(Ok(tools)) => Ok(tools),
+        Ok(Err(error)) => Err(format!("the MCP server did not list its tools: {error}")),
+        Err(_) => Err(format!(
+            "the MCP server did not list its tools within {} s",
+            CONNECT_TIMEOUT.as_secs()
+        )),
+    };
+    with(shared, |shared| {
         {
-            let mut state = self.state.lock().expect("never poisoned");
+            let mut state = shared.state();
             match listed {
                 Ok(tools) => {
                     state.peer = Some(peer.clone());
@@ -221,18 +264,29 @@ impl Shared {
                     state.error = None;
                     state.listed = true;
                 }
-                Err(error) => {
-                    state.error = Some(format!("the MCP server did not list its tools: {error}"))
-                }
+                Err(error) => state.error = Some(error),
             }
         }
-        (self.changed)();
+        (shared.changed)();
+    });
+}
+
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // No code panics while holding it; a poisoned state is still whole.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Marks it down with `error`; the loader hears of it only if that changes anything.
     fn set_down(&self, error: String) {
-        tracing::warn!(file = %self.file.display(), "extension: {error}");
         {
-            let mut state = self.state.lock().expect("never poisoned");
+            let mut state = self.state();
+            if state.peer.is_none() && state.error.as_ref() == Some(&error) {
+                return;
+            }
+            tracing::warn!(file = %self.file.display(), "extension: {error}");
             state.peer = None;
             state.error = Some(error);
         }
@@ -251,16 +305,15 @@ impl ClientHandler for Client {
     }
 }
 
-async fn connect(
-    shared: &Shared,
-    endpoint: &Endpoint,
-) -> Result<
-    (
-        RunningService<RoleClient, Client>,
-        mpsc::UnboundedReceiver<()>,
-    ),
-    String,
-> {
+/// A live connection: the service, where list changes are heard, and the program's
+/// process group (a stdio server's), killed when the connection is dropped.
+struct Connection {
+    running: RunningService<RoleClient, Client>,
+    relist: mpsc::UnboundedReceiver<()>,
+    group: Option<ProcessGroup>,
+}
+
+async fn connect(file: &Path, endpoint: &Endpoint) -> Result<Connection, String> {
     let (relist, relisted) = mpsc::unbounded_channel();
     let client = Client { relist };
     let connecting = async {
@@ -270,21 +323,24 @@ async fn connect(
                 command
                     .args(args)
                     .current_dir(dir)
+                    .env_clear()
+                    .envs(passed_environment())
                     .process_group(0)
                     .kill_on_drop(true);
                 let (transport, stderr) = TokioChildProcess::builder(command)
                     .stderr(Stdio::piped())
                     .spawn()
-                    .map_err(|error| {
-                        format!("`{}` could not be started: {error}", program.display())
-                    })?;
+                    .map_err(|error| format!("the program could not be started: {error}"))?;
+                // rmcp kills the program alone; the group goes too, with the connection.
+                let group = transport.id().map(ProcessGroup);
                 if let Some(stderr) = stderr {
-                    tokio::spawn(log_stderr(shared.file.clone(), stderr));
+                    tokio::spawn(log_stderr(file.to_owned(), stderr));
                 }
-                client
+                let running = client
                     .serve(transport)
                     .await
-                    .map_err(|error| error.to_string())
+                    .map_err(|error| error.to_string())?;
+                Ok::<_, String>((running, group))
             }
             Endpoint::Http { url, token } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -292,15 +348,20 @@ async fn connect(
                     config = config.auth_header(token.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(config);
-                client
+                let running = client
                     .serve(transport)
                     .await
-                    .map_err(|error| error.to_string())
+                    .map_err(|error| error.to_string())?;
+                Ok((running, None))
             }
         }
     };
     match tokio::time::timeout(CONNECT_TIMEOUT, connecting).await {
-        Ok(Ok(running)) => Ok((running, relisted)),
+        Ok(Ok((running, group))) => Ok(Connection {
+            running,
+            relist: relisted,
+            group,
+        }),
         Ok(Err(error)) => Err(format!("the MCP server did not start: {error}")),
         Err(_) => Err(format!(
             "the MCP server did not answer within {} s",
@@ -338,7 +399,7 @@ impl Runner for McpRunner {
             }
         };
         let peer = {
-            let state = self.shared.state.lock().expect("never poisoned");
+            let state = self.shared.state();
             match (&state.peer, &state.error) {
                 (Some(peer), _) => Ok(peer.clone()),
                 (None, error) => Err(RunError::Failed(format!(
@@ -380,9 +441,17 @@ fn output(
         .filter_map(|content| content.as_text().map(|text| text.text.as_str()))
         .collect();
     if result.is_error == Some(true) {
+        let mut text = texts.join(" ");
+        if text.len() > MAX_ERROR_BYTES {
+            let mut end = MAX_ERROR_BYTES;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push_str("...");
+        }
         return Err(RunError::Failed(format!(
-            "`{name}` reported an error: {}",
-            texts.join(" ")
+            "`{name}` reported an error: {text}"
         )));
     }
     let text = match (&result.structured_content, texts.as_slice()) {

@@ -34,8 +34,18 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
     let (changes, mut changed) = mpsc::unbounded_channel::<()>();
     loader.on_change(changes.clone());
     let to_task = changes.clone();
+    let dir = loader.dir().to_owned();
+    // Only what can change the set: an extension file, or the directory itself (when its
+    // parent is watched). A command writing beside its file, or a database beside the
+    // configuration, reloads nothing.
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok() {
+        let relevant = event.is_ok_and(|event| {
+            event
+                .paths
+                .iter()
+                .any(|path| *path == dir || crate::is_extension_file(path))
+        });
+        if relevant {
             let _ = to_task.send(());
         }
     })

@@ -97,7 +97,7 @@ fn enabled_tools(
 /// Whether `id`, in an agent's `tools` list, names an external tool (see
 /// [`crate::external`]): `<namespace>:<name>` or `<namespace>:*` in a namespace that no
 /// linked plugin has and the engine does not keep.
-fn names_external(id: &str, registry: &Registry) -> bool {
+pub(crate) fn names_external(id: &str, registry: &Registry) -> bool {
     let Some((namespace, _)) = id.split_once(':') else {
         return false;
     };

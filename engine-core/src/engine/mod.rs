@@ -6,7 +6,7 @@ mod builder;
 mod call;
 mod context;
 mod converse;
-mod linked_config;
+pub(crate) mod linked_config;
 mod session;
 mod turn;
 
@@ -60,10 +60,10 @@ impl EngineId {
 /// ```
 pub struct Engine {
     id: EngineId,
-    registry: Arc<Registry>,
+    pub(crate) registry: Arc<Registry>,
     /// Sorted by name (the configuration's map order); a turn refers to one by index.
     agents: Vec<Agent>,
-    redact: Arc<RedactValues>,
+    pub(crate) redact: Arc<RedactValues>,
     states: ConversationStates,
     artifacts: Arc<MemoryArtifacts>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
+use plugin_sdk::engine::Redact as _;
 use tokio::sync::watch;
 
 pub use set::{ExtensionFile, ExtensionKind, FileState, Installed, LoadedFile};
@@ -60,23 +61,63 @@ impl Engine {
     /// and one whose tool clashes is skipped with its error. The next call, turn and
     /// catalog see the new set; calls in flight finish on the old one. Gives the files
     /// as installed, each with its state and error.
-    pub fn install_extensions(&self, files: Vec<LoadedFile>) -> Arc<Installed> {
-        let installed = Arc::new(Installed::check(files, self));
+    ///
+    /// A file that offered its tools before keeps them over a new file that clashes with
+    /// it: dropping a file in never takes a working tool away. Errors are redacted of
+    /// every configured secret (a server's message may quote one). Clients hear of the
+    /// change ([`extensions_changed`](Self::extensions_changed)) only if what is offered
+    /// changed.
+    pub fn install_extensions(&self, mut files: Vec<LoadedFile>) -> Arc<Installed> {
+        for file in &mut files {
+            if let Err(error) = &mut file.tools {
+                *error = self.redact.redact(error).into_owned();
+            }
+            if let Some(degraded) = &mut file.degraded {
+                *degraded = self.redact.redact(degraded).into_owned();
+            }
+        }
+        let previous = self.extensions.current();
+        let installed = Arc::new(Installed::check(files, self, &previous));
         for file in installed.files() {
             if let Some(error) = &file.error {
                 tracing::warn!(file = %file.path.display(), state = file.state.as_str(), "extension: {error}");
             }
         }
         self.extensions.current.store(Arc::clone(&installed));
-        self.extensions
-            .changed
-            .send_modify(|generation| *generation += 1);
+        if !installed.offers_the_same_as(&previous) {
+            self.extensions
+                .changed
+                .send_modify(|generation| *generation += 1);
+        }
         installed
     }
 
     /// The external tools installed now, with every file's state and error.
     pub fn extensions(&self) -> Arc<Installed> {
         self.extensions.current()
+    }
+
+    /// The entries of the agent `agent`'s `tools` list that name external tools (see
+    /// [`crate::external`]) no installed file provides: a typo in a namespace, or a file
+    /// not there yet. `engine check` shows them.
+    pub fn unprovided_external_tools(&self, agent: &str) -> Vec<String> {
+        let Some(listed) = self
+            .agent(agent)
+            .and_then(|agent| agent.config().tools.clone())
+        else {
+            return Vec::new();
+        };
+        let installed = self.extensions.current();
+        listed
+            .into_iter()
+            .filter(|entry| crate::engine::linked_config::names_external(entry, &self.registry))
+            .filter(|entry| {
+                !installed
+                    .tools()
+                    .iter()
+                    .any(|tool| set::enables(entry, tool))
+            })
+            .collect()
     }
 
     /// A receiver that changes each time a set of external tools is installed.

@@ -95,8 +95,9 @@ struct AgentExtras {
     /// Indexes into the set's tools, in its order.
     tools: Vec<usize>,
     /// Catalogs with the external tools added, by format and by the linked rendering
-    /// they extend (its address: one per locale's titles for MCP).
-    catalogs: Mutex<HashMap<(Format, usize), Bytes>>,
+    /// they extend (its address: one per locale's titles for MCP), which each entry holds
+    /// so that the address cannot be reused by another rendering.
+    catalogs: Mutex<HashMap<(Format, usize), (Bytes, Bytes)>>,
 }
 
 /// An installed set of external tools.
@@ -122,8 +123,16 @@ impl Installed {
 
     /// Checks `files` in path order against what `engine` links and the files before
     /// each: a file with a clash is skipped whole, with every clash in its error.
-    pub(super) fn check(mut files: Vec<LoadedFile>, engine: &Engine) -> Self {
-        files.sort_by(|a, b| a.path.cmp(&b.path));
+    pub(super) fn check(mut files: Vec<LoadedFile>, engine: &Engine, previous: &Installed) -> Self {
+        // Files that offered tools before are checked first, so that a new file cannot
+        // take an id from one that works; then path order.
+        let offered_before = |path: &Path| {
+            previous
+                .files
+                .iter()
+                .any(|file| file.path == path && file.state != FileState::Skipped)
+        };
+        files.sort_by_cached_key(|file| (!offered_before(&file.path), file.path.clone()));
         let mut installed = Self::empty(0);
         let mut owners: HashMap<String, PathBuf> = HashMap::new();
         for file in files {
@@ -153,6 +162,7 @@ impl Installed {
             });
             installed.tools.extend(tools.into_iter().map(Arc::new));
         }
+        installed.files.sort_by(|a, b| a.path.cmp(&b.path));
         installed.tools.sort_by(|a, b| a.id().cmp(b.id()));
         for (index, tool) in installed.tools.iter().enumerate() {
             installed.by_name.insert(tool.id().into(), index);
@@ -163,6 +173,31 @@ impl Installed {
             .map(|agent| AgentExtras::of(agent.config(), &installed.tools))
             .collect();
         installed
+    }
+
+    /// Whether `other` offers what this set offers: the same files in the same states,
+    /// and the same tools with the same names, texts and schemas.
+    pub(super) fn offers_the_same_as(&self, other: &Installed) -> bool {
+        fn files(set: &Installed) -> Vec<(&PathBuf, FileState, &Option<String>, &Vec<String>)> {
+            set.files
+                .iter()
+                .map(|file| (&file.path, file.state, &file.error, &file.tools))
+                .collect()
+        }
+        fn tools(set: &Installed) -> Vec<(&str, &str, &str, &str)> {
+            set.tools
+                .iter()
+                .map(|tool| {
+                    (
+                        tool.id(),
+                        tool.description(),
+                        tool.summary(),
+                        tool.input_json().get(),
+                    )
+                })
+                .collect()
+        }
+        files(self) == files(other) && tools(self) == tools(other)
     }
 
     /// Every file, in path order.
@@ -214,8 +249,10 @@ impl Installed {
                     .iter()
                     .map(|&index| &*self.tools[index])
                     .collect();
-                super::catalog::extend(format, &linked, &tools)
+                let extended = super::catalog::extend(format, &linked, &tools);
+                (linked, extended)
             })
+            .1
             .clone()
     }
 }

@@ -215,6 +215,11 @@ pub fn check_report(engine: &Engine) -> String {
         for left in agent.left_out() {
             out += &format!("    left out {}: {}\n", left.tool, left.reasons.join("; "));
         }
+        for entry in engine.unprovided_external_tools(agent.name()) {
+            out += &format!(
+                "    lists {entry}, which no extension file provides (a typo, or a file not there yet)\n"
+            );
+        }
     }
     out
 }

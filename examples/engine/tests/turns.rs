@@ -656,4 +656,9 @@ fn a_model_calls_an_external_command_tool_in_a_turn_like_a_linked_one() {
     assert!(offered
         .iter()
         .any(|tool| tool["name"] == "weather__weather"));
+    // And the model read its result, as the answer to that call.
+    let answered = journal[1]["body"]["messages"].to_string();
+    let id = calls[0]["id"].as_str().unwrap();
+    assert!(answered.contains(id), "{answered}");
+    assert!(answered.contains(r#"{\"words\": 3}"#), "{answered}");
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
 # Leaves a helper running in the background (its pid in helper.pid), then hangs.
-sleep 300 &
+sleep 60 &
 echo $! > helper.pid
-sleep 300
+sleep 60

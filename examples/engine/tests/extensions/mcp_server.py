@@ -1,9 +1,10 @@
 """An MCP server for the extension tests, written with the official Python MCP SDK's
 `MCPServer` (FastMCP's successor in mcp 2). Over stdio by default; with
-`--http PORT TOKEN`, over streamable HTTP on 127.0.0.1:PORT at /mcp, refusing any
-request without `Authorization: Bearer TOKEN`.
+`--http TOKEN`, over streamable HTTP on a free port of 127.0.0.1 (printed first on
+stdout) at /mcp, refusing any request without `Authorization: Bearer TOKEN`.
 
-Tools: `echo` answers its text; `sleep` waits (a call left hanging); `crash` exits the
+It says on stderr, as it starts, a value the tests configure as a secret (the engine logs
+a stdio server's stderr, redacted). Tools: `echo` answers its text; `sleep` waits (a call left hanging); `crash` exits the
 process (a server that dies); `grow` adds a tool and says the list changed.
 """
 
@@ -52,7 +53,9 @@ async def grow(name: str, ctx: Context) -> str:
     return "grown"
 
 
-def serve_http(port: int, token: str) -> None:
+def serve_http(token: str) -> None:
+    import socket
+
     import uvicorn
 
     app = server.streamable_http_app()
@@ -65,11 +68,15 @@ def serve_http(port: int, token: str) -> None:
             return
         await app(scope, receive, send)
 
-    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    print(listener.getsockname()[1], flush=True)
+    uvicorn.Server(uvicorn.Config(guarded, log_level="warning")).run(sockets=[listener])
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--http":
-        serve_http(int(sys.argv[2]), sys.argv[3])
+    print("starting; the key is hush-hush-key-1234", file=sys.stderr, flush=True)
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        serve_http(sys.argv[2])
     else:
         server.run()
