@@ -14,7 +14,7 @@ use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
-use tokio::io::AsyncBufReadExt as _;
+use tokio::io::AsyncReadExt as _;
 use tokio::sync::{mpsc, watch};
 
 use crate::arguments::Arguments;
@@ -370,11 +370,29 @@ async fn connect(file: &Path, endpoint: &Endpoint) -> Result<Connection, String>
     }
 }
 
-/// A stdio server's stderr, into the engine's log (which redacts secrets), line by line.
-async fn log_stderr(file: PathBuf, stderr: tokio::process::ChildStderr) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::info!(file = %file.display(), "mcp server: {line}");
+/// A stdio server's stderr, into the engine's log (which redacts secrets), line by line;
+/// a line longer than [`MAX_ERROR_BYTES`] is cut, so that a server cannot grow the
+/// engine's memory by writing without a newline.
+async fn log_stderr(file: PathBuf, mut stderr: tokio::process::ChildStderr) {
+    let mut line: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let mut cut = false;
+    while let Ok(read) = stderr.read(&mut chunk).await {
+        if read == 0 {
+            break;
+        }
+        for &byte in &chunk[..read] {
+            if byte == b'\n' {
+                let suffix = if cut { "..." } else { "" };
+                tracing::info!(file = %file.display(), "mcp server: {}{suffix}", String::from_utf8_lossy(&line));
+                line.clear();
+                cut = false;
+            } else if line.len() < MAX_ERROR_BYTES {
+                line.push(byte);
+            } else {
+                cut = true;
+            }
+        }
     }
 }
 
