@@ -166,6 +166,12 @@ pub struct AgentConfig {
     /// every linked tool whose needs it meets.
     #[serde(default)]
     pub tools: Option<Vec<String>>,
+    /// The external tools it equips (see [`crate::external`]), by id
+    /// (`local:word_count`) or namespace (`local:*`); checked when their files are read,
+    /// not at start-up, since a file may come later. `None`: every external tool when
+    /// `tools` is `None` too, else none.
+    #[serde(default)]
+    pub external_tools: Option<Vec<String>>,
     /// The directory its file tools work in; `None`: it equips no tool that takes
     /// `&Project` (the built-in file tools).
     #[serde(default)]
@@ -185,6 +191,7 @@ impl fmt::Debug for AgentConfig {
             .field("model", &self.model)
             .field("turn", &self.turn)
             .field("tools", &self.tools)
+            .field("external_tools", &self.external_tools)
             .field("project", &self.project)
             .field("plugins", &self.plugins)
             .finish()

@@ -24,6 +24,7 @@ pub(super) fn problems(
     let mut problems = Vec::new();
     for (name, agent) in &config.agents {
         enabled_tools(name, agent, registry, &mut problems);
+        external_tools(name, agent, registry, &mut problems);
         plugin_settings(name, agent, &mut problems);
         unused_secrets(name, agent, config, registry, &mut problems);
         if let Some(turn) = &agent.turn {
@@ -68,10 +69,6 @@ fn enabled_tools(
     let Some(enabled) = &agent.tools else { return };
     let key = format!("agents.{name}.tools");
     for id in enabled {
-        if names_external(id, registry) {
-            // Checked when its file is installed: it may not be there yet.
-            continue;
-        }
         match registry.tools().iter().find(|tool| tool.id() == id) {
             None => problems.push(ConfigProblem::new(
                 &key,
@@ -94,17 +91,44 @@ fn enabled_tools(
     }
 }
 
-/// Whether `id`, in an agent's `tools` list, names an external tool (see
-/// [`crate::external`]): `<namespace>:<name>` or `<namespace>:*` in a namespace that no
-/// linked plugin has and the engine does not keep.
-pub(crate) fn names_external(id: &str, registry: &Registry) -> bool {
-    let Some((namespace, _)) = id.split_once(':') else {
-        return false;
+/// An agent's `external_tools` list: each entry `<namespace>:<name>` or `<namespace>:*`
+/// in a namespace no linked plugin has and the engine does not keep. Whether a file
+/// provides it is known only when the files are read (`engine check` lists those none
+/// provides).
+fn external_tools(
+    name: &str,
+    agent: &AgentConfig,
+    registry: &Registry,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    let Some(listed) = &agent.external_tools else {
+        return;
     };
-    !crate::RESERVED_NAMESPACES.contains(&namespace)
-        && !registry
-            .plugins()
-            .any(|(plugin, _)| plugin.namespace == namespace)
+    let key = format!("agents.{name}.external_tools");
+    for entry in listed {
+        let Some((namespace, _)) = entry
+            .split_once(':')
+            .filter(|(namespace, tool)| !namespace.is_empty() && !tool.is_empty())
+        else {
+            problems.push(ConfigProblem::new(
+                &key,
+                format!("has `{entry}`, which is not `<namespace>:<name>` or `<namespace>:*`"),
+                "write an external tool's id, such as `local:word_count`, or `local:*` for a namespace",
+            ));
+            continue;
+        };
+        if crate::RESERVED_NAMESPACES.contains(&namespace)
+            || registry
+                .plugins()
+                .any(|(plugin, _)| plugin.namespace == namespace)
+        {
+            problems.push(ConfigProblem::new(
+                &key,
+                format!("has `{entry}`, in `{namespace}`, a namespace of linked tools"),
+                format!("list linked tools in `agents.{name}.tools`; `external_tools` names the tools of extension files"),
+            ));
+        }
+    }
 }
 
 /// An agent's settings for plugins: each for a linked plugin that takes settings, and

@@ -6,7 +6,7 @@ mod builder;
 mod call;
 mod context;
 mod converse;
-pub(crate) mod linked_config;
+mod linked_config;
 mod session;
 mod turn;
 
@@ -60,7 +60,7 @@ impl EngineId {
 /// ```
 pub struct Engine {
     id: EngineId,
-    pub(crate) registry: Arc<Registry>,
+    registry: Arc<Registry>,
     /// Sorted by name (the configuration's map order); a turn refers to one by index.
     agents: Vec<Agent>,
     pub(crate) redact: Arc<RedactValues>,

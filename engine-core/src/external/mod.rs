@@ -97,20 +97,18 @@ impl Engine {
         self.extensions.current()
     }
 
-    /// The entries of the agent `agent`'s `tools` list that name external tools (see
-    /// [`crate::external`]) no installed file provides: a typo in a namespace, or a file
-    /// not there yet. `engine check` shows them.
+    /// The entries of the agent `agent`'s `external_tools` list that no installed file
+    /// provides: a typo, or a file not there yet. `engine check` shows them.
     pub fn unprovided_external_tools(&self, agent: &str) -> Vec<String> {
         let Some(listed) = self
             .agent(agent)
-            .and_then(|agent| agent.config().tools.clone())
+            .and_then(|agent| agent.config().external_tools.clone())
         else {
             return Vec::new();
         };
         let installed = self.extensions.current();
         listed
             .into_iter()
-            .filter(|entry| crate::engine::linked_config::names_external(entry, &self.registry))
             .filter(|entry| {
                 !installed
                     .tools()

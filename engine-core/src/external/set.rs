@@ -266,15 +266,16 @@ impl AgentExtras {
         }
     }
 
-    /// What an agent configured as `config` equips: every external tool when it has no
-    /// `tools` list (as it equips every linked tool), else those the list names, by id
-    /// or by `<namespace>:*`.
+    /// What an agent configured as `config` equips: those its `external_tools` list
+    /// names, by id or by `<namespace>:*`; without that list, every external tool if it
+    /// has no `tools` list either (as it then equips every linked tool), else none.
     fn of(config: &AgentConfig, tools: &[Arc<ExternalTool>]) -> Self {
         let equips: Vec<bool> = tools
             .iter()
-            .map(|tool| match &config.tools {
-                None => true,
-                Some(listed) => listed.iter().any(|entry| enables(entry, tool)),
+            .map(|tool| match (&config.external_tools, &config.tools) {
+                (Some(listed), _) => listed.iter().any(|entry| enables(entry, tool)),
+                (None, None) => true,
+                (None, Some(_)) => false,
             })
             .collect();
         Self {

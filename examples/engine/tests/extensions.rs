@@ -873,8 +873,8 @@ fn each_agent_equips_the_external_tools_its_list_names() {
     let setup = Setup::new(
         "per-agent",
         "[agents.all]\n\
-         [agents.listed]\ntools = [\"local:word_count\", \"weather:weather\"]\n\
-         [agents.namespace]\ntools = [\"shell:*\"]\n\
+         [agents.listed]\ntools = [\"weather:weather\"]\nexternal_tools = [\"local:word_count\"]\n\
+         [agents.namespace]\nexternal_tools = [\"shell:*\"]\n\
          [agents.linked]\ntools = [\"weather:weather\"]\n",
     );
     setup.add(&["word_count.json", "word_count.py", "shout.json", "shout.sh"]);
@@ -892,7 +892,10 @@ fn each_agent_equips_the_external_tools_its_list_names() {
     assert_eq!(equips("all"), ["local__word_count", "shell__shout"]);
     assert_eq!(equips("listed"), ["local__word_count"]);
     assert_eq!(equips("namespace"), ["shell__shout"]);
-    assert!(equips("linked").is_empty());
+    assert!(
+        equips("linked").is_empty(),
+        "a tools list without external_tools equips none"
+    );
     // A tool the agent does not equip is unknown to it, as an unlinked one would be.
     let output = setup.engine(&[
         "--agent",
@@ -903,20 +906,47 @@ fn each_agent_equips_the_external_tools_its_list_names() {
     ]);
     let refused: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(refused["error"]["kind"], "unknown_tool", "{refused}");
-    // The list may name external tools whose file is not there yet; a typo in a linked
-    // namespace is still refused.
+    // external_tools may name tools whose file is not there yet (engine check lists
+    // them), but not linked ones; tools still names linked tools only.
     let check = setup.engine(&["config", "check"]);
     assert!(check.status.success(), "{check:?}");
     std::fs::write(
         setup.dir.join("engine.toml"),
-        "[agents.a]\ntools = [\"later:tool\", \"weather:wether\"]\n",
+        "[agents.a]\ntools = [\"later:tool\"]\nexternal_tools = [\"later:tool\", \"weather:weather\"]\n",
     )
     .unwrap();
     let check = setup.engine(&["config", "check"]);
     let report = String::from_utf8(check.stderr).unwrap();
     assert!(
-        report.contains("names `weather:wether`, which no linked plugin defines"),
+        report.contains("`agents.a.tools` names `later:tool`, which no linked plugin defines"),
         "{report}"
     );
-    assert!(!report.contains("later:tool"), "{report}");
+    assert!(report.contains("`agents.a.external_tools` has `weather:weather`, in `weather`, a namespace of linked tools"), "{report}");
+    assert!(
+        !report.contains("external_tools` has `later:tool`"),
+        "{report}"
+    );
+    std::fs::write(
+        setup.dir.join("engine.toml"),
+        "[agents.a]\nexternal_tools = [\"later:tool\"]\n",
+    )
+    .unwrap();
+    let listed = String::from_utf8(setup.engine(&["--agent", "a", "check"]).stdout).unwrap();
+    assert!(
+        listed.contains("lists later:tool, which no extension file provides"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn the_shipped_mcp_server_template_runs_as_the_readme_says() {
+    let setup = Setup::new("mcp-template", AGENT);
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extensions");
+    for name in ["mcp-server.json", "mcp_server.py"] {
+        std::fs::copy(templates.join(name), setup.tools_d().join(name)).unwrap();
+    }
+    assert_eq!(
+        setup.call("jot__shout", r#"{"text": "hi"}"#),
+        json!({"result": "HI"})
+    );
 }
