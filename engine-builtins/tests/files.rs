@@ -713,15 +713,26 @@ impl Swapper {
     /// `name` becomes, in turn, each of `states` (prepared names in the same directory,
     /// hard-linked in so that each stays for the next round).
     fn start(dir: PathBuf, name: &'static str, states: [&'static str; 2]) -> Self {
+        let swapped = dir.join(name);
+        let swap = move |state: &str| {
+            let next = dir.join(format!("{name}.next"));
+            let _ = std::fs::hard_link(dir.join(state), &next);
+            let _ = std::fs::rename(&next, dir.join(name));
+        };
+        // `name` exists before any call runs: a call that found it missing would create
+        // it (a directory, say), which no rename can then replace, and the swaps would
+        // stop (a thread started late on a loaded machine did that once). It starts as
+        // the state the thread swaps in last: renaming a link onto another link to the
+        // same file does nothing, and would leave `.next` in the way of every swap.
+        swap(states[1]);
+        assert!(std::fs::symlink_metadata(&swapped).is_ok(), "{swapped:?}");
         let running = Arc::new(AtomicBool::new(true));
         let thread = {
             let running = running.clone();
             std::thread::spawn(move || {
-                let next = dir.join(format!("{name}.next"));
                 while running.load(Ordering::Relaxed) {
                     for state in states {
-                        let _ = std::fs::hard_link(dir.join(state), &next);
-                        let _ = std::fs::rename(&next, dir.join(name));
+                        swap(state);
                     }
                 }
             })

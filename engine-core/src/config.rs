@@ -107,7 +107,7 @@ pub struct EngineConfig {
 /// dir = "tools.d"                      # the default: beside the configuration file
 /// secrets = { notes_token = "..." }    # an MCP server's `token_secret = "notes_token"`
 /// ```
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Default, PartialEq, Deserialize)]
 pub struct ExtensionsConfig {
     /// The directory, relative to the configuration file's; `tools.d` beside it when
     /// unset. An engine run without a configuration file has none.
@@ -141,7 +141,7 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 20;
 /// [channels.webhook]
 /// agent = "assistant"
 /// ```
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct ChannelConfig {
     /// The agent (it needs a `turn` configuration).
     pub agent: String,
@@ -204,7 +204,7 @@ impl fmt::Debug for AgentConfig {
 /// ```toml
 /// model = { spend_cap_usd = 0.05, session_cap_usd = 0.5, window = { cap_usd = 5.0, secs = 3600 } }
 /// ```
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 pub struct ModelGrant {
     /// The most a turn (one `tools/call` over MCP) may spend on model calls from tools, in
     /// US dollars.
@@ -220,7 +220,7 @@ pub struct ModelGrant {
 }
 
 /// A cap on an agent's spend over a sliding window of time.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 pub struct SpendWindow {
     /// The most spent within any `secs` seconds, in US dollars.
     pub cap_usd: f64,
@@ -254,7 +254,7 @@ impl ModelGrant {
 /// Limits of the artifact store. Everything an artifact holds counts toward the
 /// capacity: its bytes, its filename, its MIME type, its conversation's id and a fixed
 /// overhead, so that empty artifacts cannot fill memory either.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct ArtifactLimits {
     /// The largest artifact, in bytes.
@@ -286,7 +286,7 @@ impl ArtifactLimits {
 }
 
 /// Limits of the knowledge base.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct KnowledgeLimits {
     /// The largest document, in bytes.
@@ -328,7 +328,7 @@ impl KnowledgeLimits {
 
 /// Limits of conversation state, kept in memory. A call whose writes would break one
 /// fails, and none of its writes is applied.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StateLimits {
     /// The most keys a conversation's state holds.
@@ -364,7 +364,7 @@ impl StateLimits {
 }
 
 /// An OpenAI-compatible chat completions endpoint, and what each tier maps to.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct GatewayConfig {
     /// The base URL, such as `http://127.0.0.1:8000/v1` or `https://api.openai.com/v1`.
     pub base_url: String,
@@ -381,7 +381,7 @@ fn default_max_response_bytes() -> usize {
 }
 
 /// One tier's model and prices.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct TierConfig {
     /// The provider's model name.
     pub model: String,

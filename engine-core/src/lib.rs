@@ -30,8 +30,9 @@ pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESER
 pub use catalog::{Format, UnknownFormat};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
-    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, LeftOut, Limit, ModelInput,
-    Session, Stop, Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome, TurnSummary, UnknownAgent,
+    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, LeftOut, Limit, LogRedaction,
+    ModelInput, Reloaded, Session, Stop, Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome,
+    TurnSummary, UnknownAgent,
 };
 pub use hooks::Hook;
 pub use limits::Limits;

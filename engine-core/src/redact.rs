@@ -9,6 +9,7 @@ use std::sync::Arc;
 use plugin_sdk::engine::{Redact, RedactValues};
 
 use crate::config::EngineConfig;
+use crate::engine::LogRedaction;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// Every configured secret value, for the log writer (and, inside the engine, the audit
@@ -39,14 +40,18 @@ pub fn redactor_with(
 /// ```
 #[derive(Clone)]
 pub struct RedactingWriter<M> {
-    redact: Arc<RedactValues>,
+    redact: LogRedaction,
     inner: M,
 }
 
 impl<M> RedactingWriter<M> {
-    /// Redacts with `redact` before writing to `inner`.
-    pub fn new(redact: Arc<RedactValues>, inner: M) -> Self {
-        Self { redact, inner }
+    /// Redacts with `redact` (a [`LogRedaction`], to follow the engine's reloads) before
+    /// writing to `inner`.
+    pub fn new(redact: impl Into<LogRedaction>, inner: M) -> Self {
+        Self {
+            redact: redact.into(),
+            inner,
+        }
     }
 }
 
@@ -63,7 +68,7 @@ impl<'a, M: MakeWriter<'a>> MakeWriter<'a> for RedactingWriter<M> {
 
     fn make_writer(&'a self) -> Self::Writer {
         RedactingLine {
-            redact: Arc::clone(&self.redact),
+            redact: self.redact.current(),
             buffer: Vec::new(),
             inner: self.inner.make_writer(),
         }
@@ -105,7 +110,7 @@ impl<W: Write> Drop for RedactingLine<W> {
 /// # let config = engine_core::config::EngineConfig::default();
 /// engine_core::install_redacting_panic_hook(engine_core::redactor(&config));
 /// ```
-pub fn install_redacting_panic_hook(redact: Arc<RedactValues>) {
+pub fn install_redacting_panic_hook(redact: impl Into<LogRedaction>) {
     let stderr = RedactingWriter::new(redact, io::stderr);
     std::panic::set_hook(Box::new(move |info| {
         let thread = std::thread::current();

@@ -297,7 +297,7 @@ pub async fn serve_http(
     // session budget (the agent's window cap bounds them together).
     let engine = Arc::clone(server.engine());
     let service: StreamableHttpService<McpServer, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(server.for_new_session()),
+        move || server.for_new_session().map_err(std::io::Error::other),
         Default::default(),
         config,
     );

@@ -38,7 +38,7 @@ pub use http::{serve_http, HttpError, HttpOptions, TOKEN_ENV};
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine_core::{Engine, Format, Session};
+use engine_core::{Engine, Format, Session, UnknownAgent};
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
@@ -78,7 +78,6 @@ impl Default for Options {
 /// that share the session's model budget (the agent's `session_cap_usd`).
 pub struct McpServer {
     engine: Arc<Engine>,
-    agent: Arc<str>,
     options: Arc<Options>,
     session: Session,
     /// A legacy session's `tools/list_changed` sender, stopped with the session.
@@ -106,22 +105,21 @@ impl McpServer {
             .unwrap_or_else(|error| panic!("{error}"));
         Self {
             engine,
-            agent: agent.into(),
             options: Arc::new(options),
             session,
             list_changed: Default::default(),
         }
     }
 
-    /// The same server for another session, with a budget of its own.
-    pub fn for_new_session(&self) -> Self {
-        Self {
+    /// The same server for another session, with a budget of its own; refused once a
+    /// reload of the configuration removed the agent.
+    pub fn for_new_session(&self) -> Result<Self, UnknownAgent> {
+        Ok(Self {
             engine: Arc::clone(&self.engine),
-            agent: Arc::clone(&self.agent),
             options: Arc::clone(&self.options),
-            session: self.engine.session(&self.agent).expect("checked in `new`"),
+            session: self.engine.session_like(&self.session)?,
             list_changed: Default::default(),
-        }
+        })
     }
 }
 
@@ -146,7 +144,7 @@ impl ServerHandler for McpServer {
         let locale = locale::for_request(&context, &self.options.locale);
         // The catalog is rendered once per set of titles, then kept: it is read
         // into rmcp's result type, never rebuilt from the tools.
-        let agent = self.engine.agent(&self.agent).expect("checked in `new`");
+        let agent = self.engine.session_agent(&self.session).map_err(removed)?;
         let catalog = agent.catalog(Format::Mcp, &locale);
         let mut result: ListToolsResult = serde_json::from_slice(&catalog).map_err(|error| {
             McpError::internal_error(format!("the MCP catalog does not parse: {error}"), None)
@@ -162,7 +160,11 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let locale = locale::for_request(&context, &self.options.locale);
-        let turn = self.engine.turn_in(&self.session).with_locale(locale);
+        let turn = self
+            .engine
+            .turn_in(&self.session)
+            .map_err(removed)?
+            .with_locale(locale);
         let call = call::ToolsCall {
             engine: &self.engine,
             turn: &turn,
@@ -242,4 +244,15 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), Box<dyn std::error::Er
     };
     running.waiting().await?;
     Ok(())
+}
+
+/// The answer to a request of a session whose agent a reload of the configuration removed.
+fn removed(unknown: UnknownAgent) -> McpError {
+    McpError::invalid_request(
+        format!(
+            "the agent `{}` was removed from the engine's configuration",
+            unknown.name
+        ),
+        None,
+    )
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use plugin_sdk::engine::RedactValues;
 use plugin_sdk::project::Project;
 
 use crate::catalog::{Catalogs, Format};
@@ -37,8 +38,29 @@ pub struct Agent {
     /// The state of each tool's plugin, by the registry's index, for the tools that
     /// share it (`Shared<T>`).
     pub(super) plugin_states: Vec<Option<AnyState>>,
-    /// The engine's external tools, and the agent's index among its agents.
+    /// The external tools of the agent's configuration, and its index among its agents.
     extensions: (Arc<Extensions>, usize),
+    /// Every secret the engine's configuration held when the agent was configured.
+    pub(super) redact: Arc<RedactValues>,
+}
+
+/// What the agent is made of, besides its configuration and the registry.
+pub(super) struct AgentParts {
+    pub(super) provider: Option<Arc<dyn Provider>>,
+    pub(super) project: Option<Project>,
+    pub(super) states: BTreeMap<String, AnyState>,
+    pub(super) extensions: (Arc<Extensions>, usize),
+    pub(super) redact: Arc<RedactValues>,
+    /// Its spend window, when it grants model access.
+    pub(super) spend_window: Option<Arc<Meter>>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A plugin's state, built from the agent's settings for it.
@@ -59,11 +81,16 @@ impl Agent {
         name: &str,
         config: AgentConfig,
         registry: &Arc<Registry>,
-        provider: Option<Arc<dyn Provider>>,
-        project: Option<Project>,
-        states: BTreeMap<&str, AnyState>,
-        extensions: (Arc<Extensions>, usize),
+        parts: AgentParts,
     ) -> Self {
+        let AgentParts {
+            provider,
+            project,
+            states,
+            extensions,
+            redact,
+            spend_window,
+        } = parts;
         let mut equipped = Vec::new();
         let mut left_out = Vec::new();
         for (index, tool) in registry.tools().iter().enumerate() {
@@ -98,10 +125,6 @@ impl Agent {
                 states.get(tool.plugin().namespace).cloned()
             })
             .collect();
-        let spend_window = config.model.map(|grant| {
-            let window = grant.window();
-            Arc::new(Meter::windowed(window.cap_usd, window.secs))
-        });
         Self {
             name: name.to_owned(),
             spend_window,
@@ -115,6 +138,7 @@ impl Agent {
             project,
             plugin_states,
             extensions,
+            redact,
         }
     }
 
@@ -155,6 +179,23 @@ impl Agent {
     pub fn external_tools(&self) -> Vec<Arc<ExternalTool>> {
         let (extensions, index) = &self.extensions;
         extensions.current().equipped(*index).cloned().collect()
+    }
+
+    /// The external tool called `name` (id or wire name), if it equips one now.
+    pub(crate) fn external_tool(&self, name: &str) -> Option<Arc<ExternalTool>> {
+        let (extensions, index) = &self.extensions;
+        extensions.current().offered(*index, name).cloned()
+    }
+
+    /// Its state of the plugin `namespace`, if it was built from `settings`.
+    pub(super) fn plugin_state(&self, namespace: &str, settings: &toml::Table) -> Option<AnyState> {
+        if self.config.plugins.get(namespace) != Some(settings) {
+            return None;
+        }
+        let index = self.registry.tools().iter().position(|tool| {
+            tool.plugin().namespace == namespace && tool.descriptor().needs.state.is_some()
+        })?;
+        self.plugin_states[index].clone()
     }
 }
 

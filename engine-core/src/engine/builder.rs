@@ -4,18 +4,18 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
 use plugin_sdk::project::Project;
 
 use super::agent::{Agent, AnyState};
 use super::linked_config;
+use super::reload::{Configured, LogRedaction};
 use super::Engine;
 use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
-use crate::external::Extensions;
 use crate::limits::Limits;
 use crate::model::ModelGateway;
 use crate::provider::{Provider, ProviderError};
-use crate::redact::redactor;
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationError, ConversationStates, Conversations, MemoryArtifacts};
 use crate::validate::StartupError;
@@ -38,6 +38,7 @@ pub struct EngineBuilder {
     gateway: Option<Arc<dyn ModelGateway>>,
     providers: BTreeMap<String, Arc<dyn Provider>>,
     conversations: Option<Conversations>,
+    log_redaction: Option<LogRedaction>,
 }
 
 /// Why an engine did not start.
@@ -90,6 +91,9 @@ pub enum EngineError {
         /// Why.
         source: std::io::Error,
     },
+    /// A reload changes what only a restart applies.
+    #[error("these changes need a restart: {}", .0.join(", "))]
+    NeedsRestart(Vec<String>),
     /// The configuration asks for a part this build of engine-core leaves out.
     #[error("the configuration needs {part}, and engine-core was built without the `{feature}` feature: enable it, or give the engine your own with `EngineBuilder::{setter}`")]
     MissingFeature {
@@ -157,6 +161,14 @@ impl EngineBuilder {
         self
     }
 
+    /// The redactor of the log writer and the panic hook (which redact every configured
+    /// secret): [`Engine::reload`] widens it with the secrets a new configuration brings,
+    /// so that they never reach the log either.
+    pub fn log_redaction(mut self, redaction: LogRedaction) -> Self {
+        self.log_redaction = Some(redaction);
+        self
+    }
+
     /// What [`build`](Self::build) refuses short of opening or building anything: the
     /// linked plugins' problems (alone, when there are any), else every problem of the
     /// configuration alone and with what is linked. `engine config check` is this; what
@@ -204,40 +216,32 @@ impl EngineBuilder {
             (None, Some(described)) => Some(open_gateway(described)?),
             (None, None) => None,
         };
-        check_project_roots(&config)?;
-        let mut agents = Vec::with_capacity(config.agents.len());
-        let extensions = Arc::new(Extensions::new(config.agents.len()));
-        for (index, (name, agent)) in config.agents.iter().enumerate() {
-            let provider = agent_provider(&config, agent, &self.providers)?;
-            let project = agent.project.as_ref().map(open_project).transpose()?;
-            let states = build_plugin_states(name, agent, &registry)?;
-            agents.push(Agent::new(
-                name,
-                agent.clone(),
-                &registry,
-                provider,
-                project,
-                states,
-                (Arc::clone(&extensions), index),
-            ));
-        }
+        let conversations_for_turns = self.conversations.is_some()
+            || config.agents.values().any(|agent| agent.turn.is_some());
         let conversations = match self.conversations {
             Some(conversations) => conversations,
             None => open_conversations(&config)?,
         };
+        let states = ConversationStates::new(config.state);
+        let artifacts = Arc::new(MemoryArtifacts::new(config.artifacts));
+        let configured = Configured::build(config, &registry, &self.providers, None)?;
         Ok(Engine {
             id: super::EngineId::next(),
-            agents,
-            redact: redactor(&config),
-            states: ConversationStates::new(config.state),
-            artifacts: Arc::new(MemoryArtifacts::new(config.artifacts)),
+            configured: ArcSwap::from_pointee(configured),
+            replacing: std::sync::Mutex::default(),
+            reloading: std::sync::Mutex::default(),
+            given_providers: self.providers,
+            log_redaction: self.log_redaction,
+            offers_changed: Arc::new(tokio::sync::watch::Sender::new(0)),
+            conversations_for_turns: conversations_for_turns.into(),
+            states,
+            artifacts,
             knowledge,
             gateway,
             registry,
-            conversations: Arc::new(conversations),
+            conversations: ArcSwap::from_pointee(conversations),
             running: Default::default(),
             channels,
-            extensions,
         })
     }
 
@@ -260,7 +264,7 @@ impl EngineBuilder {
 /// overwrite the engine's stores), and two agents' roots of which one holds the other
 /// (their changes would not share a lock, nor their quotas a count). One root shared by
 /// several agents is fine.
-fn check_project_roots(config: &EngineConfig) -> Result<(), EngineError> {
+pub(super) fn check_project_roots(config: &EngineConfig) -> Result<(), EngineError> {
     let roots: Vec<&ProjectConfig> = config
         .agents
         .values()
@@ -343,12 +347,14 @@ fn overlap(project: &ProjectConfig, what: String) -> EngineError {
 }
 
 /// The state of each plugin the agent configures, built from its settings (which
-/// [`linked_config`] checked).
-fn build_plugin_states<'a>(
+/// [`linked_config`] checked); or, when the agent's configuration `before` a reload had
+/// the same settings, its state then (a reload does not reconnect what is unchanged).
+pub(super) fn build_plugin_states(
     name: &str,
-    agent: &'a AgentConfig,
+    agent: &AgentConfig,
     registry: &Registry,
-) -> Result<BTreeMap<&'a str, AnyState>, EngineError> {
+    before: Option<&Agent>,
+) -> Result<BTreeMap<String, AnyState>, EngineError> {
     let mut states = BTreeMap::new();
     for (namespace, settings) in &agent.plugins {
         // A state may connect somewhere: none for a plugin whose tools the agent's list
@@ -367,6 +373,10 @@ fn build_plugin_states<'a>(
         else {
             continue;
         };
+        if let Some(state) = before.and_then(|before| before.plugin_state(namespace, settings)) {
+            states.insert(namespace.clone(), state);
+            continue;
+        }
         // Checked: `linked_config` refuses settings that do not convert.
         let Ok(settings) = linked_config::settings_value(settings) else {
             continue;
@@ -378,13 +388,13 @@ fn build_plugin_states<'a>(
                 namespace: namespace.clone(),
                 message,
             })?;
-        states.insert(namespace.as_str(), state);
+        states.insert(namespace.clone(), state);
     }
     Ok(states)
 }
 
 /// Opens a project root (created by [`check_project_roots`]).
-fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
+pub(super) fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
     let failed = |source| EngineError::Project {
         root: config.root.clone(),
         source,
@@ -419,7 +429,7 @@ fn mount_channels(
 }
 
 /// The provider of `agent`'s turns: the builder's, or the configuration's over HTTP.
-fn agent_provider(
+pub(super) fn agent_provider(
     config: &EngineConfig,
     agent: &AgentConfig,
     given: &BTreeMap<String, Arc<dyn Provider>>,
@@ -471,7 +481,7 @@ fn http_provider(
 
 /// Where conversations are kept: SQLite under the data directory when an agent runs
 /// turns and the feature is in, memory otherwise.
-fn open_conversations(config: &EngineConfig) -> Result<Conversations, EngineError> {
+pub(super) fn open_conversations(config: &EngineConfig) -> Result<Conversations, EngineError> {
     let turns = config.agents.values().any(|agent| agent.turn.is_some());
     #[cfg(feature = "sqlite")]
     if turns {

@@ -77,7 +77,7 @@ impl Engine {
     pub fn call<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> CallFuture<'a> {
         CallFuture {
             state: CallState::Start(self, turn, call),
-            redact: &self.redact,
+            redact: &turn.agent.redact,
         }
     }
 
@@ -129,8 +129,7 @@ impl Engine {
     /// that name (read from the set installed now, which the call keeps).
     #[cold]
     fn start_external<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> Started<'a> {
-        let installed = self.extensions.current();
-        let Some(tool) = installed.offered(turn.agent, call.tool) else {
+        let Some(tool) = turn.agent.external_tool(call.tool) else {
             return Started::Finished(Err(unknown_tool(call.tool)));
         };
         let bounds = Bounds {
@@ -138,11 +137,7 @@ impl Engine {
             cancel: call.cancel,
             limits: &self.registry.limits,
         };
-        Started::Running(Box::pin(external::call(
-            std::sync::Arc::clone(tool),
-            call.arguments,
-            bounds,
-        )))
+        Started::Running(Box::pin(external::call(tool, call.arguments, bounds)))
     }
 
     /// The tool called `name`, if `turn` is offered it.

@@ -52,7 +52,7 @@ impl Engine {
         }
         if needs.audit {
             context = context.with_audit(Audit::new(
-                Arc::clone(&self.redact) as _,
+                Arc::clone(&agent.redact) as _,
                 tool.audit_source(),
             ));
         }

@@ -7,11 +7,14 @@ mod call;
 mod context;
 mod converse;
 mod linked_config;
+mod reload;
 mod session;
 mod turn;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use bytes::Bytes;
 use plugin_sdk::channel::ChannelDescriptor;
 use plugin_sdk::engine::{KnowledgeStore, PluginManifest, RedactValues};
@@ -21,13 +24,14 @@ pub use agent::{Agent, LeftOut};
 pub use builder::{EngineBuilder, EngineError};
 pub use call::{Call, CallFuture};
 pub use converse::{Limit, Stop, TurnControl, TurnEvent, TurnSummary};
+pub use reload::{LogRedaction, Reloaded};
 pub use session::Session;
 pub use turn::{ModelInput, Turn, TurnEnd, TurnOutcome, UnknownAgent};
 
 use crate::catalog::Format;
-use crate::external::Extensions;
 use crate::hooks::Hook;
 use crate::model::ModelGateway;
+use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::stores::{ConversationStates, Conversations, MemoryArtifacts};
 use crate::tool::Tool;
@@ -61,20 +65,33 @@ impl EngineId {
 pub struct Engine {
     id: EngineId,
     registry: Arc<Registry>,
-    /// Sorted by name (the configuration's map order); a turn refers to one by index.
-    agents: Vec<Agent>,
-    pub(crate) redact: Arc<RedactValues>,
+    /// The agents, and what else a reload replaces: swapped whole, so that a turn (which
+    /// holds its agent) finishes on the configuration it started with.
+    configured: ArcSwap<reload::Configured>,
+    /// Held while `configured` or its external tools are being replaced, so that a reload
+    /// and an install of external tools never lose one another's work.
+    pub(crate) replacing: std::sync::Mutex<()>,
+    /// Held through a reload: one at a time, each built on the one before.
+    reloading: std::sync::Mutex<()>,
+    /// The providers the builder was given, which a reload keeps.
+    given_providers: BTreeMap<String, Arc<dyn Provider>>,
+    /// The log's redactor, which a reload widens with the secrets it brings.
+    log_redaction: Option<LogRedaction>,
+    /// Ticks when what an agent is offered may have changed: a set of external tools or a
+    /// reload (an MCP server tells its clients `tools/list_changed`).
+    pub(crate) offers_changed: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Whether the conversation store was chosen for turns (given, or opened for an agent
+    /// that runs them): the first reload that adds such an agent opens it.
+    conversations_for_turns: std::sync::atomic::AtomicBool,
     states: ConversationStates,
     artifacts: Arc<MemoryArtifacts>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,
     gateway: Option<Arc<dyn ModelGateway>>,
-    conversations: Arc<Conversations>,
+    conversations: ArcSwap<Conversations>,
     /// The conversations with a turn under way.
     running: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The mounted channels, with the agent each runs, in the configuration's order.
     channels: Vec<(&'static ChannelDescriptor, String)>,
-    /// The external tools installed now (none until a loader installs some).
-    pub(crate) extensions: Arc<Extensions>,
 }
 
 impl Engine {
@@ -142,29 +159,29 @@ impl Engine {
             .map(|(channel, agent)| (*channel, agent.as_str()))
     }
 
-    /// The agents, by name.
-    pub fn agents(&self) -> impl Iterator<Item = &Agent> {
-        self.agents.iter()
+    /// The agents configured now, by name.
+    pub fn agents(&self) -> Vec<Arc<Agent>> {
+        self.configured.load().agents.clone()
     }
 
-    /// The agent called `name`.
-    pub fn agent(&self, name: &str) -> Option<&Agent> {
-        self.index_of(name).map(|index| &self.agents[index])
+    /// The agent called `name`, as configured now.
+    pub fn agent(&self, name: &str) -> Option<Arc<Agent>> {
+        self.configured.load().agent(name).cloned()
     }
 
-    /// The agent a turn of this engine is for. A turn made by another engine is a bug
-    /// of the caller's: its agent index would name some other agent.
-    fn agent_of(&self, turn: &Turn) -> &Agent {
+    /// The agent a turn of this engine is for, as configured when the turn was made. A
+    /// turn made by another engine is a bug of the caller's: its agent equips another
+    /// registry's tools.
+    fn agent_of<'t>(&self, turn: &'t Turn) -> &'t Agent {
         assert!(
             turn.engine == self.id,
             "a Turn was used with an Engine other than the one that made it"
         );
-        &self.agents[turn.agent]
+        &turn.agent
     }
 
-    fn index_of(&self, name: &str) -> Option<usize> {
-        self.agents
-            .binary_search_by(|agent| agent.name().cmp(name))
-            .ok()
+    /// The redactor of every secret configured now.
+    pub(crate) fn redact(&self) -> Arc<RedactValues> {
+        Arc::clone(&self.configured.load().redact)
     }
 }

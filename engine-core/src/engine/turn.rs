@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use plugin_sdk::hook::{self, ConversationStart, MessageReceived, ResponseGenerated, ResponseSent};
 
-use super::{Engine, EngineId};
+use super::{Agent, Engine, EngineId};
 use crate::hooks::{PreModel, ResponsePass};
 use crate::model::{Meter, TurnSpend};
 
@@ -19,11 +19,10 @@ use crate::model::{Meter, TurnSpend};
 /// [`in_conversation`](Self::in_conversation) puts it in one.
 #[derive(Debug)]
 pub struct Turn {
-    /// The engine that made it: an agent index means nothing to another engine.
+    /// The engine that made it: its agent equips that engine's tools.
     pub(super) engine: EngineId,
-    /// The agent's index in the engine.
-    pub(super) agent: usize,
-    agent_name: String,
+    /// The agent, as configured when the turn was made (a reload does not change it).
+    pub(super) agent: Arc<Agent>,
     pub(super) conversation: Option<InConversation>,
     pub(super) locale: Option<String>,
     pub(super) spend: Arc<TurnSpend>,
@@ -58,7 +57,12 @@ impl Turn {
 
     /// The agent's name.
     pub fn agent(&self) -> &str {
-        &self.agent_name
+        self.agent.name()
+    }
+
+    /// The agent's configuration, as it was when the turn was made.
+    pub fn agent_config(&self) -> &crate::config::AgentConfig {
+        self.agent.config()
     }
 
     /// The end user the turn is for, in a conversation.
@@ -163,15 +167,16 @@ impl Engine {
     /// A turn of `agent` outside any conversation and any session; see
     /// [`Turn::in_conversation`] and [`Engine::session`].
     pub fn turn(&self, agent: &str) -> Result<Turn, UnknownAgent> {
-        let index = self.agent_index(agent)?;
-        Ok(self.new_turn(index, None))
+        let agent = self.known_agent(agent)?;
+        Ok(self.new_turn(agent, None))
     }
 
-    /// The index of the agent called `name`.
-    pub(super) fn agent_index(&self, name: &str) -> Result<usize, UnknownAgent> {
-        self.index_of(name).ok_or_else(|| UnknownAgent {
+    /// The agent called `name`, as configured now.
+    pub(super) fn known_agent(&self, name: &str) -> Result<Arc<Agent>, UnknownAgent> {
+        let configured = self.configured.load();
+        configured.agent(name).cloned().ok_or_else(|| UnknownAgent {
             name: name.to_owned(),
-            known: self
+            known: configured
                 .agents
                 .iter()
                 .map(|known| known.name().to_owned())
@@ -179,10 +184,9 @@ impl Engine {
         })
     }
 
-    /// A turn of the agent at `index`, within `session`'s spend if it has one: the turn's
-    /// model calls count against the turn's cap, the session's and the agent's window.
-    pub(super) fn new_turn(&self, index: usize, session: Option<Arc<Meter>>) -> Turn {
-        let agent = &self.agents[index];
+    /// A turn of `agent`, within `session`'s spend if it has one: the turn's model calls
+    /// count against the turn's cap, the session's and the agent's window.
+    pub(super) fn new_turn(&self, agent: Arc<Agent>, session: Option<Arc<Meter>>) -> Turn {
         let cap = agent.config.model.map_or(0.0, |grant| grant.spend_cap_usd);
         let shared = session
             .into_iter()
@@ -190,8 +194,7 @@ impl Engine {
             .collect();
         Turn {
             engine: self.id,
-            agent: index,
-            agent_name: agent.name().to_owned(),
+            agent,
             conversation: None,
             locale: None,
             spend: Arc::new(TurnSpend::new(cap, shared)),

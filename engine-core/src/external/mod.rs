@@ -21,22 +21,34 @@ pub use set::{ExtensionFile, ExtensionKind, FileState, Installed, LoadedFile};
 pub use tool::{ExternalTool, ExternalToolSpec, RunError, Runner};
 
 use crate::catalog::Format;
+use crate::config::AgentConfig;
 use crate::dispatch::{self, Bounds, CallError, CallErrorKind};
 use crate::engine::Engine;
 
-/// The engine's external tools: the installed set, swapped whole, and a signal that says
-/// when it changed (an MCP server tells its clients `tools/list_changed`).
+/// The external tools of one configuration of the engine's agents: the installed set,
+/// swapped whole (a reload makes a new one, with the same set equipped by the new agents).
 pub(crate) struct Extensions {
     current: ArcSwap<Installed>,
-    changed: watch::Sender<u64>,
 }
 
 impl Extensions {
-    pub(crate) fn new(agents: usize) -> Self {
+    /// `installed`, equipped as the agents configured `agents` equip it.
+    pub(crate) fn new<'a>(
+        installed: &Installed,
+        agents: impl IntoIterator<Item = &'a AgentConfig>,
+    ) -> Self {
         Self {
-            current: ArcSwap::from_pointee(Installed::empty(agents)),
-            changed: watch::Sender::new(0),
+            current: ArcSwap::from_pointee(installed.equipped_by(agents)),
         }
+    }
+
+    /// Installs `installed`, equipped as the agents configured `agents` equip it.
+    pub(crate) fn equip<'a>(
+        &self,
+        installed: &Installed,
+        agents: impl IntoIterator<Item = &'a AgentConfig>,
+    ) {
+        self.current.store(Arc::new(installed.equipped_by(agents)));
     }
 
     /// The set installed now.
@@ -68,25 +80,31 @@ impl Engine {
     /// change ([`extensions_changed`](Self::extensions_changed)) only if what is offered
     /// changed.
     pub fn install_extensions(&self, mut files: Vec<LoadedFile>) -> Arc<Installed> {
+        // A poisoned lock only means a reload panicked; what it guards was swapped whole.
+        let _replacing = self
+            .replacing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let extensions = self.extensions_now();
+        let redact = self.redact();
         for file in &mut files {
             if let Err(error) = &mut file.tools {
-                *error = self.redact.redact(error).into_owned();
+                *error = redact.redact(error).into_owned();
             }
             if let Some(degraded) = &mut file.degraded {
-                *degraded = self.redact.redact(degraded).into_owned();
+                *degraded = redact.redact(degraded).into_owned();
             }
         }
-        let previous = self.extensions.current();
+        let previous = extensions.current();
         let installed = Arc::new(Installed::check(files, self, &previous));
         for file in installed.files() {
             if let Some(error) = &file.error {
                 tracing::warn!(file = %file.path.display(), state = file.state.as_str(), "extension: {error}");
             }
         }
-        self.extensions.current.store(Arc::clone(&installed));
+        extensions.current.store(Arc::clone(&installed));
         if !installed.offers_the_same_as(&previous) {
-            self.extensions
-                .changed
+            self.offers_changed
                 .send_modify(|generation| *generation += 1);
         }
         installed
@@ -94,7 +112,7 @@ impl Engine {
 
     /// The external tools installed now, with every file's state and error.
     pub fn extensions(&self) -> Arc<Installed> {
-        self.extensions.current()
+        self.extensions_now().current()
     }
 
     /// The entries of the agent `agent`'s `external_tools` list that no installed file
@@ -106,7 +124,7 @@ impl Engine {
         else {
             return Vec::new();
         };
-        let installed = self.extensions.current();
+        let installed = self.extensions();
         listed
             .into_iter()
             .filter(|entry| {
@@ -118,9 +136,11 @@ impl Engine {
             .collect()
     }
 
-    /// A receiver that changes each time a set of external tools is installed.
+    /// A receiver that changes each time what an agent is offered may have changed: a set
+    /// of external tools that offers something else was installed, or the configuration
+    /// was reloaded.
     pub fn extensions_changed(&self) -> watch::Receiver<u64> {
-        self.extensions.changed.subscribe()
+        self.offers_changed.subscribe()
     }
 }
 

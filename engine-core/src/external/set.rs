@@ -112,12 +112,12 @@ pub struct Installed {
 }
 
 impl Installed {
-    pub(super) fn empty(agents: usize) -> Self {
+    pub(crate) fn empty() -> Self {
         Self {
             files: Vec::new(),
             tools: Vec::new(),
             by_name: HashMap::new(),
-            agents: (0..agents).map(|_| AgentExtras::none()).collect(),
+            agents: Vec::new(),
         }
     }
 
@@ -133,7 +133,7 @@ impl Installed {
                 .any(|file| file.path == path && file.state != FileState::Skipped)
         };
         files.sort_by_cached_key(|file| (!offered_before(&file.path), file.path.clone()));
-        let mut installed = Self::empty(0);
+        let mut installed = Self::empty();
         let mut owners: HashMap<String, PathBuf> = HashMap::new();
         for file in files {
             let (state, error, tools) = match file.tools {
@@ -170,9 +170,27 @@ impl Installed {
         }
         installed.agents = engine
             .agents()
+            .iter()
             .map(|agent| AgentExtras::of(agent.config(), &installed.tools))
             .collect();
         installed
+    }
+
+    /// The same set, equipped as the agents configured `agents` (in the engine's order)
+    /// equip it: what a reload of the configuration installs.
+    pub(super) fn equipped_by<'a>(
+        &self,
+        agents: impl IntoIterator<Item = &'a AgentConfig>,
+    ) -> Self {
+        Self {
+            files: self.files.clone(),
+            tools: self.tools.clone(),
+            by_name: self.by_name.clone(),
+            agents: agents
+                .into_iter()
+                .map(|config| AgentExtras::of(config, &self.tools))
+                .collect(),
+        }
     }
 
     /// Whether `other` offers what this set offers: the same files in the same states,
@@ -258,14 +276,6 @@ impl Installed {
 }
 
 impl AgentExtras {
-    fn none() -> Self {
-        Self {
-            equips: Vec::new(),
-            tools: Vec::new(),
-            catalogs: Mutex::default(),
-        }
-    }
-
     /// What an agent configured as `config` equips: those its `external_tools` list
     /// names, by id or by `<namespace>:*`; without that list, every external tool if it
     /// has no `tools` list either (as it then equips every linked tool), else none.

@@ -20,7 +20,8 @@ pub(crate) struct Meter {
     cap: SpendCap,
     cap_usd: f64,
     window: Option<Duration>,
-    ledger: Mutex<Ledger>,
+    /// Shared with the meter this one continues, if any (see [`continuing`](Self::continuing)).
+    ledger: Arc<Mutex<Ledger>>,
 }
 
 #[derive(Debug, Default)]
@@ -29,6 +30,9 @@ struct Ledger {
     settled_usd: f64,
     /// Charges within a window, oldest first, with when they were charged.
     recent: VecDeque<(Instant, f64)>,
+    /// How long charges are kept: the longest window of the meters that share the
+    /// ledger (a reload's new window beside turns still counting in the old one).
+    kept: Duration,
     /// The worst cases of the calls in flight.
     reserved_usd: f64,
 }
@@ -40,7 +44,7 @@ impl Meter {
             cap,
             cap_usd,
             window: None,
-            ledger: Mutex::default(),
+            ledger: Arc::default(),
         }
     }
 
@@ -50,8 +54,33 @@ impl Meter {
             cap: SpendCap::Window { secs },
             cap_usd,
             window: Some(Duration::from_secs(secs)),
-            ledger: Mutex::default(),
+            ledger: Arc::new(Mutex::new(Ledger {
+                kept: Duration::from_secs(secs),
+                ..Ledger::default()
+            })),
         }
+    }
+
+    /// A cap of `cap_usd` on any `secs` seconds over what `before` counted and counts:
+    /// the window of an agent whose grant a reload changed keeps its history (what the
+    /// old window still held, for a longer one). Turns under way keep counting against
+    /// the old cap, in the same ledger.
+    pub(crate) fn continuing(before: &Meter, cap_usd: f64, secs: u64) -> Self {
+        let window = Duration::from_secs(secs);
+        let mut ledger = before.lock();
+        ledger.kept = ledger.kept.max(window);
+        drop(ledger);
+        Self {
+            cap: SpendCap::Window { secs },
+            cap_usd,
+            window: Some(window),
+            ledger: Arc::clone(&before.ledger),
+        }
+    }
+
+    /// Whether it caps `cap_usd` on any `secs` seconds.
+    pub(crate) fn is_window(&self, cap_usd: f64, secs: u64) -> bool {
+        self.cap_usd == cap_usd && self.window == Some(Duration::from_secs(secs))
     }
 
     /// Reserves `usd` if the cap has room for it beside what was charged and reserved.
@@ -95,7 +124,8 @@ impl Meter {
 }
 
 impl Ledger {
-    /// What was charged, within the window if there is one (older charges are dropped).
+    /// What was charged, within `window` if there is one (charges older than every
+    /// window of the ledger are dropped).
     fn charged_usd(&mut self, window: Option<Duration>) -> f64 {
         let Some(window) = window else {
             return self.settled_usd;
@@ -104,11 +134,15 @@ impl Ledger {
         while self
             .recent
             .front()
-            .is_some_and(|&(at, _)| now.duration_since(at) >= window)
+            .is_some_and(|&(at, _)| now.duration_since(at) >= self.kept)
         {
             self.recent.pop_front();
         }
-        self.recent.iter().map(|&(_, usd)| usd).sum()
+        self.recent
+            .iter()
+            .filter(|&&(at, _)| now.duration_since(at) < window)
+            .map(|&(_, usd)| usd)
+            .sum()
     }
 }
 
@@ -318,6 +352,25 @@ mod tests {
         // The first charge left the window; the second is still in it.
         window.reserve(0.7).unwrap();
         assert!(window.reserve(0.01).is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_window_continued_longer_keeps_charges_the_shorter_one_still_counts() {
+        let short = Meter::windowed(1.0, 60);
+        short.reserve(0.5).unwrap();
+        short.settle(0.5, 0.5);
+        tokio::time::advance(Duration::from_secs(30)).await;
+        let long = Meter::continuing(&short, 1.0, 600);
+        tokio::time::advance(Duration::from_secs(60)).await;
+        // Past the short window: it no longer counts the charge, and must not drop it
+        // from the long window, which still does.
+        short.reserve(1.0).unwrap();
+        short.settle(1.0, 0.0);
+        assert!(
+            long.reserve(0.75).is_err(),
+            "the charge is in the long window"
+        );
+        long.reserve(0.5).unwrap();
     }
 
     #[test]

@@ -280,10 +280,10 @@ async fn a_sessions_turns_share_its_cap_and_every_session_shares_the_agents_wind
         async move { call(engine, &turn, "ctx__ask", json!({ "text": "q" })).await }
     };
     let first = engine.session("thinker").unwrap();
-    assert!(ask(engine.turn_in(&first)).await.is_ok());
-    assert!(ask(engine.turn_in(&first)).await.is_ok());
+    assert!(ask(engine.turn_in(&first).unwrap()).await.is_ok());
+    assert!(ask(engine.turn_in(&first).unwrap()).await.is_ok());
     // A fresh turn, and still the session's third call: refused.
-    let refused = ask(engine.turn_in(&first))
+    let refused = ask(engine.turn_in(&first).unwrap())
         .await
         .expect_err("the session's cap");
     assert!(
@@ -293,8 +293,8 @@ async fn a_sessions_turns_share_its_cap_and_every_session_shares_the_agents_wind
     );
     // Another session has its own cap, but the agent's window has room for one call.
     let second = engine.session("thinker").unwrap();
-    assert!(ask(engine.turn_in(&second)).await.is_ok());
-    let refused = ask(engine.turn_in(&second))
+    assert!(ask(engine.turn_in(&second).unwrap()).await.is_ok());
+    let refused = ask(engine.turn_in(&second).unwrap())
         .await
         .expect_err("the window's cap");
     assert!(

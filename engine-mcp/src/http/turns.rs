@@ -71,10 +71,7 @@ async fn turn(
         Ok(turn) => turn,
         Err(unknown) => return problem(StatusCode::NOT_FOUND, &unknown.to_string()),
     };
-    if engine
-        .agent(&agent)
-        .is_some_and(|agent| agent.config().turn.is_none())
-    {
+    if turn.agent_config().turn.is_none() {
         let message =
             format!("the agent `{agent}` does not run turns (it has no `turn` configuration)");
         return problem(StatusCode::NOT_FOUND, &message);

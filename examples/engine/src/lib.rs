@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod listing;
+mod reload;
 mod turns;
 
 use std::path::PathBuf;
@@ -352,6 +353,11 @@ pub unsafe fn run(image: Image) -> ExitCode {
     } else {
         "the engine refused to start"
     };
+    // Kept to read the file again on SIGHUP, the same way.
+    let reload_from = file.map(|file| reload::ConfigSource {
+        file: file.to_owned(),
+        variables: environment.variables.clone(),
+    });
     let config = match EngineConfig::read(file, environment.variables) {
         Ok(config) => config,
         Err(error) => {
@@ -383,13 +389,16 @@ pub unsafe fn run(image: Image) -> ExitCode {
     // Logs go to stderr (stdout carries command output, and the MCP protocol on stdio),
     // with every configured secret and the MCP token redacted from every line; so do panic
     // messages, before any plugin code runs.
-    let redact = engine_core::redactor_with(&config, token.clone());
-    engine_core::install_redacting_panic_hook(Arc::clone(&redact));
+    let redact = engine_core::LogRedaction::new(engine_core::redactor_with(&config, token.clone()));
+    engine_core::install_redacting_panic_hook(redact.clone());
     let (levels, ignored) = log_levels(std::env::var("RUST_LOG").ok());
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
-                .with_writer(engine_core::RedactingWriter::new(redact, std::io::stderr))
+                .with_writer(engine_core::RedactingWriter::new(
+                    redact.clone(),
+                    std::io::stderr,
+                ))
                 .with_ansi(std::io::stderr().is_terminal()),
         )
         .with(levels)
@@ -404,7 +413,12 @@ pub unsafe fn run(image: Image) -> ExitCode {
         );
     }
     let loader = engine_extensions::Loader::new(&config);
-    let engine = Arc::new(Engine::builder().config(config).build_or_exit());
+    let engine = Arc::new(
+        Engine::builder()
+            .config(config)
+            .log_redaction(redact)
+            .build_or_exit(),
+    );
     let extensions = loader.map(|loader| External::load(&engine, loader));
     let turn = match engine.turn(&cli.agent) {
         Ok(turn) => turn,
@@ -465,8 +479,9 @@ pub unsafe fn run(image: Image) -> ExitCode {
         }
         Command::Mcp { options } => {
             let _watching = extensions.map(|external| external.watch(&engine));
+            let reloading = reload_from.map(|from| (from, Arc::clone(&engine)));
             let server = McpServer::new(engine, agent, options.options(&image));
-            return serve(engine_mcp::serve_stdio(server));
+            return serve(engine_mcp::serve_stdio(server), reloading);
         }
         Command::Serve {
             addr,
@@ -474,8 +489,9 @@ pub unsafe fn run(image: Image) -> ExitCode {
             http,
         } => {
             let _watching = extensions.map(|external| external.watch(&engine));
+            let reloading = reload_from.map(|from| (from, Arc::clone(&engine)));
             let server = McpServer::new(engine, agent, options.options(&image));
-            return serve(serve_http(server, addr, http.options(token)));
+            return serve(serve_http(server, addr, http.options(token)), reloading);
         }
     }
     ExitCode::SUCCESS
@@ -518,11 +534,22 @@ impl External {
     }
 }
 
-fn serve<E: std::fmt::Display>(server: impl Future<Output = Result<(), E>>) -> ExitCode {
+/// Runs `server`, and beside it the engine's reload on SIGHUP from the configuration
+/// file it was read from, when it was read from one.
+fn serve<E: std::fmt::Display>(
+    server: impl Future<Output = Result<(), E>>,
+    reloading: Option<(reload::ConfigSource, Arc<Engine>)>,
+) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a runtime starts");
+    if let Some((source, engine)) = reloading {
+        let _entered = runtime.enter();
+        if let Some(reloading) = source.reload_on_hangup(engine) {
+            runtime.spawn(reloading);
+        }
+    }
     match runtime.block_on(server) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

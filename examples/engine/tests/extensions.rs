@@ -811,12 +811,14 @@ fn server_pids(setup: &Setup) -> Vec<u32> {
     pids
 }
 
-#[test]
-fn an_mcp_server_over_http_gets_its_token_from_the_secrets() {
+/// Starts the test MCP server over HTTP with the token `the-token-0123`, on `port` or a
+/// free one; answers it (killed when dropped) and its port, once it listens.
+fn http_server(port: Option<u16>) -> (KillChild, u16) {
     let python = test_support::python("the MCP server needs the venv's Python");
     let mut server = Command::new(python)
         .arg(fixture("mcp_server.py"))
         .args(["--http", "the-token-0123"])
+        .args(port.map(|port| port.to_string()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -825,15 +827,26 @@ fn an_mcp_server_over_http_gets_its_token_from_the_secrets() {
     BufReader::new(server.stdout.take().unwrap())
         .read_line(&mut port)
         .unwrap();
-    let _server = KillChild(server);
-    let port = port.trim();
+    let server = KillChild(server);
+    let port: u16 = port.trim().parse().expect("the server prints its port");
     let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(format!("127.0.0.1:{port}")).is_err() {
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "the MCP server did not listen");
         std::thread::sleep(Duration::from_millis(50));
     }
+    (server, port)
+}
+
+/// The shipped HTTP template, pointed at the test server on `port`.
+fn http_file(port: u16) -> String {
     let template = std::fs::read_to_string(fixture("mcp-server-http.json")).unwrap();
-    let file = template.replace("127.0.0.1:8000", &format!("127.0.0.1:{port}"));
+    template.replace("127.0.0.1:8000", &format!("127.0.0.1:{port}"))
+}
+
+#[test]
+fn an_mcp_server_over_http_gets_its_token_from_the_secrets() {
+    let (_server, port) = http_server(None);
+    let file = http_file(port);
     let setup = Setup::new(
         "mcp-http",
         "[extensions]\nsecrets = { remote_token = \"the-token-0123\" }\n[agents.default]\n",
@@ -856,6 +869,63 @@ fn an_mcp_server_over_http_gets_its_token_from_the_secrets() {
         report.contains("remote.json skipped, 0 tools: the MCP server did not start"),
         "{report}"
     );
+}
+
+#[test]
+fn an_mcp_server_over_http_that_goes_away_fails_its_calls_and_is_used_again_once_back() {
+    let (server, port) = http_server(None);
+    let setup = Setup::new(
+        "mcp-http-restart",
+        "[extensions]\nsecrets = { remote_token = \"the-token-0123\" }\n[agents.default]\n",
+    );
+    setup.write("remote.json", &http_file(port));
+    let served = setup.serve(&[]);
+    served.wait_for("the server's tools", |extensions| {
+        ids(extensions).contains(&"remote:echo")
+    });
+    let up = run_client(json!({
+        "server": served.mcp(),
+        "steps": [{ "call": "remote__echo", "arguments": { "text": "up" } }]
+    }));
+    assert_eq!(
+        up["steps"][0]["structuredContent"],
+        json!({"result": "up"}),
+        "{up}"
+    );
+    drop(server);
+    // Gone: its tool answers an error, and a linked tool keeps answering.
+    let down = run_client(json!({
+        "server": served.mcp(),
+        "steps": [
+            { "call": "remote__echo", "arguments": { "text": "down" } },
+            { "call": "weather__weather", "arguments": { "city": "Rome", "days": 1, "units": null } },
+        ]
+    }));
+    assert_eq!(down["steps"][0]["isError"], true, "{down}");
+    let error = down["steps"][0]["content"][0]["text"].as_str().unwrap();
+    // The call fails on the connection, or, once the engine has seen the server go, at
+    // once with why.
+    assert!(error.contains(r#""kind":"failed""#), "{error}");
+    assert!(
+        error.contains("failed the call of `echo`")
+            || error.contains("the MCP server of `remote` is not available"),
+        "{error}"
+    );
+    assert_eq!(down["steps"][1]["isError"], false, "{down}");
+    // Back on the same address: the engine connects again and its tool answers.
+    let (_server, _) = http_server(Some(port));
+    let back = run_client(json!({
+        "server": served.mcp(),
+        "steps": [
+            { "poll": "remote__echo", "arguments": { "text": "back" }, "until": { "result": "back" }, "timeout_ms": 40000 },
+        ]
+    }));
+    assert_eq!(
+        back["steps"][0]["structuredContent"],
+        json!({"result": "back"}),
+        "{back}"
+    );
+    drop(served);
 }
 
 /// A child process killed when the test ends, passed or not.

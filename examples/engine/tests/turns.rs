@@ -662,3 +662,79 @@ fn a_model_calls_an_external_command_tool_in_a_turn_like_a_linked_one() {
     assert!(answered.contains(id), "{answered}");
     assert!(answered.contains(r#"{\"words\": 3}"#), "{answered}");
 }
+
+#[test]
+fn sighup_reloads_the_configuration_and_the_next_turn_uses_a_new_provider_and_agent() {
+    use std::io::Read;
+
+    let mock = Llmock::start();
+    let setup = Setup::new("sighup", &mock, "openai", "", "");
+    let token = "a-token-long-enough-for-the-engine-to-accept-it-0123456789";
+    let (served, authority) = serve(&setup, Some(token));
+    let exchange = |path: &str, body: &str| {
+        let mut answer = String::new();
+        send(&authority, "POST", path, body, Some(token))
+            .read_to_string(&mut answer)
+            .unwrap();
+        answer
+    };
+    // A blank message is refused after the agent is looked up, before any model is
+    // asked: 404 for an agent the engine does not have, 400 for one it has.
+    let known = |agent: &str| {
+        let answer = exchange(&format!("/v1/agents/{agent}/turns"), r#"{"message":" "}"#);
+        assert!(
+            answer.starts_with("HTTP/1.1 400") || answer.starts_with("HTTP/1.1 404"),
+            "{answer}"
+        );
+        answer.starts_with("HTTP/1.1 400")
+    };
+    let hangup = || {
+        let sent = std::process::Command::new("kill")
+            .args(["-HUP", &served.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    };
+    assert!(known("bot"));
+    assert!(!known("helper"));
+
+    // A second provider, in the other wire format, and an agent whose turns use it.
+    let first = std::fs::read_to_string(setup.config()).unwrap();
+    let second = format!(
+        "{first}[providers.second]\nwire = \"anthropic\"\nbase_url = {:?}\nmodel = \"second-model\"\n\
+         [agents.helper.turn]\nprovider = \"second\"\n",
+        mock.anthropic_url()
+    );
+    std::fs::write(setup.config(), &second).unwrap();
+    hangup();
+    served.wait_for_stderr("SIGHUP: configuration reloaded");
+    assert!(known("helper"));
+    mock.script(json!([{"type": "reply", "text": "From the second provider."}]));
+    let answer = exchange(
+        "/v1/agents/helper/turns",
+        r#"{"message":"Hello?","conversation":"c-reload","subscriber":"u-1"}"#,
+    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("From the second provider."), "{answer}");
+    let journal = mock.journal();
+    assert_eq!(journal.len(), 1, "{journal:#?}");
+    assert_eq!(journal[0]["path"], "/anthropic/v1/messages");
+    assert_eq!(journal[0]["body"]["model"], "second-model");
+
+    // A configuration with a problem changes nothing (its agent, which would run turns,
+    // is not there), and the log says why.
+    std::fs::write(
+        setup.config(),
+        format!(
+            "{second}[agents.broken]\ntools = [\"weather:nope\"]\n\
+             [agents.broken.turn]\nprovider = \"mock\"\n"
+        ),
+    )
+    .unwrap();
+    hangup();
+    let log = served.wait_for_stderr("the configuration was not reloaded");
+    assert!(log.contains("weather:nope"), "{log}");
+    assert!(known("helper"));
+    assert!(!known("broken"));
+    drop(served);
+}

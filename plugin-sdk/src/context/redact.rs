@@ -36,6 +36,16 @@ impl RedactValues {
         redact
     }
 
+    /// These values and `values` too (a reloaded configuration's secrets, joining those
+    /// of the configuration before it).
+    pub fn extended(&self, values: impl IntoIterator<Item = String>) -> Self {
+        let mut redact = self.clone();
+        for value in values {
+            redact.push(&value);
+        }
+        redact
+    }
+
     /// Redacts `value` too.
     pub(crate) fn push(&mut self, value: &str) {
         if value.is_empty() || self.secrets.iter().any(|known| known == value) {

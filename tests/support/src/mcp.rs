@@ -1,7 +1,7 @@
 //! Shared by the MCP tests: runs `tests/mcp/client.py` (the official Python MCP client)
 //! against an engine binary, over stdio or streamable HTTP, and returns its report.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -22,7 +22,9 @@ pub const BOTH: [Transport; 2] = [Transport::Stdio, Transport::Http];
 /// test shows the server's side too.
 pub struct Served {
     child: Child,
-    stderr: Option<std::thread::JoinHandle<String>>,
+    stderr: Option<std::thread::JoinHandle<()>>,
+    /// What it has written to stderr so far, line by line.
+    written: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Served {
@@ -31,7 +33,35 @@ impl Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let reader = self.stderr.take().expect("stopped once");
-        reader.join().unwrap_or_default()
+        let _ = reader.join();
+        self.stderr_so_far()
+    }
+
+    /// The engine's process id (to signal it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the engine has written to stderr so far.
+    pub fn stderr_so_far(&self) -> String {
+        self.written.lock().unwrap().clone()
+    }
+
+    /// Waits up to 20 seconds for a line of stderr that contains `text`; answers the
+    /// whole of stderr then, or panics with it.
+    pub fn wait_for_stderr(&self, text: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let written = self.stderr_so_far();
+            if written.contains(text) {
+                return written;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {text:?} on the engine's stderr:\n{written}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }
 
@@ -58,11 +88,16 @@ pub fn serve_with_env(engine: &str, extra: &[&str], env: &[(&str, &str)]) -> (Se
         .stderr(Stdio::piped())
         .spawn()
         .expect("the engine starts");
-    let mut stderr = child.stderr.take().unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let written = std::sync::Arc::<std::sync::Mutex<String>>::default();
+    let to_reader = std::sync::Arc::clone(&written);
     let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
+        for line in stderr.lines() {
+            let Ok(line) = line else { return };
+            let mut written = to_reader.lock().unwrap();
+            written.push_str(&line);
+            written.push('\n');
+        }
     });
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
@@ -71,6 +106,7 @@ pub fn serve_with_env(engine: &str, extra: &[&str], env: &[(&str, &str)]) -> (Se
     let served = Served {
         child,
         stderr: Some(stderr),
+        written,
     };
     if !line.starts_with("http://127.0.0.1:") {
         panic!("not a URL: {line:?}; the engine said:\n{}", served.stop());

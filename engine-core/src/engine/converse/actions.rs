@@ -63,7 +63,7 @@ impl StagedActions {
         events: &mut (dyn FnMut(TurnEvent) + Send),
     ) -> (ToolStatus, String) {
         if let Err(error) = dispatch::stage(tool, &call.arguments, &engine.registry.limits) {
-            let error = error.redacted(&*engine.redact);
+            let error = error.redacted(&*engine.redact());
             events(result_event(
                 call,
                 ToolStatus::Error,

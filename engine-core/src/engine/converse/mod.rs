@@ -106,9 +106,8 @@ impl Engine {
                 format!("the agent `{}` has no `turn` configuration", agent.name()),
             );
         };
-        let store = turn
-            .conversation()
-            .map(|id| (self.conversations.as_ref(), id));
+        let conversations = self.conversations.load_full();
+        let store = turn.conversation().map(|id| (conversations.as_ref(), id));
         let _running = match turn.conversation() {
             Some(id) => match RunningTurn::start(&self.running, id) {
                 Some(running) => Some(running),
@@ -307,7 +306,8 @@ impl Engine {
         &self,
         conversation: &str,
     ) -> Result<Vec<Message>, ConversationError> {
-        self.conversations.load(conversation).await
+        let conversations = self.conversations.load_full();
+        conversations.load(conversation).await
     }
 
     /// The staged actions `conversation`'s turns performed (or tried to), oldest first.
@@ -315,7 +315,8 @@ impl Engine {
         &self,
         conversation: &str,
     ) -> Result<Vec<ActionRecord>, ConversationError> {
-        self.conversations.actions(conversation).await
+        let conversations = self.conversations.load_full();
+        conversations.actions(conversation).await
     }
 }
 

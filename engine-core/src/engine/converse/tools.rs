@@ -198,11 +198,7 @@ fn call_event(engine: &Engine, turn: &Turn, call: &ToolCall) -> TurnEvent {
         tool_id: engine
             .offered(turn, &call.name)
             .map(|tool| tool.id().to_owned())
-            .or_else(|| {
-                let installed = engine.extensions.current();
-                let external = installed.offered(turn.agent, &call.name)?;
-                Some(external.id().to_owned())
-            }),
+            .or_else(|| Some(turn.agent.external_tool(&call.name)?.id().to_owned())),
         arguments: arguments_json(&call.arguments),
     }
 }

@@ -1,7 +1,8 @@
 """An MCP server for the extension tests, written with the official Python MCP SDK's
 `MCPServer` (FastMCP's successor in mcp 2). Over stdio by default; with
-`--http TOKEN`, over streamable HTTP on a free port of 127.0.0.1 (printed first on
-stdout) at /mcp, refusing any request without `Authorization: Bearer TOKEN`.
+`--http TOKEN [PORT]`, over streamable HTTP on PORT (a free one if not given) of
+127.0.0.1 (printed first on stdout) at /mcp, refusing any request without
+`Authorization: Bearer TOKEN`.
 
 It says on stderr, as it starts, a value the tests configure as a secret (the engine logs
 a stdio server's stderr, redacted). Tools: `echo` answers its text; `sleep` waits (a call left hanging); `crash` exits the
@@ -53,7 +54,7 @@ async def grow(name: str, ctx: Context) -> str:
     return "grown"
 
 
-def serve_http(token: str) -> None:
+def serve_http(token: str, port: int) -> None:
     import socket
 
     import uvicorn
@@ -69,14 +70,16 @@ def serve_http(token: str) -> None:
         await app(scope, receive, send)
 
     listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
+    # A server started again on the port of one that died (a restart) may bind at once.
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
     print(listener.getsockname()[1], flush=True)
     uvicorn.Server(uvicorn.Config(guarded, log_level="warning")).run(sockets=[listener])
 
 
 if __name__ == "__main__":
     print("starting; the key is hush-hush-key-1234", file=sys.stderr, flush=True)
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        serve_http(sys.argv[2])
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--http":
+        serve_http(sys.argv[2], int(sys.argv[3]) if len(sys.argv) == 4 else 0)
     else:
         server.run()

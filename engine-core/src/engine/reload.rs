@@ -1,0 +1,330 @@
+//! Reloading the configuration while the engine runs: the agents (their tools, grants,
+//! secrets, providers, project roots and plugin settings) and the providers are replaced
+//! whole; what the engine opened at start-up (stores, gateway, channels, the extensions
+//! directory) stays, and a reload that would change it is refused. The one store a
+//! reload may open is the conversations', for the first agent that runs turns.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use plugin_sdk::engine::RedactValues;
+
+use super::agent::{Agent, AgentParts};
+use super::builder::{self, EngineError};
+use super::{linked_config, Engine};
+use crate::config::{EngineConfig, SpendWindow};
+use crate::external::{Extensions, Installed};
+use crate::model::Meter;
+use crate::provider::Provider;
+use crate::redact::redactor;
+use crate::registry::Registry;
+
+/// The agents as configured, and what else a reload replaces with them.
+pub(super) struct Configured {
+    /// What they were configured from.
+    pub(super) config: EngineConfig,
+    /// Sorted by name (the configuration's map order).
+    pub(super) agents: Vec<Arc<Agent>>,
+    /// Every secret the configuration holds, and those of the configurations before it.
+    pub(super) redact: Arc<RedactValues>,
+    /// The external tools, as these agents equip them.
+    pub(super) extensions: Arc<Extensions>,
+    /// The spend window of every agent that ever granted model access, by name, removed
+    /// ones too: a reload, even one that removes an agent and adds it back, is no way to
+    /// a fresh budget.
+    windows: BTreeMap<String, Arc<Meter>>,
+}
+
+impl Configured {
+    /// The agents of `config` over `registry`, with the providers the builder was given;
+    /// `previous` is the configuration it replaces, whose agents' spend windows, plugin
+    /// states and secrets carry over.
+    pub(super) fn build(
+        config: EngineConfig,
+        registry: &Arc<Registry>,
+        given: &BTreeMap<String, Arc<dyn Provider>>,
+        previous: Option<&Configured>,
+    ) -> Result<Self, EngineError> {
+        builder::check_project_roots(&config)?;
+        // None yet: `Engine::reload` equips the set installed when it swaps this in.
+        let extensions = Arc::new(Extensions::new(&Installed::empty(), config.agents.values()));
+        // Secrets only ever join the redactor: one a reload removes may still be in a
+        // reply in flight, or in a log line about the old configuration.
+        let redact = match previous {
+            Some(previous) => Arc::new(
+                previous
+                    .redact
+                    .extended(config.secret_values().map(str::to_owned)),
+            ),
+            None => redactor(&config),
+        };
+        let mut windows = previous.map_or_else(BTreeMap::new, |previous| previous.windows.clone());
+        let mut agents = Vec::with_capacity(config.agents.len());
+        for (index, (name, agent)) in config.agents.iter().enumerate() {
+            let before = previous.and_then(|previous| previous.agent(name));
+            let parts = AgentParts {
+                provider: builder::agent_provider(&config, agent, given)?,
+                project: agent
+                    .project
+                    .as_ref()
+                    .map(builder::open_project)
+                    .transpose()?,
+                states: builder::build_plugin_states(name, agent, registry, before.map(|a| &**a))?,
+                extensions: (Arc::clone(&extensions), index),
+                redact: Arc::clone(&redact),
+                spend_window: agent
+                    .model
+                    .map(|grant| window_of(&mut windows, name, grant.window())),
+            };
+            agents.push(Arc::new(Agent::new(name, agent.clone(), registry, parts)));
+        }
+        Ok(Self {
+            config,
+            agents,
+            redact,
+            extensions,
+            windows,
+        })
+    }
+
+    /// The agent called `name`.
+    pub(super) fn agent(&self, name: &str) -> Option<&Arc<Agent>> {
+        self.agents
+            .binary_search_by(|agent| agent.name().cmp(name))
+            .ok()
+            .map(|index| &self.agents[index])
+    }
+}
+
+/// The spend window of the agent `name`, capped as `window` says: the one it had, or
+/// one that continues its count under the new cap, or a new one.
+fn window_of(
+    windows: &mut BTreeMap<String, Arc<Meter>>,
+    name: &str,
+    window: SpendWindow,
+) -> Arc<Meter> {
+    let meter = match windows.get(name) {
+        Some(before) if before.is_window(window.cap_usd, window.secs) => return Arc::clone(before),
+        Some(before) => Meter::continuing(before, window.cap_usd, window.secs),
+        None => Meter::windowed(window.cap_usd, window.secs),
+    };
+    let meter = Arc::new(meter);
+    windows.insert(name.to_owned(), Arc::clone(&meter));
+    meter
+}
+
+/// The redactor a log writer and the panic hook read for each line, which a reload of the
+/// engine's configuration widens with the secrets it brings: give it to both and to
+/// [`EngineBuilder::log_redaction`](super::EngineBuilder::log_redaction).
+#[derive(Clone)]
+pub struct LogRedaction(Arc<ArcSwap<RedactValues>>);
+
+impl LogRedaction {
+    /// Starts with `redact`.
+    pub fn new(redact: Arc<RedactValues>) -> Self {
+        Self(Arc::new(ArcSwap::new(redact)))
+    }
+
+    /// The redactor now.
+    pub fn current(&self) -> Arc<RedactValues> {
+        self.0.load_full()
+    }
+
+    /// Redacts `secrets` too, from the next line on.
+    fn widen(&self, secrets: &[String]) {
+        self.0
+            .rcu(|current| Arc::new(current.extended(secrets.iter().cloned())));
+    }
+}
+
+impl From<Arc<RedactValues>> for LogRedaction {
+    fn from(redact: Arc<RedactValues>) -> Self {
+        Self::new(redact)
+    }
+}
+
+/// What a reload changed, for the log and the operator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reloaded {
+    /// The agents the new configuration adds.
+    pub added: Vec<String>,
+    /// The agents it removes (their turns under way finish as they started).
+    pub removed: Vec<String>,
+    /// The agents it keeps, configured anew.
+    pub kept: Vec<String>,
+}
+
+impl Engine {
+    /// Replaces the agents and providers with those of `config`, checked as at start-up:
+    /// the next turn, call, session and catalog see the new ones; a turn under way
+    /// finishes on the agent it started with. A configuration with a problem is refused
+    /// whole, and the engine keeps the one it has.
+    ///
+    /// What the engine opened at start-up stays as it is: the data directory, the
+    /// stores' limits, the gateway, the mounted channels and the extensions directory.
+    /// A configuration that changes one of them, or whose first agent to grant knowledge
+    /// comes into an engine that opened no knowledge store, is refused with what needs a
+    /// restart. The first agent to run turns in an engine that had none opens the
+    /// conversation store start-up would have. A spend window whose cap and length
+    /// are unchanged keeps counting (a reload is no way to a fresh budget); so does a
+    /// plugin's state whose settings are unchanged. MCP clients hear
+    /// `tools/list_changed` ([`extensions_changed`](Self::extensions_changed)).
+    pub fn reload(&self, mut config: EngineConfig) -> Result<Reloaded, EngineError> {
+        config.ensure_an_agent();
+        let mut problems = config.problems();
+        problems.extend(linked_config::problems(
+            &config,
+            &self.registry,
+            &self.given_providers,
+        ));
+        config.refuse(problems)?;
+        // One reload at a time, each built on the one before. A poisoned lock only means a
+        // reload panicked; what it guards was swapped whole or not at all.
+        let _reloading = self
+            .reloading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let previous = self.configured.load_full();
+        let restart = self.needs_restart(&previous.config, &config);
+        if !restart.is_empty() {
+            return Err(EngineError::NeedsRestart(restart));
+        }
+        // Before anything is built: a plugin's state or a provider refusing its settings
+        // may quote a new secret in its error, which is logged.
+        if let Some(log) = &self.log_redaction {
+            let secrets: Vec<String> = config.secret_values().map(str::to_owned).collect();
+            log.widen(&secrets);
+        }
+        // The first agent that runs turns in an engine that had none: its conversations
+        // are kept where start-up would have kept them.
+        let runs_turns = config.agents.values().any(|agent| agent.turn.is_some());
+        let conversations = if runs_turns && !self.conversations_for_turns.load(Ordering::Relaxed) {
+            Some(builder::open_conversations(&config)?)
+        } else {
+            None
+        };
+        // Built without holding up installs of external tools (a plugin's state may take
+        // its time); those installed meanwhile are equipped as the new agents equip them.
+        let configured = Configured::build(
+            config,
+            &self.registry,
+            &self.given_providers,
+            Some(&previous),
+        )?;
+        let _replacing = self
+            .replacing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        configured.extensions.equip(
+            &self.extensions_now().current(),
+            configured.config.agents.values(),
+        );
+        let names = |configured: &Configured| -> Vec<String> {
+            configured.config.agents.keys().cloned().collect()
+        };
+        let (before, after) = (names(&previous), names(&configured));
+        let reloaded = Reloaded {
+            added: after
+                .iter()
+                .filter(|name| !before.contains(name))
+                .cloned()
+                .collect(),
+            removed: before
+                .iter()
+                .filter(|name| !after.contains(name))
+                .cloned()
+                .collect(),
+            kept: after
+                .iter()
+                .filter(|name| before.contains(name))
+                .cloned()
+                .collect(),
+        };
+        self.configured.store(Arc::new(configured));
+        if let Some(conversations) = conversations {
+            self.conversations.store(Arc::new(conversations));
+            self.conversations_for_turns.store(true, Ordering::Relaxed);
+        }
+        self.offers_changed
+            .send_modify(|generation| *generation += 1);
+        Ok(reloaded)
+    }
+
+    /// What of `next` differs from `now` in a way only a restart applies.
+    fn needs_restart(&self, now: &EngineConfig, next: &EngineConfig) -> Vec<String> {
+        let mut restart = Vec::new();
+        let mut differs = |changed: bool, what: &str| {
+            if changed {
+                restart.push(what.to_owned());
+            }
+        };
+        differs(now.data_dir() != next.data_dir(), "`data_dir`");
+        differs(now.artifacts != next.artifacts, "`[artifacts]`");
+        differs(now.knowledge != next.knowledge, "`[knowledge]`");
+        differs(now.state != next.state, "`[state]`");
+        differs(now.gateway != next.gateway, "`[gateway]`");
+        differs(now.channels != next.channels, "`[channels]`");
+        differs(now.extensions != next.extensions, "`[extensions]`");
+        let grants_knowledge = next.agents.values().any(|agent| agent.knowledge.is_some());
+        differs(
+            grants_knowledge && self.knowledge.is_none(),
+            "an agent grants knowledge, and the engine opened no knowledge store",
+        );
+        restart
+    }
+
+    /// The external tools as the agents configured now equip them.
+    pub(crate) fn extensions_now(&self) -> Arc<Extensions> {
+        Arc::clone(&self.configured.load().extensions)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_sdk::model::Tier;
+
+    use super::*;
+
+    fn config(text: &str) -> EngineConfig {
+        EngineConfig::parse(text).expect("the configuration parses")
+    }
+
+    /// Whether a new turn of `a` may spend `usd`; spends it if so.
+    fn spends(engine: &Engine, usd: f64) -> bool {
+        let turn = engine.turn("a").unwrap();
+        let Ok(reservation) = turn.spend().reserve("t", Tier::Fast, usd) else {
+            return false;
+        };
+        reservation.settle(Some("m".into()), usd);
+        true
+    }
+
+    #[test]
+    fn a_spend_window_keeps_its_count_across_reloads_that_change_it_or_remove_the_agent() {
+        // Amounts in halves and quarters: exact in binary, so no rounding decides.
+        let grant = |window_cap: f64| {
+            config(&format!(
+                "[agents.a]\nmodel = {{ spend_cap_usd = 0.5, window = {{ cap_usd = {window_cap}, secs = 3600 }} }}\n"
+            ))
+        };
+        let engine = Engine::builder().config(grant(0.5)).build().unwrap();
+        assert!(spends(&engine, 0.25) && spends(&engine, 0.25));
+        assert!(!spends(&engine, 0.125), "the window is full");
+
+        engine.reload(grant(0.5)).unwrap();
+        assert!(!spends(&engine, 0.125), "the same window");
+        engine.reload(grant(0.75)).unwrap();
+        assert!(!spends(&engine, 0.5), "the count is kept under the new cap");
+        assert!(spends(&engine, 0.25));
+        engine.reload(config("[agents.b]\n")).unwrap();
+        engine.reload(grant(1.0)).unwrap();
+        assert!(
+            !spends(&engine, 0.5),
+            "an agent removed and added back keeps its count"
+        );
+        assert!(spends(&engine, 0.25));
+    }
+}
