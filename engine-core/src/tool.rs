@@ -32,6 +32,9 @@ pub struct Tool {
     strict_violations: Vec<Violation>,
     /// Why Gemini cannot take the arguments schema, if it cannot.
     gemini_problem: Option<String>,
+    /// The description with the example arguments appended (see [`with_examples`]), for
+    /// the catalogs that have no field for examples; `None` for a tool without examples.
+    described: Option<Box<str>>,
 }
 
 impl Tool {
@@ -58,6 +61,8 @@ impl Tool {
             output: OnceLock::new(),
             strict_violations,
             gemini_problem,
+            described: (!descriptor.examples.is_empty())
+                .then(|| with_examples(descriptor.description, descriptor.examples).into()),
             reads_context: descriptor.needs != Needs::NOTHING
                 || descriptor.knowledge.is_some()
                 || descriptor.secret_specs().next().is_some(),
@@ -120,6 +125,23 @@ impl Tool {
         self.descriptor.is_action()
     }
 
+    /// The description as catalogs without a field for examples show it: with the
+    /// example arguments appended, when the tool has some.
+    pub fn description_with_examples(&self) -> &str {
+        self.described
+            .as_deref()
+            .unwrap_or(self.descriptor.description)
+    }
+
+    /// The example arguments, as JSON text, for catalogs with a field for them.
+    pub(crate) fn examples(&self) -> impl Iterator<Item = &RawValue> {
+        self.descriptor.examples.iter().map(|text| {
+            // Each was checked against the arguments type by the generated test, and is
+            // JSON the macro serialized.
+            serde_json::from_str::<&RawValue>(text).expect("an example is JSON text")
+        })
+    }
+
     pub(crate) fn input_json(&self) -> &RawValue {
         &self.input_json
     }
@@ -147,9 +169,25 @@ impl Tool {
     /// The Gemini declaration as JSON text, for a tool that passed the start-up check.
     pub(crate) fn gemini_declaration(&self) -> Box<RawValue> {
         let schema = parse(&self.input_json);
-        gemini::declaration(&self.wire_name, self.descriptor.description, &schema)
+        gemini::declaration(&self.wire_name, self.description_with_examples(), &schema)
             .expect("start-up refuses a tool Gemini cannot take")
     }
+}
+
+/// `description` with `examples` appended in the fixed format the README documents: a
+/// blank line, `Examples of arguments:`, then one compact JSON object per line, each
+/// after `- `. Models read it as they read the rest of the description.
+pub(crate) fn with_examples(description: &str, examples: &[&str]) -> String {
+    let mut text = String::with_capacity(
+        description.len() + 32 + examples.iter().map(|e| e.len() + 3).sum::<usize>(),
+    );
+    text.push_str(description.trim_end());
+    text.push_str("\n\nExamples of arguments:");
+    for example in examples {
+        text.push_str("\n- ");
+        text.push_str(example);
+    }
+    text
 }
 
 /// A tool's output schema, as MCP's catalog shows it.

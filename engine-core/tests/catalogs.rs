@@ -58,7 +58,7 @@ fn openai_tools_are_strict_functions_named_on_the_wire() {
         assert_eq!(function["name"], name);
         assert_eq!(function["strict"], true);
         let canonical = linked(&engine, name);
-        assert_eq!(function["description"], canonical.descriptor().description);
+        assert_eq!(function["description"], described(canonical));
         assert_eq!(function["parameters"], canonical.input_schema());
         assert_eq!(
             function.as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -76,7 +76,75 @@ fn anthropic_tools_carry_the_same_schema_as_input_schema() {
         assert_eq!(tool["name"], name);
         assert_eq!(tool["input_schema"], linked(&engine, name).input_schema());
         assert_eq!(tool["strict"], true);
+        // Anthropic has a field for examples, so its description is the tool's own.
+        let canonical = linked(&engine, name).descriptor();
+        assert_eq!(tool["description"], canonical.description);
+        let examples: Vec<Value> = canonical
+            .examples
+            .iter()
+            .map(|text| serde_json::from_str(text).unwrap())
+            .collect();
+        match examples.is_empty() {
+            true => assert!(tool.get("input_examples").is_none(), "{tool}"),
+            false => assert_eq!(tool["input_examples"], Value::from(examples)),
+        }
     }
+    // `weather` declares two examples, `contact_card` none.
+    assert_eq!(catalog[3]["input_examples"][1]["city"], "Tokyo");
+    assert!(catalog[1].get("input_examples").is_none());
+}
+
+/// The description a catalog without a field for examples shows: the tool's own, then
+/// its examples in the documented format.
+fn described(tool: &Tool) -> String {
+    let descriptor = tool.descriptor();
+    if descriptor.examples.is_empty() {
+        return descriptor.description.to_owned();
+    }
+    let lines: Vec<String> = descriptor
+        .examples
+        .iter()
+        .map(|example| format!("- {example}"))
+        .collect();
+    format!(
+        "{}\n\nExamples of arguments:\n{}",
+        descriptor.description.trim_end(),
+        lines.join("\n")
+    )
+}
+
+#[test]
+fn catalogs_without_a_field_for_examples_append_them_to_the_description() {
+    let engine = engine();
+    let weather = linked(&engine, "weather__weather");
+    let expected = described(weather);
+    assert!(
+        expected.ends_with(
+            "\n\nExamples of arguments:\n- {\"city\":\"Rome\",\"days\":3,\"units\":null}\n- {\"city\":\"Tokyo\",\"days\":1,\"units\":\"fahrenheit\"}"
+        ),
+        "{expected}"
+    );
+    let openai = parse(&engine.catalog(Format::OpenAi, "en-US"));
+    assert_eq!(openai[3]["function"]["description"], expected);
+    let gemini = parse(&engine.catalog(Format::Gemini, "en-US"));
+    assert_eq!(
+        gemini[0]["functionDeclarations"][3]["description"],
+        expected
+    );
+    let mcp = parse(&engine.catalog(Format::Mcp, "en-US"));
+    let mcp_weather = mcp["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "weather__weather")
+        .unwrap();
+    assert_eq!(mcp_weather["description"], expected);
+    // A tool without examples keeps its description as written.
+    let card = linked(&engine, "acme__contact_card");
+    assert_eq!(
+        openai[1]["function"]["description"],
+        card.descriptor().description
+    );
 }
 
 #[test]

@@ -64,6 +64,11 @@ pub mod audit {
     pub use crate::context::Audit;
 }
 
+/// The call's abort signal: take `abort: &Abort` to stop long work nobody waits for.
+pub mod abort {
+    pub use crate::context::{Abort, Aborted};
+}
+
 /// The conversation's state: take `state: &State` to keep values between calls.
 pub mod state {
     pub use crate::context::State;
@@ -142,6 +147,7 @@ pub mod engine {
 /// `std::io::prelude::*`: the knowledge levels (`Read`, `Write`, `Manage`) are in
 /// [`knowledge`], not here.
 pub mod prelude {
+    pub use crate::abort::Abort;
     pub use crate::action::Note;
     pub use crate::artifacts::{ArtifactHandle, Artifacts};
     pub use crate::audit::Audit;

@@ -94,6 +94,8 @@ pub struct Needs {
     pub locale: bool,
     /// The agent's project root (`&Project`).
     pub project: bool,
+    /// The call's abort signal (`&Abort`).
+    pub abort: bool,
     /// Its plugin's state (`Shared<T>`), of this type.
     pub state: Option<crate::context::StateType>,
 }
@@ -106,6 +108,7 @@ impl Needs {
         audit: false,
         locale: false,
         project: false,
+        abort: false,
         state: None,
     };
 
@@ -119,6 +122,7 @@ impl Needs {
             all.audit |= needs[i].audit;
             all.locale |= needs[i].locale;
             all.project |= needs[i].project;
+            all.abort |= needs[i].abort;
             if needs[i].state.is_some() {
                 all.state = needs[i].state;
             }

@@ -218,20 +218,39 @@ where
 
 /// A hook parameter as generated code names it (see [`HookParam`]).
 #[diagnostic::on_unimplemented(
-    message = "this hook receives `&{E}`, not `{Self}`",
-    label = "take `&{E}` here, or no parameter",
-    note = "a hook's parameter is its event's payload, by reference"
+    message = "a `{E}` hook cannot take `{Self}`",
+    label = "not a parameter of a `{E}` hook",
+    note = "a hook takes its event's payload by reference (`&{E}`), and extractors: `Subscriber`, `Conversation`, `&State` (not at `response_sent`: the turn is stored by then), a `#[derive(Secrets)]` struct, `Option<Model>`, `&Audit`, `&Abort`"
 )]
-pub trait HookParameter<'a, E: HookEvent>: Sized {
+pub trait HookParameter<E: HookEvent>: Sized {
+    /// [`HookParam::NEEDS`].
+    const NEEDS: Needs;
+    /// [`HookParam::SECRETS`].
+    const SECRETS: &'static [SecretSpec];
+    /// [`HookParam::Extracted`].
+    type Extracted<'a>;
     /// [`HookParam::extract`].
-    fn extract(input: HookInput<'a, E>) -> Self;
+    fn extract<'a>(input: HookInput<'a, E>) -> Result<Self::Extracted<'a>, String>;
 }
 
 #[diagnostic::do_not_recommend]
-impl<'a, E: HookEvent, T: HookParam<'a, E>> HookParameter<'a, E> for T {
-    fn extract(input: HookInput<'a, E>) -> Self {
+impl<E: HookEvent, T: HookParam<E>> HookParameter<E> for T {
+    const NEEDS: Needs = T::NEEDS;
+    const SECRETS: &'static [SecretSpec] = T::SECRETS;
+    type Extracted<'a> = T::Extracted<'a>;
+    fn extract<'a>(input: HookInput<'a, E>) -> Result<T::Extracted<'a>, String> {
         T::extract(input)
     }
+}
+
+/// Builds a `#[derive(Secrets)]` struct from a hook run's secrets.
+pub fn hook_secret_bundle<E, B: SecretBundle>(input: HookInput<'_, E>) -> Result<B, String> {
+    crate::hook::registration::hook_secret_bundle(input)
+}
+
+/// The boxed future of a hook run whose parameters could not be built.
+pub fn hook_failed<'a, E: HookEvent>(error: String) -> BoxFuture<'a, HookResult<E>> {
+    Box::pin(std::future::ready(Err(error)))
 }
 
 /// A field of a `#[derive(Secrets)]` struct as generated code names it (see

@@ -80,3 +80,34 @@ fn guard_reply(event: &ResponseGenerated) -> Result<(), String> {
 }
 
 fn main() {}
+
+/// The key of the moderation service.
+#[derive(Secrets)]
+pub struct ModerationKey {
+    /// The key.
+    #[secret(label = "Moderation key", description = "The moderation service's key.")]
+    pub moderation_key: Secret,
+}
+
+/// Every extractor a hook before the model may take.
+#[define_hook(event = "message_received")]
+async fn with_every_extractor(
+    event: &MessageReceived,
+    subscriber: Subscriber,
+    conversation: Conversation,
+    state: &State,
+    key: ModerationKey,
+    model: Option<Model>,
+    audit: &Audit,
+    abort: &Abort,
+) -> PreModelOutcome {
+    let _ = (event, subscriber, conversation, state, key, model, audit, abort);
+    std::future::ready(()).await;
+    PreModelOutcome::Observe
+}
+
+/// What a hook after the reply may take: everything but the state.
+#[define_hook(event = "response_sent")]
+fn after_sending(event: &ResponseSent, conversation: Conversation, audit: &Audit, abort: &Abort) {
+    let _ = (event, conversation, audit, abort);
+}

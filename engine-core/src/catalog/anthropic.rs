@@ -1,4 +1,7 @@
-//! Anthropic messages: `{"name", "description", "input_schema", "strict"}`.
+//! Anthropic messages: `{"name", "description", "input_schema", "input_examples", "strict"}`.
+//!
+//! `input_examples` is Anthropic's field for example arguments (the `advanced-tool-use`
+//! beta, whose header the provider sends when a catalog carries examples).
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -11,6 +14,8 @@ pub(super) struct AnthropicTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a RawValue,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    input_examples: Vec<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<bool>,
 }
@@ -20,6 +25,7 @@ pub(super) fn tool(tool: &Tool) -> AnthropicTool<'_> {
         name: tool.wire_name(),
         description: tool.descriptor().description,
         input_schema: tool.input_json(),
+        input_examples: tool.examples().collect(),
         strict: tool.descriptor().strict.then_some(true),
     }
 }
@@ -30,6 +36,7 @@ pub(super) fn external(tool: &ExternalTool) -> AnthropicTool<'_> {
         name: tool.wire_name(),
         description: tool.description(),
         input_schema: tool.input_json(),
+        input_examples: Vec::new(),
         strict: Some(tool.not_strict().is_none()),
     }
 }

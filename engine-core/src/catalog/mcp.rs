@@ -70,7 +70,7 @@ pub(super) fn tool<'a>(tool: &'a Tool, locale: &str) -> McpTool<'a> {
     McpTool {
         name: tool.wire_name(),
         title: descriptor.summary_for(locale),
-        description: descriptor.description,
+        description: tool.description_with_examples(),
         input_schema: tool.input_json(),
         output_schema: output.is_object.then_some(&*output.json),
         annotations: Annotations {

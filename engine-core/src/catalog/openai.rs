@@ -29,7 +29,7 @@ pub(super) fn tool(tool: &Tool) -> OpenAiTool<'_> {
         kind: "function",
         function: Function {
             name: tool.wire_name(),
-            description: tool.descriptor().description,
+            description: tool.description_with_examples(),
             parameters: tool.input_json(),
             strict: tool.descriptor().strict.then_some(true),
         },

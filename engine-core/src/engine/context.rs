@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use plugin_sdk::abort::Abort;
 use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::KnowledgeGrant;
@@ -11,8 +12,11 @@ use plugin_sdk::secrets::Secret;
 use plugin_sdk::state::State;
 use plugin_sdk::ToolContext;
 
+use plugin_sdk::hook::Event;
+
 use super::{Engine, Turn};
 use crate::dispatch::{Bounds, CallError, CallErrorKind};
+use crate::hooks::{Hook, HookRun};
 use crate::model::MeteredModel;
 use crate::tool::Tool;
 
@@ -79,6 +83,9 @@ impl Engine {
         if let Some(state) = state {
             context = context.with_any_plugin_state(Arc::clone(state));
         }
+        if needs.abort {
+            context = context.with_abort(abort_signal(bounds));
+        }
         if let (true, Some(project)) = (needs.project, &agent.project) {
             context = context.with_project(project.clone());
         }
@@ -92,6 +99,71 @@ impl Engine {
             })));
         }
         context
+    }
+
+    /// The run of `hook` in `turn`: the turn's identity, state snapshot (before the turn
+    /// is stored), declared secrets, audit logger, model access and abort signal, each only
+    /// if a parameter of the hook reads it; its deadline is the hook's timeout from now.
+    pub(super) fn hook_run(&self, turn: &Turn, hook: &Hook) -> HookRun {
+        let agent = self.agent_of(turn);
+        let descriptor = hook.descriptor();
+        let needs = descriptor.needs;
+        let deadline = tokio::time::Instant::now() + hook.timeout();
+        let mut context = ToolContext::new();
+        if let Some(locale) = &turn.locale {
+            context = context.with_locale(locale.clone());
+        }
+        if let Some(at) = turn
+            .conversation
+            .as_ref()
+            .filter(|_| needs.conversation || needs.audit)
+        {
+            context = context.with_turn(at.subscriber.clone(), at.conversation.clone());
+            // `response_sent` hooks take no state: the compiler refuses `&State` there.
+            if needs.conversation && hook.event() != Event::ResponseSent {
+                context = context.with_state(State::new(self.states.snapshot(&at.conversation)));
+            }
+        }
+        for spec in descriptor.secret_specs() {
+            if let Some(value) = agent.config.secrets.get(spec.key) {
+                context = context.with_secret(spec.key, Secret::new(value.clone()));
+            }
+        }
+        if needs.audit {
+            context = context.with_audit(Audit::new(
+                Arc::clone(&agent.redact) as _,
+                Arc::from(hook.id()),
+            ));
+        }
+        if let (true, Some(_), Some(gateway)) = (needs.model, agent.config.model, &self.gateway) {
+            context = context.with_model(Model::new(Arc::new(MeteredModel {
+                gateway: Arc::clone(gateway),
+                spend: Arc::clone(&turn.spend),
+                tool: hook.id().to_owned(),
+                deadline,
+                cancel: Default::default(),
+            })));
+        }
+        let abort = if needs.abort {
+            Abort::new(Some(deadline.into_std()), None)
+        } else {
+            Abort::default()
+        };
+        HookRun {
+            context: context.with_abort(abort.clone()),
+            abort,
+        }
+    }
+
+    /// Keeps the state the hooks of `turn` wrote, in the order they ran; a hook whose
+    /// writes break the state's limits loses them, logged.
+    pub(super) fn keep_hook_state(&self, turn: &Turn, written: crate::hooks::Written) {
+        let Some(at) = &turn.conversation else { return };
+        for (hook, writes) in written {
+            if let Err(refusal) = self.states.apply(&at.conversation, writes) {
+                tracing::warn!(hook, %refusal, "a hook's state writes were not kept");
+            }
+        }
     }
 
     /// Applies the state a successful call wrote to its conversation, and answers the
@@ -124,4 +196,14 @@ impl Engine {
         }
         result
     }
+}
+
+/// The abort signal of one call: its deadline, and the turn's cancellation asked of its
+/// token (a body without `.await` sees a cancellation that came while it ran).
+pub(super) fn abort_signal(bounds: &Bounds<'_>) -> Abort {
+    let cancelled = bounds.cancel.map(|token| {
+        let token = token.clone();
+        Box::new(move || token.is_cancelled()) as Box<dyn Fn() -> bool + Send + Sync>
+    });
+    Abort::new(Some(bounds.deadline_or_default().into_std()), cancelled)
 }

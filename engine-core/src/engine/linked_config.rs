@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use plugin_sdk::engine::{linked_plugins, linked_tools};
+use plugin_sdk::hook::Event;
 
 use super::agent::missing;
 use crate::config::{list, AgentConfig, ConfigProblem, EngineConfig};
@@ -255,13 +256,22 @@ fn unused_secrets(
         .and_then(|turn| config.providers.get(&turn.provider))
         .and_then(|provider| provider.api_key_secret.as_deref());
     read.extend(provider_key);
+    // Hooks run for every agent, and read the secrets they declare.
+    let hooks = Event::ALL
+        .into_iter()
+        .flat_map(|event| registry.hooks.of(event));
+    read.extend(
+        hooks
+            .flat_map(|hook| hook.descriptor().secret_specs())
+            .map(|spec| spec.key),
+    );
     for key in agent.secrets.keys() {
         if !read.contains(key.as_str()) {
             problems.push(ConfigProblem::new(
                 format!("agents.{name}.secrets.{key}"),
                 "is a secret nothing the agent enables reads",
                 format!(
-                    "correct the key, or remove it (the agent's tools and provider read {})",
+                    "correct the key, or remove it (the agent's tools, hooks and provider read {})",
                     list(&read)
                 ),
             ));

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use plugin_sdk::hook::{self, ConversationStart, MessageReceived, ResponseGenerated, ResponseSent};
 
 use super::{Agent, Engine, EngineId};
-use crate::hooks::{PreModel, ResponsePass};
+use crate::hooks::{Hook, PreModel, ResponsePass};
 use crate::model::{Meter, TurnSpend};
 
 /// One turn of an agent, for whom and in which conversation: its calls share the turn's
@@ -229,7 +229,13 @@ impl Engine {
         let seen = turn.for_hooks();
         let start = first.then(|| Arc::new(ConversationStart::new(seen.clone(), message)));
         let received = Arc::new(MessageReceived::new(seen.clone(), message));
-        let injected = match hooks.before_model(start, received).await {
+        let runs = |hook: &Hook| self.hook_run(turn, hook);
+        let (decision, written) = hooks.before_model(start, received, &runs).await;
+        // A halt that leaves no trace keeps no state either.
+        if !matches!(&decision, PreModel::Halt(halt) if !halt.persist) {
+            self.keep_hook_state(turn, written);
+        }
+        let injected = match decision {
             PreModel::Halt(halt) => {
                 let end = if halt.failed_closed {
                     TurnEnd::FailedClosed { hook: halt.hook }
@@ -258,11 +264,15 @@ impl Engine {
             .await?;
             let generated = ResponseGenerated::new(seen.clone(), message, reply, regeneration);
             let generated = Arc::new(generated);
+            let (pass, written) = hooks
+                .response_generated(Arc::clone(&generated), &runs)
+                .await;
+            self.keep_hook_state(turn, written);
             let ResponsePass {
                 regenerate,
                 replace,
                 failed_closed,
-            } = hooks.response_generated(Arc::clone(&generated)).await;
+            } = pass;
             if let Some(failed) = failed_closed {
                 return Ok(TurnOutcome {
                     reply: failed.message,
@@ -315,6 +325,10 @@ impl Engine {
     /// Runs the `response_sent` hooks of `turn`, once `response` to `message` is out.
     pub async fn response_sent(&self, turn: &Turn, message: &str, response: &str) {
         let sent = ResponseSent::new(turn.for_hooks(), message, response);
-        self.registry.hooks.response_sent(Arc::new(sent)).await;
+        let runs = |hook: &Hook| self.hook_run(turn, hook);
+        self.registry
+            .hooks
+            .response_sent(Arc::new(sent), &runs)
+            .await;
     }
 }

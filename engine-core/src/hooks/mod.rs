@@ -13,12 +13,27 @@ mod run;
 use std::sync::Arc;
 use std::time::Duration;
 
-use plugin_sdk::engine::{HookDescriptor, PluginManifest};
+use plugin_sdk::abort::Abort;
+use plugin_sdk::engine::{HookDescriptor, PluginManifest, StateWrites};
 use plugin_sdk::hook::Event;
+use plugin_sdk::ToolContext;
 
 use left_behind::LeftBehind;
 
 pub(crate) use pipeline::{PreModel, ResponsePass};
+
+/// What one run of a hook is given: the turn's context as its parameters declare it, and
+/// its abort signal, which the run fires once the engine stops waiting.
+pub(crate) struct HookRun {
+    pub(crate) context: ToolContext,
+    pub(crate) abort: Abort,
+}
+
+/// Builds each hook's run in the turn the pipeline serves.
+pub(crate) type HookRuns<'a> = &'a (dyn Fn(&Hook) -> HookRun + Sync);
+
+/// The state the hooks of a pass wrote, by hook id, in the order they ran.
+pub(crate) type Written = Vec<(String, StateWrites)>;
 
 /// A linked hook with its id, worked out once at start-up.
 pub struct Hook {
@@ -80,7 +95,7 @@ impl Hook {
         Some(text.resolve(locale.unwrap_or_default()).to_owned())
     }
 
-    fn timeout(&self) -> Duration {
+    pub(crate) fn timeout(&self) -> Duration {
         self.descriptor.timeout
     }
 }

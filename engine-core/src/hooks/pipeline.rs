@@ -9,7 +9,7 @@ use plugin_sdk::hook::{
 };
 
 use super::run::{run, Failed};
-use super::{Hook, Hooks};
+use super::{Hook, HookRuns, Hooks, Written};
 
 /// What the hooks before the model decided.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,22 +72,33 @@ impl Hooks {
     /// hook of either event runs. Injections accumulate in the order their hooks ran.
     /// A hook that fails and declares `fail_closed` halts with its reply, leaving no
     /// trace: the message it did not vet stays out of the history.
+    ///
+    /// Each hook runs in the context `runs` builds for it; the state the hooks wrote is
+    /// answered beside the decision, for the turn to keep if it is stored.
     pub(crate) async fn before_model(
         &self,
         start: Option<Arc<ConversationStart>>,
         message: Arc<MessageReceived>,
-    ) -> PreModel {
+        runs: HookRuns<'_>,
+    ) -> (PreModel, Written) {
         let mut injected = Vec::new();
+        let mut written = Written::new();
         // Borrowed: resolved into a reply only when a guard fails closed.
         let locale = message.turn().locale();
         if let Some(start) = start {
-            if let Some(halt) = self.pre_model(&start, locale, &mut injected).await {
-                return PreModel::Halt(halt);
+            let halt = self
+                .pre_model(&start, locale, runs, &mut injected, &mut written)
+                .await;
+            if let Some(halt) = halt {
+                return (PreModel::Halt(halt), written);
             }
         }
-        match self.pre_model(&message, locale, &mut injected).await {
-            Some(halt) => PreModel::Halt(halt),
-            None => PreModel::Proceed { injected },
+        let halt = self
+            .pre_model(&message, locale, runs, &mut injected, &mut written)
+            .await;
+        match halt {
+            Some(halt) => (PreModel::Halt(halt), written),
+            None => (PreModel::Proceed { injected }, written),
         }
     }
 
@@ -96,7 +107,9 @@ impl Hooks {
         &self,
         payload: &Arc<E>,
         locale: Option<&str>,
+        runs: HookRuns<'_>,
         injected: &mut Vec<String>,
+        written: &mut Written,
     ) -> Option<Halt> {
         for (hook, entry) in self.entries::<E>() {
             let halt = |message, persist, failed_closed| Halt {
@@ -105,7 +118,14 @@ impl Hooks {
                 persist,
                 failed_closed,
             };
-            match run(hook, entry, payload).await {
+            let outcome = match run(hook, entry, payload, runs(hook)).await {
+                Ok((outcome, writes)) => {
+                    written.push((hook.id().to_owned(), writes));
+                    Ok(outcome)
+                }
+                Err(failed) => Err(failed),
+            };
+            match outcome {
                 Ok(PreModelOutcome::Halt { message, persist }) => {
                     return Some(halt(message, persist, false))
                 }
@@ -125,12 +145,20 @@ impl Hooks {
     /// model wrote it; a mutation from a hook not declared `mutates_response` (possible
     /// only for a descriptor written by hand) is logged and ignored. A hook that fails
     /// and declares `fail_closed` ends the pass with its reply.
-    pub(crate) async fn response_generated(&self, payload: Arc<ResponseGenerated>) -> ResponsePass {
+    pub(crate) async fn response_generated(
+        &self,
+        payload: Arc<ResponseGenerated>,
+        runs: HookRuns<'_>,
+    ) -> (ResponsePass, Written) {
         let mut pass = ResponsePass::default();
+        let mut written = Written::new();
         let locale = payload.turn().locale();
         for (hook, entry) in self.entries::<ResponseGenerated>() {
-            let outcome = match run(hook, entry, &payload).await {
-                Ok(outcome) => Some(outcome),
+            let outcome = match run(hook, entry, &payload, runs(hook)).await {
+                Ok((outcome, writes)) => {
+                    written.push((hook.id().to_owned(), writes));
+                    Some(outcome)
+                }
                 Err(Failed) => match hook.fail_closed(locale) {
                     // Start-up refuses `fail_closed` without `mutates_response` here.
                     Some(message) => {
@@ -168,14 +196,15 @@ impl Hooks {
                 Some(ResponseOutcome::Observe) | None => {}
             }
         }
-        pass
+        (pass, written)
     }
 
     /// Runs every `response_sent` hook: they observe the reply as sent.
-    pub(crate) async fn response_sent(&self, payload: Arc<ResponseSent>) {
+    /// They take no state (the turn is stored), so they write none.
+    pub(crate) async fn response_sent(&self, payload: Arc<ResponseSent>, runs: HookRuns<'_>) {
         for (hook, entry) in self.entries::<ResponseSent>() {
             // A failure was logged; there is nothing left to close.
-            let _ = run(hook, entry, &payload).await;
+            let _ = run(hook, entry, &payload, runs(hook)).await;
         }
     }
 

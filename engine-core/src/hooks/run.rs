@@ -7,9 +7,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use plugin_sdk::engine::{HookEntry, HookEvent, HookInput, HookResult};
+use plugin_sdk::engine::{HookEntry, HookEvent, HookInput, HookResult, StateWrites};
 
-use super::Hook;
+use super::{Hook, HookRun};
 use crate::dispatch::panic_text;
 
 /// The hook failed: it returned an error, panicked, ran past its timeout, or was not
@@ -26,8 +26,10 @@ enum Ended<E: HookEvent> {
     StillRunning(u64),
 }
 
-/// Runs `hook` at `payload`, and answers its outcome, or that it failed (logged with the
-/// hook's id and what the failure does to the turn).
+/// Runs `hook` at `payload` in the context `run` holds, and answers its outcome with the
+/// state it wrote, or that it failed (logged with the hook's id and what the failure does
+/// to the turn; what a failed hook wrote is dropped). Its abort signal fires once the
+/// engine stops waiting, whatever the reason.
 ///
 /// A body that cannot suspend runs on a blocking thread: a hook that blocks or loops is
 /// then left behind at its timeout (its thread runs on until it returns, and its outcome
@@ -37,7 +39,10 @@ pub(super) async fn run<E: HookEvent>(
     hook: &Hook,
     entry: HookEntry<E>,
     payload: &Arc<E>,
-) -> Result<E::Outcome, Failed> {
+    run: HookRun,
+) -> Result<(E::Outcome, StateWrites), Failed> {
+    let HookRun { context, abort } = run;
+    let context = Arc::new(context);
     // Waiting for a permit counts against the timeout.
     let deadline = tokio::time::Instant::now() + hook.timeout();
     let ended: Ended<E> = match entry {
@@ -45,9 +50,10 @@ pub(super) async fn run<E: HookEvent>(
             Err(skipped) => Ended::StillRunning(skipped),
             Ok((waiting, running)) => {
                 let payload = Arc::clone(payload);
+                let context = Arc::clone(&context);
                 let task = tokio::task::spawn_blocking(move || {
                     let _running = running;
-                    run(HookInput::new(&payload))
+                    run(HookInput::new(&*payload).with_context(&context))
                 });
                 let ended = match tokio::time::timeout_at(deadline, task).await {
                     Ok(Ok(result)) => Ended::Returned(result),
@@ -66,7 +72,8 @@ pub(super) async fn run<E: HookEvent>(
         },
         HookEntry::Async(run) => {
             let running = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                AssertUnwindSafe(run(HookInput::new(payload))).catch_unwind()
+                AssertUnwindSafe(run(HookInput::new(&**payload).with_context(&context)))
+                    .catch_unwind()
             }));
             match running {
                 Err(payload) => Ended::Panicked(payload),
@@ -78,6 +85,8 @@ pub(super) async fn run<E: HookEvent>(
             }
         }
     };
+    // A thread left behind sees it at once, and so does work the hook handed off.
+    abort.fire();
     let then = if hook.descriptor.fail_closed.is_some() {
         "the hook fails closed"
     } else {
@@ -85,7 +94,7 @@ pub(super) async fn run<E: HookEvent>(
     };
     let (id, event) = (hook.id(), E::EVENT.as_str());
     match ended {
-        Ended::Returned(Ok(outcome)) => return Ok(outcome),
+        Ended::Returned(Ok(outcome)) => return Ok((outcome, context.take_state_writes())),
         Ended::Returned(Err(error)) => {
             tracing::warn!(hook = id, event, %error, "a hook returned an error; {then}");
         }

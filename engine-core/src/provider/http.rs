@@ -19,6 +19,10 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// The first backoff; each retry doubles it.
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 
+/// The Anthropic beta that admits `input_examples` in tool definitions, sent only with
+/// a catalog that carries examples.
+const ANTHROPIC_EXAMPLES_BETA: &str = "advanced-tool-use-2025-11-20";
+
 /// A provider reached over HTTP.
 #[derive(Debug)]
 pub struct HttpProvider {
@@ -91,12 +95,14 @@ impl HttpProvider {
     async fn attempt(
         &self,
         body: &bytes::Bytes,
+        examples_beta: bool,
         text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ProviderReply, ProviderError> {
-        let response = self
-            .client
-            .post(&self.url)
-            .headers(self.headers.clone())
+        let mut request = self.client.post(&self.url).headers(self.headers.clone());
+        if examples_beta {
+            request = request.header("anthropic-beta", ANTHROPIC_EXAMPLES_BETA);
+        }
+        let response = request
             .body(body.clone())
             .send()
             .await
@@ -199,10 +205,14 @@ impl Provider for HttpProvider {
             };
             // Built once, shared by the retries.
             let body = bytes::Bytes::from(body);
+            // Inside a JSON string a quote is escaped, so the key's text with its quotes
+            // appears only as a key: the catalog carries examples.
+            let examples_beta =
+                self.wire == Wire::Anthropic && request.tools.contains("\"input_examples\":");
             let mut backoff = FIRST_BACKOFF;
             let mut retries = 0;
             loop {
-                match self.attempt(&body, text).await {
+                match self.attempt(&body, examples_beta, text).await {
                     Err(error) if error.retryable() && retries < self.max_retries => {
                         let wait = match &error {
                             ProviderError::Status {

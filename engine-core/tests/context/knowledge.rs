@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use engine_core::Engine;
 use serde_json::{json, Value};
 
-use crate::support::{call, engine};
+use crate::support::{call, engine, in_conversation};
 
 fn knowledge_engine(dir: &std::path::Path, extra: &str) -> Engine {
     // An agent grants knowledge: the engine opens the SQLite store under `data_dir`.
@@ -53,6 +53,94 @@ async fn knowledge_levels_decide_what_is_equipped_and_the_optional_form_degrades
         .await
         .unwrap();
     assert_eq!(degraded, json!(["knowledge is not granted"]));
+}
+
+#[tokio::test]
+async fn a_tool_asking_for_read_writes_where_the_agent_grants_it_and_every_call_is_audited() {
+    let captured = crate::support::Captured::default();
+    let _logging = captured.start();
+    let dir = temp_dir("grant");
+    let engine = knowledge_engine(
+        &dir,
+        "[agents.reader]\nknowledge = \"read\"\n[agents.writer]\nknowledge = \"write\"\n",
+    );
+    // Asking for `read` equips it for both agents.
+    for agent in ["reader", "writer"] {
+        let equipped = engine.agent(agent).unwrap();
+        assert!(equipped.tools().any(|tool| tool.id() == "ctx:kb_note"));
+    }
+    let reader = in_conversation(&engine, "reader", "sub-r", "c-r");
+    let read_only = call(
+        &engine,
+        &reader,
+        "ctx__kb_note",
+        json!({ "text": "refunds" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        read_only,
+        json!({ "level": "read", "granted": "read", "hits": 0, "noted": null })
+    );
+    let writer = in_conversation(&engine, "writer", "sub-w", "c-w");
+    let noted = call(
+        &engine,
+        &writer,
+        "ctx__kb_note",
+        json!({ "text": "refunds" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(noted["level"], "read");
+    assert_eq!(noted["granted"], "write");
+    assert_eq!(noted["noted"]["ok"]["document"]["filename"], "queries.md");
+    assert_eq!(noted["noted"]["ok"]["document"]["content"], "refunds");
+    // The next search finds what the first one wrote.
+    let again = call(
+        &engine,
+        &writer,
+        "ctx__kb_note",
+        json!({ "text": "refunds" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(again["hits"], 1, "{again}");
+
+    // Every call is audited, with the tool, the subscriber, the level it ran at and what
+    // it answered; never a document's content.
+    let log = captured.text();
+    let audited: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("knowledge."))
+        .collect();
+    assert_eq!(audited.len(), 5, "{log}");
+    let reader_search = audited[0];
+    for expected in [
+        r#"source="ctx:kb_note""#,
+        r#"subscriber="sub-r""#,
+        "event=knowledge.search",
+        r#""level":"read""#,
+        r#""query":"refunds""#,
+        r#""count":0"#,
+    ] {
+        assert!(
+            reader_search.contains(expected),
+            "{expected} in {reader_search}"
+        );
+    }
+    let write = audited[2];
+    for expected in [
+        r#"subscriber="sub-w""#,
+        "event=knowledge.write",
+        r#""level":"write""#,
+        r#""filename":"queries.md""#,
+        r#""bytes":7"#,
+        r#""created":true"#,
+    ] {
+        assert!(write.contains(expected), "{expected} in {write}");
+    }
+    // The second note updates its own document.
+    assert!(audited[4].contains(r#""created":false"#), "{}", audited[4]);
 }
 
 #[tokio::test]

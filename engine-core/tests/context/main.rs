@@ -8,6 +8,7 @@ plugin_sdk::plugin! { namespace = "ctx", engine = ">=0.1" }
 mod support;
 mod tools;
 
+mod abort;
 mod artifacts;
 mod knowledge;
 mod model_access;

@@ -1,7 +1,7 @@
 //! Secrets: a tool is equipped only where its keys are configured, holds those and no
 //! other, and leaves no plaintext in logs, outputs or errors.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use engine_core::config::EngineConfig;
 use engine_core::{CallErrorKind, RedactingWriter};
@@ -161,37 +161,15 @@ fn leak_in_this_process() {
     println!("{output} {}", error.to_json());
 }
 
-/// Everything the log writer received, as text.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn the_audit_logger_redacts_a_contexts_own_secrets_without_an_engine() {
-    let captured = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer({
-            let captured = captured.clone();
-            move || captured.clone()
-        })
-        .with_ansi(false)
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
+    let captured = crate::support::Captured::default();
+    let _logging = captured.start();
     let context = ToolContext::new().with_secret("crm_api_key", Secret::new(KEY));
     let tool = plugin_sdk::engine::linked_tools()
         .find(|tool| tool.name == "crm_leak")
         .unwrap();
     tool.call(CallInput::new("{}", &context)).await.unwrap();
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = captured.text();
     assert!(log.contains("[REDACTED]") && !log.contains(KEY), "{log}");
 }

@@ -200,3 +200,74 @@ async fn ask(args: Text, model: Option<Model>) -> Result<String, ToolError> {
     };
     Ok(model.chat(request).await?.text)
 }
+
+/// Searches with the least level it needs, and notes the query in the knowledge base
+/// when the agent grants writes: the seed's "read, then write if the agent allows it".
+#[define_tool]
+async fn kb_note(args: Text, kb: Knowledge<Read>) -> Result<Value, ToolError> {
+    let hits = kb.search(&args.text, 5).await?;
+    let noted = match kb.at_level::<Write>() {
+        Some(writer) => Some(mutation(writer.write("queries.md", &args.text).await)),
+        None => None,
+    };
+    Ok(json!({
+        "level": kb.level(),
+        "granted": kb.granted(),
+        "hits": hits.len(),
+        "noted": noted,
+    }))
+}
+
+/// Works in steps without `.await` until nobody waits any more, and says how it
+/// stopped and whether it knew its deadline.
+#[define_tool]
+async fn spin_until_aborted(abort: &Abort) -> Value {
+    let knew_deadline = abort.remaining().is_some();
+    let started = std::time::Instant::now();
+    while !abort.is_aborted() {
+        if started.elapsed() > Duration::from_secs(30) {
+            return json!({ "stopped": "never aborted" });
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    json!({ "stopped": "aborted", "knew_deadline": knew_deadline })
+}
+
+/// What the thread of `hand_off_and_wait` saw, by the key it was given.
+pub static HANDED_OFF: std::sync::Mutex<Vec<(String, &'static str)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Hands its work to a thread with the abort signal, and waits for it forever: the
+/// thread is told when the engine stops waiting.
+#[define_tool]
+async fn hand_off_and_wait(args: Text, abort: &Abort) -> String {
+    let abort = abort.clone();
+    std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        let seen = loop {
+            if abort.is_aborted() {
+                break "aborted";
+            }
+            if started.elapsed() > Duration::from_secs(30) {
+                break "never aborted";
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        HANDED_OFF.lock().unwrap().push((args.text, seen));
+    });
+    std::future::pending::<()>().await;
+    unreachable!("the engine stops waiting first")
+}
+
+/// Spawns a task that awaits the abort signal, and waits for it forever: the task is
+/// woken when the engine stops waiting.
+#[define_tool]
+async fn spawn_and_wait(args: Text, abort: &Abort) -> String {
+    let aborted = abort.aborted();
+    tokio::spawn(async move {
+        aborted.await;
+        HANDED_OFF.lock().unwrap().push((args.text, "woken"));
+    });
+    std::future::pending::<()>().await;
+    unreachable!("the engine stops waiting first")
+}

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use engine_core::{Limits, Rule, StartupError};
 use plugin_sdk::engine::{
-    HookDescriptor, HookEntry, HookHandler, HookInput, HookResult, LocalizedText, PluginManifest,
-    SourceLocation,
+    HookDescriptor, HookEntry, HookHandler, HookInput, HookResult, LocalizedText, Needs,
+    PluginManifest, SourceLocation,
 };
 use plugin_sdk::prelude::*;
 
@@ -49,6 +49,8 @@ const fn hand_made(
         fail_closed: None,
         plugin: hand_made_plugin,
         handler: HookHandler::ResponseGenerated(HookEntry::Ready(replaces_everything)),
+        needs: Needs::NOTHING,
+        secrets: &[],
         location: SourceLocation {
             file: "hand_made.rs",
             line: 1,

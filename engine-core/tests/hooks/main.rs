@@ -15,6 +15,7 @@ mod support;
 
 mod after_the_model;
 mod before_the_model;
+mod context;
 mod failures;
 mod hand_made;
 mod linked;

@@ -9,7 +9,6 @@ use crate::attr::sdk_path;
 use crate::errors::Errors;
 use crate::function;
 use crate::localized::Localized;
-use syn::spanned::Spanned;
 
 /// Where a hook runs among its event's hooks when it does not say.
 const DEFAULT_POSITION: u32 = 100;
@@ -48,14 +47,6 @@ pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         ),
         errors,
     );
-    // As a tool takes one arguments struct, a hook takes one payload.
-    for extra in function.sig.inputs.iter().skip(1) {
-        let payload = event.map_or("its event's payload", |event| event.payload());
-        errors.at(
-            extra.span(),
-            format_args!("a hook takes at most one parameter, `&{payload}`: remove this one"),
-        );
-    }
     let mutates_response = match (attrs.mutates_response, event) {
         (Some((true, span)), Some(event)) if event != Event::ResponseGenerated => {
             errors.at(

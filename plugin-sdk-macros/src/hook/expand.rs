@@ -30,12 +30,35 @@ pub fn hook(hook: &Hook) -> TokenStream {
     let bindings: Vec<_> = (0..hook.params.len())
         .map(|i| format_ident!("__param{i}"))
         .collect();
-    let parameter = quote!(#private::HookParameter<'_, #payload>);
+    let parameter = quote!(#private::HookParameter<#payload>);
+    let is_async = function.sig.asyncness.is_some();
+    let suspends = is_async && crate::suspend::may_suspend(&function.block);
+    // A parameter the turn cannot give fails the run before the body starts.
     let extractions = hook.params.iter().zip(&bindings).map(|(ty, binding)| {
         let extract = crate::tool::qualified(ty, &parameter, "extract");
         let call = quote_spanned!(crate::tool::last_span(ty)=> (__input));
-        quote!(let #binding = #extract #call;)
+        let failed = if suspends {
+            quote!(return #private::hook_failed::<#payload>(__error))
+        } else {
+            quote!(return ::core::result::Result::Err(__error))
+        };
+        quote! {
+            let #binding = match #extract #call {
+                ::core::result::Result::Ok(__value) => __value,
+                ::core::result::Result::Err(__error) => #failed,
+            };
+        }
     });
+    // What the parameters read, for the engine to build only that. Named through the
+    // same trait and spans as the extraction, so a wrong parameter is reported once.
+    let needs = hook
+        .params
+        .iter()
+        .map(|ty| crate::tool::qualified(ty, &parameter, "NEEDS"));
+    let secrets = hook
+        .params
+        .iter()
+        .map(|ty| crate::tool::qualified(ty, &parameter, "SECRETS"));
     // The return type is reached only through the event's return trait, at the return
     // type: its message names the event and what it allows.
     let returned = match &function.sig.output {
@@ -50,8 +73,7 @@ pub fn hook(hook: &Hook) -> TokenStream {
         <#returned as #private::#return_trait>::into_outcome(__returned)
     );
 
-    let is_async = function.sig.asyncness.is_some();
-    let entry = if is_async && crate::suspend::may_suspend(&function.block) {
+    let entry = if suspends {
         // As a tool's: the future made and checked for `Send` at the hook's name.
         let future = quote_spanned!(ident.span()=> #private::hook_future::<_, #payload>(#ident(#(#bindings),*), __finish));
         quote! {
@@ -111,6 +133,8 @@ pub fn hook(hook: &Hook) -> TokenStream {
                     fail_closed: #fail_closed,
                     plugin: __plugin,
                     handler: #private::HookHandler::#variant(__ENTRY),
+                    needs: #private::Needs::all_of(&[#(#needs),*]),
+                    secrets: &[#(#secrets),*],
                     location: #private::SourceLocation { file: ::core::file!(), line: ::core::line!() },
                 }
             }

@@ -40,6 +40,23 @@ pub fn bundle(bundle: &Bundle) -> TokenStream {
     } else {
         quote!(::core::result::Result::Err("not a secrets struct"))
     };
+    // A hook takes the struct too, at any event. A generic struct is refused already, and
+    // gets no impl that would have to merge its generics with the event's.
+    let hook_param = generics.params.is_empty().then(|| {
+        quote! {
+            impl<__E: #private::HookEvent> #private::HookParam<__E> for #ident {
+                const SECRETS: &'static [#private::SecretSpec] =
+                    <Self as #private::SecretBundle>::KEYS;
+                type Extracted<'a> = Self;
+
+                fn extract<'a>(
+                    input: #private::HookInput<'a, __E>,
+                ) -> ::core::result::Result<Self, ::std::string::String> {
+                    #private::hook_secret_bundle(input)
+                }
+            }
+        }
+    });
     quote! {
         impl #impl_generics #private::SecretBundle for #ident #type_generics #where_clause {
             const KEYS: &'static [#private::SecretSpec] = &[#(#specs),*];
@@ -64,5 +81,7 @@ pub fn bundle(bundle: &Bundle) -> TokenStream {
                 #private::secret_bundle(input)
             }
         }
+
+        #hook_param
     }
 }

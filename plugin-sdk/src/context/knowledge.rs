@@ -1,10 +1,14 @@
 //! The agent's knowledge base, at the level a tool declares in its signature.
 //!
 //! A tool takes `Knowledge<Read>`, `Knowledge<Write>` or `Knowledge<Manage>` (or the same
-//! in an `Option`, to degrade when the agent grants less). The engine does not equip a
-//! tool whose required level the agent does not grant. Reads fail on a store error,
-//! which is not "not found"; mutations never fail: they answer the document or a
-//! [`Refusal`]. No method erases the whole store.
+//! in an `Option`, to degrade when the agent grants less): the least level it needs. The
+//! engine does not equip a tool whose required level the agent does not grant. The
+//! handle knows the agent's actual grant, and hands out a higher level when the agent
+//! grants it ([`Knowledge::at_level`]), so "read, then write if the agent allows it" is
+//! one tool; a write still needs a handle whose type can write. Reads fail on a store
+//! error, which is not "not found"; mutations never fail: they answer the document or a
+//! [`Refusal`]. No method erases the whole store. Every call is audited, through the
+//! call's audit logger (event `knowledge.<method>`), whatever it answers.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -12,6 +16,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::Audit;
 use crate::{BoxFuture, ToolError};
 
 /// How far a grant goes; each level includes the ones before it.
@@ -344,7 +349,8 @@ impl KnowledgeGrant {
         self.granted
     }
 
-    pub(crate) fn at<L: Level>(&self) -> Option<Knowledge<L>> {
+    /// The knowledge base at `L`, audited through `audit`, when the agent grants `L`.
+    pub(crate) fn at<L: Level>(&self, audit: &Audit) -> Option<Knowledge<L>> {
         (self.granted >= L::LEVEL).then(|| Knowledge {
             store: Arc::clone(&self.store),
             scope: Scope {
@@ -352,6 +358,8 @@ impl KnowledgeGrant {
                 origin: self.origin.clone(),
                 level: L::LEVEL,
             },
+            granted: self.granted,
+            audit: audit.clone(),
             level: PhantomData,
         })
     }
@@ -371,6 +379,10 @@ impl fmt::Debug for KnowledgeGrant {
 pub struct Knowledge<L: Level> {
     store: Arc<dyn KnowledgeStore>,
     scope: Scope,
+    /// What the agent grants: at least `L`.
+    granted: KnowledgeLevel,
+    /// The call's logger, which records every call.
+    audit: Audit,
     level: PhantomData<L>,
 }
 
@@ -380,34 +392,149 @@ impl<L: Level> Knowledge<L> {
         L::LEVEL
     }
 
+    /// The level the agent grants: at least [`level`](Self::level).
+    pub fn granted(&self) -> KnowledgeLevel {
+        self.granted
+    }
+
+    /// The same knowledge base at level `M`, when the agent grants it: take the least
+    /// level the tool needs as its parameter, and ask for more where it would use it.
+    ///
+    /// ```ignore
+    /// let notes = kb.search("invoice", 5).await?;
+    /// if let Some(kb) = kb.at_level::<Write>() {
+    ///     kb.write("seen-invoices.md", &summary).await?;
+    /// }
+    /// ```
+    pub fn at_level<M: Level>(&self) -> Option<Knowledge<M>> {
+        (self.granted >= M::LEVEL).then(|| Knowledge {
+            store: Arc::clone(&self.store),
+            scope: Scope {
+                level: M::LEVEL,
+                ..self.scope.clone()
+            },
+            granted: self.granted,
+            audit: self.audit.clone(),
+            level: PhantomData,
+        })
+    }
+
     /// Documents matching `query`, best first, at most `limit` (and at most the engine's
     /// own maximum). A query with more distinct words than the engine searches at once,
     /// or longer, is refused ([`SearchError::TooManyWords`], [`SearchError::QueryTooLong`],
     /// [`SearchError::WordTooLong`]); `?` hands that to the model as invalid arguments.
     pub async fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, SearchError> {
-        self.store.search(&self.scope, query, limit).await
+        let found = self.store.search(&self.scope, query, limit).await;
+        let answer = match &found {
+            Ok(hits) => Answer::Count(hits.len()),
+            Err(error) => Answer::Failed(error.to_string()),
+        };
+        self.record("knowledge.search", Call::Search { query, limit }, answer);
+        found
     }
 
     /// The document `id`, or `None` if there is none.
     pub async fn get(&self, id: i64) -> Result<Option<Document>, KnowledgeError> {
-        self.store.get(&self.scope, id).await
+        let found = self.store.get(&self.scope, id).await;
+        let answer = match &found {
+            Ok(document) => Answer::Found(document.is_some()),
+            Err(error) => Answer::Failed(error.to_string()),
+        };
+        self.record("knowledge.get", Call::Document { id }, answer);
+        found
     }
 
     /// The documents, by name, at most `limit` (and at most the engine's own maximum).
     pub async fn list(&self, limit: usize) -> Result<Vec<DocumentSummary>, KnowledgeError> {
-        self.store.list(&self.scope, limit).await
+        let found = self.store.list(&self.scope, limit).await;
+        let answer = match &found {
+            Ok(documents) => Answer::Count(documents.len()),
+            Err(error) => Answer::Failed(error.to_string()),
+        };
+        self.record("knowledge.list", Call::List { limit }, answer);
+        found
+    }
+
+    /// Records one call of this handle, with what it answered.
+    fn record(&self, event: &str, call: Call<'_>, answer: Answer) {
+        self.audit.record(
+            event,
+            Audited {
+                level: L::LEVEL,
+                call,
+                answer,
+            },
+        );
+    }
+}
+
+/// An audited knowledge call: the handle's level, the call's arguments (never a
+/// document's content), and what it answered.
+#[derive(Serialize)]
+struct Audited<'a> {
+    level: KnowledgeLevel,
+    #[serde(flatten)]
+    call: Call<'a>,
+    #[serde(flatten)]
+    answer: Answer,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Call<'a> {
+    Search { query: &'a str, limit: usize },
+    Document { id: i64 },
+    List { limit: usize },
+    Write { filename: &'a str, bytes: usize },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Answer {
+    Count(usize),
+    Found(bool),
+    /// A mutation's document id and whether it created it.
+    Written {
+        id: i64,
+        created: bool,
+    },
+    Refused(Refusal),
+    Failed(String),
+}
+
+impl Answer {
+    fn of(mutation: &Mutation) -> Self {
+        match mutation {
+            Ok(written) => Self::Written {
+                id: written.document.id,
+                created: written.created,
+            },
+            Err(refusal) => Self::Refused(refusal.clone()),
+        }
     }
 }
 
 impl<L: CanWrite> Knowledge<L> {
     /// Creates `filename`, or updates it if this plugin wrote it (any, at manage).
     pub async fn write(&self, filename: &str, content: &str) -> Mutation {
-        self.store.write(&self.scope, filename, content).await
+        let written = self.store.write(&self.scope, filename, content).await;
+        let call = Call::Write {
+            filename,
+            bytes: content.len(),
+        };
+        self.record("knowledge.write", call, Answer::of(&written));
+        written
     }
 
     /// Deletes the document `id` if this plugin wrote it (any, at manage).
     pub async fn delete(&self, id: i64) -> Mutation {
-        self.store.delete(&self.scope, id).await
+        let deleted = self.store.delete(&self.scope, id).await;
+        self.record(
+            "knowledge.delete",
+            Call::Document { id },
+            Answer::of(&deleted),
+        );
+        deleted
     }
 }
 

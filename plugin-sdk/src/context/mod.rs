@@ -13,10 +13,12 @@
 //! | `Subscriber`, `Conversation` | the turn's identity |
 //! | `&Project` | the agent's project root, as a directory handle |
 //! | `Shared<T>` | the plugin's state, built once per agent from its settings |
+//! | `&Abort` | the call's abort signal: its deadline, and whether anyone still waits |
 //!
 //! Nothing else: no model client or provider, no registry, no system prompt or catalog,
 //! no database handle, no logger that does not redact.
 
+mod abort;
 mod artifacts;
 mod audit;
 mod knowledge;
@@ -30,6 +32,8 @@ mod turn;
 
 use std::fmt;
 
+use abort::FireOnDrop;
+pub use abort::{Abort, Aborted};
 pub use artifacts::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Artifacts};
 pub use audit::Audit;
 pub use knowledge::{
@@ -70,6 +74,9 @@ pub struct ToolContext {
     project: Option<Project>,
     /// The state of the plugin whose tool is called, for `Shared<T>`.
     plugin_state: Option<AnyState>,
+    /// The call's abort signal, fired when the context is dropped: the engine keeps the
+    /// context for as long as it waits for the call.
+    abort: FireOnDrop,
 }
 
 impl ToolContext {
@@ -92,6 +99,7 @@ impl ToolContext {
             model: None,
             project: None,
             plugin_state: None,
+            abort: FireOnDrop(Abort::NEVER),
         };
         &EMPTY
     }
@@ -179,6 +187,16 @@ impl ToolContext {
         self
     }
 
+    /// The same context, with the call's abort signal; dropping the context fires it.
+    pub fn with_abort(mut self, abort: Abort) -> Self {
+        self.abort = FireOnDrop(abort);
+        self
+    }
+
+    pub(crate) fn abort(&self) -> &Abort {
+        &self.abort.0
+    }
+
     /// The locale of the person the turn is for, when the engine knows it.
     pub fn locale(&self) -> Option<&str> {
         self.locale.as_deref()
@@ -186,6 +204,18 @@ impl ToolContext {
 
     pub(crate) fn turn(&self) -> Option<&TurnIdentity> {
         self.turn.as_ref()
+    }
+
+    pub(crate) fn state(&self) -> Option<&State> {
+        self.state.as_ref()
+    }
+
+    pub(crate) fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
+    pub(crate) fn model(&self) -> Option<Model> {
+        self.model.clone()
     }
 
     /// The state writes of the call, for the engine to apply once the call succeeded.
@@ -274,6 +304,11 @@ impl<L: Level> ToolParam for Knowledge<L> {
         level: L::LEVEL,
         required: true,
     });
+    // Every knowledge call is audited, with the tool and the subscriber.
+    const NEEDS: Needs = Needs {
+        audit: true,
+        ..Needs::NOTHING
+    };
     type Extracted<'a> = Knowledge<L>;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<Knowledge<L>, ToolError> {
@@ -291,6 +326,11 @@ impl<L: Level> ToolParam for Option<Knowledge<L>> {
         level: L::LEVEL,
         required: false,
     });
+    // Every knowledge call is audited, with the tool and the subscriber.
+    const NEEDS: Needs = Needs {
+        audit: true,
+        ..Needs::NOTHING
+    };
     type Extracted<'a> = Option<Knowledge<L>>;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<Option<Knowledge<L>>, ToolError> {
@@ -299,11 +339,8 @@ impl<L: Level> ToolParam for Option<Knowledge<L>> {
 }
 
 fn knowledge_at<L: Level>(input: &CallInput<'_>) -> Option<Knowledge<L>> {
-    input
-        .context()
-        .knowledge
-        .as_ref()
-        .and_then(KnowledgeGrant::at)
+    let context = input.context();
+    context.knowledge.as_ref()?.at(&context.audit)
 }
 
 impl ToolParam for Option<Model> {
@@ -314,14 +351,19 @@ impl ToolParam for Option<Model> {
     type Extracted<'a> = Option<Model>;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<Option<Model>, ToolError> {
-        Ok(input.context().model.clone())
+        Ok(input.context().model())
     }
 }
 
 /// Builds a secret bundle from the call's secrets, for the code `#[derive(Secrets)]`
 /// generates.
 pub(crate) fn secret_bundle<B: SecretBundle>(input: &CallInput<'_>) -> Result<B, ToolError> {
-    let secrets = &input.context().secrets;
+    secret_bundle_from(input.context())
+}
+
+/// Builds a secret bundle from the secrets `context` holds.
+pub(crate) fn secret_bundle_from<B: SecretBundle>(context: &ToolContext) -> Result<B, ToolError> {
+    let secrets = &context.secrets;
     let lookup = |key: &str| {
         secrets
             .iter()

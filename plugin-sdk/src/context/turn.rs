@@ -25,6 +25,10 @@ macro_rules! turn_id {
             pub fn id(&self) -> &str {
                 &self.0
             }
+
+            pub(crate) fn from_turn(turn: &TurnIdentity) -> Self {
+                Self(turn.$field.clone())
+            }
         }
 
         impl ToolParam for $name {
@@ -36,7 +40,7 @@ macro_rules! turn_id {
 
             fn extract<'a>(input: &CallInput<'a>) -> Result<$name, ToolError> {
                 match input.context().turn() {
-                    Some(turn) => Ok($name(turn.$field.clone())),
+                    Some(turn) => Ok($name::from_turn(turn)),
                     None => Err(ToolError::new(concat!(
                         "this tool needs the ",
                         $what,

@@ -1,9 +1,8 @@
 //! Hooks: deterministic lifecycle code that runs at a turn's events, never offered to the
 //! model and never in a tool catalog.
 //!
-//! `#[define_hook(event = "...")]` registers a plain or `async` function. Its parameter, if
-//! any, is the event's payload by reference; its return type is what the event allows,
-//! checked at compile time:
+//! `#[define_hook(event = "...")]` registers a plain or `async` function. Its return type
+//! is what the event allows, checked at compile time:
 //!
 //! | event | payload | may return |
 //! | --- | --- | --- |
@@ -18,6 +17,25 @@
 //! (required), `name`, `summary` (LocalizedText), `position` (default 100; lower runs
 //! first), `timeout_ms` (default 2000, at most 60000), `mutates_response`, `fail_closed`
 //! (LocalizedText), `crate`.
+//!
+//! # Parameters
+//!
+//! A hook takes, in any order, the event's payload by reference and the turn's context as
+//! extractors, each checked against its event at compile time; the engine builds only
+//! what the parameters name:
+//!
+//! | parameter | what it is | events |
+//! | --- | --- | --- |
+//! | `&MessageReceived` (the event's payload) | what happened | its own |
+//! | `Subscriber`, `Conversation` | the turn's identity | all |
+//! | `&State` | the conversation's state, over the turn's snapshot; writes are kept when the turn is stored (dropped with a halt that leaves no trace, or when the hook fails) | all but `response_sent` ([`WritesState`]) |
+//! | a `#[derive(Secrets)]` struct | the secrets it declares, and no other | all |
+//! | `Option<Model>` | model access by tier, metered to the turn; `None` without the agent's grant | all |
+//! | `&Audit` | the audit logger, which redacts secrets | all |
+//! | `&Abort` | the run's abort signal: its deadline is the hook's timeout | all |
+//!
+//! A plain `fn` runs on a blocking thread and is left behind at its timeout: check
+//! [`Abort::is_aborted`](crate::abort::Abort::is_aborted) in long work to stop there.
 //!
 //! ```
 //! use plugin_sdk::prelude::*;
@@ -49,3 +67,4 @@ pub(crate) mod registration;
 
 pub use event::{ConversationStart, Event, MessageReceived, ResponseGenerated, ResponseSent, Turn};
 pub use outcome::{PreModelOutcome, ResponseOutcome};
+pub use registration::WritesState;

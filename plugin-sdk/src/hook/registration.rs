@@ -4,9 +4,16 @@ use std::time::Duration;
 
 use super::event::HookEvent;
 use super::{ConversationStart, Event, MessageReceived, ResponseGenerated, ResponseSent};
+use crate::abort::Abort;
+use crate::audit::Audit;
+use crate::context::{secret_bundle_from, SecretBundle, SecretSpec};
+use crate::model::Model;
+use crate::param::Needs;
 use crate::plugin::PluginManifest;
+use crate::state::State;
 use crate::tool::{BoxFuture, SourceLocation};
-use crate::LocalizedText;
+use crate::turn::{Conversation, Subscriber};
+use crate::{LocalizedText, ToolContext};
 
 /// A hook, as `#[define_hook]` registers it: a constant built at compile time.
 pub struct HookDescriptor {
@@ -33,6 +40,11 @@ pub struct HookDescriptor {
     pub plugin: fn() -> &'static PluginManifest,
     /// The event and the function that runs at it.
     pub handler: HookHandler,
+    /// What its parameters read of the turn besides the payload: the engine builds only
+    /// these.
+    pub needs: Needs,
+    /// The secrets its parameters declare, by parameter.
+    pub secrets: &'static [&'static [SecretSpec]],
     /// Where the hook is defined, for messages at start-up.
     pub location: SourceLocation,
 }
@@ -54,6 +66,11 @@ impl HookDescriptor {
             Some(summary) => summary.resolve(locale),
             None => self.description,
         }
+    }
+
+    /// Every secret the hook declares.
+    pub fn secret_specs(&self) -> impl Iterator<Item = &'static SecretSpec> {
+        self.secrets.iter().flat_map(|specs| specs.iter())
     }
 }
 
@@ -111,20 +128,35 @@ impl<E: HookEvent> Clone for HookEntry<E> {
 
 impl<E: HookEvent> Copy for HookEntry<E> {}
 
-/// What the engine hands a hook: the event's payload (and, later, the turn's context).
+/// What the engine hands a hook: the event's payload, and the turn's context built for
+/// the hook (what its parameters declare, and nothing else).
 pub struct HookInput<'a, E> {
     payload: &'a E,
+    context: &'a ToolContext,
 }
 
 impl<'a, E> HookInput<'a, E> {
-    /// The input for one run of a hook at `payload`'s event.
+    /// The input for one run of a hook at `payload`'s event, outside any turn.
     pub fn new(payload: &'a E) -> Self {
-        Self { payload }
+        Self {
+            payload,
+            context: ToolContext::empty(),
+        }
+    }
+
+    /// The same input, in the turn `context` describes.
+    pub fn with_context(self, context: &'a ToolContext) -> Self {
+        Self { context, ..self }
     }
 
     /// The event's payload.
     pub fn payload(&self) -> &'a E {
         self.payload
+    }
+
+    /// The turn's context for this run.
+    pub fn context(&self) -> &'a ToolContext {
+        self.context
     }
 }
 
@@ -138,21 +170,139 @@ impl<E> Copy for HookInput<'_, E> {}
 
 /// A parameter of a hook function, taken from the engine's [`HookInput`].
 ///
-/// A hook takes its event's payload by reference (`event: &MessageReceived`), or nothing.
+/// A hook takes its event's payload by reference (`event: &MessageReceived`), and the
+/// extractors its event can give: the turn's [`Subscriber`] and [`Conversation`], the
+/// conversation's `&State` (at every event but `response_sent`, when the turn is already
+/// stored), a `#[derive(Secrets)]` struct, `Option<Model>`, `&Audit` and `&Abort`.
 #[diagnostic::on_unimplemented(
-    message = "this hook receives `&{E}`, not `{Self}`",
-    label = "take `&{E}` here, or no parameter",
-    note = "a hook's parameter is its event's payload, by reference"
+    message = "a `{E}` hook cannot take `{Self}`",
+    label = "not a parameter of a `{E}` hook",
+    note = "a hook takes its event's payload by reference (`&{E}`), and extractors: `Subscriber`, `Conversation`, `&State` (not at `response_sent`: the turn is stored by then), a `#[derive(Secrets)]` struct, `Option<Model>`, `&Audit`, `&Abort`"
 )]
-pub trait HookParam<'a, E: HookEvent>: Sized {
-    /// Takes the parameter from `input`.
-    fn extract(input: HookInput<'a, E>) -> Self;
+pub trait HookParam<E: HookEvent>: Sized {
+    /// What of the turn it reads.
+    const NEEDS: Needs = Needs::NOTHING;
+    /// The secrets it declares.
+    const SECRETS: &'static [SecretSpec] = &[];
+    /// What the hook function receives for it in a run that lives `'a`.
+    type Extracted<'a>;
+
+    /// Takes the parameter from `input`; an error fails the hook (logged, and read as its
+    /// failure: observe, or its `fail_closed` reply).
+    fn extract<'a>(input: HookInput<'a, E>) -> Result<Self::Extracted<'a>, String>;
 }
 
-impl<'a, E: HookEvent> HookParam<'a, E> for &'a E {
-    fn extract(input: HookInput<'a, E>) -> Self {
-        input.payload
+// One impl per payload rather than one for every `&E`: the blanket impl for secret
+// bundles below could otherwise overlap it.
+macro_rules! payloads {
+    ($($event:ident),*) => {$(
+        impl HookParam<$event> for &$event {
+            type Extracted<'a> = &'a $event;
+
+            fn extract<'a>(input: HookInput<'a, $event>) -> Result<&'a $event, String> {
+                Ok(input.payload)
+            }
+        }
+    )*};
+}
+
+payloads!(
+    ConversationStart,
+    MessageReceived,
+    ResponseGenerated,
+    ResponseSent
+);
+
+/// The events whose hooks run before the turn is stored, so that the state they write
+/// is stored with it: every event but `response_sent`.
+#[diagnostic::on_unimplemented(
+    message = "a `{Self}` hook cannot take `&State`: it runs once the turn is stored, so what it wrote would be lost",
+    label = "the state is for hooks before the turn is stored",
+    note = "read or write the state in a `response_generated` hook, which runs before the turn is stored"
+)]
+pub trait WritesState: HookEvent {}
+
+impl WritesState for ConversationStart {}
+impl WritesState for MessageReceived {}
+impl WritesState for ResponseGenerated {}
+
+impl<E: WritesState> HookParam<E> for &State {
+    const NEEDS: Needs = Needs {
+        conversation: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = &'a State;
+
+    fn extract<'a>(input: HookInput<'a, E>) -> Result<&'a State, String> {
+        input
+            .context
+            .state()
+            .ok_or_else(|| "the turn has no conversation, so no state".to_owned())
     }
+}
+
+macro_rules! turn_identity {
+    ($($name:ident),*) => {$(
+        impl<E: HookEvent> HookParam<E> for $name {
+            const NEEDS: Needs = Needs {
+                conversation: true,
+                ..Needs::NOTHING
+            };
+            type Extracted<'a> = $name;
+
+            fn extract<'a>(input: HookInput<'a, E>) -> Result<$name, String> {
+                input
+                    .context
+                    .turn()
+                    .map($name::from_turn)
+                    .ok_or_else(|| "the turn has no conversation".to_owned())
+            }
+        }
+    )*};
+}
+
+turn_identity!(Subscriber, Conversation);
+
+impl<E: HookEvent> HookParam<E> for &Audit {
+    const NEEDS: Needs = Needs {
+        audit: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = &'a Audit;
+
+    fn extract<'a>(input: HookInput<'a, E>) -> Result<&'a Audit, String> {
+        Ok(input.context.audit())
+    }
+}
+
+impl<E: HookEvent> HookParam<E> for &Abort {
+    const NEEDS: Needs = Needs {
+        abort: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = &'a Abort;
+
+    fn extract<'a>(input: HookInput<'a, E>) -> Result<&'a Abort, String> {
+        Ok(input.context.abort())
+    }
+}
+
+impl<E: HookEvent> HookParam<E> for Option<Model> {
+    const NEEDS: Needs = Needs {
+        model: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = Option<Model>;
+
+    fn extract<'a>(input: HookInput<'a, E>) -> Result<Option<Model>, String> {
+        Ok(input.context.model())
+    }
+}
+
+/// Builds a `#[derive(Secrets)]` struct from the hook's secrets, for the `HookParam`
+/// impl the derive writes.
+pub(crate) fn hook_secret_bundle<E, B: SecretBundle>(input: HookInput<'_, E>) -> Result<B, String> {
+    secret_bundle_from(input.context).map_err(|error| error.message().to_owned())
 }
 
 inventory::collect!(HookDescriptor);

@@ -130,6 +130,8 @@ macro_rules! hand_made_hook {
             fail_closed: ::core::option::Option::None,
             plugin: || &$manifest,
             handler: $crate::sdk::engine::HookHandler::$handler($entry),
+            needs: $crate::sdk::engine::Needs::NOTHING,
+            secrets: &[],
             location: $crate::sdk::engine::SourceLocation {
                 file: ::core::file!(),
                 line: ::core::line!(),

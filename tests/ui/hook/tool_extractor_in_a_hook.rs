@@ -2,10 +2,10 @@ use plugin_sdk::prelude::*;
 
 plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
 
-/// Logs each message.
+/// Keeps each message as an artifact.
 #[define_hook(event = "message_received")]
-fn log(event: &MessageReceived, again: &MessageReceived) {
-    let _ = (event, again);
+fn keep(event: &MessageReceived, artifacts: &Artifacts) {
+    let _ = (event, artifacts);
 }
 
 fn main() {}
