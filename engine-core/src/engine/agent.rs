@@ -1,5 +1,5 @@
-//! Agents: what each equips from the registry, what it leaves out and why, and the
-//! catalogs of what it equips.
+//! Agents: what each equips from the registry, what it leaves out and why, the catalogs
+//! of what it equips, and the hooks its turns run.
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use plugin_sdk::engine::RedactValues;
+use plugin_sdk::hook::Event;
 use plugin_sdk::project::Project;
 
 use crate::catalog::{Catalogs, Format};
 use crate::config::AgentConfig;
 use crate::external::{Extensions, ExternalTool};
+use crate::hooks::{Hook, Hooks};
 use crate::model::Meter;
 use crate::provider::Provider;
 use crate::registry::Registry;
@@ -42,6 +44,8 @@ pub struct Agent {
     extensions: (Arc<Extensions>, usize),
     /// Every secret the engine's configuration held when the agent was configured.
     pub(super) redact: Arc<RedactValues>,
+    /// The hooks its turns run, in order, at its positions and timeouts.
+    pub(super) hooks: Hooks,
 }
 
 /// What the agent is made of, besides its configuration and the registry.
@@ -127,6 +131,7 @@ impl Agent {
             .collect();
         Self {
             name: name.to_owned(),
+            hooks: registry.hooks.for_agent(config.hooks.as_deref()),
             spend_window,
             equips,
             config,
@@ -157,6 +162,17 @@ impl Agent {
         self.equipped
             .iter()
             .map(|&index| &self.registry.tools()[index])
+    }
+
+    /// The hooks of `event` its turns run, in the order they run.
+    pub fn hooks(&self, event: Event) -> &[Hook] {
+        self.hooks.of(event)
+    }
+
+    /// Whether a hook it runs may replace or regenerate replies (or withhold them when
+    /// it fails): its turns are then served non-streamed, and only its.
+    pub fn hooks_mutate_responses(&self) -> bool {
+        self.hooks.mutate_responses()
     }
 
     /// The tools it leaves out, and why.

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use plugin_sdk::engine::{linked_plugins, linked_tools};
-use plugin_sdk::hook::Event;
 
 use super::agent::missing;
 use crate::config::{list, AgentConfig, ConfigProblem, EngineConfig};
+use crate::hooks::Hook;
 use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::tool::Tool;
@@ -25,6 +25,7 @@ pub(super) fn problems(
     let mut problems = Vec::new();
     for (name, agent) in &config.agents {
         enabled_tools(name, agent, registry, &mut problems);
+        enabled_hooks(name, agent, registry, &mut problems);
         external_tools(name, agent, registry, &mut problems);
         plugin_settings(name, agent, &mut problems);
         unused_secrets(name, agent, config, registry, &mut problems);
@@ -88,6 +89,54 @@ fn enabled_tools(
                     ));
                 }
             }
+        }
+    }
+}
+
+/// An agent's `hooks` list: each a linked hook's id, once, at a timeout within the one
+/// the hook declares (the most its author says it needs).
+fn enabled_hooks(
+    name: &str,
+    agent: &AgentConfig,
+    registry: &Registry,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    let Some(chosen) = &agent.hooks else { return };
+    let linked: Vec<&Hook> = registry.hooks.all().collect();
+    for (index, choice) in chosen.iter().enumerate() {
+        let key = format!("agents.{name}.hooks.{index}");
+        let id = choice.id();
+        let Some(hook) = linked.iter().find(|hook| hook.id() == id) else {
+            problems.push(ConfigProblem::new(
+                &key,
+                format!("names `{id}`, which no linked plugin defines"),
+                format!(
+                    "name linked hooks only ({}), or link the plugin that defines it",
+                    list(linked.iter().map(|hook| hook.id()))
+                ),
+            ));
+            continue;
+        };
+        if chosen[..index].iter().any(|earlier| earlier.id() == id) {
+            problems.push(ConfigProblem::new(
+                &key,
+                format!("names `{id}` a second time"),
+                "name each hook once",
+            ));
+        }
+        let declared = hook.descriptor().timeout.as_millis() as u64;
+        match choice.timeout_ms() {
+            Some(0) => problems.push(ConfigProblem::new(
+                format!("{key}.timeout_ms"),
+                "is 0, which no hook can run within",
+                format!("give `{id}` at least 1 ms, at most the {declared} ms it declares"),
+            )),
+            Some(asked) if asked > declared => problems.push(ConfigProblem::new(
+                format!("{key}.timeout_ms"),
+                format!("is {asked} ms, more than the {declared} ms `{id}` declares"),
+                format!("give it at most {declared} ms; the hook's author bounds how long it may hold a turn"),
+            )),
+            _ => {}
         }
     }
 }
@@ -256,12 +305,11 @@ fn unused_secrets(
         .and_then(|turn| config.providers.get(&turn.provider))
         .and_then(|provider| provider.api_key_secret.as_deref());
     read.extend(provider_key);
-    // Hooks run for every agent, and read the secrets they declare.
-    let hooks = Event::ALL
-        .into_iter()
-        .flat_map(|event| registry.hooks.of(event));
+    // The hooks it runs read the secrets they declare.
+    let hooks = registry.hooks.for_agent(agent.hooks.as_deref());
     read.extend(
         hooks
+            .all()
             .flat_map(|hook| hook.descriptor().secret_specs())
             .map(|spec| spec.key),
     );

@@ -117,14 +117,16 @@ impl Engine {
         Some(&self.registry.tools()[index])
     }
 
-    /// The hooks of `event`, in the order they run.
+    /// The linked hooks of `event`, in their declared order: what an agent runs when its
+    /// configuration chooses none (see [`Agent::hooks`] for an agent's own).
     pub fn hooks(&self, event: Event) -> &[Hook] {
         self.registry.hooks.of(event)
     }
 
     /// Whether a linked hook may replace, regenerate or withhold replies (a
-    /// `response_generated` hook that fails closed): turns are then served non-streamed,
-    /// so that the mutation lands before anything reaches the user.
+    /// `response_generated` hook that fails closed): the turns of an agent that runs one
+    /// are served non-streamed, so that the mutation lands before anything reaches the
+    /// user (see [`Agent::hooks_mutate_responses`]).
     pub fn hooks_mutate_responses(&self) -> bool {
         self.registry.hooks.mutate_responses()
     }

@@ -225,7 +225,7 @@ impl Engine {
         G: FnMut(ModelInput) -> F,
         F: Future<Output = Result<String, E>>,
     {
-        let hooks = &self.registry.hooks;
+        let hooks = &turn.agent.hooks;
         let seen = turn.for_hooks();
         let start = first.then(|| Arc::new(ConversationStart::new(seen.clone(), message)));
         let received = Arc::new(MessageReceived::new(seen.clone(), message));
@@ -326,9 +326,6 @@ impl Engine {
     pub async fn response_sent(&self, turn: &Turn, message: &str, response: &str) {
         let sent = ResponseSent::new(turn.for_hooks(), message, response);
         let runs = |hook: &Hook| self.hook_run(turn, hook);
-        self.registry
-            .hooks
-            .response_sent(Arc::new(sent), &runs)
-            .await;
+        turn.agent.hooks.response_sent(Arc::new(sent), &runs).await;
     }
 }

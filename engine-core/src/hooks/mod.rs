@@ -18,6 +18,8 @@ use plugin_sdk::engine::{HookDescriptor, PluginManifest, StateWrites};
 use plugin_sdk::hook::Event;
 use plugin_sdk::ToolContext;
 
+use crate::config::HookChoice;
+
 use left_behind::LeftBehind;
 
 pub(crate) use pipeline::{PreModel, ResponsePass};
@@ -35,11 +37,16 @@ pub(crate) type HookRuns<'a> = &'a (dyn Fn(&Hook) -> HookRun + Sync);
 /// The state the hooks of a pass wrote, by hook id, in the order they ran.
 pub(crate) type Written = Vec<(String, StateWrites)>;
 
-/// A linked hook with its id, worked out once at start-up.
+/// A linked hook with its id, worked out once at start-up, and where and how long it
+/// runs: as declared, or as an agent sets it.
+#[derive(Clone)]
 pub struct Hook {
     descriptor: &'static HookDescriptor,
     plugin: &'static PluginManifest,
     id: String,
+    position: u32,
+    timeout: Duration,
+    /// Shared by every agent's copy: a thread left behind is the hook's, whoever ran it.
     left_behind: Arc<LeftBehind>,
 }
 
@@ -49,8 +56,32 @@ impl Hook {
             descriptor,
             plugin: (descriptor.plugin)(),
             id: descriptor.id(),
+            position: descriptor.position,
+            timeout: descriptor.timeout,
             left_behind: Arc::default(),
         }
+    }
+
+    /// The same hook, at `choice`'s position and timeout where it sets them (checked
+    /// against the declared bounds at start-up).
+    fn chosen(&self, choice: &HookChoice) -> Self {
+        Self {
+            position: choice.position().unwrap_or(self.position),
+            timeout: choice
+                .timeout_ms()
+                .map_or(self.timeout, Duration::from_millis),
+            ..self.clone()
+        }
+    }
+
+    /// Its place among its event's hooks: lower runs first.
+    pub fn position(&self) -> u32 {
+        self.position
+    }
+
+    /// How long it may run.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// What `#[define_hook]` registered.
@@ -94,13 +125,11 @@ impl Hook {
         let text = self.descriptor.fail_closed?;
         Some(text.resolve(locale.unwrap_or_default()).to_owned())
     }
-
-    pub(crate) fn timeout(&self) -> Duration {
-        self.descriptor.timeout
-    }
 }
 
-/// Every linked hook, by event, each event's hooks in the order they run.
+/// Hooks by event, each event's hooks in the order they run: every linked hook, or the
+/// ones an agent chose.
+#[derive(Clone)]
 pub(crate) struct Hooks {
     /// Indexed by `Event as usize`, in `Event::ALL` order.
     by_event: [Vec<Hook>; 4],
@@ -116,15 +145,32 @@ impl Hooks {
         for hooks in &mut by_event {
             hooks.sort_by(|a, b| {
                 let (at_a, at_b) = (a.descriptor.location, b.descriptor.location);
-                (a.descriptor.position, &a.id, at_a.file, at_a.line).cmp(&(
-                    b.descriptor.position,
-                    &b.id,
-                    at_b.file,
-                    at_b.line,
-                ))
+                (a.position, &a.id, at_a.file, at_a.line)
+                    .cmp(&(b.position, &b.id, at_b.file, at_b.line))
             });
         }
         Self { by_event }
+    }
+
+    /// The hooks an agent runs: every one when it chooses none, else those `chosen`
+    /// names (start-up refused any other), at the agent's positions and timeouts.
+    pub(crate) fn for_agent(&self, chosen: Option<&[HookChoice]>) -> Self {
+        let Some(chosen) = chosen else {
+            return self.clone();
+        };
+        let linked = self.by_event.iter().flatten();
+        let hooks = linked
+            .filter_map(|hook| {
+                let choice = chosen.iter().find(|choice| choice.id() == hook.id())?;
+                Some(hook.chosen(choice))
+            })
+            .collect();
+        Self::new(hooks)
+    }
+
+    /// Every hook, by event in turn order.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Hook> {
+        self.by_event.iter().flatten()
     }
 
     /// The hooks of `event`, in the order they run.

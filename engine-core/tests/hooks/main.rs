@@ -19,3 +19,4 @@ mod context;
 mod failures;
 mod hand_made;
 mod linked;
+mod per_agent;

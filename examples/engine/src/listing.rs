@@ -171,12 +171,6 @@ pub fn check_report(engine: &Engine) -> String {
         };
         out += &format!("  hooks {event:<18} {listed}\n");
     }
-    let streaming = if engine.hooks_mutate_responses() {
-        "off: a hook may replace or regenerate replies"
-    } else {
-        "on"
-    };
-    out += &format!("  streaming of replies: {streaming}\n");
     // The variables the plugins declare, as this process has them: the default (which
     // the engine sets when the environment does not), or the environment's value, never
     // shown (it may be secret).
@@ -206,11 +200,16 @@ pub fn check_report(engine: &Engine) -> String {
         );
     }
     for agent in engine.agents() {
+        let hooks: usize = Event::ALL
+            .iter()
+            .map(|&event| agent.hooks(event).len())
+            .sum();
         out += &format!(
-            "  agent {:<12} {} tools equipped, {} left out\n",
+            "  agent {:<12} {} tools equipped, {} left out, {hooks} hooks, streaming of replies {}\n",
             agent.name(),
             agent.tools().count(),
-            agent.left_out().len()
+            agent.left_out().len(),
+            streaming(&agent)
         );
         for left in agent.left_out() {
             out += &format!("    left out {}: {}\n", left.tool, left.reasons.join("; "));
@@ -267,6 +266,45 @@ pub fn list_agents(engine: &Engine) -> String {
                 left.reasons.join("; ")
             );
         }
+        out += &agent_hooks(&agent);
     }
     out
+}
+
+/// The hooks an agent runs, by event in the order they run, each at the agent's
+/// position and timeout, and whether its replies stream.
+fn agent_hooks(agent: &engine_core::Agent) -> String {
+    let chooses = if agent.config().hooks.is_some() {
+        "the hooks it lists"
+    } else {
+        "every linked hook"
+    };
+    let mut out = format!("    runs {chooses}\n");
+    for event in Event::ALL {
+        let hooks: Vec<String> = agent
+            .hooks(event)
+            .iter()
+            .map(|hook| {
+                format!(
+                    "{} (at {}, {} ms)",
+                    hook.id(),
+                    hook.position(),
+                    hook.timeout().as_millis()
+                )
+            })
+            .collect();
+        if !hooks.is_empty() {
+            out += &format!("      {event}: {}\n", hooks.join(", "));
+        }
+    }
+    out += &format!("    streaming of replies: {}\n", streaming(agent));
+    out
+}
+
+fn streaming(agent: &engine_core::Agent) -> &'static str {
+    if agent.hooks_mutate_responses() {
+        "off: a hook it runs may replace or regenerate replies"
+    } else {
+        "on"
+    }
 }

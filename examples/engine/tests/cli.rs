@@ -113,8 +113,7 @@ fn check_reports_what_it_validated() {
         "  hooks message_received   guard:blank_message, acme:order_ids_hint\n",
         "  hooks response_generated guard:dirty_output_guard\n",
         "  hooks response_sent      none\n",
-        "  streaming of replies: off: a hook may replace or regenerate replies\n",
-        "  agent default      8 tools equipped, 8 left out\n",
+        "  agent default      8 tools equipped, 8 left out, 3 hooks, streaming of replies off: a hook it runs may replace or regenerate replies\n",
         "    left out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n",
         "    left out acme:contact_card: the secret `crm_api_key` is not configured; its plugin's settings are not configured (`[agents.default.plugins.acme]`)\n",
         "    left out contacts:log_contact: the secret `crm_book` is not configured\n",
@@ -225,6 +224,10 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   leaves out builtin:write_text_content: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n\
          \x20   leaves out notes:save_note: it needs the knowledge base at `write`, and the agent grants nothing\n\
+         \x20   runs every linked hook\n\
+         \x20     message_received: guard:blank_message (at 0, 2000 ms), acme:order_ids_hint (at 100, 2000 ms)\n\
+         \x20     response_generated: guard:dirty_output_guard (at 10, 2000 ms)\n\
+         \x20   streaming of replies: off: a hook it runs may replace or regenerate replies\n\
          \x20 docs: knowledge none, model none, secrets 0, project target/docs-project, enables the tools it lists\n\
          \x20   equips: builtin:get_text_content, builtin:list_files, builtin:read_path_meta\n\
          \x20   leaves out acme:book_appointment: it is not in `agents.docs.tools`\n\
@@ -240,6 +243,9 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   leaves out notes:search_notes: it is not in `agents.docs.tools`\n\
          \x20   leaves out notes:summarize: it is not in `agents.docs.tools`\n\
          \x20   leaves out weather:weather: it is not in `agents.docs.tools`\n\
+         \x20   runs the hooks it lists\n\
+         \x20     message_received: guard:blank_message (at 0, 500 ms)\n\
+         \x20   streaming of replies: on\n\
          \x20 support: knowledge write, model spend cap $0.02, secrets 1, project none, enables every tool\n\
          \x20   equips: acme:book_appointment, acme:contact_card, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:save_note, notes:search_notes, notes:summarize, weather:weather\n\
          \x20   leaves out builtin:create_directory: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
@@ -247,7 +253,11 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   leaves out builtin:list_files: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:read_path_meta: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:write_text_content: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
-         \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n"
+         \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n\
+         \x20   runs every linked hook\n\
+         \x20     message_received: guard:blank_message (at 0, 2000 ms), acme:order_ids_hint (at 100, 2000 ms)\n\
+         \x20     response_generated: guard:dirty_output_guard (at 10, 2000 ms)\n\
+         \x20   streaming of replies: off: a hook it runs may replace or regenerate replies\n"
     );
 
     // The default agent does not have the tool: the model would not see it either.

@@ -476,7 +476,7 @@ impl Run<'_> {
 
     /// Whether the reply's text goes out as it is generated.
     fn streams(&self) -> bool {
-        !self.engine.hooks_mutate_responses()
+        !self.turn.agent.hooks_mutate_responses()
     }
 
     /// Asks the model until it answers in words: one generation of the turn.
