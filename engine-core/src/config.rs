@@ -687,11 +687,21 @@ impl EngineConfig {
             .unwrap_or_else(|| PathBuf::from("data"))
     }
 
-    /// Every configured secret value, for redaction.
+    /// Every configured secret value, for redaction; but the values of keys that linked
+    /// code declares only as a `select`: those are one of the choices written in the
+    /// plugin's source, and short ones (`eu`) would blank out every word that holds them.
     pub(crate) fn secret_values(&self) -> impl Iterator<Item = &str> {
+        let chosen = select_keys();
         self.agents
             .values()
-            .flat_map(|agent| agent.secrets.values().map(String::as_str))
+            .flat_map(move |agent| {
+                agent
+                    .secrets
+                    .iter()
+                    .filter(|(key, _)| !chosen.contains(key.as_str()))
+                    .map(|(_, value)| value.as_str())
+                    .collect::<Vec<_>>()
+            })
             .chain(self.extensions.secrets.values().map(String::as_str))
     }
 
@@ -739,6 +749,24 @@ fn secret_variables(
         });
     }
     Ok(variables)
+}
+
+/// The secret keys every linked declaration makes a `select`: their values are choices
+/// the plugins publish, not secrets.
+pub(crate) fn select_keys() -> std::collections::BTreeSet<&'static str> {
+    let tools = plugin_sdk::engine::linked_tools().flat_map(|tool| tool.secret_specs());
+    let hooks = plugin_sdk::engine::linked_hooks().flat_map(|hook| hook.secret_specs());
+    let specs: Vec<_> = tools.chain(hooks).collect();
+    specs
+        .iter()
+        .filter(|spec| {
+            specs
+                .iter()
+                .filter(|other| other.key == spec.key)
+                .all(|other| matches!(other.kind, plugin_sdk::secrets::SecretKind::Select(_)))
+        })
+        .map(|spec| spec.key)
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{braced, Ident, LitBool, LitInt, LitStr, Token};
+use syn::{braced, bracketed, Ident, LitBool, LitInt, LitStr, Token};
 
 use crate::errors::Errors;
 use crate::localized::Localized;
@@ -27,6 +27,8 @@ pub enum Value {
     Path(syn::Path),
     /// The tokens of a braced block its key parses itself (`system = { ... }`).
     Block(proc_macro2::TokenStream),
+    /// A bracketed list of strings (`choices = ["eu", "us"]`).
+    List(Vec<LitStr>),
 }
 
 impl Parse for Arg {
@@ -44,6 +46,11 @@ impl Parse for Arg {
             let content;
             braced!(content in input);
             Value::Block(content.parse()?)
+        } else if input.peek(syn::token::Bracket) {
+            let content;
+            bracketed!(content in input);
+            let items = Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
+            Value::List(items.into_iter().collect())
         } else if input.peek(syn::token::Brace) {
             let content;
             let brace = braced!(content in input);
@@ -59,7 +66,7 @@ impl Parse for Arg {
             Value::Path(input.parse()?)
         } else {
             return Err(input.error(
-                "expected a string literal, a number, `true`/`false` or a `{ \"tag\": \"text\" }` map",
+                "expected a string literal, a number, `true`/`false`, a `[\"...\"]` list or a `{ \"tag\": \"text\" }` map",
             ));
         };
         Ok(Self { key, value })
@@ -113,6 +120,14 @@ impl Arg {
             Value::Str(lit) => Some(Localized::Plain(lit)),
             Value::Map(map) => Some(map),
             _ => self.expected("a string or a `{ \"en-US\": \"...\" }` map", errors),
+        }
+    }
+
+    /// A list of string literals: `choices = ["eu", "us"]`.
+    pub fn strings(self, errors: &mut Errors) -> Option<Vec<LitStr>> {
+        match self.value {
+            Value::List(items) => Some(items),
+            _ => self.expected("a list of strings: `[\"eu\", \"us\"]`", errors),
         }
     }
 

@@ -22,6 +22,8 @@ pub const ENGINE: &str = "engine";
 pub const DISPLAY_NAME: &str = "display_name";
 pub const DESCRIPTION: &str = "description";
 pub const LABEL: &str = "label";
+pub const TYPE: &str = "type";
+pub const CHOICES: &str = "choices";
 pub const ACTION: &str = "action";
 pub const API_VERSION: &str = "api_version";
 pub const STATE: &str = "state";
@@ -73,7 +75,7 @@ pub const TOOL_ARGS_KEYS: &[&str] = &[CRATE, STRICT, ACTION];
 /// `#[secret(...)]` on the struct.
 pub const SECRETS_STRUCT_KEYS: &[&str] = &[CRATE];
 /// `#[secret(...)]` on a field.
-pub const SECRET_FIELD_KEYS: &[&str] = &[LABEL, DESCRIPTION];
+pub const SECRET_FIELD_KEYS: &[&str] = &[LABEL, DESCRIPTION, TYPE, CHOICES];
 
 /// The attribute of `#[derive(ToolArgs)]`.
 pub const TOOL_ARGS: &str = "tool_args";

@@ -56,7 +56,7 @@ pub(crate) use tool::BoxFuture;
 /// The secrets a tool declares: a `#[derive(Secrets)]` struct of [`Secret`](secrets::Secret)
 /// fields, taken as a parameter.
 pub mod secrets {
-    pub use crate::context::Secret;
+    pub use crate::context::{Secret, SecretKind};
 }
 
 /// The audit logger: take `audit: &Audit` to record what a tool did, with secrets redacted.

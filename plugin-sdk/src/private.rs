@@ -11,7 +11,7 @@ use serde::Deserialize;
 pub use crate::action::{ActionField, ActionParam};
 pub use crate::channel::{Channel, ChannelDescriptor};
 pub use crate::context::{
-    FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretSpec, StateBuilder,
+    FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretKind, SecretSpec, StateBuilder,
 };
 pub use crate::hook::event::HookEvent;
 pub use crate::hook::outcome::{

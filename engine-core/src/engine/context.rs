@@ -7,8 +7,9 @@ use plugin_sdk::abort::Abort;
 use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::KnowledgeGrant;
+use plugin_sdk::engine::SecretSpec;
 use plugin_sdk::model::Model;
-use plugin_sdk::secrets::Secret;
+use plugin_sdk::secrets::{Secret, SecretKind};
 use plugin_sdk::state::State;
 use plugin_sdk::ToolContext;
 
@@ -51,7 +52,7 @@ impl Engine {
         }
         for spec in descriptor.secret_specs() {
             if let Some(value) = agent.config.secrets.get(spec.key) {
-                context = context.with_secret(spec.key, Secret::new(value.clone()));
+                context = with_secret(context, spec, value);
             }
         }
         if needs.audit {
@@ -126,7 +127,7 @@ impl Engine {
         }
         for spec in descriptor.secret_specs() {
             if let Some(value) = agent.config.secrets.get(spec.key) {
-                context = context.with_secret(spec.key, Secret::new(value.clone()));
+                context = with_secret(context, spec, value);
             }
         }
         if needs.audit {
@@ -206,4 +207,14 @@ pub(super) fn abort_signal(bounds: &Bounds<'_>) -> Abort {
         Box::new(move || token.is_cancelled()) as Box<dyn Fn() -> bool + Send + Sync>
     });
     Abort::new(Some(bounds.deadline_or_default().into_std()), cancelled)
+}
+
+/// `context` holding `spec`'s secret `value`: redacted from what it audits, but for a
+/// `select`'s, which is one of the choices its plugin declares.
+fn with_secret(context: ToolContext, spec: &SecretSpec, value: &str) -> ToolContext {
+    let value = Secret::new(value);
+    match spec.kind {
+        SecretKind::Select(_) => context.with_chosen(spec.key, value),
+        SecretKind::Text | SecretKind::Password => context.with_secret(spec.key, value),
+    }
 }

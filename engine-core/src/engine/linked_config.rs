@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use plugin_sdk::engine::{linked_plugins, linked_tools};
+use plugin_sdk::secrets::SecretKind;
 
 use super::agent::missing;
 use crate::config::{list, AgentConfig, ConfigProblem, EngineConfig};
@@ -29,6 +30,7 @@ pub(super) fn problems(
         external_tools(name, agent, registry, &mut problems);
         plugin_settings(name, agent, &mut problems);
         unused_secrets(name, agent, config, registry, &mut problems);
+        secret_choices(name, agent, registry, &mut problems);
         if let Some(turn) = &agent.turn {
             if !config.providers.contains_key(&turn.provider) && !given.contains_key(&turn.provider)
             {
@@ -322,6 +324,40 @@ fn unused_secrets(
                     "correct the key, or remove it (the agent's tools, hooks and provider read {})",
                     list(&read)
                 ),
+            ));
+        }
+    }
+}
+
+/// An agent's secrets that a `select` declares: each value one of its choices. The value
+/// is never quoted: it is a secret.
+fn secret_choices(
+    name: &str,
+    agent: &AgentConfig,
+    registry: &Registry,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    let tools = registry
+        .tools()
+        .iter()
+        .flat_map(|tool| tool.descriptor().secret_specs());
+    let hooks = registry
+        .hooks
+        .all()
+        .flat_map(|hook| hook.descriptor().secret_specs());
+    let mut reported = BTreeSet::new();
+    for spec in tools.chain(hooks) {
+        let SecretKind::Select(choices) = spec.kind else {
+            continue;
+        };
+        let Some(value) = agent.secrets.get(spec.key) else {
+            continue;
+        };
+        if !choices.contains(&value.as_str()) && reported.insert(spec.key) {
+            problems.push(ConfigProblem::new(
+                format!("agents.{name}.secrets.{}", spec.key),
+                "is not one of the values its `select` offers",
+                format!("set it to one of {}", list(choices.iter().copied())),
             ));
         }
     }

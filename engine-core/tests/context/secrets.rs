@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use engine_core::config::EngineConfig;
-use engine_core::{CallErrorKind, RedactingWriter};
+use engine_core::{CallErrorKind, Engine, RedactingWriter};
 use plugin_sdk::engine::CallInput;
-use plugin_sdk::secrets::Secret;
+use plugin_sdk::secrets::{Secret, SecretKind};
 use plugin_sdk::ToolContext;
 use serde_json::json;
 
@@ -172,4 +172,39 @@ async fn the_audit_logger_redacts_a_contexts_own_secrets_without_an_engine() {
     tool.call(CallInput::new("{}", &context)).await.unwrap();
     let log = captured.text();
     assert!(log.contains("[REDACTED]") && !log.contains(KEY), "{log}");
+}
+
+#[tokio::test]
+async fn a_select_secret_takes_one_of_its_choices_unredacted_and_a_refusal_never_quotes_the_value()
+{
+    let tool = plugin_sdk::engine::linked_tools()
+        .find(|tool| tool.name == "mail_region")
+        .unwrap();
+    let kinds: Vec<SecretKind> = tool.secret_specs().map(|spec| spec.kind).collect();
+    assert_eq!(kinds, [SecretKind::Select(&["eu", "us"]), SecretKind::Text]);
+    let config = |region: &str| {
+        format!("[agents.a]\nsecrets = {{ mail_region = {region:?}, mail_account = \"acct-1\" }}\n")
+    };
+    let engine = engine(&config("us"));
+    let turn = engine.turn("a").unwrap();
+    let answer = call(&engine, &turn, "ctx__mail_region", json!({}))
+        .await
+        .unwrap();
+    // A select's value is one of the choices the plugin publishes: not redacted. A
+    // `text` secret is shown as typed to whoever configures it, and still a secret.
+    assert_eq!(answer, "us [REDACTED]");
+
+    let parsed = EngineConfig::parse(&config("mars-1")).unwrap();
+    let error = Engine::builder()
+        .config(parsed)
+        .tools(plugin_sdk::engine::linked_tools().filter(|tool| (tool.plugin)().namespace == "ctx"))
+        .build()
+        .err()
+        .expect("refused");
+    let text = error.to_string();
+    assert!(
+        text.contains("`agents.a.secrets.mail_region` is not one of the values its `select` offers: set it to one of `eu`, `us`"),
+        "{text}"
+    );
+    assert!(!text.contains("mars-1"), "the value is a secret: {text}");
 }

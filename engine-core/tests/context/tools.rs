@@ -22,6 +22,27 @@ pub struct MailSecrets {
     pub mail_token: Secret,
 }
 
+/// The region of the mail service, chosen from a list.
+#[derive(Secrets)]
+pub struct RegionSecrets {
+    /// The region.
+    #[secret(label = "Region", description = "Where the account lives.", type = "select", choices = ["eu", "us"])]
+    pub mail_region: Secret,
+    /// The account, shown as typed.
+    #[secret(label = "Account", description = "The account's id.", type = "text")]
+    pub mail_account: Secret,
+}
+
+/// Answers the configured region and account.
+#[define_tool]
+async fn mail_region(secrets: RegionSecrets) -> String {
+    format!(
+        "{} {}",
+        secrets.mail_region.expose(),
+        secrets.mail_account.expose()
+    )
+}
+
 /// Logs its own key by mistake, and answers how the key prints.
 #[define_tool]
 async fn crm_leak(secrets: CrmSecrets, audit: &Audit) -> String {

@@ -2,7 +2,9 @@
 //! each equips.
 
 use engine_core::{Engine, Format};
+use plugin_sdk::engine::SecretSpec;
 use plugin_sdk::hook::Event;
+use plugin_sdk::secrets::SecretKind;
 
 /// The plugins and their tools; a tool that needs a conversation says so, since it is
 /// not offered over MCP or to `call` without `--conversation`.
@@ -33,11 +35,28 @@ pub fn list_tools(engine: &Engine, locale: &str) -> String {
                 tool.id(),
                 tool.descriptor().summary_for(locale)
             );
+            for spec in tool.descriptor().secret_specs() {
+                out += &format!("    {}\n", secret_line(spec, locale));
+            }
         }
     }
     out += &list_channels(engine);
     out += &list_extensions(engine);
     out
+}
+
+/// A secret as the person who configures it reads it: key, type (a `select` with its
+/// choices, shown as written), label.
+fn secret_line(spec: &SecretSpec, locale: &str) -> String {
+    let kind = match spec.kind {
+        SecretKind::Select(choices) => format!("select: {}", choices.join(", ")),
+        kind => kind.as_str().to_owned(),
+    };
+    format!(
+        "secret {} ({kind}): {}",
+        spec.key,
+        spec.label.resolve(locale)
+    )
 }
 
 /// The external tools' files, each with its state, its error and its tools; a tool whose

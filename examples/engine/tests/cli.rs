@@ -39,6 +39,13 @@ fn tools_lists_plugins_and_tools_with_localized_summaries() {
         listing.contains("acme:book_appointment        [crm] Prenota un appuntamento nel CRM."),
         "{listing}"
     );
+    // A tool's secrets, each with its type and its label in the reader's language.
+    assert!(
+        listing.contains(
+            "(in a conversation only: not over MCP)\n    secret crm_api_key (password): Chiave API del CRM\n"
+        ),
+        "{listing}"
+    );
     assert!(listing.contains("Meteo (weather 0.1.0"), "{listing}");
     assert!(
         listing.contains("weather:weather              [web] Temperature tipiche di una città."),

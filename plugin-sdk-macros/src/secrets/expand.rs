@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::parse::Bundle;
+use super::parse::{Bundle, Kind};
 
 pub fn bundle(bundle: &Bundle) -> TokenStream {
     let Bundle {
@@ -25,7 +25,12 @@ pub fn bundle(bundle: &Bundle) -> TokenStream {
         let name = key.field.to_string();
         let label = text(key.label.as_ref());
         let description = text(key.description.as_ref());
-        quote!(#private::SecretSpec { key: #name, label: #label, description: #description })
+        let kind = match &key.kind {
+            Kind::Text => quote!(#private::SecretKind::Text),
+            Kind::Password => quote!(#private::SecretKind::Password),
+            Kind::Select(choices) => quote!(#private::SecretKind::Select(&[#(#choices),*])),
+        };
+        quote!(#private::SecretSpec { key: #name, label: #label, description: #description, kind: #kind })
     });
     // Each field is built through `FromSecret`, spanned at its type: a field that is not
     // a `Secret` is reported there, once.

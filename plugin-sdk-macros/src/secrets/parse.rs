@@ -1,5 +1,6 @@
-//! The struct and each field's `#[secret(label = ..., description = ...)]`, checked as
-//! they are read: keys are field names, texts follow the LocalizedText rules.
+//! The struct and each field's `#[secret(label = ..., description = ..., type = ...)]`,
+//! checked as they are read: keys are field names, texts follow the LocalizedText rules,
+//! a `select` lists its choices.
 
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Type};
@@ -23,6 +24,17 @@ pub struct Key<'a> {
     pub ty: &'a Type,
     pub label: Option<Localized>,
     pub description: Option<Localized>,
+    pub kind: Kind,
+}
+
+/// How the person who configures the secret enters it.
+pub enum Kind {
+    /// Shown as typed.
+    Text,
+    /// Masked (the default).
+    Password,
+    /// One of a fixed list, stored and shown as written.
+    Select(Vec<String>),
 }
 
 pub fn bundle<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Bundle<'a> {
@@ -83,11 +95,19 @@ pub fn bundle<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Bundle<'a> {
 fn key<'a>(field: &'a syn::Field, errors: &mut Errors) -> Option<Key<'a>> {
     let mut label = Once::default();
     let mut description = Once::default();
+    let mut kind = Once::default();
+    let mut choices = Once::default();
     for arg in secret_args(&field.attrs, errors) {
         let key = arg.key.clone();
         match &*key.to_string() {
             LABEL => label.set(&key, arg.localized(errors), errors),
             DESCRIPTION => description.set(&key, arg.localized(errors), errors),
+            TYPE => kind.set(&key, arg.string(errors), errors),
+            CHOICES => choices.set(
+                &key,
+                arg.strings(errors).map(|list| (list, key.span())),
+                errors,
+            ),
             _ => arg.unknown(SECRET_FIELD_KEYS, errors),
         }
     }
@@ -100,7 +120,67 @@ fn key<'a>(field: &'a syn::Field, errors: &mut Errors) -> Option<Key<'a>> {
         ty: &field.ty,
         label,
         description,
+        kind: kind_of(kind.get(), choices.get(), errors),
     })
+}
+
+/// The field's kind from its `type` and `choices`: a `select` has choices, each once and
+/// none empty, and only a `select` has them.
+fn kind_of(
+    kind: Option<syn::LitStr>,
+    choices: Option<(Vec<syn::LitStr>, proc_macro2::Span)>,
+    errors: &mut Errors,
+) -> Kind {
+    let named = kind.as_ref().map(syn::LitStr::value);
+    match (named.as_deref(), choices) {
+        (None | Some("password"), None) => Kind::Password,
+        (Some("text"), None) => Kind::Text,
+        (Some("select"), Some((list, span))) => {
+            let mut values: Vec<String> = Vec::new();
+            for choice in &list {
+                let value = choice.value();
+                if value.trim().is_empty() {
+                    errors.at(
+                        choice.span(),
+                        "a choice is the value stored for the agent: write a non-empty one",
+                    );
+                } else if values.contains(&value) {
+                    errors.at(
+                        choice.span(),
+                        format_args!("`{value}` is listed twice: list each choice once"),
+                    );
+                } else {
+                    values.push(value);
+                }
+            }
+            if list.is_empty() {
+                errors.at(
+                    span,
+                    "a `select` secret offers at least one choice: `choices = [\"eu\", \"us\"]`",
+                );
+            }
+            Kind::Select(values)
+        }
+        (Some("select"), None) => {
+            errors.at(
+                kind.as_ref()
+                    .map_or_else(proc_macro2::Span::call_site, syn::LitStr::span),
+                "a `select` secret lists what may be chosen: add `choices = [\"eu\", \"us\"]`",
+            );
+            Kind::Select(Vec::new())
+        }
+        (Some("text" | "password") | None, Some((_, span))) => {
+            errors.at(
+                span,
+                "`choices` are for a `select` secret: add `type = \"select\"`, or remove `choices`",
+            );
+            Kind::Password
+        }
+        (Some(other), _) => {
+            errors.at(kind.as_ref().map_or_else(proc_macro2::Span::call_site, syn::LitStr::span), format_args!("there is no secret type `{other}`: write `text` (shown as typed), `password` (masked, the default) or `select` (with `choices`)"));
+            Kind::Password
+        }
+    }
 }
 
 /// The arguments of every `#[secret(...)]` on an item.

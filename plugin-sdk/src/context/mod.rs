@@ -46,7 +46,7 @@ pub use model::{
 };
 pub use project::{Project, ProjectLimits};
 pub use redact::{Redact, RedactValues};
-pub use secret::{FromSecret, Secret, SecretBundle, SecretSpec};
+pub use secret::{FromSecret, Secret, SecretBundle, SecretKind, SecretSpec};
 use shared::AnyState;
 pub use shared::{dotted_key, PluginState, SettingsProblem, Shared, StateBuilder, StateType};
 pub use state::{State, StateMap, StateWrites};
@@ -129,6 +129,13 @@ impl ToolContext {
     /// tool declares.
     pub fn with_secret(mut self, key: impl Into<String>, value: Secret) -> Self {
         self.audit.redact_too(value.expose());
+        self.secrets.push((key.into(), value));
+        self
+    }
+
+    /// The same context, holding the `select` secret `key`: one of the choices its
+    /// plugin declares, so the audit logger does not redact it.
+    pub fn with_chosen(mut self, key: impl Into<String>, value: Secret) -> Self {
         self.secrets.push((key.into(), value));
         self
     }

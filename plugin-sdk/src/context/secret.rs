@@ -44,6 +44,31 @@ pub struct SecretSpec {
     pub label: LocalizedText,
     /// One sentence on what the key is for.
     pub description: LocalizedText,
+    /// How the person who configures it enters it.
+    pub kind: SecretKind,
+}
+
+/// How a secret is entered, as `#[secret(type = ...)]` declares it (the seed's `type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretKind {
+    /// Shown as typed (`type = "text"`): an account id, a region's host.
+    Text,
+    /// Masked (`type = "password"`, the default): a key, a token.
+    Password,
+    /// One of these values, stored and shown as written (`type = "select"`,
+    /// `choices = ["eu", "us"]`); the engine refuses a configured value that is none.
+    Select(&'static [&'static str]),
+}
+
+impl SecretKind {
+    /// The type's name, as `#[secret(type = ...)]` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Password => "password",
+            Self::Select(_) => "select",
+        }
+    }
 }
 
 /// A struct of [`Secret`] fields, one per key, made with `#[derive(Secrets)]`. Taking it
