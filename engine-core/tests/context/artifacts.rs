@@ -112,6 +112,38 @@ async fn put_fails_clearly_over_the_size_limit_and_when_the_store_is_full() {
     assert!(full.expect_err("full").message().contains("store is full"));
 }
 
+#[tokio::test]
+async fn a_tool_keeps_an_artifact_for_its_own_ttl_within_the_engines() {
+    let engine = engine("[artifacts]\nttl_secs = 3600\n[agents.a]\n");
+    let turn = in_conversation(&engine, "a", "s", "c");
+    let put = |text: &str, ttl_ms: u64| {
+        call(
+            &engine,
+            &turn,
+            "ctx__artifact_put_for",
+            json!({ "text": text, "ttl_ms": ttl_ms }),
+        )
+    };
+    let take = |handle: Value| {
+        call(
+            &engine,
+            &turn,
+            "ctx__artifact_take",
+            json!({ "handle": handle }),
+        )
+    };
+    let brief = put("brief", 50).await.unwrap();
+    let long = put("long", u64::MAX).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    assert_eq!(
+        take(brief).await.unwrap(),
+        Value::Null,
+        "expired after its 50 ms"
+    );
+    // Asked for ever, kept for the engine's hour: still there.
+    assert_eq!(take(long).await.unwrap(), "long");
+}
+
 #[test]
 fn an_artifact_expires_after_the_capped_ttl() {
     use plugin_sdk::artifacts::Artifact;

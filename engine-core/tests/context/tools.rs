@@ -114,6 +114,20 @@ struct Text {
     text: String,
 }
 
+/// Text, and how long to keep it.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Brief {
+    text: String,
+    ttl_ms: u64,
+}
+
+/// Keeps text as an artifact for a while at most.
+#[define_tool]
+async fn artifact_put_for(args: Brief, artifacts: &Artifacts) -> Result<ArtifactHandle, ToolError> {
+    let ttl = Duration::from_millis(args.ttl_ms);
+    Ok(artifacts.put_for(ttl, args.text.into_bytes(), "note.txt", "text/plain")?)
+}
+
 /// Keeps text as an artifact.
 #[define_tool]
 async fn artifact_put(args: Text, artifacts: &Artifacts) -> Result<ArtifactHandle, ToolError> {

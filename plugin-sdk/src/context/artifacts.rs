@@ -115,21 +115,44 @@ impl Artifacts {
         }
     }
 
-    /// Keeps `bytes` as `filename` of type `mime`, and answers the handle to pass on.
-    /// Fails over the engine's limits (size, name and type lengths) or when the store
-    /// is full.
+    /// Keeps `bytes` as `filename` of type `mime` for the engine's lifetime of an
+    /// artifact, and answers the handle to pass on. Fails over the engine's limits (size,
+    /// name and type lengths) or when the store is full.
     pub fn put(
         &self,
         bytes: Vec<u8>,
         filename: impl Into<String>,
         mime: impl Into<String>,
     ) -> Result<ArtifactHandle, ArtifactError> {
+        self.put_artifact(bytes, filename.into(), mime.into(), None)
+    }
+
+    /// As [`put`](Self::put), kept for `ttl` at most: the engine caps it at its own
+    /// lifetime of an artifact (the seed's `ttlMs`). For a handle that is only worth
+    /// taking soon, such as a preview.
+    pub fn put_for(
+        &self,
+        ttl: Duration,
+        bytes: Vec<u8>,
+        filename: impl Into<String>,
+        mime: impl Into<String>,
+    ) -> Result<ArtifactHandle, ArtifactError> {
+        self.put_artifact(bytes, filename.into(), mime.into(), Some(ttl))
+    }
+
+    fn put_artifact(
+        &self,
+        bytes: Vec<u8>,
+        filename: String,
+        mime: String,
+        ttl: Option<Duration>,
+    ) -> Result<ArtifactHandle, ArtifactError> {
         let artifact = Artifact {
             bytes,
-            filename: filename.into(),
-            mime: mime.into(),
+            filename,
+            mime,
         };
-        self.store.put(&self.conversation, artifact, None)
+        self.store.put(&self.conversation, artifact, ttl)
     }
 
     /// Takes the artifact of `handle`: once, in this conversation, before it expires.
