@@ -1,14 +1,18 @@
 //! The shapes of ids: tool and hook names, categories and namespaces.
 
-/// The name of a `kind` (`"tool"`, `"hook"`): letters, digits and `_`, starting with a
-/// letter, at most 64 characters.
+/// The name of a `kind` (`"tool"`, `"hook"`): letters, digits, `_` and `-`, starting
+/// with a letter, at most 64 characters. Every provider and MCP accept `-` in a tool
+/// name, and the wire name stays reversible: the namespace before the first `__` never
+/// holds `_`.
 pub fn check_name(kind: &str, name: &str) -> Result<(), String> {
     let starts_with_letter = name.starts_with(|c: char| c.is_ascii_alphabetic());
-    let allowed = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let allowed = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if starts_with_letter && allowed && name.len() <= 64 {
         Ok(())
     } else {
-        Err(format!("`{name}` is not a valid {kind} name: use letters, digits and `_`, starting with a letter, at most 64 characters (set it with `name = \"...\"`)"))
+        Err(format!("`{name}` is not a valid {kind} name: use letters, digits, `_` and `-`, starting with a letter, at most 64 characters (set it with `name = \"...\"`)"))
     }
 }
 

@@ -111,3 +111,9 @@ async fn with_every_extractor(
 fn after_sending(event: &ResponseSent, conversation: Conversation, audit: &Audit, abort: &Abort) {
     let _ = (event, conversation, audit, abort);
 }
+
+/// The seed's own name, kebab-case: every surface accepts `-` in a name.
+#[define_hook(event = "response_generated", name = "dirty-output-guard")]
+fn dirty_output_guard(event: &ResponseGenerated) {
+    let _ = event;
+}

@@ -12,6 +12,7 @@ mod abort;
 mod artifacts;
 mod knowledge;
 mod model_access;
+mod names;
 mod secrets;
 mod state;
 mod turn_identity;

@@ -306,3 +306,9 @@ async fn spawn_and_wait(args: Text, abort: &Abort) -> String {
     std::future::pending::<()>().await;
     unreachable!("the engine stops waiting first")
 }
+
+/// Says hello; its name has a `-`, as the seed's names do.
+#[define_tool(name = "say-hello")]
+async fn say_hello() -> &'static str {
+    "hello"
+}

@@ -13,7 +13,7 @@ struct Out {
 }
 
 /// Look something up.
-#[define_tool(name = "book-appointment")]
+#[define_tool(name = "book.appointment")]
 async fn lookup(args: Args) -> Out {
     let _ = args;
     Out { ok: true }
