@@ -1,6 +1,10 @@
 #![doc = include_str!("../docs/crate.md")]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// Without the `engine` feature the engine's side of the contract is unreachable, and so
+// is much of what only it uses: the build with the feature (the workspace's) is the one
+// whose unused code is a warning.
+#![cfg_attr(not(feature = "engine"), allow(unused_imports, dead_code))]
 
 pub mod action;
 pub mod channel;
@@ -116,7 +120,9 @@ pub mod turn {
 /// The engine's side of the contract: what `#[define_tool]`, `#[define_hook]` and
 /// `plugin!` register, how the engine runs it, and the stores it hands to tools.
 ///
-/// For engine crates (`engine-core`); a plugin author never needs it.
+/// For engine crates (`engine-core`), behind the `engine` feature: a plugin author never
+/// needs it, and a plugin crate built on its own cannot reach it.
+#[cfg(feature = "engine")]
 pub mod engine {
     pub use crate::context::{
         dotted_key, ArtifactStore, FromSecret, KnowledgeGrant, KnowledgeNeed, KnowledgeStore,

@@ -23,7 +23,7 @@ pub struct PluginManifest {
     pub api_version: Option<u32>,
     /// How the engine builds what the plugin's tools share from its settings
     /// (`plugin! { state = T }`); `None`: the plugin takes no settings.
-    pub state: Option<&'static crate::engine::StateBuilder>,
+    pub state: Option<&'static crate::context::StateBuilder>,
     /// What the engine's image must carry for the plugin's tools (`plugin! { system =
     /// { ... } }`): read when an image is built, and for the variables' defaults when
     /// the engine starts.

@@ -12,7 +12,10 @@ use super::redact::{Redact, RedactValues};
 /// Each event goes to `tracing` (target `audit`) with the plugin, the tool and the
 /// subscriber, and every secret value the engine knows is redacted from it, wherever it
 /// appears: in the event's name or in any field of its detail.
-#[derive(Clone, Default)]
+///
+/// A plugin cannot make one: the engine builds it for each call, with the engine's
+/// redactor (for engines, the `engine` feature has `Audit::new`).
+#[derive(Clone)]
 pub struct Audit {
     engine: Option<Arc<dyn Redact>>,
     /// The call's own secrets, redacted even without an engine's redactor.
@@ -32,11 +35,12 @@ impl Audit {
     };
 
     /// The logger of the tool `source` (its id), redacting with `redact`; for engines.
+    #[cfg(feature = "engine")]
     pub fn new(redact: Arc<dyn Redact>, source: Arc<str>) -> Self {
         Self {
             engine: Some(redact),
             source: Some(source),
-            ..Self::default()
+            ..Self::EMPTY
         }
     }
 

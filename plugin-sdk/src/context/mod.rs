@@ -60,7 +60,6 @@ use crate::{CallInput, ToolError, ToolParam};
 /// Take it as `ctx: &ToolContext` for the locale; every other piece is its own
 /// extractor (see the module's table). A context from [`ToolContext::new`] has none of
 /// them: the `with_*` methods are for engines and for tests that call a tool by hand.
-#[derive(Default)]
 #[non_exhaustive]
 pub struct ToolContext {
     locale: Option<String>,
@@ -79,16 +78,16 @@ pub struct ToolContext {
     abort: FireOnDrop,
 }
 
+impl Default for ToolContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ToolContext {
     /// A context for a call outside any conversation (tests, the command line).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// A context with nothing in it, shared: what an engine hands a tool whose parameters
-    /// read nothing of their context, at no cost per call.
-    pub fn empty() -> &'static ToolContext {
-        static EMPTY: ToolContext = ToolContext {
+    pub const fn new() -> Self {
+        Self {
             locale: None,
             turn: None,
             secrets: Vec::new(),
@@ -100,7 +99,13 @@ impl ToolContext {
             project: None,
             plugin_state: None,
             abort: FireOnDrop(Abort::NEVER),
-        };
+        }
+    }
+
+    /// A context with nothing in it, shared: what an engine hands a tool whose parameters
+    /// read nothing of their context, at no cost per call.
+    pub fn empty() -> &'static ToolContext {
+        static EMPTY: ToolContext = ToolContext::new();
         &EMPTY
     }
 
