@@ -7,7 +7,7 @@ use plugin_sdk::abort::Abort;
 use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::KnowledgeGrant;
-use plugin_sdk::engine::SecretSpec;
+use plugin_sdk::engine::{Needs, SecretSpec};
 use plugin_sdk::model::Model;
 use plugin_sdk::secrets::{Secret, SecretKind};
 use plugin_sdk::state::State;
@@ -106,9 +106,15 @@ impl Engine {
     /// is stored), declared secrets, audit logger, model access and abort signal, each only
     /// if a parameter of the hook reads it; its deadline is the hook's timeout from now.
     pub(super) fn hook_run(&self, turn: &Turn, hook: &Hook) -> HookRun {
-        let agent = self.agent_of(turn);
         let descriptor = hook.descriptor();
         let needs = descriptor.needs;
+        if needs == Needs::NOTHING && descriptor.secrets.iter().all(|specs| specs.is_empty()) {
+            return HookRun {
+                context: None,
+                abort: Abort::default(),
+            };
+        }
+        let agent = self.agent_of(turn);
         let deadline = tokio::time::Instant::now() + hook.timeout();
         let mut context = ToolContext::new();
         if let Some(locale) = &turn.locale {
@@ -151,7 +157,7 @@ impl Engine {
             Abort::default()
         };
         HookRun {
-            context: context.with_abort(abort.clone()),
+            context: Some(context.with_abort(abort.clone())),
             abort,
         }
     }

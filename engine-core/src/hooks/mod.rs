@@ -24,10 +24,11 @@ use left_behind::LeftBehind;
 
 pub(crate) use pipeline::{PreModel, ResponsePass};
 
-/// What one run of a hook is given: the turn's context as its parameters declare it, and
-/// its abort signal, which the run fires once the engine stops waiting.
+/// What one run of a hook is given: the turn's context as its parameters declare it
+/// (`None` for a hook that reads nothing of it: it gets the shared empty one, built for
+/// no run), and its abort signal, which the run fires once the engine stops waiting.
 pub(crate) struct HookRun {
-    pub(crate) context: ToolContext,
+    pub(crate) context: Option<ToolContext>,
     pub(crate) abort: Abort,
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use plugin_sdk::engine::{HookEntry, HookEvent, HookInput, HookResult, StateWrites};
+use plugin_sdk::ToolContext;
 
 use super::{Hook, HookRun};
 use crate::dispatch::panic_text;
@@ -42,7 +43,8 @@ pub(super) async fn run<E: HookEvent>(
     run: HookRun,
 ) -> Result<(E::Outcome, StateWrites), Failed> {
     let HookRun { context, abort } = run;
-    let context = Arc::new(context);
+    // A hook whose parameters read nothing of the turn gets the shared empty context.
+    let context = context.map(Arc::new);
     // Waiting for a permit counts against the timeout.
     let deadline = tokio::time::Instant::now() + hook.timeout();
     let ended: Ended<E> = match entry {
@@ -50,10 +52,11 @@ pub(super) async fn run<E: HookEvent>(
             Err(skipped) => Ended::StillRunning(skipped),
             Ok((waiting, running)) => {
                 let payload = Arc::clone(payload);
-                let context = Arc::clone(&context);
+                let context = context.clone();
                 let task = tokio::task::spawn_blocking(move || {
                     let _running = running;
-                    run(HookInput::new(&*payload).with_context(&context))
+                    let context = context.as_deref().unwrap_or(ToolContext::empty());
+                    run(HookInput::new(&*payload).with_context(context))
                 });
                 let ended = match tokio::time::timeout_at(deadline, task).await {
                     Ok(Ok(result)) => Ended::Returned(result),
@@ -71,8 +74,9 @@ pub(super) async fn run<E: HookEvent>(
             }
         },
         HookEntry::Async(run) => {
+            let context = context.as_deref().unwrap_or(ToolContext::empty());
             let running = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                AssertUnwindSafe(run(HookInput::new(&**payload).with_context(&context)))
+                AssertUnwindSafe(run(HookInput::new(&**payload).with_context(context)))
                     .catch_unwind()
             }));
             match running {
@@ -94,7 +98,13 @@ pub(super) async fn run<E: HookEvent>(
     };
     let (id, event) = (hook.id(), E::EVENT.as_str());
     match ended {
-        Ended::Returned(Ok(outcome)) => return Ok((outcome, context.take_state_writes())),
+        Ended::Returned(Ok(outcome)) => {
+            let writes = context
+                .as_deref()
+                .map(ToolContext::take_state_writes)
+                .unwrap_or_default();
+            return Ok((outcome, writes));
+        }
         Ended::Returned(Err(error)) => {
             tracing::warn!(hook = id, event, %error, "a hook returned an error; {then}");
         }
