@@ -165,6 +165,9 @@ impl Engine {
     /// Keeps the state the hooks of `turn` wrote, in the order they ran; a hook whose
     /// writes break the state's limits loses them, logged.
     pub(super) fn keep_hook_state(&self, turn: &Turn, written: crate::hooks::Written) {
+        if written.is_empty() {
+            return;
+        }
         let Some(at) = &turn.conversation else { return };
         for (hook, writes) in written {
             if let Err(refusal) = self.states.apply(&at.conversation, writes) {

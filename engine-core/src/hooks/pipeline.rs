@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use plugin_sdk::engine::{HookEntry, HookEvent};
+use plugin_sdk::engine::{HookEntry, HookEvent, StateWrites};
 use plugin_sdk::hook::{
     ConversationStart, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,
     ResponseSent,
@@ -120,7 +120,7 @@ impl Hooks {
             };
             let outcome = match run(hook, entry, payload, runs(hook)).await {
                 Ok((outcome, writes)) => {
-                    written.push((hook.id().to_owned(), writes));
+                    keep(written, hook, writes);
                     Ok(outcome)
                 }
                 Err(failed) => Err(failed),
@@ -156,7 +156,7 @@ impl Hooks {
         for (hook, entry) in self.entries::<ResponseGenerated>() {
             let outcome = match run(hook, entry, &payload, runs(hook)).await {
                 Ok((outcome, writes)) => {
-                    written.push((hook.id().to_owned(), writes));
+                    keep(&mut written, hook, writes);
                     Some(outcome)
                 }
                 Err(Failed) => match hook.fail_closed(locale) {
@@ -213,5 +213,13 @@ impl Hooks {
         self.of(E::EVENT)
             .iter()
             .filter_map(|hook| E::entry(&hook.descriptor.handler).map(|entry| (hook, entry)))
+    }
+}
+
+/// Notes what `hook` wrote, if anything: most hooks write nothing, and their runs then
+/// allocate nothing here.
+fn keep(written: &mut Written, hook: &Hook, writes: StateWrites) {
+    if !writes.is_empty() {
+        written.push((hook.id().to_owned(), writes));
     }
 }
