@@ -148,9 +148,9 @@ fn a_secret_no_enabled_tool_reads_is_reported_from_the_file_or_the_environment()
     assert_eq!(
         scratch.problems(&output),
         [
-            "`agents.a.secrets.crm_api_kye` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools and provider read `crm_api_key`, `crm_book`)",
-            "`agents.a.secrets.other` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools and provider read `crm_api_key`, `crm_book`)",
-            "`agents.b.secrets.crm_api_key` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools and provider read none)",
+            "`agents.a.secrets.crm_api_kye` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools, hooks and provider read `crm_api_key`, `crm_book`)",
+            "`agents.a.secrets.other` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools, hooks and provider read `crm_api_key`, `crm_book`)",
+            "`agents.b.secrets.crm_api_key` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools, hooks and provider read none)",
         ]
     );
 }
