@@ -687,21 +687,16 @@ impl EngineConfig {
             .unwrap_or_else(|| PathBuf::from("data"))
     }
 
-    /// Every configured secret value, for redaction; but the values of keys that linked
-    /// code declares only as a `select`: those are one of the choices written in the
-    /// plugin's source, and short ones (`eu`) would blank out every word that holds them.
+    /// Every configured secret value, for redaction; but a published choice: the value
+    /// of a key that linked code declares only as a `select`, when it is one of the
+    /// choices written in the plugins' source (a short one, `eu`, would blank out every
+    /// word that holds it). Any other value of such a key stays redacted.
     pub(crate) fn secret_values(&self) -> impl Iterator<Item = &str> {
-        let chosen = select_keys();
         self.agents
             .values()
-            .flat_map(move |agent| {
-                agent
-                    .secrets
-                    .iter()
-                    .filter(|(key, _)| !chosen.contains(key.as_str()))
-                    .map(|(_, value)| value.as_str())
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|agent| agent.secrets.iter())
+            .filter(|(key, value)| !is_published_choice(key, value))
+            .map(|(_, value)| value.as_str())
             .chain(self.extensions.secrets.values().map(String::as_str))
     }
 
@@ -751,22 +746,17 @@ fn secret_variables(
     Ok(variables)
 }
 
-/// The secret keys every linked declaration makes a `select`: their values are choices
-/// the plugins publish, not secrets.
-pub(crate) fn select_keys() -> std::collections::BTreeSet<&'static str> {
+/// Whether `value` is a published choice of `key`: every linked declaration of the key
+/// is a `select`, and each lists `value` among its choices.
+pub(crate) fn is_published_choice(key: &str, value: &str) -> bool {
     let tools = plugin_sdk::engine::linked_tools().flat_map(|tool| tool.secret_specs());
     let hooks = plugin_sdk::engine::linked_hooks().flat_map(|hook| hook.secret_specs());
-    let specs: Vec<_> = tools.chain(hooks).collect();
-    specs
-        .iter()
-        .filter(|spec| {
-            specs
-                .iter()
-                .filter(|other| other.key == spec.key)
-                .all(|other| matches!(other.kind, plugin_sdk::secrets::SecretKind::Select(_)))
+    let mut declared = tools.chain(hooks).filter(|spec| spec.key == key).peekable();
+    declared.peek().is_some()
+        && declared.all(|spec| match spec.kind {
+            plugin_sdk::secrets::SecretKind::Select(choices) => choices.contains(&value),
+            _ => false,
         })
-        .map(|spec| spec.key)
-        .collect()
 }
 
 #[cfg(test)]

@@ -14,7 +14,10 @@ pub struct CallInput<'a> {
 }
 
 impl<'a> CallInput<'a> {
-    /// A call with `arguments` (JSON text) in `context`.
+    /// A call with `arguments` (JSON text) in `context`; for engines (the `engine`
+    /// feature): without a way to make one, plugin code can call no tool's entry, nor
+    /// extract from a context it built.
+    #[cfg(feature = "engine")]
     pub fn new(arguments: &'a str, context: &'a ToolContext) -> Self {
         Self { arguments, context }
     }
@@ -38,7 +41,7 @@ impl<'a> CallInput<'a> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`, `Shared<T>` (the plugin's state)",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`, `Shared<T>` (the plugin's state), `&Abort`",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait ToolParam {

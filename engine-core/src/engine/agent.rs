@@ -46,6 +46,8 @@ pub struct Agent {
     pub(super) redact: Arc<RedactValues>,
     /// The hooks its turns run, in order, at its positions and timeouts.
     pub(super) hooks: Hooks,
+    /// The hooks it would run but for a secret it does not configure, and why.
+    hooks_left_out: Vec<LeftOut>,
 }
 
 /// What the agent is made of, besides its configuration and the registry.
@@ -129,9 +131,13 @@ impl Agent {
                 states.get(tool.plugin().namespace).cloned()
             })
             .collect();
+        let (hooks, hooks_left_out) = registry
+            .hooks
+            .for_agent(config.hooks.as_deref(), &config.secrets);
         Self {
             name: name.to_owned(),
-            hooks: registry.hooks.for_agent(config.hooks.as_deref()),
+            hooks,
+            hooks_left_out,
             spend_window,
             equips,
             config,
@@ -173,6 +179,11 @@ impl Agent {
     /// it fails): its turns are then served non-streamed, and only its.
     pub fn hooks_mutate_responses(&self) -> bool {
         self.hooks.mutate_responses()
+    }
+
+    /// The hooks it leaves out for want of a secret, and why (`tool` holds the hook's id).
+    pub fn hooks_left_out(&self) -> &[LeftOut] {
+        &self.hooks_left_out
     }
 
     /// The tools it leaves out, and why.

@@ -7,7 +7,7 @@ use plugin_sdk::abort::Abort;
 use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::KnowledgeGrant;
-use plugin_sdk::engine::{Needs, SecretSpec};
+use plugin_sdk::engine::{Needs, SecretSpec, StateMap};
 use plugin_sdk::model::Model;
 use plugin_sdk::secrets::{Secret, SecretKind};
 use plugin_sdk::state::State;
@@ -17,7 +17,7 @@ use plugin_sdk::hook::Event;
 
 use super::{Engine, Turn};
 use crate::dispatch::{Bounds, CallError, CallErrorKind};
-use crate::hooks::{Hook, HookRun};
+use crate::hooks::{Hook, HookRun, Written};
 use crate::model::MeteredModel;
 use crate::tool::Tool;
 
@@ -105,14 +105,20 @@ impl Engine {
     /// The run of `hook` in `turn`: the turn's identity, state snapshot (before the turn
     /// is stored), declared secrets, audit logger, model access and abort signal, each only
     /// if a parameter of the hook reads it; its deadline is the hook's timeout from now.
-    pub(super) fn hook_run(&self, turn: &Turn, hook: &Hook) -> HookRun {
+    ///
+    /// `None` for a hook that reads the conversation, in a turn without one: it does not
+    /// run there (as a tool that needs one is not offered there).
+    pub(super) fn hook_run(&self, turn: &Turn, hook: &Hook, pending: &Written) -> Option<HookRun> {
         let descriptor = hook.descriptor();
         let needs = descriptor.needs;
+        if needs.conversation && turn.conversation.is_none() {
+            return None;
+        }
         if needs == Needs::NOTHING && descriptor.secrets.iter().all(|specs| specs.is_empty()) {
-            return HookRun {
+            return Some(HookRun {
                 context: None,
                 abort: Abort::default(),
-            };
+            });
         }
         let agent = self.agent_of(turn);
         let deadline = tokio::time::Instant::now() + hook.timeout();
@@ -128,7 +134,8 @@ impl Engine {
             context = context.with_turn(at.subscriber.clone(), at.conversation.clone());
             // `response_sent` hooks take no state: the compiler refuses `&State` there.
             if needs.conversation && hook.event() != Event::ResponseSent {
-                context = context.with_state(State::new(self.states.snapshot(&at.conversation)));
+                let snapshot = self.states.snapshot(&at.conversation);
+                context = context.with_state(State::new(with_pending(snapshot, pending)));
             }
         }
         for spec in descriptor.secret_specs() {
@@ -156,15 +163,15 @@ impl Engine {
         } else {
             Abort::default()
         };
-        HookRun {
+        Some(HookRun {
             context: Some(context.with_abort(abort.clone())),
             abort,
-        }
+        })
     }
 
     /// Keeps the state the hooks of `turn` wrote, in the order they ran; a hook whose
     /// writes break the state's limits loses them, logged.
-    pub(super) fn keep_hook_state(&self, turn: &Turn, written: crate::hooks::Written) {
+    pub(super) fn keep_hook_state(&self, turn: &Turn, written: Written) {
         if written.is_empty() {
             return;
         }
@@ -218,12 +225,33 @@ pub(super) fn abort_signal(bounds: &Bounds<'_>) -> Abort {
     Abort::new(Some(bounds.deadline_or_default().into_std()), cancelled)
 }
 
-/// `context` holding `spec`'s secret `value`: redacted from what it audits, but for a
-/// `select`'s, which is one of the choices its plugin declares.
+/// `context` holding `spec`'s secret `value`: redacted from what it audits, but for one
+/// of the choices a `select` publishes (what the engine's redactor leaves too).
 fn with_secret(context: ToolContext, spec: &SecretSpec, value: &str) -> ToolContext {
-    let value = Secret::new(value);
-    match spec.kind {
-        SecretKind::Select(_) => context.with_chosen(spec.key, value),
-        SecretKind::Text | SecretKind::Password => context.with_secret(spec.key, value),
+    // Only a select's value looks through the linked declarations of its key.
+    let choice = matches!(spec.kind, SecretKind::Select(choices) if choices.contains(&value));
+    if choice && crate::config::is_published_choice(spec.key, value) {
+        context.with_chosen(spec.key, Secret::new(value))
+    } else {
+        context.with_secret(spec.key, Secret::new(value))
     }
+}
+
+/// `snapshot` with the writes of the hooks that ran before in the same pass laid over it,
+/// so that a hook reads what an earlier one wrote; the snapshot itself when there are
+/// none, as for most hooks.
+fn with_pending(snapshot: Arc<StateMap>, pending: &Written) -> Arc<StateMap> {
+    if pending.is_empty() {
+        return snapshot;
+    }
+    let mut state = StateMap::clone(&snapshot);
+    for (_, writes) in pending {
+        for (key, value) in writes {
+            match value {
+                Some(value) => state.insert(key.clone(), value.clone()),
+                None => state.remove(key),
+            };
+        }
+    }
+    Arc::new(state)
 }

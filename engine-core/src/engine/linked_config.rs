@@ -119,6 +119,13 @@ fn enabled_hooks(
             ));
             continue;
         };
+        for reason in hook.missing_secrets(&agent.secrets) {
+            problems.push(ConfigProblem::new(
+                &key,
+                format!("runs `{id}`, which the agent cannot run: {reason}"),
+                "give the agent the secret, or take the hook out of the list",
+            ));
+        }
         if chosen[..index].iter().any(|earlier| earlier.id() == id) {
             problems.push(ConfigProblem::new(
                 &key,
@@ -308,10 +315,18 @@ fn unused_secrets(
         .and_then(|provider| provider.api_key_secret.as_deref());
     read.extend(provider_key);
     // The hooks it runs read the secrets they declare.
-    let hooks = registry.hooks.for_agent(agent.hooks.as_deref());
+    // Every hook it chooses, whether or not it configures all the hook's secrets.
+    let chooses = |hook: &&Hook| {
+        agent
+            .hooks
+            .as_ref()
+            .is_none_or(|chosen| chosen.iter().any(|choice| choice.id() == hook.id()))
+    };
     read.extend(
-        hooks
+        registry
+            .hooks
             .all()
+            .filter(chooses)
             .flat_map(|hook| hook.descriptor().secret_specs())
             .map(|spec| spec.key),
     );

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use plugin_sdk::hook::{self, ConversationStart, MessageReceived, ResponseGenerated, ResponseSent};
 
 use super::{Agent, Engine, EngineId};
-use crate::hooks::{Hook, PreModel, ResponsePass};
+use crate::hooks::{Hook, PreModel, ResponsePass, Written};
 use crate::model::{Meter, TurnSpend};
 
 /// One turn of an agent, for whom and in which conversation: its calls share the turn's
@@ -229,7 +229,7 @@ impl Engine {
         let seen = turn.for_hooks();
         let start = first.then(|| Arc::new(ConversationStart::new(seen.clone(), message)));
         let received = Arc::new(MessageReceived::new(seen.clone(), message));
-        let runs = |hook: &Hook| self.hook_run(turn, hook);
+        let runs = |hook: &Hook, pending: &Written| self.hook_run(turn, hook, pending);
         let (decision, written) = hooks.before_model(start, received, &runs).await;
         // A halt that leaves no trace keeps no state either.
         if !matches!(&decision, PreModel::Halt(halt) if !halt.persist) {
@@ -267,7 +267,13 @@ impl Engine {
             let (pass, written) = hooks
                 .response_generated(Arc::clone(&generated), &runs)
                 .await;
-            self.keep_hook_state(turn, written);
+            // What a pass wrote about a reply it has regenerated goes with that reply.
+            if pass.regenerate.is_none()
+                || pass.failed_closed.is_some()
+                || regeneration >= self.registry.limits.max_regenerations
+            {
+                self.keep_hook_state(turn, written);
+            }
             let ResponsePass {
                 regenerate,
                 replace,
@@ -325,7 +331,7 @@ impl Engine {
     /// Runs the `response_sent` hooks of `turn`, once `response` to `message` is out.
     pub async fn response_sent(&self, turn: &Turn, message: &str, response: &str) {
         let sent = ResponseSent::new(turn.for_hooks(), message, response);
-        let runs = |hook: &Hook| self.hook_run(turn, hook);
+        let runs = |hook: &Hook, pending: &Written| self.hook_run(turn, hook, pending);
         turn.agent.hooks.response_sent(Arc::new(sent), &runs).await;
     }
 }

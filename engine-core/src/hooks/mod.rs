@@ -10,6 +10,7 @@ mod left_behind;
 mod pipeline;
 mod run;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use plugin_sdk::hook::Event;
 use plugin_sdk::ToolContext;
 
 use crate::config::HookChoice;
+use crate::engine::LeftOut;
 
 use left_behind::LeftBehind;
 
@@ -32,8 +34,10 @@ pub(crate) struct HookRun {
     pub(crate) abort: Abort,
 }
 
-/// Builds each hook's run in the turn the pipeline serves.
-pub(crate) type HookRuns<'a> = &'a (dyn Fn(&Hook) -> HookRun + Sync);
+/// Builds each hook's run in the turn the pipeline serves, over the state the hooks
+/// before it in the pass wrote; `None`: the hook does not run in this turn (it reads a
+/// conversation the turn does not have).
+pub(crate) type HookRuns<'a> = &'a (dyn Fn(&Hook, &Written) -> Option<HookRun> + Sync);
 
 /// The state the hooks of a pass wrote, by hook id, in the order they ran.
 pub(crate) type Written = Vec<(String, StateWrites)>;
@@ -73,6 +77,16 @@ impl Hook {
                 .map_or(self.timeout, Duration::from_millis),
             ..self.clone()
         }
+    }
+
+    /// Why the agent holding `secrets` cannot run it: each secret it declares that is not
+    /// configured there.
+    pub(crate) fn missing_secrets(&self, secrets: &BTreeMap<String, String>) -> Vec<String> {
+        self.descriptor
+            .secret_specs()
+            .filter(|spec| !secrets.contains_key(spec.key))
+            .map(|spec| format!("the secret `{}` is not configured", spec.key))
+            .collect()
     }
 
     /// Its place among its event's hooks: lower runs first.
@@ -155,18 +169,35 @@ impl Hooks {
 
     /// The hooks an agent runs: every one when it chooses none, else those `chosen`
     /// names (start-up refused any other), at the agent's positions and timeouts.
-    pub(crate) fn for_agent(&self, chosen: Option<&[HookChoice]>) -> Self {
-        let Some(chosen) = chosen else {
-            return self.clone();
-        };
-        let linked = self.by_event.iter().flatten();
-        let hooks = linked
-            .filter_map(|hook| {
-                let choice = chosen.iter().find(|choice| choice.id() == hook.id())?;
-                Some(hook.chosen(choice))
-            })
-            .collect();
-        Self::new(hooks)
+    ///
+    /// A hook that declares a secret the agent does not configure is left out, as a tool
+    /// is: it could only fail, and with `fail_closed`, halt every turn.
+    pub(crate) fn for_agent(
+        &self,
+        chosen: Option<&[HookChoice]>,
+        secrets: &BTreeMap<String, String>,
+    ) -> (Self, Vec<LeftOut>) {
+        let mut left_out = Vec::new();
+        let mut hooks = Vec::new();
+        for hook in self.all() {
+            let choice = match chosen {
+                None => None,
+                Some(chosen) => match chosen.iter().find(|choice| choice.id() == hook.id()) {
+                    Some(choice) => Some(choice),
+                    None => continue,
+                },
+            };
+            let reasons = hook.missing_secrets(secrets);
+            if !reasons.is_empty() {
+                left_out.push(LeftOut {
+                    tool: hook.id().to_owned(),
+                    reasons,
+                });
+                continue;
+            }
+            hooks.push(choice.map_or_else(|| hook.clone(), |choice| hook.chosen(choice)));
+        }
+        (Self::new(hooks), left_out)
     }
 
     /// Every hook, by event in turn order.

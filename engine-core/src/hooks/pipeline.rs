@@ -118,7 +118,10 @@ impl Hooks {
                 persist,
                 failed_closed,
             };
-            let outcome = match run(hook, entry, payload, runs(hook)).await {
+            let Some(run_in) = runs(hook, written) else {
+                continue;
+            };
+            let outcome = match run(hook, entry, payload, run_in).await {
                 Ok((outcome, writes)) => {
                     keep(written, hook, writes);
                     Ok(outcome)
@@ -154,7 +157,10 @@ impl Hooks {
         let mut written = Written::new();
         let locale = payload.turn().locale();
         for (hook, entry) in self.entries::<ResponseGenerated>() {
-            let outcome = match run(hook, entry, &payload, runs(hook)).await {
+            let Some(run_in) = runs(hook, &written) else {
+                continue;
+            };
+            let outcome = match run(hook, entry, &payload, run_in).await {
                 Ok((outcome, writes)) => {
                     keep(&mut written, hook, writes);
                     Some(outcome)
@@ -204,7 +210,9 @@ impl Hooks {
     pub(crate) async fn response_sent(&self, payload: Arc<ResponseSent>, runs: HookRuns<'_>) {
         for (hook, entry) in self.entries::<ResponseSent>() {
             // A failure was logged; there is nothing left to close.
-            let _ = run(hook, entry, &payload, runs(hook)).await;
+            if let Some(run_in) = runs(hook, &Written::new()) {
+                let _ = run(hook, entry, &payload, run_in).await;
+            }
         }
     }
 

@@ -7,11 +7,21 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use plugin_sdk::abort::Abort;
 use plugin_sdk::engine::{HookEntry, HookEvent, HookInput, HookResult, StateWrites};
 use plugin_sdk::ToolContext;
 
 use super::{Hook, HookRun};
 use crate::dispatch::panic_text;
+
+/// Fires a run's abort signal when dropped.
+struct FireOnDrop(Abort);
+
+impl Drop for FireOnDrop {
+    fn drop(&mut self) {
+        self.0.fire();
+    }
+}
 
 /// The hook failed: it returned an error, panicked, ran past its timeout, or was not
 /// started because runs of it from other turns are under way. Already logged.
@@ -43,6 +53,9 @@ pub(super) async fn run<E: HookEvent>(
     run: HookRun,
 ) -> Result<(E::Outcome, StateWrites), Failed> {
     let HookRun { context, abort } = run;
+    // Fired however the run ends, the turn dropping it included: a thread left behind
+    // holds the context, so its own drop would come too late.
+    let _fire = FireOnDrop(abort);
     // A hook whose parameters read nothing of the turn gets the shared empty context.
     let context = context.map(Arc::new);
     // Waiting for a permit counts against the timeout.
@@ -89,8 +102,6 @@ pub(super) async fn run<E: HookEvent>(
             }
         }
     };
-    // A thread left behind sees it at once, and so does work the hook handed off.
-    abort.fire();
     let then = if hook.descriptor.fail_closed.is_some() {
         "the hook fails closed"
     } else {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use engine_core::config::EngineConfig;
 use engine_core::{CallErrorKind, Engine, RedactingWriter};
-use plugin_sdk::engine::CallInput;
+use plugin_sdk::engine::{CallInput, Redact};
 use plugin_sdk::secrets::{Secret, SecretKind};
 use plugin_sdk::ToolContext;
 use serde_json::json;
@@ -193,6 +193,12 @@ async fn a_select_secret_takes_one_of_its_choices_unredacted_and_a_refusal_never
     // A select's value is one of the choices the plugin publishes: not redacted. A
     // `text` secret is shown as typed to whoever configures it, and still a secret.
     assert_eq!(answer, "us [REDACTED]");
+
+    // A value that is no choice stays a secret wherever it goes.
+    let redact = engine_core::redactor(&EngineConfig::parse(&config("mars-1")).unwrap());
+    assert_eq!(redact.redact("region mars-1"), "region [REDACTED]");
+    let redact = engine_core::redactor(&EngineConfig::parse(&config("eu")).unwrap());
+    assert_eq!(redact.redact("region eu"), "region eu");
 
     let parsed = EngineConfig::parse(&config("mars-1")).unwrap();
     let error = Engine::builder()

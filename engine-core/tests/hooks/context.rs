@@ -69,6 +69,47 @@ async fn report_sent(
     );
 }
 
+/// Hands a task the abort signal, then hangs past its timeout: only the engine firing
+/// the signal wakes the task (its future does not read the clock).
+#[define_hook(event = "message_received", timeout_ms = 100)]
+async fn hand_off_and_hang(abort: &Abort, conversation: Conversation) {
+    let aborted = abort.aborted();
+    tokio::spawn(async move {
+        aborted.await;
+        SEEN.push(conversation.id(), "woken");
+    });
+    std::future::pending::<()>().await;
+}
+
+/// Notes the conversation it guards; failing, it halts the turn.
+#[define_hook(event = "message_received", fail_closed = "halted")]
+fn conversation_guard(conversation: Conversation) {
+    SEEN.push(conversation.id(), "guarded");
+}
+
+/// Plants a greeting in the state of a new conversation.
+#[define_hook(event = "conversation_start")]
+fn plant_greeting(state: &State) {
+    state
+        .set("greeting", &"planted")
+        .expect("a string serializes");
+}
+
+/// Notes the greeting the state holds.
+#[define_hook(event = "message_received")]
+fn read_greeting(state: &State, conversation: Conversation) {
+    let greeting: Option<String> = state.get("greeting");
+    SEEN.push(conversation.id(), format!("greeting {greeting:?}"));
+}
+
+/// Counts the replies it saw in the state, and notes the count.
+#[define_hook(event = "response_generated")]
+fn count_replies(state: &State, conversation: Conversation) {
+    let count = state.get::<u32>("replies").unwrap_or(0) + 1;
+    state.set("replies", &count).expect("a number serializes");
+    SEEN.push(conversation.id(), format!("count {count}"));
+}
+
 /// Blocks until the engine stops waiting for it, then says so.
 #[define_hook(event = "message_received", timeout_ms = 100)]
 fn wait_for_abort(abort: &Abort, conversation: Conversation) -> PreModelOutcome {
@@ -195,4 +236,103 @@ async fn a_blocking_hook_sees_its_abort_signal_at_its_timeout() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(SEEN.of(conversation), ["aborted"]);
+}
+
+#[tokio::test]
+async fn a_hook_that_reads_the_conversation_does_not_run_in_a_turn_without_one() {
+    let engine = engine(&["conversation_guard"], "[agents.a]\n");
+    // Run, it would fail for want of a conversation, and fail closed: the turn would halt.
+    let outside = engine.turn("a").unwrap();
+    let (outcome, asked) = run_turn(&engine, &outside, "hello", true, &["hi"]).await;
+    assert_eq!(
+        outcome.reply, "hi",
+        "the turn was not halted: the hook did not run"
+    );
+    assert_eq!(asked.len(), 1);
+    // In a conversation it runs.
+    let inside = turn(&engine, "a", "hooks-guarded");
+    run_turn(&engine, &inside, "hello", true, &["hi"]).await;
+    assert_eq!(SEEN.of("hooks-guarded"), ["guarded"]);
+}
+
+#[tokio::test]
+async fn an_agent_without_a_hooks_secret_leaves_the_hook_out_and_a_list_naming_it_is_refused() {
+    let engine = engine(&["report_sent"], "[agents.keyless]\n");
+    let agent = engine.agent("keyless").unwrap();
+    assert!(agent
+        .hooks(plugin_sdk::hook::Event::ResponseSent)
+        .is_empty());
+    let left: Vec<(&str, &[String])> = agent
+        .hooks_left_out()
+        .iter()
+        .map(|left| (left.tool.as_str(), left.reasons.as_slice()))
+        .collect();
+    assert_eq!(
+        left,
+        [(
+            "turns:report_sent",
+            &["the secret `guard_key` is not configured".to_owned()][..]
+        )]
+    );
+    let turn = turn(&engine, "keyless", "hooks-keyless");
+    engine.response_sent(&turn, "hello", "hi").await;
+    assert!(SEEN.of("hooks-keyless").is_empty(), "the hook never ran");
+
+    let config = "[agents.a]\nhooks = [\"turns:report_sent\"]\n";
+    let hooks = plugin_sdk::engine::linked_hooks().filter(|hook| hook.name == "report_sent");
+    let error = Engine::builder()
+        .config(EngineConfig::parse(config).unwrap())
+        .hooks(hooks)
+        .build()
+        .err()
+        .expect("refused");
+    assert!(
+        error.to_string().contains(
+            "`agents.a.hooks.0` runs `turns:report_sent`, which the agent cannot run: the secret `guard_key` is not configured"
+        ),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_task_a_hook_handed_its_signal_to_is_woken_when_the_engine_stops_waiting() {
+    let engine = engine(&["hand_off_and_hang"], "[agents.a]\n");
+    let conversation = "hooks-hand-off";
+    let turn = turn(&engine, "a", conversation);
+    let (outcome, _) = run_turn(&engine, &turn, "hello", true, &["hi"]).await;
+    assert_eq!(
+        outcome.reply, "hi",
+        "the turn went on past the hook's timeout"
+    );
+    for _ in 0..3000 {
+        if !SEEN.of(conversation).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(SEEN.of(conversation), ["woken"]);
+}
+
+#[tokio::test]
+async fn a_hook_reads_what_an_earlier_hook_of_the_turn_wrote() {
+    let engine = engine(&["plant_greeting", "read_greeting"], "[agents.a]\n");
+    let turn = turn(&engine, "a", "hooks-greeting");
+    run_turn(&engine, &turn, "hello", true, &["hi"]).await;
+    assert_eq!(SEEN.of("hooks-greeting"), ["greeting Some(\"planted\")"]);
+}
+
+#[tokio::test]
+async fn what_hooks_wrote_about_a_regenerated_reply_goes_with_it() {
+    let engine = engine(&["count_replies", "regenerate_dirty"], "[agents.a]\n");
+    let turn = turn(&engine, "a", "hooks-regenerated");
+    let (outcome, asked) = run_turn(&engine, &turn, "hello", true, &["dirty", "clean"]).await;
+    assert_eq!((outcome.reply.as_str(), asked.len()), ("clean", 2));
+    // The first reply's count was dropped with it: the sent reply counts 1, not 2.
+    assert_eq!(SEEN.of("hooks-regenerated"), ["count 1", "count 1"]);
+    run_turn(&engine, &turn, "again", false, &["fine"]).await;
+    assert_eq!(
+        SEEN.of("hooks-regenerated")[2],
+        "count 2",
+        "the sent reply's count was kept"
+    );
 }

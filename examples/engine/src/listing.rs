@@ -316,6 +316,13 @@ fn agent_hooks(agent: &engine_core::Agent) -> String {
             out += &format!("      {event}: {}\n", hooks.join(", "));
         }
     }
+    for left in agent.hooks_left_out() {
+        out += &format!(
+            "      leaves out hook {}: {}\n",
+            left.tool,
+            left.reasons.join("; ")
+        );
+    }
     out += &format!("    streaming of replies: {}\n", streaming(agent));
     out
 }

@@ -28,7 +28,7 @@
 //! | --- | --- | --- |
 //! | `&MessageReceived` (the event's payload) | what happened | its own |
 //! | `Subscriber`, `Conversation` | the turn's identity | all |
-//! | `&State` | the conversation's state, over the turn's snapshot; writes are kept when the turn is stored (dropped with a halt that leaves no trace, or when the hook fails) | all but `response_sent` ([`WritesState`]) |
+//! | `&State` | the conversation's state, over the turn's snapshot and what earlier hooks of the pass wrote; writes are kept when the pass ends, and stored with the turn (dropped when the hook fails, by a halt that leaves no trace, and with a reply its pass regenerates) | all but `response_sent` ([`WritesState`]) |
 //! | a `#[derive(Secrets)]` struct | the secrets it declares, and no other | all |
 //! | `Option<Model>` | model access by tier, metered to the turn; `None` without the agent's grant | all |
 //! | `&Audit` | the audit logger, which redacts secrets | all |
