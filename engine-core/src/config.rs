@@ -45,10 +45,10 @@ pub use environment::{take_environment, Environment};
 
 pub use check::{
     MAX_ARTIFACT_BYTES, MAX_ARTIFACT_CAPACITY_BYTES, MAX_ARTIFACT_TTL_SECS, MAX_BUSY_TIMEOUT_MS,
-    MAX_GATEWAY_RESPONSE_BYTES, MAX_KNOWLEDGE_CONNECTIONS, MAX_KNOWLEDGE_DOCUMENTS,
-    MAX_KNOWLEDGE_DOCUMENT_BYTES, MAX_NAME_BYTES, MAX_OUTPUT_TOKENS, MAX_SEARCH_WORDS,
-    MAX_SPEND_WINDOW_SECS, MAX_STATE_IDLE_SECS, MAX_STATE_KEYS, MAX_STATE_VALUE_BYTES,
-    MAX_TURN_SECS, MAX_TURN_STEPS,
+    MAX_DATABASE_CONNECTIONS, MAX_GATEWAY_RESPONSE_BYTES, MAX_KNOWLEDGE_CONNECTIONS,
+    MAX_KNOWLEDGE_DOCUMENTS, MAX_KNOWLEDGE_DOCUMENT_BYTES, MAX_NAME_BYTES, MAX_OUTPUT_TOKENS,
+    MAX_SEARCH_WORDS, MAX_SPEND_WINDOW_SECS, MAX_STATE_IDLE_SECS, MAX_STATE_KEYS,
+    MAX_STATE_VALUE_BYTES, MAX_TURN_SECS, MAX_TURN_STEPS,
 };
 
 /// The prefix of environment variables that carry secrets:
@@ -90,6 +90,10 @@ pub struct EngineConfig {
     /// directory, picked up while the engine runs.
     #[serde(default)]
     pub extensions: ExtensionsConfig,
+    /// A PostgreSQL database shared by every replica of the engine; absent: conversations
+    /// are kept in SQLite under the data directory, for this process alone.
+    #[serde(default)]
+    pub database: Option<DatabaseConfig>,
     /// The file it was read from, for problems to name.
     #[serde(skip)]
     file: Option<PathBuf>,
@@ -312,6 +316,53 @@ impl ModelGrant {
             cap_usd: self.spend_cap_usd * WINDOW_CAP_TURNS,
             secs: 3600,
         })
+    }
+}
+
+/// The PostgreSQL database that several replicas of an engine share: conversations (their
+/// messages, turns, state and staged actions) and artifacts are kept there, so a
+/// conversation's turns may land on any replica.
+///
+/// ```toml
+/// [database]
+/// url = "postgres://engine@db.internal:5432/engine"  # no password here: see password_env
+/// password_env = "ENGINE_DATABASE_PASSWORD"          # the default
+/// max_connections = 16                               # per replica
+/// timeout_ms = 5000                                  # the most one store operation waits
+/// ```
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct DatabaseConfig {
+    /// `postgres://user@host:port/database`, without a password.
+    pub url: String,
+    /// The environment variable that holds the password (none: no password is sent).
+    #[serde(default = "DatabaseConfig::default_password_env")]
+    pub password_env: String,
+    /// The most connections one replica opens.
+    #[serde(default = "DatabaseConfig::default_max_connections")]
+    pub max_connections: usize,
+    /// The most one store operation waits for the database, in milliseconds (a call's
+    /// or turn's deadline may cut it sooner): a slow database fails the operation with a
+    /// clear error instead of holding the caller.
+    #[serde(default = "DatabaseConfig::default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+impl DatabaseConfig {
+    fn default_password_env() -> String {
+        "ENGINE_DATABASE_PASSWORD".to_owned()
+    }
+
+    fn default_max_connections() -> usize {
+        16
+    }
+
+    fn default_timeout_ms() -> u64 {
+        5000
+    }
+
+    /// The bound on one store operation.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
     }
 }
 

@@ -10,7 +10,7 @@ use engine_core::config::{ArtifactLimits, EngineConfig, KnowledgeLimits};
 use engine_core::stores::{MemoryArtifacts, SqliteKnowledge, MAX_ANSWERED_DOCUMENTS};
 use engine_core::{Call, CallErrorKind, Engine, Limits, Turn};
 use plugin_sdk::artifacts::{Artifact, ArtifactError};
-use plugin_sdk::engine::{ArtifactStore, KnowledgeStore, Redact, RedactValues, Scope};
+use plugin_sdk::engine::{KnowledgeStore, Redact, RedactValues, Scope};
 use plugin_sdk::knowledge::{KnowledgeLevel, SearchError};
 use plugin_sdk::prelude::*;
 use proptest::prelude::*;
@@ -343,6 +343,9 @@ proptest! {
                     held,
                     payload
                 ),
+                Err(ArtifactError::Unavailable(why)) => {
+                    prop_assert!(false, "memory is never unavailable: {why}")
+                }
             }
             prop_assert!(
                 store.held_bytes() <= limits.capacity_bytes,

@@ -7,7 +7,7 @@ use std::ops::RangeInclusive;
 use plugin_sdk::engine::{Redact, RedactValues};
 
 use super::project::{MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
-use super::{ConfigProblem, EngineConfig};
+use super::{ConfigProblem, DatabaseConfig, EngineConfig};
 
 /// The longest an artifact may live, in seconds (7 days): artifacts are kept in memory
 /// for the tools of one conversation, and a longer life only fills the store. (`u64`
@@ -48,6 +48,9 @@ pub const MAX_KNOWLEDGE_CONNECTIONS: usize = 64;
 /// The longest a knowledge call waits for a database another connection holds (60 s):
 /// a waiting call holds a connection, and a blocking thread, all that time.
 pub const MAX_BUSY_TIMEOUT_MS: u64 = 60 * 1000;
+
+/// The most connections one replica may open to the shared database.
+pub const MAX_DATABASE_CONNECTIONS: usize = 1024;
 
 /// The most keys one conversation's state may hold.
 pub const MAX_STATE_KEYS: usize = 1_000_000;
@@ -168,6 +171,9 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<ConfigProblem> {
                 prices.usd_per_million_output,
             );
         }
+    }
+    if let Some(database) = &config.database {
+        database_problems(database, &mut problems);
     }
     let artifacts = &config.artifacts;
     within(
@@ -422,6 +428,53 @@ pub(crate) fn list<T: Display>(names: impl IntoIterator<Item = T>) -> String {
     } else {
         names.join(", ")
     }
+}
+
+/// The database's URL must name PostgreSQL and keep its password out: a configuration
+/// file is read by more people than the secret should be.
+fn database_problems(database: &DatabaseConfig, problems: &mut Vec<ConfigProblem>) {
+    let url = &database.url;
+    let authority = ["postgres://", "postgresql://"]
+        .iter()
+        .find_map(|scheme| url.strip_prefix(scheme))
+        .map(|rest| rest.split(['/', '?']).next().unwrap_or_default());
+    match authority {
+        None => problems.push(ConfigProblem::new(
+            "database.url",
+            "is not a PostgreSQL URL",
+            "give `postgres://user@host:port/database`",
+        )),
+        // `user:password@host`: a `:` before the `@` that ends the user part.
+        Some(authority)
+            if authority
+                .rsplit_once('@')
+                .is_some_and(|(user, _)| user.contains(':')) =>
+        {
+            problems.push(ConfigProblem::new(
+                "database.url",
+                "holds a password",
+                format!(
+                    "remove it from the URL and set the environment variable `{}` instead",
+                    database.password_env
+                ),
+            ))
+        }
+        Some(_) => {}
+    }
+    within(
+        problems,
+        "database.max_connections",
+        database.max_connections,
+        2..=MAX_DATABASE_CONNECTIONS,
+        "connections (a turn holds one for its conversation's lock)",
+    );
+    within(
+        problems,
+        "database.timeout_ms",
+        database.timeout_ms,
+        1..=MAX_BUSY_TIMEOUT_MS,
+        "milliseconds",
+    );
 }
 
 fn within<T: PartialOrd + Display>(

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use plugin_sdk::engine::{HookDescriptor, KnowledgeStore, ToolDescriptor};
+use plugin_sdk::engine::{ArtifactStore, HookDescriptor, KnowledgeStore, ToolDescriptor};
 use plugin_sdk::project::Project;
 
 use super::agent::{Agent, AnyState};
@@ -73,6 +73,9 @@ pub enum EngineError {
     /// The conversation store could not be opened.
     #[error("the conversation store could not be opened: {0}")]
     Conversations(#[from] ConversationError),
+    /// The shared database (`[database]`) could not be reached or migrated.
+    #[error("the shared database could not be used: {0}")]
+    Database(String),
     /// A plugin's state could not be built from the agent's settings for it.
     #[error("the plugin `{namespace}` refused the settings `[agents.{agent}.plugins.{namespace}]`: {message}")]
     PluginState {
@@ -216,14 +219,25 @@ impl EngineBuilder {
             (None, Some(described)) => Some(open_gateway(described)?),
             (None, None) => None,
         };
+        let shared = open_shared(&config)?;
         let conversations_for_turns = self.conversations.is_some()
+            || shared.is_some()
             || config.agents.values().any(|agent| agent.turn.is_some());
-        let conversations = match self.conversations {
-            Some(conversations) => conversations,
-            None => open_conversations(&config)?,
+        let (conversations, artifacts) = match shared {
+            Some((conversations, artifacts)) => {
+                (self.conversations.unwrap_or(conversations), artifacts)
+            }
+            None => {
+                let conversations = match self.conversations {
+                    Some(conversations) => conversations,
+                    None => open_conversations(&config)?,
+                };
+                let artifacts: Arc<dyn ArtifactStore> =
+                    Arc::new(MemoryArtifacts::new(config.artifacts));
+                (conversations, artifacts)
+            }
         };
         let states = ConversationStates::new(config.state);
-        let artifacts = Arc::new(MemoryArtifacts::new(config.artifacts));
         let configured = Configured::build(config, &registry, &self.providers, None)?;
         Ok(Engine {
             id: super::EngineId::next(),
@@ -477,6 +491,47 @@ fn http_provider(
         feature: "http",
         setter: "provider",
     })
+}
+
+/// The stores replicas share: conversations, and artifacts.
+type SharedStores = (Conversations, Arc<dyn ArtifactStore>);
+
+/// The stores replicas share, in the database `[database]` names: conversations and
+/// artifacts. Connecting migrates the database.
+#[cfg(feature = "postgres")]
+fn open_shared(
+    config: &EngineConfig,
+) -> Result<Option<SharedStores>, EngineError> {
+    use crate::stores::postgres::{Postgres, PostgresArtifacts};
+    let Some(described) = &config.database else {
+        return Ok(None);
+    };
+    let database = Arc::new(
+        Postgres::connect(described).map_err(|error| EngineError::Database(error.to_string()))?,
+    );
+    tracing::info!(
+        replica = database.replica(),
+        "conversations and artifacts are kept in the shared database"
+    );
+    let artifacts = Arc::new(PostgresArtifacts::new(
+        Arc::clone(&database),
+        config.artifacts,
+    ));
+    Ok(Some((Conversations::postgres(database), artifacts)))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_shared(
+    config: &EngineConfig,
+) -> Result<Option<SharedStores>, EngineError> {
+    match config.database {
+        None => Ok(None),
+        Some(_) => Err(EngineError::MissingFeature {
+            part: "a shared database (`[database]`)",
+            feature: "postgres",
+            setter: "conversations",
+        }),
+    }
 }
 
 /// Where conversations are kept: SQLite under the data directory when an agent runs

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use bytes::Bytes;
 use plugin_sdk::channel::ChannelDescriptor;
-use plugin_sdk::engine::{KnowledgeStore, PluginManifest, RedactValues};
+use plugin_sdk::engine::{ArtifactStore, KnowledgeStore, PluginManifest, RedactValues};
 use plugin_sdk::hook::Event;
 
 pub use agent::{Agent, LeftOut};
@@ -33,7 +33,7 @@ use crate::hooks::Hook;
 use crate::model::ModelGateway;
 use crate::provider::Provider;
 use crate::registry::Registry;
-use crate::stores::{ConversationStates, Conversations, MemoryArtifacts};
+use crate::stores::{ConversationStates, Conversations};
 use crate::tool::Tool;
 
 /// Which engine made a turn.
@@ -84,7 +84,7 @@ pub struct Engine {
     /// that runs them): the first reload that adds such an agent opens it.
     conversations_for_turns: std::sync::atomic::AtomicBool,
     states: ConversationStates,
-    artifacts: Arc<MemoryArtifacts>,
+    artifacts: Arc<dyn ArtifactStore>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,
     gateway: Option<Arc<dyn ModelGateway>>,
     conversations: ArcSwap<Conversations>,

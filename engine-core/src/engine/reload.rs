@@ -268,6 +268,7 @@ impl Engine {
         differs(now.gateway != next.gateway, "`[gateway]`");
         differs(now.channels != next.channels, "`[channels]`");
         differs(now.extensions != next.extensions, "`[extensions]`");
+        differs(now.database != next.database, "`[database]`");
         let grants_knowledge = next.agents.values().any(|agent| agent.knowledge.is_some());
         differs(
             grants_knowledge && self.knowledge.is_none(),

@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle};
-use plugin_sdk::engine::ArtifactStore;
+use plugin_sdk::engine::{ArtifactStore, BoxFuture};
 
 use crate::config::ArtifactLimits;
 
@@ -50,7 +50,8 @@ impl Entry {
     }
 }
 
-fn footprint(conversation: &str, artifact: &Artifact) -> usize {
+/// What `artifact` of `conversation` counts for against the store's capacity.
+pub(crate) fn footprint(conversation: &str, artifact: &Artifact) -> usize {
     [
         artifact.bytes.len(),
         artifact.filename.len(),
@@ -83,31 +84,30 @@ impl MemoryArtifacts {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
 
-    /// Refuses what the limits refuse on its own, before the store is locked.
-    fn check(&self, artifact: &Artifact) -> Result<(), ArtifactError> {
-        let limits = &self.limits;
-        let size = artifact.bytes.len();
-        if size > limits.max_bytes {
-            return Err(ArtifactError::TooLarge {
-                size,
-                limit: limits.max_bytes,
+/// Refuses what `limits` refuse of `artifact` on its own, before any store is asked.
+pub(crate) fn check(limits: &ArtifactLimits, artifact: &Artifact) -> Result<(), ArtifactError> {
+    let size = artifact.bytes.len();
+    if size > limits.max_bytes {
+        return Err(ArtifactError::TooLarge {
+            size,
+            limit: limits.max_bytes,
+        });
+    }
+    for (what, name) in [
+        ("filename", &artifact.filename),
+        ("MIME type", &artifact.mime),
+    ] {
+        if name.len() > limits.max_name_bytes {
+            return Err(ArtifactError::NameTooLong {
+                what,
+                size: name.len(),
+                limit: limits.max_name_bytes,
             });
         }
-        for (what, name) in [
-            ("filename", &artifact.filename),
-            ("MIME type", &artifact.mime),
-        ] {
-            if name.len() > limits.max_name_bytes {
-                return Err(ArtifactError::NameTooLong {
-                    what,
-                    size: name.len(),
-                    limit: limits.max_name_bytes,
-                });
-            }
-        }
-        Ok(())
     }
+    Ok(())
 }
 
 impl Entries {
@@ -141,20 +141,21 @@ impl Entries {
 }
 
 /// 128 random bits as hex: a handle nobody guesses.
-fn new_handle() -> String {
+pub(crate) fn new_handle() -> String {
     let mut bytes = [0u8; HANDLE_LEN / 2];
     getrandom::fill(&mut bytes).expect("the system's random source answers");
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-impl ArtifactStore for MemoryArtifacts {
-    fn put(
+impl MemoryArtifacts {
+    /// Keeps `artifact` for `conversation` (see [`ArtifactStore::put`]).
+    pub fn put(
         &self,
         conversation: &str,
         artifact: Artifact,
         ttl: Option<Duration>,
     ) -> Result<ArtifactHandle, ArtifactError> {
-        self.check(&artifact)?;
+        check(&self.limits, &artifact)?;
         let size = footprint(conversation, &artifact);
         let now = Instant::now();
         let ttl = ttl.map_or(self.limits.ttl(), |ttl| ttl.min(self.limits.ttl()));
@@ -177,7 +178,8 @@ impl ArtifactStore for MemoryArtifacts {
         Ok(ArtifactHandle::new(handle))
     }
 
-    fn take(&self, conversation: &str, handle: &ArtifactHandle) -> Option<Artifact> {
+    /// Takes the artifact of `handle` (see [`ArtifactStore::take`]).
+    pub fn take(&self, conversation: &str, handle: &ArtifactHandle) -> Option<Artifact> {
         let mut entries = self.lock();
         let entry = entries.by_handle.get(handle.as_str())?;
         if entry.expired(Instant::now()) {
@@ -190,5 +192,33 @@ impl ArtifactStore for MemoryArtifacts {
             return None;
         }
         entries.remove(handle.as_str()).map(|entry| entry.artifact)
+    }
+}
+
+impl ArtifactStore for MemoryArtifacts {
+    fn put<'a>(
+        &'a self,
+        conversation: &'a str,
+        artifact: Artifact,
+        ttl: Option<Duration>,
+    ) -> BoxFuture<'a, Result<ArtifactHandle, ArtifactError>> {
+        Box::pin(std::future::ready(MemoryArtifacts::put(
+            self,
+            conversation,
+            artifact,
+            ttl,
+        )))
+    }
+
+    fn take<'a>(
+        &'a self,
+        conversation: &'a str,
+        handle: &'a ArtifactHandle,
+    ) -> BoxFuture<'a, Result<Option<Artifact>, ArtifactError>> {
+        Box::pin(std::future::ready(Ok(MemoryArtifacts::take(
+            self,
+            conversation,
+            handle,
+        ))))
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! With the `sqlite` feature, in `conversations.sqlite` under the data directory (WAL,
 //! one transaction per step, so a crash loses at most the step under way and never
-//! leaves a tool call without its answer); without it, in memory.
+//! leaves a tool call without its answer); with `[database]` configured, in PostgreSQL,
+//! shared by every replica ([`crate::stores::postgres`]); without either, in memory.
 
 use std::collections::HashMap;
 #[cfg(feature = "sqlite")]
@@ -12,6 +13,8 @@ use std::sync::Mutex;
 
 use crate::conversation::Message;
 use crate::engine::TurnSummary;
+#[cfg(feature = "postgres")]
+use crate::stores::postgres::{DatabaseError, Postgres, TurnEnded, TurnLock};
 
 /// How long a step waits for the database while another process writes.
 #[cfg(feature = "sqlite")]
@@ -31,6 +34,31 @@ enum Backend {
     Memory(Mutex<Memory>),
     #[cfg(feature = "sqlite")]
     Sqlite(Arc<Database>),
+    #[cfg(feature = "postgres")]
+    Postgres(Arc<Postgres>),
+}
+
+/// A turn's hold on its conversation, from [`Conversations::begin_turn`] to
+/// [`Conversations::end_turn`]. In a shared database no other replica begins a turn of
+/// the conversation meanwhile; in a process of its own, the engine keeps turns apart.
+pub struct TurnLease {
+    conversation: String,
+    #[cfg(feature = "postgres")]
+    lock: Option<TurnLock>,
+}
+
+/// A turn as the store recorded it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TurnRecord {
+    /// Why it ended, as the [`Stop`](crate::engine::Stop) of its `done` event (JSON), or
+    /// `{"reason":"interrupted"}` for a turn whose replica stopped before its end.
+    pub stop: String,
+    /// What its model requests cost, in US dollars.
+    pub cost_usd: f64,
+    /// How many model requests it made.
+    pub model_requests: u32,
+    /// The replica that ran it (a shared database only).
+    pub replica: Option<String>,
 }
 
 /// The SQLite database, and whether this process has settled what an earlier one left
@@ -69,7 +97,7 @@ pub enum ActionState {
 
 impl ActionState {
     #[cfg(feature = "sqlite")]
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Performing => "performing",
             Self::Performed => "performed",
@@ -79,7 +107,7 @@ impl ActionState {
     }
 
     #[cfg(feature = "sqlite")]
-    fn parse(text: &str) -> Self {
+    pub(crate) fn parse(text: &str) -> Self {
         match text {
             "performing" => Self::Performing,
             "performed" => Self::Performed,
@@ -110,7 +138,7 @@ pub struct ActionRecord {
 
 /// What the engine's last run left running: marked at start-up.
 #[cfg(feature = "sqlite")]
-const INTERRUPTED: &str = "the engine stopped while it ran; it is not run again";
+pub(crate) const INTERRUPTED: &str = "the engine stopped while it ran; it is not run again";
 
 impl std::fmt::Debug for Conversations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,6 +146,8 @@ impl std::fmt::Debug for Conversations {
             Backend::Memory(_) => "memory",
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(_) => "sqlite",
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => "postgres",
         };
         f.debug_struct("Conversations")
             .field("backend", &kind)
@@ -194,6 +224,24 @@ impl Conversations {
         })
     }
 
+    /// Conversations kept in the shared PostgreSQL database `database`.
+    #[cfg(feature = "postgres")]
+    pub fn postgres(database: Arc<Postgres>) -> Self {
+        Self {
+            backend: Backend::Postgres(database),
+        }
+    }
+
+    /// Whether other replicas share the store: then what it holds is newer than
+    /// anything this process remembers.
+    pub fn is_shared(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if let Backend::Postgres(_) = self.backend {
+            return true;
+        }
+        false
+    }
+
     /// Makes `conversation` `agent`'s with `subscriber`, if it is no one's yet; refuses a
     /// conversation that is another agent's or another subscriber's (a client must not
     /// read or continue a history it did not make).
@@ -236,6 +284,8 @@ impl Conversations {
                 })
                 .await?
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => database.claim(conversation, agent, subscriber).await?,
         };
         if owner.0 != agent || owner.1 != subscriber {
             return Err(ConversationError(format!(
@@ -267,16 +317,18 @@ impl Conversations {
                     let rows = statement
                         .query_map([&conversation], |row| row.get::<_, String>(0))
                         .map_err(sql)?;
-                    rows.map(|body| {
-                        let body = body.map_err(sql)?;
-                        serde_json::from_str(&body).map_err(|error| {
-                            ConversationError(format!("a stored message is unreadable: {error}"))
-                        })
-                    })
-                    .collect()
+                    rows.map(|body| parse_message(&body.map_err(sql)?))
+                        .collect()
                 })
                 .await
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => database
+                .load(conversation)
+                .await?
+                .iter()
+                .map(|body| parse_message(body))
+                .collect(),
         }
     }
 
@@ -328,6 +380,14 @@ impl Conversations {
                 })
                 .await
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => {
+                let bodies: Vec<String> = messages
+                    .iter()
+                    .map(|message| serde_json::to_string(message).expect("a message serializes"))
+                    .collect();
+                Ok(database.append(conversation, &bodies).await?)
+            }
         }
     }
 
@@ -359,60 +419,65 @@ impl Conversations {
                 })
                 .await
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => Ok(database.load_state(conversation).await?),
         }
     }
 
-    /// Stores `state` (a JSON object) as `conversation`'s, replacing what was.
-    pub async fn save_state(
+    /// Begins a turn of `conversation`: `None` when a turn of it is under way on
+    /// another replica sharing the store. A turn that replica left running when it stopped
+    /// is then recorded interrupted, and its actions under way are marked unknown.
+    pub async fn begin_turn(
         &self,
         conversation: &str,
-        state: String,
+    ) -> Result<Option<TurnLease>, ConversationError> {
+        #[cfg(feature = "postgres")]
+        if let Backend::Postgres(database) = &self.backend {
+            let turn = format!("{}-{}", database.replica(), next_turn());
+            let Some(lock) = database.begin_turn(conversation, &turn).await? else {
+                return Ok(None);
+            };
+            return Ok(Some(TurnLease {
+                conversation: conversation.to_owned(),
+                lock: Some(lock),
+            }));
+        }
+        Ok(Some(TurnLease {
+            conversation: conversation.to_owned(),
+            #[cfg(feature = "postgres")]
+            lock: None,
+        }))
+    }
+
+    /// Ends `lease`'s turn: records how it ended with `state`, the conversation's state
+    /// (a JSON object) then, unless `ended` is `None` (a turn that keeps no trace), and
+    /// lets go of the conversation.
+    pub async fn end_turn(
+        &self,
+        lease: TurnLease,
+        ended: Option<(&TurnSummary, String)>,
     ) -> Result<(), ConversationError> {
         match &self.backend {
+            // Memory keeps the messages only: a turn's record is for the stored history,
+            // and the engine's own state store is all there is.
             Backend::Memory(_) => {
-                let _ = (conversation, state);
+                let _ = (lease, ended);
                 Ok(())
             }
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(connection) => {
-                let conversation = conversation.to_owned();
-                blocking(connection, move |connection| {
-                    connection
-                        .execute(
-                            "INSERT INTO states (conversation, body) VALUES (?1, ?2)
-                             ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
-                            rusqlite::params![conversation, state],
-                        )
-                        .map(drop)
-                        .map_err(sql)
-                })
-                .await
-            }
-        }
-    }
-
-    /// Records how a turn of `conversation` ended: its stop, usage and cost.
-    pub async fn record_turn(
-        &self,
-        conversation: &str,
-        summary: &TurnSummary,
-    ) -> Result<(), ConversationError> {
-        match &self.backend {
-            // Memory keeps the messages only: a turn's record is for the stored history.
-            Backend::Memory(_) => {
-                let _ = (conversation, summary);
-                Ok(())
-            }
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(connection) => {
-                let conversation = conversation.to_owned();
+                let Some((summary, state)) = ended else {
+                    return Ok(());
+                };
+                let conversation = lease.conversation;
                 let stop = serde_json::to_string(&summary.stop).expect("a stop serializes");
                 let summary = summary.clone();
                 blocking(connection, move |connection| {
                     let now = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |elapsed| elapsed.as_secs() as i64);
-                    connection
+                    let transaction = connection.transaction().map_err(sql)?;
+                    transaction
                         .execute(
                             "INSERT INTO turns VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                             rusqlite::params![
@@ -425,23 +490,91 @@ impl Conversations {
                                 summary.model_requests,
                             ],
                         )
-                        .map(drop)
-                        .map_err(sql)
+                        .map_err(sql)?;
+                    transaction
+                        .execute(
+                            "INSERT INTO states (conversation, body) VALUES (?1, ?2)
+                             ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
+                            rusqlite::params![conversation, state],
+                        )
+                        .map_err(sql)?;
+                    transaction.commit().map_err(sql)
                 })
                 .await
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => {
+                let Some(lock) = lease.lock else {
+                    return Ok(());
+                };
+                let ended = ended.map(|(summary, state)| {
+                    (
+                        serde_json::to_string(&summary.stop).expect("a stop serializes"),
+                        summary,
+                        state,
+                    )
+                });
+                let ended = ended.as_ref().map(|(stop, summary, state)| TurnEnded {
+                    stop,
+                    input_tokens: summary.usage.input_tokens as i64,
+                    output_tokens: summary.usage.output_tokens as i64,
+                    cost_usd: summary.cost_usd,
+                    model_requests: summary.model_requests as i32,
+                    state: state.clone(),
+                });
+                Ok(database.end_turn(lock, ended).await?)
+            }
+        }
+    }
+
+    /// The turns of `conversation` the store recorded, oldest first (none in memory).
+    pub async fn turns(&self, conversation: &str) -> Result<Vec<TurnRecord>, ConversationError> {
+        match &self.backend {
+            Backend::Memory(_) => {
+                let _ = conversation;
+                Ok(Vec::new())
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                blocking(connection, move |connection| {
+                    let mut statement = connection
+                        .prepare_cached(
+                            "SELECT stop, cost_usd, model_requests FROM turns
+                             WHERE conversation = ?1 ORDER BY rowid",
+                        )
+                        .map_err(sql)?;
+                    let rows = statement
+                        .query_map([&conversation], |row| {
+                            Ok(TurnRecord {
+                                stop: row.get(0)?,
+                                cost_usd: row.get(1)?,
+                                model_requests: row.get(2)?,
+                                replica: None,
+                            })
+                        })
+                        .map_err(sql)?;
+                    rows.map(|row| row.map_err(sql)).collect()
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => Ok(database.turns(conversation).await?),
         }
     }
 }
 
 impl Conversations {
-    /// Records that `action` (staged by the call `call_id`) is about to be performed for
-    /// `subscriber` in `conversation`: its number, for [`Conversations::settle_action`].
+    /// Records that the action of `record` (staged by its call) is about to be performed
+    /// in `lease`'s turn: its number, for [`Conversations::settle_action`]. In a shared
+    /// database this claims it: refused when the turn no longer holds its conversation
+    /// (its connection to the database was lost) or the call's action was claimed.
     pub async fn record_action(
         &self,
-        conversation: &str,
+        lease: &mut TurnLease,
         record: ActionRecord,
     ) -> Result<i64, ConversationError> {
+        let conversation = lease.conversation.as_str();
         match &self.backend {
             Backend::Memory(all) => {
                 let mut all = all.lock().expect("no panic holds the lock");
@@ -477,6 +610,25 @@ impl Conversations {
                 })
                 .await
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => {
+                let lock = lease.lock.as_mut().ok_or_else(|| {
+                    ConversationError("the turn holds no lock on its conversation".into())
+                })?;
+                let not_claimed = |why: &dyn std::fmt::Display| {
+                    ConversationError(format!(
+                        "the action of `{}` was not claimed: {why}",
+                        record.call_id
+                    ))
+                };
+                database
+                    .record_action(lock, &record)
+                    .await
+                    .map_err(|error| not_claimed(&error))?
+                    .ok_or_else(|| {
+                        not_claimed(&"this turn no longer holds its conversation, or the action was claimed already")
+                    })
+            }
         }
     }
 
@@ -508,6 +660,10 @@ impl Conversations {
                         .map_err(sql)
                 })
                 .await
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => {
+                Ok(database.settle_action(id, state, detail.as_deref()).await?)
             }
         }
     }
@@ -566,6 +722,18 @@ impl Conversations {
                 })
                 .await
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => {
+                let body = serde_json::to_string(answer).expect("a message serializes");
+                if database
+                    .replace_answer(conversation, position, call_id, &body)
+                    .await?
+                {
+                    Ok(())
+                } else {
+                    Err(moved())
+                }
+            }
         }
     }
 
@@ -610,7 +778,29 @@ impl Conversations {
                 })
                 .await
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => Ok(database.actions(conversation).await?),
         }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+fn parse_message(body: &str) -> Result<Message, ConversationError> {
+    serde_json::from_str(body)
+        .map_err(|error| ConversationError(format!("a stored message is unreadable: {error}")))
+}
+
+/// A number for this process's next turn, which the replica's name makes unique.
+#[cfg(feature = "postgres")]
+fn next_turn() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(feature = "postgres")]
+impl From<DatabaseError> for ConversationError {
+    fn from(error: DatabaseError) -> Self {
+        Self(error.to_string())
     }
 }
 

@@ -1,17 +1,23 @@
-//! The stores an engine keeps for its tools: conversation state and artifacts in memory,
-//! and the embedded knowledge store (SQLite, with the `sqlite` feature).
+//! The stores an engine keeps for its turns and tools: conversation state and artifacts in
+//! memory, conversations and the embedded knowledge store in SQLite (the `sqlite`
+//! feature), and conversations and artifacts in a PostgreSQL database that replicas
+//! share (the `postgres` feature).
 
 mod artifacts;
-mod conversations;
+pub(crate) mod conversations;
 #[cfg(test)]
 #[allow(unsafe_code)]
 mod held_bytes;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite_knowledge;
 mod states;
 
 pub use artifacts::MemoryArtifacts;
-pub use conversations::{ActionRecord, ActionState, ConversationError, Conversations};
+pub use conversations::{
+    ActionRecord, ActionState, ConversationError, Conversations, TurnLease, TurnRecord,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite_knowledge::{SqliteKnowledge, MAX_ANSWERED_DOCUMENTS};
 pub(crate) use states::ConversationStates;

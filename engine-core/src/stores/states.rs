@@ -101,6 +101,18 @@ impl ConversationStates {
         self.apply(conversation, writes)
     }
 
+    /// Makes `state` the whole of `conversation`'s state: keys it lacks are removed.
+    pub(crate) fn replace(&self, conversation: &str, state: StateMap) -> Result<(), StateRefusal> {
+        let mut writes: StateWrites = self
+            .snapshot(conversation)
+            .keys()
+            .filter(|key| !state.contains_key(*key))
+            .map(|key| (key.clone(), None))
+            .collect();
+        writes.extend(state.into_iter().map(|(key, value)| (key, Some(value))));
+        self.apply(conversation, writes)
+    }
+
     /// Applies a successful call's writes: each key set or removed, over whatever other
     /// calls applied since this one started (last writer wins, per key). Writes that
     /// would break a limit are refused, all of them.

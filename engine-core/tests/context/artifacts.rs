@@ -147,7 +147,6 @@ async fn a_tool_keeps_an_artifact_for_its_own_ttl_within_the_engines() {
 #[test]
 fn an_artifact_expires_after_the_capped_ttl() {
     use plugin_sdk::artifacts::Artifact;
-    use plugin_sdk::engine::ArtifactStore;
     let limits = engine_core::config::ArtifactLimits {
         max_bytes: 100,
         capacity_bytes: 1000,
@@ -170,7 +169,6 @@ fn an_artifact_expires_after_the_capped_ttl() {
 #[test]
 fn of_many_concurrent_takes_of_one_handle_exactly_one_gets_it() {
     use plugin_sdk::artifacts::Artifact;
-    use plugin_sdk::engine::ArtifactStore;
     let store = Arc::new(engine_core::stores::MemoryArtifacts::new(Default::default()));
     for _ in 0..20 {
         let artifact = Artifact {
@@ -210,7 +208,6 @@ fn text_artifact(filename: &str) -> plugin_sdk::artifacts::Artifact {
 #[test]
 fn empty_artifacts_fill_the_store_by_their_names_and_long_names_are_refused() {
     use plugin_sdk::artifacts::ArtifactError;
-    use plugin_sdk::engine::ArtifactStore;
     let limits = engine_core::config::ArtifactLimits {
         max_name_bytes: 200,
         capacity_bytes: 2_000,
@@ -245,7 +242,6 @@ fn empty_artifacts_fill_the_store_by_their_names_and_long_names_are_refused() {
 
 #[test]
 fn expired_artifacts_are_freed_by_the_next_put_even_when_the_store_is_not_full() {
-    use plugin_sdk::engine::ArtifactStore;
     let limits = engine_core::config::ArtifactLimits {
         ttl_secs: 0,
         ..Default::default()
@@ -261,7 +257,6 @@ fn expired_artifacts_are_freed_by_the_next_put_even_when_the_store_is_not_full()
 
 #[test]
 fn a_huge_ttl_is_accepted_and_the_artifact_kept() {
-    use plugin_sdk::engine::ArtifactStore;
     let limits = engine_core::config::ArtifactLimits {
         ttl_secs: u64::MAX,
         ..Default::default()

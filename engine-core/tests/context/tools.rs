@@ -125,13 +125,17 @@ struct Brief {
 #[define_tool]
 async fn artifact_put_for(args: Brief, artifacts: &Artifacts) -> Result<ArtifactHandle, ToolError> {
     let ttl = Duration::from_millis(args.ttl_ms);
-    Ok(artifacts.put_for(ttl, args.text.into_bytes(), "note.txt", "text/plain")?)
+    Ok(artifacts
+        .put_for(ttl, args.text.into_bytes(), "note.txt", "text/plain")
+        .await?)
 }
 
 /// Keeps text as an artifact.
 #[define_tool]
 async fn artifact_put(args: Text, artifacts: &Artifacts) -> Result<ArtifactHandle, ToolError> {
-    Ok(artifacts.put(args.text.into_bytes(), "note.txt", "text/plain")?)
+    Ok(artifacts
+        .put(args.text.into_bytes(), "note.txt", "text/plain")
+        .await?)
 }
 
 /// A handle.
@@ -142,9 +146,11 @@ struct Handle {
 
 /// Takes an artifact's text.
 #[define_tool]
-async fn artifact_take(args: Handle, artifacts: &Artifacts) -> Option<String> {
-    let artifact = artifacts.take(&args.handle)?;
-    Some(String::from_utf8(artifact.bytes).expect("text"))
+async fn artifact_take(args: Handle, artifacts: &Artifacts) -> Result<Option<String>, ToolError> {
+    let Some(artifact) = artifacts.take(&args.handle).await? else {
+        return Ok(None);
+    };
+    Ok(Some(String::from_utf8(artifact.bytes).expect("text")))
 }
 
 /// Who and where.

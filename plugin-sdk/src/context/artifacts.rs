@@ -7,6 +7,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::BoxFuture;
+
 /// The handle `put` answers: an unguessable id to return to the model and take later.
 #[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
@@ -62,6 +64,9 @@ pub enum ArtifactError {
     },
     /// The store is full; try again later or hand over less.
     StoreFull,
+    /// The store could not be reached (a shared database that is down or slow); try
+    /// again later.
+    Unavailable(String),
 }
 
 impl fmt::Display for ArtifactError {
@@ -76,6 +81,12 @@ impl fmt::Display for ArtifactError {
                 "the artifact's {what} is {size} bytes, and the engine accepts at most {limit}"
             ),
             Self::StoreFull => f.write_str("the artifact store is full; try again later"),
+            Self::Unavailable(why) => {
+                write!(
+                    f,
+                    "the artifact store is unavailable ({why}); try again later"
+                )
+            }
         }
     }
 }
@@ -87,16 +98,21 @@ impl std::error::Error for ArtifactError {}
 pub trait ArtifactStore: Send + Sync {
     /// Keeps `artifact` for `conversation`, for at most `ttl` (the store caps it). Any
     /// `ttl` is accepted, however large.
-    fn put(
-        &self,
-        conversation: &str,
+    fn put<'a>(
+        &'a self,
+        conversation: &'a str,
         artifact: Artifact,
         ttl: Option<Duration>,
-    ) -> Result<ArtifactHandle, ArtifactError>;
+    ) -> BoxFuture<'a, Result<ArtifactHandle, ArtifactError>>;
 
     /// The artifact of `handle`, once, if it was put in `conversation` and has not
-    /// expired; `None` in every other case, whatever the reason.
-    fn take(&self, conversation: &str, handle: &ArtifactHandle) -> Option<Artifact>;
+    /// expired; `None` in every other case, whatever the reason. An error only when the
+    /// store could not be asked.
+    fn take<'a>(
+        &'a self,
+        conversation: &'a str,
+        handle: &'a ArtifactHandle,
+    ) -> BoxFuture<'a, Result<Option<Artifact>, ArtifactError>>;
 }
 
 /// The artifacts of the call's conversation: take it as `artifacts: &Artifacts`.
@@ -118,19 +134,20 @@ impl Artifacts {
     /// Keeps `bytes` as `filename` of type `mime` for the engine's lifetime of an
     /// artifact, and answers the handle to pass on. Fails over the engine's limits (size,
     /// name and type lengths) or when the store is full.
-    pub fn put(
+    pub async fn put(
         &self,
         bytes: Vec<u8>,
         filename: impl Into<String>,
         mime: impl Into<String>,
     ) -> Result<ArtifactHandle, ArtifactError> {
         self.put_artifact(bytes, filename.into(), mime.into(), None)
+            .await
     }
 
     /// As [`put`](Self::put), kept for `ttl` at most: the engine caps it at its own
     /// lifetime of an artifact (the seed's `ttlMs`). For a handle that is only worth
     /// taking soon, such as a preview.
-    pub fn put_for(
+    pub async fn put_for(
         &self,
         ttl: Duration,
         bytes: Vec<u8>,
@@ -138,9 +155,10 @@ impl Artifacts {
         mime: impl Into<String>,
     ) -> Result<ArtifactHandle, ArtifactError> {
         self.put_artifact(bytes, filename.into(), mime.into(), Some(ttl))
+            .await
     }
 
-    fn put_artifact(
+    async fn put_artifact(
         &self,
         bytes: Vec<u8>,
         filename: String,
@@ -152,13 +170,14 @@ impl Artifacts {
             filename,
             mime,
         };
-        self.store.put(&self.conversation, artifact, ttl)
+        self.store.put(&self.conversation, artifact, ttl).await
     }
 
-    /// Takes the artifact of `handle`: once, in this conversation, before it expires.
-    /// `None` does not say why (unknown, taken, expired or another conversation's).
-    pub fn take(&self, handle: &ArtifactHandle) -> Option<Artifact> {
-        self.store.take(&self.conversation, handle)
+    /// Takes the artifact of `handle`: once, in this conversation, before it expires,
+    /// whichever replica of the engine put it. `None` does not say why (unknown, taken,
+    /// expired or another conversation's); an error says the store could not be asked.
+    pub async fn take(&self, handle: &ArtifactHandle) -> Result<Option<Artifact>, ArtifactError> {
+        self.store.take(&self.conversation, handle).await
     }
 }
 

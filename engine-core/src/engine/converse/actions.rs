@@ -224,7 +224,9 @@ pub(super) async fn perform_staged(
     timeout: Duration,
     progress: &mut Progress<'_>,
 ) {
-    let (Some((conversations, conversation)), Some(subscriber)) = (store, turn.subscriber()) else {
+    let (Some((conversations, _)), Some(subscriber), Some(mut lease)) =
+        (store, turn.subscriber(), progress.lease.take())
+    else {
         drop_staged(
             progress,
             store,
@@ -243,7 +245,7 @@ pub(super) async fn perform_staged(
             state: ActionState::Performing,
             detail: None,
         };
-        let id = match conversations.record_action(conversation, record).await {
+        let id = match conversations.record_action(&mut lease, record).await {
             Ok(id) => id,
             Err(error) => {
                 tracing::error!(action = staged.action, %error, "a staged action was not performed: it could not be recorded first");
@@ -312,6 +314,7 @@ pub(super) async fn perform_staged(
         settle_answers(progress, store, &staged.answers, status, &answer).await;
         (progress.events)(event);
     }
+    progress.lease = Some(lease);
 }
 
 /// Rewrites the answers at `answers` (position, call id) with `status` and `answer`, in

@@ -19,7 +19,7 @@ use super::{Engine, Turn, TurnEnd, TurnOutcome};
 use crate::config::TurnConfig;
 use crate::conversation::{Message, ToolStatus};
 use crate::provider::{Provider, ProviderError, ProviderRequest, Usage};
-use crate::stores::{ActionRecord, ConversationError, Conversations};
+use crate::stores::{ActionRecord, ConversationError, Conversations, TurnLease};
 use actions::StagedActions;
 use tools::{run_calls, unrun, CallCounts, StepLimits};
 
@@ -70,6 +70,8 @@ struct Progress<'a> {
     counts: CallCounts,
     /// The actions staged for the reply being generated.
     actions: StagedActions,
+    /// The turn's hold on its conversation, in a conversation.
+    lease: Option<TurnLease>,
     usage: Usage,
     cost_usd: f64,
     model_requests: u32,
@@ -125,6 +127,26 @@ impl Engine {
                 return failed(events, error.to_string());
             }
         }
+        // Across replicas: this process's turns are kept apart above, other replicas'
+        // by the store.
+        let lease = match store {
+            Some((store, id)) => match store.begin_turn(id).await {
+                Ok(Some(lease)) => Some(lease),
+                Ok(None) => {
+                    return failed(
+                        events,
+                        format!("a turn of the conversation `{id}` is under way on another replica: wait for its end"),
+                    )
+                }
+                Err(error) => {
+                    return failed(
+                        events,
+                        format!("the conversation could not be begun: {error}"),
+                    )
+                }
+            },
+            None => None,
+        };
         let mut history = match store {
             Some((store, id)) => match store.load(id).await {
                 Ok(history) => history,
@@ -167,6 +189,7 @@ impl Engine {
             called_tools: false,
             counts: CallCounts::default(),
             actions: StagedActions::default(),
+            lease,
             usage: Usage::default(),
             cost_usd: 0.0,
             model_requests: 0,
@@ -280,14 +303,13 @@ impl Engine {
             },
         );
         // A halt that asked for no trace keeps nothing: no record, no state.
-        if let Some((store, id)) = store.filter(|_| persist) {
-            if let Err(error) = store.record_turn(id, &summary).await {
-                tracing::warn!(conversation = id, %error, "the turn's record could not be stored");
-            }
-            let state =
-                serde_json::to_string(&*self.states.snapshot(id)).expect("state serializes");
-            if let Err(error) = store.save_state(id, state).await {
-                tracing::warn!(conversation = id, %error, "the conversation's state could not be stored");
+        if let (Some((store, id)), Some(lease)) = (store, progress.lease.take()) {
+            let state = persist.then(|| {
+                serde_json::to_string(&*self.states.snapshot(id)).expect("state serializes")
+            });
+            let ended = state.map(|state| (&summary, state));
+            if let Err(error) = store.end_turn(lease, ended).await {
+                tracing::warn!(conversation = id, %error, "the turn's end could not be stored");
             }
         }
         if matches!(
@@ -321,10 +343,13 @@ impl Engine {
 }
 
 impl Engine {
-    /// Brings back the state `conversation`'s tools kept in an earlier run of the engine.
+    /// Brings back the state `conversation`'s tools kept in an earlier run of the engine,
+    /// or, in a store replicas share, at the end of its last turn on any replica.
     async fn restore_state(&self, store: &Conversations, conversation: &str) {
-        // State in memory is this run's, and newer than anything stored.
-        if !self.states.snapshot(conversation).is_empty() {
+        // State in memory is this run's, and newer than anything stored in a store of
+        // this process's own.
+        let shared = store.is_shared();
+        if !shared && !self.states.snapshot(conversation).is_empty() {
             return;
         }
         let stored = match store.load_state(conversation).await {
@@ -338,9 +363,12 @@ impl Engine {
         let restored = serde_json::from_str(&stored)
             .map_err(|error| error.to_string())
             .and_then(|state| {
-                self.states
-                    .restore(conversation, state)
-                    .map_err(|error| error.to_string())
+                let restored = if shared {
+                    self.states.replace(conversation, state)
+                } else {
+                    self.states.restore(conversation, state)
+                };
+                restored.map_err(|error| error.to_string())
             });
         if let Err(error) = restored {
             tracing::warn!(conversation, %error, "the conversation's stored state was not restored");

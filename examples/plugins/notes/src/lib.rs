@@ -96,11 +96,13 @@ pub async fn search_notes(
 /// handle this returns.
 #[define_tool(summary = { "en-US": "Makes a file of a note.", "it-IT": "Fa un file di un appunto." })]
 pub async fn note_file(note: Note, artifacts: &Artifacts) -> Result<ArtifactHandle, ToolError> {
-    Ok(artifacts.put(
-        note.text.into_bytes(),
-        format!("{}.txt", note.name),
-        "text/plain",
-    )?)
+    Ok(artifacts
+        .put(
+            note.text.into_bytes(),
+            format!("{}.txt", note.name),
+            "text/plain",
+        )
+        .await?)
 }
 
 /// Summarize a note in one sentence: with the agent's fast model when it grants one,

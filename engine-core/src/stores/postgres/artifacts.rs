@@ -1,0 +1,135 @@
+//! Artifacts on PostgreSQL: put on one replica, taken on any, once (the take deletes the
+//! row it answers). Expired rows are deleted on every put. The capacity is counted over
+//! every replica's artifacts; two puts at the same moment may both fit where only one
+//! would, by at most one artifact each.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle};
+use plugin_sdk::engine::{ArtifactStore, BoxFuture};
+
+use super::{DatabaseError, Postgres};
+use crate::config::ArtifactLimits;
+use crate::stores::artifacts::{check, footprint, new_handle};
+
+/// The artifact store in the shared database, under [`ArtifactLimits`].
+pub struct PostgresArtifacts {
+    database: Arc<Postgres>,
+    limits: ArtifactLimits,
+}
+
+impl PostgresArtifacts {
+    /// Artifacts in `database`, under `limits`.
+    pub fn new(database: Arc<Postgres>, limits: ArtifactLimits) -> Self {
+        Self { database, limits }
+    }
+
+    async fn put_now(
+        &self,
+        conversation: &str,
+        artifact: Artifact,
+        ttl: Option<Duration>,
+    ) -> Result<ArtifactHandle, ArtifactError> {
+        check(&self.limits, &artifact)?;
+        let size = footprint(conversation, &artifact) as i64;
+        let ttl = ttl.map_or(self.limits.ttl(), |ttl| ttl.min(self.limits.ttl()));
+        let capacity = i64::try_from(self.limits.capacity_bytes).unwrap_or(i64::MAX);
+        let handle = new_handle();
+        let database = &self.database;
+        let kept = database
+            .bounded(async {
+                let connection = database.connection().await?;
+                connection
+                    .execute("DELETE FROM artifacts WHERE expires_at <= now()", &[])
+                    .await?;
+                let kept = connection
+                    .execute(
+                        "INSERT INTO artifacts
+                             (handle, conversation, filename, mime, bytes, footprint, expires_at)
+                         SELECT $1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7)
+                         WHERE (SELECT COALESCE(SUM(footprint), 0)::BIGINT FROM artifacts) + $6 <= $8",
+                        &[
+                            &handle,
+                            &conversation,
+                            &artifact.filename,
+                            &artifact.mime,
+                            &artifact.bytes,
+                            &size,
+                            &ttl.as_secs_f64(),
+                            &capacity,
+                        ],
+                    )
+                    .await?;
+                Ok(kept == 1)
+            })
+            .await
+            .map_err(unavailable)?;
+        if !kept {
+            return Err(ArtifactError::StoreFull);
+        }
+        Ok(ArtifactHandle::new(handle))
+    }
+
+    async fn take_now(
+        &self,
+        conversation: &str,
+        handle: &ArtifactHandle,
+    ) -> Result<Option<Artifact>, ArtifactError> {
+        let database = &self.database;
+        database
+            .bounded(async {
+                // Another conversation's handle is left in place, and answers as an
+                // unknown one does.
+                let row = database
+                    .connection()
+                    .await?
+                    .query_opt(
+                        "DELETE FROM artifacts
+                         WHERE handle = $1 AND conversation = $2 AND expires_at > now()
+                         RETURNING filename, mime, bytes",
+                        &[&handle.as_str(), &conversation],
+                    )
+                    .await?;
+                Ok(row.map(|row| Artifact {
+                    filename: row.get(0),
+                    mime: row.get(1),
+                    bytes: row.get(2),
+                }))
+            })
+            .await
+            .map_err(unavailable)
+    }
+}
+
+/// What a tool is told: the store's own words, never the database's statement.
+fn unavailable(error: DatabaseError) -> ArtifactError {
+    tracing::warn!(%error, "the artifact store failed");
+    ArtifactError::Unavailable(
+        match error {
+            DatabaseError::TimedOut(_) => "the database did not answer in time",
+            DatabaseError::Unavailable(_) => "the database could not be reached",
+            DatabaseError::Failed(_) => "the database failed",
+        }
+        .into(),
+    )
+}
+
+impl ArtifactStore for PostgresArtifacts {
+    fn put<'a>(
+        &'a self,
+        conversation: &'a str,
+        artifact: Artifact,
+        ttl: Option<Duration>,
+    ) -> BoxFuture<'a, Result<ArtifactHandle, ArtifactError>> {
+        Box::pin(self.put_now(conversation, artifact, ttl))
+    }
+
+    fn take<'a>(
+        &'a self,
+        conversation: &'a str,
+        handle: &'a ArtifactHandle,
+    ) -> BoxFuture<'a, Result<Option<Artifact>, ArtifactError>> {
+        Box::pin(self.take_now(conversation, handle))
+    }
+}

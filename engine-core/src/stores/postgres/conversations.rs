@@ -1,0 +1,408 @@
+//! Conversations on PostgreSQL. A turn holds its conversation's advisory lock on a
+//! connection of its own: no other replica begins a turn there meanwhile, and a replica
+//! that dies lets go of it with its connection. What that replica left in
+//! `running_turns` is then a turn interrupted: the next turn records it so, and marks
+//! the actions it left `performing` unknown, never to be run again.
+
+use deadpool_postgres::Object;
+
+use super::{DatabaseError, Postgres};
+use crate::stores::conversations::{ActionRecord, ActionState, TurnRecord, INTERRUPTED};
+
+/// What a turn interrupted is recorded with, in the shape of a [`Stop`](crate::engine::Stop).
+const INTERRUPTED_STOP: &str = r#"{"reason":"interrupted"}"#;
+
+/// A conversation's lock, held for a turn on a connection taken out of the pool's use.
+pub(crate) struct TurnLock {
+    turn: String,
+    conversation: String,
+    connection: Option<Object>,
+}
+
+impl Drop for TurnLock {
+    /// A turn that did not end (its future was dropped, or ending failed) closes its
+    /// connection rather than pooling it: closing is what frees the lock on the server.
+    fn drop(&mut self) {
+        if let Some(connection) = self.connection.take() {
+            drop(Object::take(connection));
+        }
+    }
+}
+
+/// How a turn ended, as [`Postgres::end_turn`] records it.
+pub(crate) struct TurnEnded<'a> {
+    pub(crate) stop: &'a str,
+    pub(crate) input_tokens: i64,
+    pub(crate) output_tokens: i64,
+    pub(crate) cost_usd: f64,
+    pub(crate) model_requests: i32,
+    /// The conversation's state (a JSON object), stored with the record.
+    pub(crate) state: String,
+}
+
+impl Postgres {
+    pub(crate) async fn claim(
+        &self,
+        conversation: &str,
+        agent: &str,
+        subscriber: &str,
+    ) -> Result<(String, String), DatabaseError> {
+        self.bounded(async {
+            let connection = self.connection().await?;
+            connection
+                .execute(
+                    "INSERT INTO owners (conversation, agent, subscriber) VALUES ($1, $2, $3)
+                     ON CONFLICT (conversation) DO NOTHING",
+                    &[&conversation, &agent, &subscriber],
+                )
+                .await?;
+            let row = connection
+                .query_one(
+                    "SELECT agent, subscriber FROM owners WHERE conversation = $1",
+                    &[&conversation],
+                )
+                .await?;
+            Ok((row.get(0), row.get(1)))
+        })
+        .await
+    }
+
+    /// The stored bodies of `conversation`'s messages, oldest first.
+    pub(crate) async fn load(&self, conversation: &str) -> Result<Vec<String>, DatabaseError> {
+        self.bounded(async {
+            let rows = self
+                .connection()
+                .await?
+                .query(
+                    "SELECT body FROM messages WHERE conversation = $1 ORDER BY seq",
+                    &[&conversation],
+                )
+                .await?;
+            Ok(rows.iter().map(|row| row.get(0)).collect())
+        })
+        .await
+    }
+
+    /// Adds `bodies` after `conversation`'s messages, all or none.
+    pub(crate) async fn append(
+        &self,
+        conversation: &str,
+        bodies: &[String],
+    ) -> Result<(), DatabaseError> {
+        self.bounded(async {
+            let mut connection = self.connection().await?;
+            let transaction = connection.transaction().await?;
+            let next: i32 = transaction
+                .query_one(
+                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE conversation = $1",
+                    &[&conversation],
+                )
+                .await?
+                .get(0);
+            let insert = transaction
+                .prepare_cached(
+                    "INSERT INTO messages (conversation, seq, body) VALUES ($1, $2, $3)",
+                )
+                .await?;
+            for (offset, body) in bodies.iter().enumerate() {
+                let seq = next + offset as i32;
+                transaction
+                    .execute(&insert, &[&conversation, &seq, body])
+                    .await?;
+            }
+            transaction.commit().await?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub(crate) async fn load_state(
+        &self,
+        conversation: &str,
+    ) -> Result<Option<String>, DatabaseError> {
+        self.bounded(async {
+            let row = self
+                .connection()
+                .await?
+                .query_opt(
+                    "SELECT body FROM states WHERE conversation = $1",
+                    &[&conversation],
+                )
+                .await?;
+            Ok(row.map(|row| row.get(0)))
+        })
+        .await
+    }
+
+    /// Takes `conversation`'s lock for the turn `turn`: `None` when another turn holds
+    /// it. A turn its replica left running is recorded interrupted, and its actions left
+    /// performing are marked unknown.
+    pub(crate) async fn begin_turn(
+        &self,
+        conversation: &str,
+        turn: &str,
+    ) -> Result<Option<TurnLock>, DatabaseError> {
+        self.bounded(async {
+            // Held by the lock from the start: a drop at any point (the bound passing
+            // mid-query included) closes the connection, and with it any lock taken.
+            let mut lock = TurnLock {
+                turn: turn.to_owned(),
+                conversation: conversation.to_owned(),
+                connection: Some(self.connection().await?),
+            };
+            let connection = lock.connection.as_mut().expect("just set");
+            let locked: bool = connection
+                .query_one(
+                    "SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
+                    &[&conversation],
+                )
+                .await?
+                .get(0);
+            if !locked {
+                // Nothing taken: the connection goes back to the pool.
+                drop(lock.connection.take());
+                return Ok(None);
+            }
+            let transaction = connection.transaction().await?;
+            let interrupted = transaction
+                .execute(
+                    "WITH gone AS (
+                         DELETE FROM running_turns WHERE conversation = $1 RETURNING replica
+                     )
+                     INSERT INTO turns (conversation, stop, input_tokens, output_tokens,
+                                        cost_usd, model_requests, replica)
+                     SELECT $1, $2, 0, 0, 0, 0, replica FROM gone",
+                    &[&conversation, &INTERRUPTED_STOP],
+                )
+                .await?;
+            let unknown = transaction
+                .execute(
+                    "UPDATE actions SET state = 'unknown', detail = $2
+                     WHERE conversation = $1 AND state = 'performing'",
+                    &[&conversation, &INTERRUPTED],
+                )
+                .await?;
+            transaction
+                .execute(
+                    "INSERT INTO running_turns (conversation, turn, replica) VALUES ($1, $2, $3)",
+                    &[&conversation, &turn, &self.replica],
+                )
+                .await?;
+            transaction.commit().await?;
+            if interrupted > 0 {
+                tracing::warn!(
+                    conversation,
+                    actions_unknown = unknown,
+                    "the conversation's last turn was interrupted (its replica stopped): recorded so; its actions under way are marked unknown, not run again"
+                );
+            }
+            Ok(Some(lock))
+        })
+        .await
+    }
+
+    /// Records how `lock`'s turn ended (unless `ended` is `None`: a turn that keeps no
+    /// trace) and lets go of its conversation.
+    pub(crate) async fn end_turn(
+        &self,
+        mut lock: TurnLock,
+        ended: Option<TurnEnded<'_>>,
+    ) -> Result<(), DatabaseError> {
+        let TurnLock {
+            turn,
+            conversation,
+            connection,
+        } = &mut lock;
+        let Some(connection) = connection.as_mut() else {
+            return Ok(());
+        };
+        self.bounded(async {
+            let transaction = connection.transaction().await?;
+            if let Some(ended) = &ended {
+                transaction
+                    .execute(
+                        "INSERT INTO turns (conversation, stop, input_tokens, output_tokens,
+                                            cost_usd, model_requests, replica)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                        &[
+                            &*conversation,
+                            &ended.stop,
+                            &ended.input_tokens,
+                            &ended.output_tokens,
+                            &ended.cost_usd,
+                            &ended.model_requests,
+                            &self.replica,
+                        ],
+                    )
+                    .await?;
+                transaction
+                    .execute(
+                        "INSERT INTO states (conversation, body) VALUES ($1, $2)
+                         ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
+                        &[&*conversation, &ended.state],
+                    )
+                    .await?;
+            }
+            transaction
+                .execute(
+                    "DELETE FROM running_turns WHERE conversation = $1 AND turn = $2",
+                    &[&*conversation, &*turn],
+                )
+                .await?;
+            transaction.commit().await?;
+            connection
+                .execute(
+                    "SELECT pg_advisory_unlock(hashtextextended($1, 0))",
+                    &[&*conversation],
+                )
+                .await?;
+            Ok(())
+        })
+        .await?;
+        // Unlocked: the connection goes back to the pool.
+        drop(lock.connection.take());
+        Ok(())
+    }
+
+    /// Claims the action of `record` for `lock`'s turn, on the lock's own connection: if
+    /// that connection is gone, so is the lock, and nothing is claimed. `None` when the
+    /// turn no longer holds its conversation, or the call's action was claimed already.
+    pub(crate) async fn record_action(
+        &self,
+        lock: &mut TurnLock,
+        record: &ActionRecord,
+    ) -> Result<Option<i64>, DatabaseError> {
+        let TurnLock {
+            turn,
+            conversation,
+            connection,
+        } = lock;
+        let Some(connection) = connection.as_mut() else {
+            return Ok(None);
+        };
+        self.bounded(async {
+            let row = connection
+                .query_opt(
+                    "INSERT INTO actions (conversation, turn, call_id, action, arguments,
+                                          subscriber, state)
+                     SELECT $1, $2, $3, $4, $5, $6, 'performing'
+                     WHERE EXISTS (
+                         SELECT 1 FROM running_turns WHERE conversation = $1 AND turn = $2
+                     )
+                     ON CONFLICT (turn, call_id) DO NOTHING
+                     RETURNING id",
+                    &[
+                        &*conversation,
+                        &*turn,
+                        &record.call_id,
+                        &record.action,
+                        &record.arguments,
+                        &record.subscriber,
+                    ],
+                )
+                .await?;
+            Ok(row.map(|row| row.get(0)))
+        })
+        .await
+    }
+
+    pub(crate) async fn settle_action(
+        &self,
+        id: i64,
+        state: ActionState,
+        detail: Option<&str>,
+    ) -> Result<(), DatabaseError> {
+        self.bounded(async {
+            self.connection()
+                .await?
+                .execute(
+                    "UPDATE actions SET state = $2, detail = $3 WHERE id = $1",
+                    &[&id, &state.as_str(), &detail],
+                )
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Replaces the message at `position` with `body` if it answers `call_id`: whether
+    /// it did.
+    pub(crate) async fn replace_answer(
+        &self,
+        conversation: &str,
+        position: usize,
+        call_id: &str,
+        body: &str,
+    ) -> Result<bool, DatabaseError> {
+        let position = i32::try_from(position).unwrap_or(i32::MAX);
+        self.bounded(async {
+            let changed = self
+                .connection()
+                .await?
+                .execute(
+                    "UPDATE messages SET body = $3
+                     WHERE conversation = $1 AND seq = $2
+                       AND body::jsonb ->> 'role' = 'tool'
+                       AND body::jsonb ->> 'call_id' = $4",
+                    &[&conversation, &position, &body, &call_id],
+                )
+                .await?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+
+    pub(crate) async fn actions(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<ActionRecord>, DatabaseError> {
+        self.bounded(async {
+            let rows = self
+                .connection()
+                .await?
+                .query(
+                    "SELECT id, call_id, action, arguments, subscriber, state, detail
+                     FROM actions WHERE conversation = $1 ORDER BY id",
+                    &[&conversation],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .map(|row| ActionRecord {
+                    id: row.get(0),
+                    call_id: row.get(1),
+                    action: row.get(2),
+                    arguments: row.get(3),
+                    subscriber: row.get(4),
+                    state: ActionState::parse(row.get(5)),
+                    detail: row.get(6),
+                })
+                .collect())
+        })
+        .await
+    }
+
+    pub(crate) async fn turns(&self, conversation: &str) -> Result<Vec<TurnRecord>, DatabaseError> {
+        self.bounded(async {
+            let rows = self
+                .connection()
+                .await?
+                .query(
+                    "SELECT stop, cost_usd, model_requests, replica
+                     FROM turns WHERE conversation = $1 ORDER BY id",
+                    &[&conversation],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .map(|row| TurnRecord {
+                    stop: row.get(0),
+                    cost_usd: row.get(1),
+                    model_requests: row.get::<_, i32>(2) as u32,
+                    replica: row.get(3),
+                })
+                .collect())
+        })
+        .await
+    }
+}

@@ -1,0 +1,157 @@
+//! The stores on one PostgreSQL, shared by every replica of an engine: conversations
+//! (messages, turns, state, staged actions) and artifacts.
+//!
+//! Each operation takes a pooled connection and is bounded by the configured timeout
+//! (the server is told the same bound, so it stops the statement too). A connection
+//! that broke is dropped when taken back, so a database that went away serves again
+//! once it is back, without a restart. The schema is versioned and migrated at start-up
+//! under a lock ([`migrations`]).
+
+mod artifacts;
+mod conversations;
+mod migrations;
+
+use std::future::Future;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+
+use crate::config::DatabaseConfig;
+
+pub use artifacts::PostgresArtifacts;
+pub(crate) use conversations::{TurnEnded, TurnLock};
+
+/// Why a database operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseError {
+    /// No connection could be had: the server is down, unreachable, refuses this
+    /// replica's login, or every connection is in use for longer than the bound.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
+    /// The operation took longer than its bound.
+    #[error("the database did not answer within {0} ms")]
+    TimedOut(u128),
+    /// The database answered with an error.
+    #[error("the database failed: {0}")]
+    Failed(String),
+}
+
+impl From<tokio_postgres::Error> for DatabaseError {
+    fn from(error: tokio_postgres::Error) -> Self {
+        // A closed connection is the database going away, not a refused statement.
+        if error.is_closed() {
+            return Self::Unavailable(error.to_string());
+        }
+        match error.as_db_error() {
+            Some(db) => Self::Failed(db.message().to_owned()),
+            None => Self::Unavailable(with_causes(&error)),
+        }
+    }
+}
+
+/// `error` and what caused it, in one line ("invalid configuration: password missing").
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(source) = cause {
+        let more = source.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = source.source();
+    }
+    text
+}
+
+/// The shared database: a pool of connections, and this replica's name (recorded with
+/// the turns it runs).
+pub struct Postgres {
+    pool: Pool,
+    timeout: Duration,
+    replica: String,
+}
+
+impl std::fmt::Debug for Postgres {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Postgres")
+            .field("replica", &self.replica)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Postgres {
+    /// Connects to the database `config` names, with the password from the environment
+    /// variable it names, and migrates it to this engine's schema (once, whichever
+    /// replica gets there first). Blocks until then: it runs at start-up.
+    pub fn connect(config: &DatabaseConfig) -> Result<Self, DatabaseError> {
+        let mut postgres: tokio_postgres::Config = config
+            .url
+            .parse()
+            .map_err(|error| DatabaseError::Unavailable(format!("`database.url`: {error}")))?;
+        if let Ok(password) = std::env::var(&config.password_env) {
+            postgres.password(password);
+        }
+        postgres
+            .application_name("engine")
+            .connect_timeout(config.timeout())
+            // The server gives up a statement when the engine does.
+            .options(format!("-c statement_timeout={}", config.timeout_ms));
+        migrations::apply(&postgres)?;
+        let manager = Manager::from_config(
+            postgres,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(config.max_connections)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(config.timeout()))
+            .create_timeout(Some(config.timeout()))
+            .recycle_timeout(Some(config.timeout()))
+            .build()
+            .map_err(|error| DatabaseError::Unavailable(error.to_string()))?;
+        Ok(Self {
+            pool,
+            timeout: config.timeout(),
+            replica: replica_name(),
+        })
+    }
+
+    /// This replica's name: its host, process and a random part.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// A pooled connection.
+    async fn connection(&self) -> Result<Object, DatabaseError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|error| DatabaseError::Unavailable(with_causes(&error)))
+    }
+
+    /// Runs `work`, giving up after the configured bound.
+    async fn bounded<T>(
+        &self,
+        work: impl Future<Output = Result<T, DatabaseError>>,
+    ) -> Result<T, DatabaseError> {
+        tokio::time::timeout(self.timeout, work)
+            .await
+            .unwrap_or(Err(DatabaseError::TimedOut(self.timeout.as_millis())))
+    }
+}
+
+/// `host-pid-random`: unique among the replicas, and telling an operator where a turn
+/// ran.
+fn replica_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_default();
+    let mut random = [0u8; 4];
+    getrandom::fill(&mut random).expect("the system's random source works");
+    let random: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("{host}-{}-{random}", std::process::id())
+}

@@ -1,0 +1,132 @@
+//! The database's faults: gone (calls fail clearly, and succeed again once it is back,
+//! on the same stores), slow (bounded by the timeout), or newer than the engine.
+
+use std::time::Duration;
+
+use engine_core::config::DatabaseConfig;
+use engine_core::conversation::Message;
+use engine_core::stores::postgres::Postgres;
+use plugin_sdk::artifacts::ArtifactError;
+
+use crate::suite::text;
+use crate::support::{fresh_database, replica, session, unique, Relay};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_goes_away_fails_calls_clearly_and_serves_again_when_back() {
+    let relay = Relay::start().await;
+    let database = DatabaseConfig {
+        timeout_ms: 1000,
+        ..relay.through(&fresh_database().await)
+    };
+    let stores = replica(&database).await;
+    let id = unique("c");
+    stores
+        .conversations
+        .append(&id, &[Message::user("before")])
+        .await
+        .unwrap();
+
+    relay.down();
+    let failed = stores
+        .conversations
+        .load(&id)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(failed.contains("the database is unavailable"), "{failed}");
+    let failed = stores
+        .conversations
+        .append(&id, &[Message::user("lost?")])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(failed.contains("the database is unavailable"), "{failed}");
+    let put = stores
+        .artifacts
+        .put("c", text("x"), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(put, ArtifactError::Unavailable(_)), "{put:?}");
+    assert!(stores.conversations.begin_turn(&id).await.is_err());
+
+    relay.up().await;
+    stores
+        .conversations
+        .append(&id, &[Message::user("after")])
+        .await
+        .unwrap();
+    assert_eq!(
+        stores.conversations.load(&id).await.unwrap(),
+        vec![Message::user("before"), Message::user("after")],
+        "nothing the failed append held was kept"
+    );
+    let handle = stores.artifacts.put("c", text("x"), None).await.unwrap();
+    assert!(stores.artifacts.take("c", &handle).await.unwrap().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_database_is_bounded_by_the_timeout() {
+    let database = DatabaseConfig {
+        timeout_ms: 300,
+        ..fresh_database().await
+    };
+    let stores = replica(&database).await;
+    let id = unique("c");
+    let mut blocker = session(&database).await;
+    let holding = blocker.transaction().await.unwrap();
+    holding
+        .batch_execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let slow = stores
+        .conversations
+        .append(&id, &[Message::user("waits")])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(slow.contains("did not answer within 300 ms"), "{slow}");
+    holding.rollback().await.unwrap();
+    // The server gave the statement up too: nothing of it was kept.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(stores.conversations.load(&id).await.unwrap(), Vec::new());
+    stores
+        .conversations
+        .append(&id, &[Message::user("then")])
+        .await
+        .unwrap();
+    assert_eq!(stores.conversations.load(&id).await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_migrated_by_a_newer_engine_is_refused() {
+    let database = fresh_database().await;
+    drop(replica(&database).await);
+    session(&database)
+        .await
+        .batch_execute("INSERT INTO engine_migrations (version, name) VALUES (999, 'later')")
+        .await
+        .unwrap();
+    let refused = tokio::task::spawn_blocking(move || Postgres::connect(&database))
+        .await
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("at version 999, newer than this engine's 1"),
+        "{refused}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_password_is_refused_at_start_up_saying_so() {
+    let database = DatabaseConfig {
+        password_env: "PLUGIN_SDK_NO_SUCH_PASSWORD".into(),
+        ..fresh_database().await
+    };
+    let refused = tokio::task::spawn_blocking(move || Postgres::connect(&database))
+        .await
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("password"), "{refused}");
+}

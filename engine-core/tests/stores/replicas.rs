@@ -1,0 +1,219 @@
+//! Replicas on one PostgreSQL: one history and state, one turn at a time per
+//! conversation, a turn left by a replica that died recorded interrupted, an action
+//! claimed once, an artifact taken once, and migrations run once.
+
+use std::time::Duration;
+
+use engine_core::conversation::Message;
+use engine_core::stores::ActionState;
+use futures::future::join_all;
+
+use crate::suite::{action, answered, text};
+use crate::support::{fresh_database, replica, session, unique};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_see_one_history_and_state() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let id = unique("c");
+    let lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
+    a.conversations
+        .append(&id, &[Message::user("on a")])
+        .await
+        .unwrap();
+    a.conversations
+        .end_turn(lease, Some((&answered(0.1), r#"{"cart":3}"#.into())))
+        .await
+        .unwrap();
+    let lease = b.conversations.begin_turn(&id).await.unwrap().unwrap();
+    assert_eq!(
+        b.conversations.load(&id).await.unwrap(),
+        vec![Message::user("on a")]
+    );
+    assert_eq!(
+        b.conversations.load_state(&id).await.unwrap().as_deref(),
+        Some(r#"{"cart":3}"#)
+    );
+    b.conversations
+        .append(&id, &[Message::user("on b")])
+        .await
+        .unwrap();
+    b.conversations
+        .end_turn(lease, Some((&answered(0.2), "{}".into())))
+        .await
+        .unwrap();
+    assert_eq!(a.conversations.load(&id).await.unwrap().len(), 2);
+    let replicas: Vec<Option<String>> = a
+        .conversations
+        .turns(&id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|turn| turn.replica)
+        .collect();
+    assert_eq!(replicas.len(), 2);
+    assert_ne!(
+        replicas[0], replicas[1],
+        "each turn names the replica that ran it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_turn_of_a_conversation_is_refused_on_another_replica_until_the_first_ends() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let id = unique("c");
+    let lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
+    assert!(b.conversations.begin_turn(&id).await.unwrap().is_none());
+    // Another conversation is not held up.
+    let elsewhere = b.conversations.begin_turn(&unique("c")).await.unwrap();
+    assert!(elsewhere.is_some());
+    a.conversations.end_turn(lease, None).await.unwrap();
+    assert!(b.conversations.begin_turn(&id).await.unwrap().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_dies_mid_turn_leaves_it_interrupted_and_its_actions_unknown() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let id = unique("c");
+    let mut lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
+    a.conversations
+        .record_action(&mut lease, action("k1"))
+        .await
+        .unwrap();
+    // Its process ends: the lease's connection closes without the turn's end.
+    drop(lease);
+    drop(a);
+    let lease = wait_for_turn(&b.conversations, &id).await;
+    let turns = b.conversations.turns(&id).await.unwrap();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].stop, r#"{"reason":"interrupted"}"#);
+    let actions = b.conversations.actions(&id).await.unwrap();
+    assert_eq!(actions.len(), 1);
+    assert_eq!(actions[0].state, ActionState::Unknown);
+    assert!(
+        actions[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("not run again"),
+        "{:?}",
+        actions[0].detail
+    );
+    b.conversations.end_turn(lease, None).await.unwrap();
+}
+
+/// The server sees a closed connection a moment after the client closes it.
+async fn wait_for_turn(
+    store: &engine_core::stores::Conversations,
+    id: &str,
+) -> engine_core::stores::TurnLease {
+    for _ in 0..100 {
+        if let Some(lease) = store.begin_turn(id).await.unwrap() {
+            return lease;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the conversation was never let go");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_is_not_claimed_by_a_turn_that_lost_its_conversation() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let id = unique("c");
+    let mut stale = a.conversations.begin_turn(&id).await.unwrap().unwrap();
+    // The database ends the session that holds the lock (a network partition, an
+    // operator): the other replica takes the conversation over.
+    let admin = session(&database).await;
+    let ended: bool = admin
+        .query_one(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(ended);
+    let mut current = wait_for_turn(&b.conversations, &id).await;
+    let refused = a
+        .conversations
+        .record_action(&mut stale, action("k1"))
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("not claimed"), "{refused}");
+    b.conversations
+        .record_action(&mut current, action("k1"))
+        .await
+        .unwrap();
+    let actions = b.conversations.actions(&id).await.unwrap();
+    assert_eq!(
+        actions.len(),
+        1,
+        "only the current turn's claim: {actions:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_artifact_put_on_one_replica_is_taken_once_across_replicas() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let mut handles = Vec::new();
+    for n in 0..20 {
+        handles.push(
+            a.artifacts
+                .put("c", text(&format!("a{n}")), None)
+                .await
+                .unwrap(),
+        );
+    }
+    let takes = handles
+        .iter()
+        .flat_map(|handle| [a.artifacts.take("c", handle), b.artifacts.take("c", handle)]);
+    let taken: Vec<bool> = join_all(takes)
+        .await
+        .into_iter()
+        .map(|taken| taken.unwrap().is_some())
+        .collect();
+    for (n, pair) in taken.chunks(2).enumerate() {
+        assert_eq!(
+            pair.iter().filter(|taken| **taken).count(),
+            1,
+            "artifact {n} was taken {pair:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_artifact_is_not_taken_on_any_replica() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let handle = a
+        .artifacts
+        .put("c", text("brief"), Some(Duration::from_millis(50)))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(b.artifacts.take("c", &handle).await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_starting_together_migrate_once() {
+    let database = fresh_database().await;
+    let starting = (0..4).map(|_| replica(&database));
+    let replicas = join_all(starting).await;
+    assert_eq!(replicas.len(), 4);
+    let admin = session(&database).await;
+    let versions: Vec<i32> = admin
+        .query(
+            "SELECT version FROM engine_migrations ORDER BY version",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(versions, vec![1]);
+}

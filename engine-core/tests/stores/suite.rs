@@ -1,0 +1,248 @@
+//! What every conversation and artifact store does, whichever the backend.
+
+use engine_core::conversation::{Message, ToolCall, ToolStatus};
+use engine_core::provider::Usage;
+use engine_core::stores::{ActionRecord, ActionState};
+use engine_core::{Stop, TurnSummary};
+use plugin_sdk::artifacts::{Artifact, ArtifactHandle};
+
+use crate::support::{unique, Stores};
+
+pub fn tool_answer(call_id: &str, content: &str) -> Message {
+    Message::Tool {
+        call_id: call_id.to_owned(),
+        name: "acme__log".to_owned(),
+        status: ToolStatus::Ok,
+        content: content.to_owned(),
+    }
+}
+
+pub fn calling(call_id: &str) -> Message {
+    Message::Assistant {
+        content: String::new(),
+        tool_calls: vec![ToolCall {
+            id: call_id.to_owned(),
+            name: "acme__log".to_owned(),
+            arguments: "{}".to_owned(),
+            extra: Default::default(),
+        }],
+        extra: Default::default(),
+    }
+}
+
+pub fn answered(cost_usd: f64) -> TurnSummary {
+    TurnSummary {
+        stop: Stop::Answered,
+        reply: "done".to_owned(),
+        usage: Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+        },
+        cost_usd,
+        model_requests: 2,
+    }
+}
+
+pub fn action(call_id: &str) -> ActionRecord {
+    ActionRecord {
+        id: 0,
+        call_id: call_id.to_owned(),
+        action: "acme:log".to_owned(),
+        arguments: r#"{"note":"x"}"#.to_owned(),
+        subscriber: "ada".to_owned(),
+        state: ActionState::Performing,
+        detail: None,
+    }
+}
+
+pub fn text(name: &str) -> Artifact {
+    Artifact {
+        bytes: name.as_bytes().to_vec(),
+        filename: format!("{name}.txt"),
+        mime: "text/plain".to_owned(),
+    }
+}
+
+pub async fn history_is_kept_in_order_across_appends(stores: Stores) {
+    let store = &stores.conversations;
+    let id = unique("c");
+    assert_eq!(store.load(&id).await.unwrap(), Vec::new());
+    store
+        .append(&id, &[Message::user("one"), calling("k1")])
+        .await
+        .unwrap();
+    store
+        .append(&id, &[tool_answer("k1", "ok"), Message::user("two")])
+        .await
+        .unwrap();
+    store
+        .append(&unique("other"), &[Message::user("elsewhere")])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.load(&id).await.unwrap(),
+        vec![
+            Message::user("one"),
+            calling("k1"),
+            tool_answer("k1", "ok"),
+            Message::user("two")
+        ]
+    );
+}
+
+pub async fn a_conversation_is_its_first_agent_and_subscribers_only(stores: Stores) {
+    let store = &stores.conversations;
+    let id = unique("c");
+    store.claim(&id, "support", "ada").await.unwrap();
+    store.claim(&id, "support", "ada").await.unwrap();
+    let other_user = store.claim(&id, "support", "bob").await.unwrap_err();
+    assert!(
+        other_user.to_string().contains("belongs to another"),
+        "{other_user}"
+    );
+    let other_agent = store.claim(&id, "sales", "ada").await.unwrap_err();
+    assert!(
+        other_agent.to_string().contains("belongs to another"),
+        "{other_agent}"
+    );
+}
+
+pub async fn a_turn_records_its_end_and_the_state_it_left(stores: Stores) {
+    let store = &stores.conversations;
+    let id = unique("c");
+    assert_eq!(store.load_state(&id).await.unwrap(), None);
+    let lease = store.begin_turn(&id).await.unwrap().expect("no other turn");
+    store
+        .end_turn(lease, Some((&answered(0.25), r#"{"step":1}"#.to_owned())))
+        .await
+        .unwrap();
+    let lease = store
+        .begin_turn(&id)
+        .await
+        .unwrap()
+        .expect("the first turn ended");
+    store
+        .end_turn(lease, Some((&answered(0.5), r#"{"step":2}"#.to_owned())))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.load_state(&id).await.unwrap().as_deref(),
+        Some(r#"{"step":2}"#)
+    );
+    let turns = store.turns(&id).await.unwrap();
+    let seen: Vec<(&str, f64, u32)> = turns
+        .iter()
+        .map(|turn| (turn.stop.as_str(), turn.cost_usd, turn.model_requests))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (r#"{"reason":"answered"}"#, 0.25, 2),
+            (r#"{"reason":"answered"}"#, 0.5, 2)
+        ]
+    );
+}
+
+pub async fn a_turn_that_keeps_no_trace_records_nothing(stores: Stores) {
+    let store = &stores.conversations;
+    let id = unique("c");
+    let lease = store.begin_turn(&id).await.unwrap().expect("no other turn");
+    store.end_turn(lease, None).await.unwrap();
+    assert_eq!(store.turns(&id).await.unwrap(), Vec::new());
+    assert_eq!(store.load_state(&id).await.unwrap(), None);
+    // And the conversation is free for the next turn.
+    let next = store.begin_turn(&id).await.unwrap();
+    assert!(next.is_some());
+}
+
+pub async fn an_action_is_recorded_before_it_runs_and_settled_after(stores: Stores) {
+    let store = &stores.conversations;
+    let id = unique("c");
+    let mut lease = store.begin_turn(&id).await.unwrap().expect("no other turn");
+    let first = store.record_action(&mut lease, action("k1")).await.unwrap();
+    let second = store.record_action(&mut lease, action("k2")).await.unwrap();
+    assert_ne!(first, second);
+    let recorded = store.actions(&id).await.unwrap();
+    assert_eq!(
+        recorded
+            .iter()
+            .map(|record| (record.call_id.as_str(), record.state))
+            .collect::<Vec<_>>(),
+        vec![
+            ("k1", ActionState::Performing),
+            ("k2", ActionState::Performing)
+        ]
+    );
+    store
+        .settle_action(first, ActionState::Performed, Some("logged".into()))
+        .await
+        .unwrap();
+    store
+        .settle_action(second, ActionState::Failed, Some("refused".into()))
+        .await
+        .unwrap();
+    store
+        .end_turn(lease, Some((&answered(0.0), "{}".into())))
+        .await
+        .unwrap();
+    let settled = store.actions(&id).await.unwrap();
+    assert_eq!(settled[0].state, ActionState::Performed);
+    assert_eq!(settled[0].detail.as_deref(), Some("logged"));
+    assert_eq!(settled[0].arguments, r#"{"note":"x"}"#);
+    assert_eq!(settled[0].subscriber, "ada");
+    assert_eq!(settled[1].state, ActionState::Failed);
+    assert_eq!(settled[1].detail.as_deref(), Some("refused"));
+}
+
+pub async fn an_answer_is_replaced_only_where_it_answers_the_same_call(stores: Stores) {
+    let store = &stores.conversations;
+    let id = unique("c");
+    store
+        .append(
+            &id,
+            &[
+                Message::user("hi"),
+                calling("k1"),
+                tool_answer("k1", "staged"),
+            ],
+        )
+        .await
+        .unwrap();
+    store
+        .replace_answer(&id, 2, &tool_answer("k1", "performed"))
+        .await
+        .unwrap();
+    let wrong_call = store
+        .replace_answer(&id, 2, &tool_answer("k9", "performed"))
+        .await
+        .unwrap_err();
+    assert!(
+        wrong_call.to_string().contains("is not at 2"),
+        "{wrong_call}"
+    );
+    let not_an_answer = store
+        .replace_answer(&id, 0, &tool_answer("k1", "performed"))
+        .await
+        .unwrap_err();
+    assert!(
+        not_an_answer.to_string().contains("is not at 0"),
+        "{not_an_answer}"
+    );
+    assert_eq!(
+        store.load(&id).await.unwrap()[2],
+        tool_answer("k1", "performed")
+    );
+}
+
+pub async fn an_artifact_is_taken_once_and_only_in_its_conversation(stores: Stores) {
+    let store = &stores.artifacts;
+    let handle = store.put("c1", text("quote"), None).await.unwrap();
+    assert_eq!(store.take("c2", &handle).await.unwrap(), None);
+    assert_eq!(
+        store.take("c1", &handle).await.unwrap(),
+        Some(text("quote"))
+    );
+    assert_eq!(store.take("c1", &handle).await.unwrap(), None);
+    let unknown = ArtifactHandle::new("0".repeat(32));
+    assert_eq!(store.take("c1", &unknown).await.unwrap(), None);
+}
