@@ -203,6 +203,7 @@ impl EngineBuilder {
         let registry = Arc::new(self.validated()?);
         let config = self.config;
         let channels = mount_channels(&config, &registry);
+        let shared = open_shared(&config)?;
         let knowledge = match self.knowledge {
             Some(store) => Some(store),
             None if config
@@ -210,7 +211,10 @@ impl EngineBuilder {
                 .values()
                 .any(|agent| agent.knowledge.is_some()) =>
             {
-                Some(open_knowledge(&config)?)
+                match &shared {
+                    Some(shared) => Some(Arc::clone(&shared.knowledge)),
+                    None => Some(open_knowledge(&config)?),
+                }
             }
             None => None,
         };
@@ -219,14 +223,14 @@ impl EngineBuilder {
             (None, Some(described)) => Some(open_gateway(described)?),
             (None, None) => None,
         };
-        let shared = open_shared(&config)?;
         let conversations_for_turns = self.conversations.is_some()
             || shared.is_some()
             || config.agents.values().any(|agent| agent.turn.is_some());
         let (conversations, artifacts) = match shared {
-            Some((conversations, artifacts)) => {
-                (self.conversations.unwrap_or(conversations), artifacts)
-            }
+            Some(shared) => (
+                self.conversations.unwrap_or(shared.conversations),
+                shared.artifacts,
+            ),
             None => {
                 let conversations = match self.conversations {
                     Some(conversations) => conversations,
@@ -493,16 +497,18 @@ fn http_provider(
     })
 }
 
-/// The stores replicas share: conversations, and artifacts.
-type SharedStores = (Conversations, Arc<dyn ArtifactStore>);
+/// The stores replicas share.
+struct SharedStores {
+    conversations: Conversations,
+    artifacts: Arc<dyn ArtifactStore>,
+    knowledge: Arc<dyn KnowledgeStore>,
+}
 
-/// The stores replicas share, in the database `[database]` names: conversations and
-/// artifacts. Connecting migrates the database.
+/// The stores replicas share, in the database `[database]` names. Connecting migrates
+/// the database.
 #[cfg(feature = "postgres")]
-fn open_shared(
-    config: &EngineConfig,
-) -> Result<Option<SharedStores>, EngineError> {
-    use crate::stores::postgres::{Postgres, PostgresArtifacts};
+fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineError> {
+    use crate::stores::postgres::{Postgres, PostgresArtifacts, PostgresKnowledge};
     let Some(described) = &config.database else {
         return Ok(None);
     };
@@ -511,19 +517,23 @@ fn open_shared(
     );
     tracing::info!(
         replica = database.replica(),
-        "conversations and artifacts are kept in the shared database"
+        "conversations, artifacts and knowledge are kept in the shared database"
     );
-    let artifacts = Arc::new(PostgresArtifacts::new(
-        Arc::clone(&database),
-        config.artifacts,
-    ));
-    Ok(Some((Conversations::postgres(database), artifacts)))
+    Ok(Some(SharedStores {
+        artifacts: Arc::new(PostgresArtifacts::new(
+            Arc::clone(&database),
+            config.artifacts,
+        )),
+        knowledge: Arc::new(PostgresKnowledge::new(
+            Arc::clone(&database),
+            config.knowledge,
+        )),
+        conversations: Conversations::postgres(database),
+    }))
 }
 
 #[cfg(not(feature = "postgres"))]
-fn open_shared(
-    config: &EngineConfig,
-) -> Result<Option<SharedStores>, EngineError> {
+fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineError> {
     match config.database {
         None => Ok(None),
         Some(_) => Err(EngineError::MissingFeature {

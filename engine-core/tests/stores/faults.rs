@@ -112,7 +112,7 @@ async fn a_database_migrated_by_a_newer_engine_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(
-        refused.contains("at version 999, newer than this engine's 1"),
+        refused.contains("at version 999, newer than this engine's 2"),
         "{refused}"
     );
 }

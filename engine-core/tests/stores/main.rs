@@ -1,5 +1,5 @@
 //! The store suite: the same tests on the embedded default (SQLite, artifacts in memory)
-//! and on PostgreSQL, then what only a shared database promises: replicas that see one
+//! and on PostgreSQL (conversations, artifacts, knowledge), then what only a shared database promises: replicas that see one
 //! conversation, one turn at a time, nothing performed or taken twice, and the faults
 //! (a replica gone mid-turn, the database gone, a slow database).
 //!
@@ -41,4 +41,7 @@ on_both_backends!(
     an_action_is_recorded_before_it_runs_and_settled_after,
     an_answer_is_replaced_only_where_it_answers_the_same_call,
     an_artifact_is_taken_once_and_only_in_its_conversation,
+    knowledge_is_searched_within_the_agents_own_documents,
+    knowledge_below_manage_changes_only_its_plugins_documents,
+    knowledge_refuses_past_its_limits,
 );

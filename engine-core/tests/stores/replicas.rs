@@ -215,5 +215,5 @@ async fn replicas_starting_together_migrate_once() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, vec![1]);
+    assert_eq!(versions, vec![1, 2]);
 }

@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use engine_core::config::{ArtifactLimits, DatabaseConfig};
-use engine_core::stores::postgres::{Postgres, PostgresArtifacts};
-use engine_core::stores::{Conversations, MemoryArtifacts};
-use plugin_sdk::engine::ArtifactStore;
+use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
+use engine_core::stores::postgres::{Postgres, PostgresArtifacts, PostgresKnowledge};
+use engine_core::stores::{Conversations, MemoryArtifacts, SqliteKnowledge};
+use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
@@ -16,6 +16,16 @@ use tokio::task::JoinHandle;
 pub struct Stores {
     pub conversations: Conversations,
     pub artifacts: Arc<dyn ArtifactStore>,
+    pub knowledge: Arc<dyn KnowledgeStore>,
+}
+
+/// The knowledge limits of every store in the suite: few documents, to reach the cap.
+pub fn knowledge_limits() -> KnowledgeLimits {
+    KnowledgeLimits {
+        max_documents: 3,
+        max_search_words: 4,
+        ..KnowledgeLimits::default()
+    }
 }
 
 /// A unique name in this test process.
@@ -34,6 +44,9 @@ pub fn sqlite() -> Stores {
     Stores {
         conversations: Conversations::open(&dir.join("conversations.sqlite")).unwrap(),
         artifacts: Arc::new(MemoryArtifacts::new(ArtifactLimits::default())),
+        knowledge: Arc::new(
+            SqliteKnowledge::open(&dir.join("knowledge.sqlite"), knowledge_limits()).unwrap(),
+        ),
     }
 }
 
@@ -84,6 +97,10 @@ pub async fn replica(config: &DatabaseConfig) -> Stores {
         artifacts: Arc::new(PostgresArtifacts::new(
             Arc::clone(&database),
             ArtifactLimits::default(),
+        )),
+        knowledge: Arc::new(PostgresKnowledge::new(
+            Arc::clone(&database),
+            knowledge_limits(),
         )),
         conversations: Conversations::postgres(database),
     }

@@ -11,10 +11,11 @@ use super::DatabaseError;
 const MIGRATION_LOCK: i64 = 0x656e_6769_6e65; // "engine"
 
 /// What each version adds, in order. Never edit one that shipped: add the next.
-const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "conversations and artifacts",
-    "CREATE TABLE owners (
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "conversations and artifacts",
+        "CREATE TABLE owners (
          conversation TEXT PRIMARY KEY,
          agent TEXT NOT NULL,
          subscriber TEXT NOT NULL
@@ -72,7 +73,26 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[(
          expires_at TIMESTAMPTZ
      );
      CREATE INDEX artifacts_by_expiry ON artifacts (expires_at);",
-)];
+    ),
+    (
+        2,
+        "knowledge",
+        // Words as the SQLite store's FTS5 tokenizer makes them: split at whatever is
+        // not a letter or digit (PostgreSQL's parser would keep `refunds.md` or
+        // `a-b` whole), folded to lower case (`simple`: no stemming, no stop words).
+        "CREATE TABLE documents (
+             id BIGSERIAL PRIMARY KEY,
+             agent TEXT NOT NULL,
+             filename TEXT NOT NULL,
+             content TEXT NOT NULL,
+             origin TEXT NOT NULL,
+             words TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple',
+                 regexp_replace(filename || ' ' || content, '[^[:alnum:]]+', ' ', 'g'))) STORED,
+             UNIQUE (agent, filename)
+         );
+         CREATE INDEX documents_words ON documents USING GIN (words);",
+    ),
+];
 
 /// The newest version this engine knows.
 pub(super) fn latest() -> i32 {

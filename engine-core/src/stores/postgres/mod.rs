@@ -1,5 +1,5 @@
 //! The stores on one PostgreSQL, shared by every replica of an engine: conversations
-//! (messages, turns, state, staged actions) and artifacts.
+//! (messages, turns, state, staged actions), artifacts and the knowledge base.
 //!
 //! Each operation takes a pooled connection and is bounded by the configured timeout
 //! (the server is told the same bound, so it stops the statement too). A connection
@@ -9,6 +9,7 @@
 
 mod artifacts;
 mod conversations;
+mod knowledge;
 mod migrations;
 
 use std::future::Future;
@@ -21,6 +22,7 @@ use crate::config::DatabaseConfig;
 
 pub use artifacts::PostgresArtifacts;
 pub(crate) use conversations::{TurnEnded, TurnLock};
+pub use knowledge::PostgresKnowledge;
 
 /// Why a database operation failed.
 #[derive(Debug, thiserror::Error)]

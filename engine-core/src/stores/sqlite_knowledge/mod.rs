@@ -6,7 +6,7 @@
 
 mod busy;
 pub(crate) mod connections;
-mod query;
+pub(crate) mod query;
 mod schema;
 
 use std::path::Path;
@@ -82,8 +82,8 @@ fn unavailable(error: rusqlite::Error) -> Refusal {
     Refusal::Unavailable
 }
 
-/// SQLite's `LIMIT` of `limit`, at most [`MAX_ANSWERED_DOCUMENTS`].
-fn sql_limit(limit: usize) -> i64 {
+/// A `LIMIT` of `limit`, at most [`MAX_ANSWERED_DOCUMENTS`].
+pub(crate) fn sql_limit(limit: usize) -> i64 {
     i64::try_from(limit.min(MAX_ANSWERED_DOCUMENTS)).expect("the maximum fits in an i64")
 }
 
@@ -235,25 +235,27 @@ fn list(
     rows.collect()
 }
 
-impl SqliteKnowledge {
-    /// What the limits refuse before the store is reached.
-    fn refuse_write(&self, scope: &Scope, filename: &str, content: &str) -> Option<Refusal> {
-        let limits = &self.limits;
-        if scope.level < KnowledgeLevel::Write {
-            Some(Refusal::NotGranted)
-        } else if filename.len() > limits.max_filename_bytes {
-            Some(Refusal::NameTooLong {
-                size: filename.len(),
-                limit: limits.max_filename_bytes,
-            })
-        } else if content.len() > limits.max_document_bytes {
-            Some(Refusal::TooLarge {
-                size: content.len(),
-                limit: limits.max_document_bytes,
-            })
-        } else {
-            None
-        }
+/// What `limits` and the scope's level refuse of a write before any store is reached.
+pub(crate) fn refuse_write(
+    limits: &KnowledgeLimits,
+    scope: &Scope,
+    filename: &str,
+    content: &str,
+) -> Option<Refusal> {
+    if scope.level < KnowledgeLevel::Write {
+        Some(Refusal::NotGranted)
+    } else if filename.len() > limits.max_filename_bytes {
+        Some(Refusal::NameTooLong {
+            size: filename.len(),
+            limit: limits.max_filename_bytes,
+        })
+    } else if content.len() > limits.max_document_bytes {
+        Some(Refusal::TooLarge {
+            size: content.len(),
+            limit: limits.max_document_bytes,
+        })
+    } else {
+        None
     }
 }
 
@@ -311,7 +313,7 @@ impl KnowledgeStore for SqliteKnowledge {
         content: &'a str,
     ) -> BoxFuture<'a, Mutation> {
         Box::pin(async move {
-            if let Some(refusal) = self.refuse_write(scope, filename, content) {
+            if let Some(refusal) = refuse_write(&self.limits, scope, filename, content) {
                 return Err(refusal);
             }
             let (scope, filename, content) =

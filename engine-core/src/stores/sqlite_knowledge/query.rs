@@ -15,19 +15,16 @@ pub(super) const MAX_QUERY_BYTES: usize = 4096;
 /// and may be many FTS5 terms in one phrase.
 pub(super) const MAX_WORD_CHARS: usize = 64;
 
-/// The FTS5 expression for `text` in `agent`'s documents; `None` without words. More
-/// distinct words than `max_words` is refused: each costs a pass over the index; then a
-/// word longer than [`MAX_WORD_CHARS`], then a text longer than [`MAX_QUERY_BYTES`].
-pub(super) fn fts_query(
-    agent: &str,
-    text: &str,
-    max_words: usize,
-) -> Result<Option<String>, SearchError> {
+/// The distinct words of `text`, folded to lower case, in order: more than `max_words`
+/// is refused (each costs a pass over the index), then a word longer than
+/// [`MAX_WORD_CHARS`], then a text longer than [`MAX_QUERY_BYTES`]. Every knowledge
+/// store searches these, so a query is bounded alike whichever the store.
+pub(crate) fn search_words(text: &str, max_words: usize) -> Result<Vec<String>, SearchError> {
     let mut seen = HashSet::new();
     let words: Vec<String> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
-        // FTS5 folds case, so words that differ only in case are one word.
+        // Both stores fold case, so words that differ only in case are one word.
         .map(str::to_lowercase)
         .filter(|word| seen.insert(word.clone()))
         .collect();
@@ -53,6 +50,17 @@ pub(super) fn fts_query(
             limit: MAX_QUERY_BYTES,
         });
     }
+    Ok(words)
+}
+
+/// The FTS5 expression for `text` in `agent`'s documents; `None` without words. Bounded
+/// as [`search_words`] says.
+pub(super) fn fts_query(
+    agent: &str,
+    text: &str,
+    max_words: usize,
+) -> Result<Option<String>, SearchError> {
+    let words = search_words(text, max_words)?;
     if words.is_empty() {
         return Ok(None);
     }
