@@ -14,7 +14,7 @@ use super::reload::{Configured, LogRedaction};
 use super::Engine;
 use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
 use crate::limits::Limits;
-use crate::model::ModelGateway;
+use crate::model::{ModelGateway, SpendLedger};
 use crate::provider::{Provider, ProviderError};
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationError, ConversationStates, Conversations, MemoryArtifacts};
@@ -226,6 +226,7 @@ impl EngineBuilder {
         let conversations_for_turns = self.conversations.is_some()
             || shared.is_some()
             || config.agents.values().any(|agent| agent.turn.is_some());
+        let spend_ledger = shared.as_ref().map(|shared| Arc::clone(&shared.spend));
         let (conversations, artifacts) = match shared {
             Some(shared) => (
                 self.conversations.unwrap_or(shared.conversations),
@@ -254,6 +255,7 @@ impl EngineBuilder {
             conversations_for_turns: conversations_for_turns.into(),
             states,
             artifacts,
+            spend_ledger,
             knowledge,
             gateway,
             registry,
@@ -502,6 +504,7 @@ struct SharedStores {
     conversations: Conversations,
     artifacts: Arc<dyn ArtifactStore>,
     knowledge: Arc<dyn KnowledgeStore>,
+    spend: Arc<dyn SpendLedger>,
 }
 
 /// The stores replicas share, in the database `[database]` names. Connecting migrates
@@ -528,6 +531,7 @@ fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineErro
             Arc::clone(&database),
             config.knowledge,
         )),
+        spend: Arc::clone(&database) as _,
         conversations: Conversations::postgres(database),
     }))
 }

@@ -30,7 +30,7 @@ pub use turn::{ModelInput, Turn, TurnEnd, TurnOutcome, UnknownAgent};
 
 use crate::catalog::Format;
 use crate::hooks::Hook;
-use crate::model::ModelGateway;
+use crate::model::{ModelGateway, SpendLedger};
 use crate::provider::Provider;
 use crate::registry::Registry;
 use crate::stores::{ConversationStates, Conversations};
@@ -85,6 +85,8 @@ pub struct Engine {
     conversations_for_turns: std::sync::atomic::AtomicBool,
     states: ConversationStates,
     artifacts: Arc<dyn ArtifactStore>,
+    /// Where agents' spend windows are counted across replicas, with a shared database.
+    spend_ledger: Option<Arc<dyn SpendLedger>>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,
     gateway: Option<Arc<dyn ModelGateway>>,
     conversations: ArcSwap<Conversations>,

@@ -9,7 +9,7 @@ use plugin_sdk::hook::{self, ConversationStart, MessageReceived, ResponseGenerat
 
 use super::{Agent, Engine, EngineId};
 use crate::hooks::{Hook, PreModel, ResponsePass, Written};
-use crate::model::{Meter, TurnSpend};
+use crate::model::{Meter, SharedWindow, TurnSpend};
 
 /// One turn of an agent, for whom and in which conversation: its calls share the turn's
 /// model spend and see the conversation's state and artifacts.
@@ -192,12 +192,22 @@ impl Engine {
             .into_iter()
             .chain(agent.spend_window.clone())
             .collect();
+        let window = agent
+            .config
+            .model
+            .zip(self.spend_ledger.as_ref())
+            .map(|(grant, ledger)| SharedWindow {
+                ledger: Arc::clone(ledger),
+                agent: agent.name().to_owned(),
+                cap_usd: grant.window().cap_usd,
+                secs: grant.window().secs,
+            });
         Turn {
             engine: self.id,
             agent,
             conversation: None,
             locale: None,
-            spend: Arc::new(TurnSpend::new(cap, shared)),
+            spend: Arc::new(TurnSpend::new(cap, shared, window)),
         }
     }
 

@@ -31,7 +31,7 @@ pub struct GatewayReply {
 
 #[cfg(feature = "http")]
 pub use openai::OpenAiCompatibleGateway;
-pub(crate) use spend::Meter;
+pub(crate) use spend::{Meter, SharedWindow, SpendLedger};
 pub use spend::{ModelCall, TurnSpend};
 
 /// Where model calls go: the engine's connection to its providers. A tool never sees it.
@@ -160,6 +160,16 @@ impl ModelAccess for MeteredModel {
             // Dropped with this future (the dispatch's deadline fired first), the
             // reservation charges the worst case: the provider may have answered.
             let reservation = self.spend.reserve(&self.tool, request.tier, worst_usd)?;
+            let shared = match self.spend.shared_window() {
+                Some(window) => match window.reserve(worst_usd).await {
+                    Ok(shared) => Some(shared),
+                    Err(refused) => {
+                        reservation.settle(None, 0.0);
+                        return Err(refused);
+                    }
+                },
+                None => None,
+            };
             let reply = tokio::select! {
                 reply = self.gateway.chat(&request) => reply,
                 () = tokio::time::sleep_until(self.deadline) => return Err(ModelError::TimedOut),
@@ -174,6 +184,9 @@ impl ModelAccess for MeteredModel {
                         0.0
                     };
                     reservation.settle(None, charged);
+                    if let Some(shared) = shared {
+                        shared.settle(charged).await;
+                    }
                     return Err(gateway_error(error));
                 }
             };
@@ -194,7 +207,10 @@ impl ModelAccess for MeteredModel {
                 cost_usd = reply.cost_usd,
                 "model call"
             );
-            reservation.settle(Some(reply.model), reply.cost_usd);
+            let cost_usd = reservation.settle(Some(reply.model), reply.cost_usd);
+            if let Some(shared) = shared {
+                shared.settle(cost_usd).await;
+            }
             Ok(ChatReply { text: reply.text })
         })
     }

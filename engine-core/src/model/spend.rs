@@ -4,12 +4,17 @@
 //! flight together never pass a cap. After the call the reservation settles to the actual
 //! cost; a call cut before its answer (deadline, cancellation, a dropped future, a broken
 //! answer) stays charged what it may have cost.
+//!
+//! With replicas on a shared database, the agent's window is also counted there
+//! ([`SharedWindow`]), by every replica together: the same reserve-then-settle, each step
+//! one transaction under the agent's lock.
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use plugin_sdk::engine::BoxFuture;
 use plugin_sdk::model::{ModelError, SpendCap, Tier};
 use tokio::time::Instant;
 
@@ -167,17 +172,98 @@ pub struct TurnSpend {
     turn: Meter,
     /// The session's and the agent's window meters, shared with other turns.
     shared: Vec<Arc<Meter>>,
+    /// The agent's window as every replica counts it, with a shared database.
+    window: Option<SharedWindow>,
     calls: Mutex<Vec<ModelCall>>,
 }
 
+/// A ledger of what agents spent that several replicas of an engine share.
+pub(crate) trait SpendLedger: Send + Sync {
+    /// Reserves `usd` on `window` if its cap has room beside what every replica charged
+    /// and reserved within it: the reservation's id, or (refused) what the window holds.
+    fn reserve<'a>(
+        &'a self,
+        window: &'a SharedWindow,
+        usd: f64,
+    ) -> BoxFuture<'a, Result<Result<i64, f64>, String>>;
+
+    /// Charges `usd` for the reservation `id` instead of what it reserved.
+    fn settle(&self, id: i64, usd: f64) -> BoxFuture<'_, Result<(), String>>;
+}
+
+/// An agent's spend window in a [`SpendLedger`].
+#[derive(Clone)]
+pub(crate) struct SharedWindow {
+    pub(crate) ledger: Arc<dyn SpendLedger>,
+    pub(crate) agent: String,
+    pub(crate) cap_usd: f64,
+    pub(crate) secs: u64,
+}
+
+impl std::fmt::Debug for SharedWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedWindow")
+            .field("agent", &self.agent)
+            .field("cap_usd", &self.cap_usd)
+            .field("secs", &self.secs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedWindow {
+    /// Reserves `usd` across replicas, or says the window has no room. A ledger that
+    /// cannot be asked refuses the call: a cap that cannot be checked is not passed.
+    pub(crate) async fn reserve(&self, usd: f64) -> Result<SharedReservation, ModelError> {
+        match self.ledger.reserve(self, usd).await {
+            Ok(Ok(id)) => Ok(SharedReservation {
+                ledger: Arc::clone(&self.ledger),
+                id,
+            }),
+            Ok(Err(spent_usd)) => Err(ModelError::SpendCapReached {
+                cap: SpendCap::Window { secs: self.secs },
+                cap_usd: self.cap_usd,
+                spent_usd,
+                call_usd: usd,
+            }),
+            Err(error) => Err(ModelError::Gateway(format!(
+                "the agent's spend could not be counted, so no model call is made: {error}"
+            ))),
+        }
+    }
+}
+
+/// A call's worst case, reserved in the shared ledger. Dropped unsettled, it stays
+/// charged the worst case, as a local reservation does.
+pub(crate) struct SharedReservation {
+    ledger: Arc<dyn SpendLedger>,
+    id: i64,
+}
+
+impl SharedReservation {
+    /// Charges `usd` instead of the worst case; a ledger that cannot be reached keeps the
+    /// worst case (logged): too much, never too little.
+    pub(crate) async fn settle(self, usd: f64) {
+        if let Err(error) = self.ledger.settle(self.id, usd).await {
+            tracing::warn!(target: "model", %error, "a model call's cost could not be settled in the shared ledger: it stays charged its worst case");
+        }
+    }
+}
+
 impl TurnSpend {
-    /// A turn allowed to spend `cap_usd`, within the `shared` caps.
-    pub(crate) fn new(cap_usd: f64, shared: Vec<Arc<Meter>>) -> Self {
+    /// A turn allowed to spend `cap_usd`, within the `shared` caps and the agent's
+    /// `window` across replicas, if there is one.
+    pub(crate) fn new(cap_usd: f64, shared: Vec<Arc<Meter>>, window: Option<SharedWindow>) -> Self {
         Self {
             turn: Meter::new(SpendCap::Turn, cap_usd),
             shared,
+            window,
             calls: Mutex::default(),
         }
+    }
+
+    /// The agent's window across replicas, with a shared database.
+    pub(crate) fn shared_window(&self) -> Option<&SharedWindow> {
+        self.window.as_ref()
     }
 
     /// What the turn was charged so far (calls in flight not included).
@@ -238,8 +324,9 @@ pub(crate) struct Reservation<'a> {
 impl Reservation<'_> {
     /// The call is over: `model` answered (or none did) and it cost `cost_usd`. A cost
     /// that is not a finite amount of dollars, 0 or more (a gateway's NaN, a negative
-    /// price), is charged as the worst case instead: never as free.
-    pub(crate) fn settle(mut self, model: Option<String>, cost_usd: f64) {
+    /// price), is charged as the worst case instead: never as free. Answers what was
+    /// charged.
+    pub(crate) fn settle(mut self, model: Option<String>, cost_usd: f64) -> f64 {
         let cost_usd = if cost_usd.is_finite() && cost_usd >= 0.0 {
             cost_usd
         } else {
@@ -253,6 +340,7 @@ impl Reservation<'_> {
             self.worst_usd
         };
         self.charge(model, cost_usd);
+        cost_usd
     }
 
     fn charge(&mut self, model: Option<String>, cost_usd: f64) {
@@ -296,8 +384,8 @@ mod tests {
     fn a_refusal_by_a_shared_cap_leaves_nothing_reserved_on_the_others() {
         // Two turns of one session: the other turn holds most of the session's room.
         let session = Arc::new(Meter::new(SpendCap::Session, 1.0));
-        let spend = TurnSpend::new(1.0, vec![Arc::clone(&session)]);
-        let other = TurnSpend::new(1.0, vec![Arc::clone(&session)]);
+        let spend = TurnSpend::new(1.0, vec![Arc::clone(&session)], None);
+        let other = TurnSpend::new(1.0, vec![Arc::clone(&session)], None);
         let held = other.reserve("t", Tier::Fast, 0.8).unwrap();
         // The turn's own meter takes 0.5, then the session refuses it.
         let refused = spend.reserve("t", Tier::Fast, 0.5).err().unwrap();
@@ -323,7 +411,7 @@ mod tests {
     #[test]
     fn a_cost_that_is_not_an_amount_of_dollars_is_charged_as_the_worst_case() {
         for cost in [f64::NAN, -1.0, f64::INFINITY] {
-            let spend = TurnSpend::new(1.0, Vec::new());
+            let spend = TurnSpend::new(1.0, Vec::new(), None);
             spend
                 .reserve("t", Tier::Fast, 0.4)
                 .unwrap()

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use engine_core::config::DatabaseConfig;
 use engine_core::conversation::Message;
-use engine_core::stores::postgres::Postgres;
+use engine_core::stores::postgres::{Postgres, SCHEMA_VERSION};
 use plugin_sdk::artifacts::ArtifactError;
 
 use crate::suite::text;
@@ -112,7 +112,9 @@ async fn a_database_migrated_by_a_newer_engine_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(
-        refused.contains("at version 999, newer than this engine's 2"),
+        refused.contains(&format!(
+            "at version 999, newer than this engine's {SCHEMA_VERSION}"
+        )),
         "{refused}"
     );
 }

@@ -1,11 +1,19 @@
 //! The store suite: the same tests on the embedded default (SQLite, artifacts in memory)
 //! and on PostgreSQL (conversations, artifacts, knowledge), then what only a shared database promises: replicas that see one
-//! conversation, one turn at a time, nothing performed or taken twice, and the faults
+//! conversation, one turn at a time, nothing performed or taken twice, budgets counted
+//! together, and the faults
 //! (a replica gone mid-turn, the database gone, a slow database).
 //!
 //! The PostgreSQL half needs the server `bash scripts/test` starts
 //! (`PLUGIN_SDK_POSTGRES_URL`); without one it fails, saying so.
 
+plugin_sdk::plugin! {
+    namespace = "probe",
+    engine = ">=0.1",
+    api_version = 0,
+}
+
+mod budgets;
 mod faults;
 mod replicas;
 mod suite;

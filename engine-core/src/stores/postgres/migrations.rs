@@ -92,12 +92,24 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
          );
          CREATE INDEX documents_words ON documents USING GIN (words);",
     ),
+    (
+        3,
+        "spend",
+        // One row per model call of a tool or hook: its worst case while it runs, its
+        // cost once settled (a replica that died mid-call leaves the worst case).
+        "CREATE TABLE spend (
+             id BIGSERIAL PRIMARY KEY,
+             agent TEXT NOT NULL,
+             at TIMESTAMPTZ NOT NULL DEFAULT now(),
+             usd DOUBLE PRECISION NOT NULL,
+             settled BOOLEAN NOT NULL DEFAULT false
+         );
+         CREATE INDEX spend_by_agent ON spend (agent, at);",
+    ),
 ];
 
-/// The newest version this engine knows.
-pub(super) fn latest() -> i32 {
-    MIGRATIONS.last().map_or(0, |(version, _, _)| *version)
-}
+/// The newest version of the schema this engine knows.
+pub const SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
 /// Migrates the database `config` names, on a thread of its own (start-up is not async).
 pub(super) fn apply(config: &tokio_postgres::Config) -> Result<(), DatabaseError> {
@@ -138,10 +150,9 @@ async fn migrate(config: &tokio_postgres::Config) -> Result<(), DatabaseError> {
         )
         .await?
         .get(0);
-    if applied > latest() {
+    if applied > SCHEMA_VERSION {
         return Err(DatabaseError::Failed(format!(
-            "the database's schema is at version {applied}, newer than this engine's {}: run the newer engine, or a database of this version",
-            latest()
+            "the database's schema is at version {applied}, newer than this engine's {SCHEMA_VERSION}: run the newer engine, or a database of this version"
         )));
     }
     for (version, name, sql) in MIGRATIONS.iter().filter(|(version, ..)| *version > applied) {

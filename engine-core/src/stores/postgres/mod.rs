@@ -1,5 +1,6 @@
 //! The stores on one PostgreSQL, shared by every replica of an engine: conversations
-//! (messages, turns, state, staged actions), artifacts and the knowledge base.
+//! (messages, turns, state, staged actions), artifacts, the knowledge base, and what
+//! agents' tools spent on model calls.
 //!
 //! Each operation takes a pooled connection and is bounded by the configured timeout
 //! (the server is told the same bound, so it stops the statement too). A connection
@@ -11,6 +12,7 @@ mod artifacts;
 mod conversations;
 mod knowledge;
 mod migrations;
+mod spend;
 
 use std::future::Future;
 use std::time::Duration;
@@ -23,6 +25,7 @@ use crate::config::DatabaseConfig;
 pub use artifacts::PostgresArtifacts;
 pub(crate) use conversations::{TurnEnded, TurnLock};
 pub use knowledge::PostgresKnowledge;
+pub use migrations::SCHEMA_VERSION;
 
 /// Why a database operation failed.
 #[derive(Debug, thiserror::Error)]

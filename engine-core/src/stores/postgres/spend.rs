@@ -1,0 +1,82 @@
+//! Agents' spend windows on PostgreSQL: every replica's model calls in one ledger, so a
+//! window's cap holds across them. A reservation and its check are one transaction under
+//! the agent's advisory lock; rows older than the window are never read again, and are
+//! deleted as the agent spends.
+
+use plugin_sdk::engine::BoxFuture;
+
+use super::Postgres;
+use crate::model::{SharedWindow, SpendLedger};
+
+impl SpendLedger for Postgres {
+    fn reserve<'a>(
+        &'a self,
+        window: &'a SharedWindow,
+        usd: f64,
+    ) -> BoxFuture<'a, Result<Result<i64, f64>, String>> {
+        Box::pin(async move {
+            let secs = window.secs as f64;
+            self.bounded(async {
+                let mut connection = self.connection().await?;
+                let transaction = connection.transaction().await?;
+                transaction
+                    .execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended('spend:' || $1, 0))",
+                        &[&window.agent],
+                    )
+                    .await?;
+                // What no window will read again: kept a day past the longest window.
+                transaction
+                    .execute(
+                        "DELETE FROM spend WHERE agent = $1
+                           AND at < now() - make_interval(secs => $2) - interval '1 day'",
+                        &[&window.agent, &secs],
+                    )
+                    .await?;
+                let spent: f64 = transaction
+                    .query_one(
+                        "SELECT COALESCE(SUM(usd), 0) FROM spend
+                         WHERE agent = $1 AND at > now() - make_interval(secs => $2)",
+                        &[&window.agent, &secs],
+                    )
+                    .await?
+                    .get(0);
+                // A NaN anywhere is no room, as in the local meter.
+                if !matches!(
+                    (spent + usd).partial_cmp(&window.cap_usd),
+                    Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                ) {
+                    return Ok(Err(spent));
+                }
+                let id: i64 = transaction
+                    .query_one(
+                        "INSERT INTO spend (agent, usd) VALUES ($1, $2) RETURNING id",
+                        &[&window.agent, &usd],
+                    )
+                    .await?
+                    .get(0);
+                transaction.commit().await?;
+                Ok(Ok(id))
+            })
+            .await
+            .map_err(|error| error.to_string())
+        })
+    }
+
+    fn settle(&self, id: i64, usd: f64) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            self.bounded(async {
+                self.connection()
+                    .await?
+                    .execute(
+                        "UPDATE spend SET usd = $2, settled = true WHERE id = $1",
+                        &[&id, &usd],
+                    )
+                    .await?;
+                Ok(())
+            })
+            .await
+            .map_err(|error| error.to_string())
+        })
+    }
+}

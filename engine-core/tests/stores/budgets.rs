@@ -1,0 +1,129 @@
+//! Budgets across replicas: an agent's spend window counted by every replica together
+//! in the shared database, so two replicas never pass it, and what it holds is what the
+//! calls cost.
+
+use std::sync::Arc;
+
+use engine_core::config::{DatabaseConfig, EngineConfig};
+use engine_core::model::{GatewayError, GatewayReply, ModelGateway};
+use engine_core::{Call, Engine};
+use plugin_sdk::engine::{BoxFuture, ToolDescriptor};
+use plugin_sdk::model::ChatRequest;
+use plugin_sdk::prelude::*;
+
+use crate::support::{fresh_database, session};
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Question {
+    /// What to ask.
+    text: String,
+}
+
+/// Asks the fast model.
+#[define_tool]
+async fn ask(args: Question, model: Option<Model>) -> Result<String, ToolError> {
+    let model = model.ok_or_else(|| ToolError::new("no model access"))?;
+    let request = ChatRequest {
+        tier: Tier::Fast,
+        system: None,
+        messages: vec![ChatMessage::user(args.text)],
+        max_output_tokens: None,
+    };
+    Ok(model.chat(request).await?.text)
+}
+
+/// What every call costs, and may cost at most.
+const COST: f64 = 0.001;
+
+/// A gateway that answers at once, for [`COST`].
+struct Fixed;
+
+impl ModelGateway for Fixed {
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<GatewayReply, GatewayError>> {
+        Box::pin(async move {
+            Ok(GatewayReply {
+                text: format!("answer to {}", request.messages[0].content),
+                model: "fixed".into(),
+                cost_usd: COST,
+            })
+        })
+    }
+
+    fn worst_case_usd(&self, _: &ChatRequest) -> Result<f64, GatewayError> {
+        Ok(COST)
+    }
+}
+
+/// A replica whose agent `thinker` may spend $0.0035 an hour: three calls.
+fn replica(database: &DatabaseConfig) -> Engine {
+    let config = format!(
+        "[database]\nurl = {:?}\npassword_env = {:?}\n\
+         [agents.thinker]\nmodel = {{ spend_cap_usd = 1.0, window = {{ cap_usd = 0.0035, secs = 3600 }} }}\n",
+        database.url, database.password_env
+    );
+    Engine::builder()
+        .config(EngineConfig::parse(&config).unwrap())
+        .tools(probe_tools())
+        .model_gateway(Arc::new(Fixed))
+        .build()
+        .expect("the replica starts")
+}
+
+fn probe_tools() -> impl Iterator<Item = &'static ToolDescriptor> {
+    plugin_sdk::engine::linked_tools().filter(|tool| (tool.plugin)().namespace == "probe")
+}
+
+async fn ask_on(engine: &Engine) -> Result<String, String> {
+    let turn = engine.turn("thinker").unwrap();
+    engine
+        .call(&turn, Call::new("probe__ask", r#"{"text":"q"}"#))
+        .await
+        .map_err(|error| error.message().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_count_an_agents_window_together_and_charge_what_calls_cost() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database), replica(&database));
+    // Each replica alone would allow three calls; together they allow three.
+    assert!(ask_on(&a).await.is_ok());
+    assert!(ask_on(&b).await.is_ok());
+    assert!(ask_on(&a).await.is_ok());
+    for engine in [&b, &a] {
+        let refused = ask_on(engine)
+            .await
+            .expect_err("the shared window is spent");
+        assert!(
+            refused.contains("the agent's 3600-second model spend cap"),
+            "{refused}"
+        );
+    }
+    let ledger = session(&database).await;
+    let row = ledger
+        .query_one(
+            "SELECT COUNT(*), SUM(usd), bool_and(settled) FROM spend WHERE agent = 'thinker'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (calls, spent, settled): (i64, f64, bool) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!(calls, 3, "a refused call leaves nothing reserved");
+    assert!((spent - 3.0 * COST).abs() < 1e-12, "{spent}");
+    assert!(settled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_on_two_replicas_never_pass_the_window() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database), replica(&database));
+    let calls = (0..10).map(|n| ask_on(if n % 2 == 0 { &a } else { &b }));
+    let answered = futures::future::join_all(calls)
+        .await
+        .into_iter()
+        .filter(Result::is_ok)
+        .count();
+    assert_eq!(answered, 3);
+}
