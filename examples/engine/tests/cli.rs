@@ -173,6 +173,7 @@ fn tools_that_read_a_conversation_say_they_are_not_offered_over_mcp() {
     for id in [
         "acme:contact_card",
         "notes:note_file",
+        "notes:read_file",
         "notes:recall",
         "notes:remember",
     ] {
@@ -222,7 +223,7 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
     assert_eq!(
         agents,
         "  default: knowledge none, model none, secrets 0, project none, enables every tool\n\
-         \x20   equips: acme:book_appointment, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:search_notes, notes:summarize, weather:weather\n\
+         \x20   equips: acme:book_appointment, acme:find_orders, notes:note_file, notes:read_file, notes:recall, notes:remember, notes:search_notes, notes:summarize, weather:weather\n\
          \x20   leaves out acme:contact_card: the secret `crm_api_key` is not configured; its plugin's settings are not configured (`[agents.default.plugins.acme]`)\n\
          \x20   leaves out builtin:create_directory: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:get_text_content: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
@@ -244,6 +245,7 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   leaves out builtin:write_text_content: it is not in `agents.docs.tools`\n\
          \x20   leaves out contacts:log_contact: it is not in `agents.docs.tools`\n\
          \x20   leaves out notes:note_file: it is not in `agents.docs.tools`\n\
+         \x20   leaves out notes:read_file: it is not in `agents.docs.tools`\n\
          \x20   leaves out notes:recall: it is not in `agents.docs.tools`\n\
          \x20   leaves out notes:remember: it is not in `agents.docs.tools`\n\
          \x20   leaves out notes:save_note: it is not in `agents.docs.tools`\n\
@@ -254,7 +256,7 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20     message_received: guard:blank_message (at 0, 500 ms)\n\
          \x20   streaming of replies: on\n\
          \x20 support: knowledge write, model spend cap $0.02, secrets 1, project none, enables every tool\n\
-         \x20   equips: acme:book_appointment, acme:contact_card, acme:find_orders, notes:note_file, notes:recall, notes:remember, notes:save_note, notes:search_notes, notes:summarize, weather:weather\n\
+         \x20   equips: acme:book_appointment, acme:contact_card, acme:find_orders, notes:note_file, notes:read_file, notes:recall, notes:remember, notes:save_note, notes:search_notes, notes:summarize, weather:weather\n\
          \x20   leaves out builtin:create_directory: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:get_text_content: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:list_files: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\

@@ -66,7 +66,7 @@ fn tools_list_is_the_mcp_catalog_in_the_clients_locale() {
             .collect();
         // The default agent's tools: the ones that need a secret or a knowledge grant
         // (`acme__contact_card`, `notes__save_note`) are left out, and so are the ones
-        // that read a conversation (`notes__note_file`, `notes__recall`,
+        // that read a conversation (`notes__note_file`, `notes__read_file`, `notes__recall`,
         // `notes__remember`): an MCP session is not one.
         assert_eq!(
             names,

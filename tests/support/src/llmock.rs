@@ -21,6 +21,18 @@ impl Llmock {
     /// may be taken before llmock binds it (tests run in parallel): then llmock exits, and
     /// another port is tried.
     pub fn start() -> Self {
+        Self::start_in("off")
+    }
+
+    /// [`start`](Self::start), with llmock's own tool calls: a request that offers tools
+    /// and holds no tool result yet is answered with a call of the tool that best matches
+    /// the prompt (arguments made from its schema), one that ends with a tool result with
+    /// text. Stateless, so replicas may send it requests in any order.
+    pub fn start_auto() -> Self {
+        Self::start_in("auto")
+    }
+
+    fn start_in(tool_mode: &str) -> Self {
         let python = crate::python("the agent-turn tests run against llmock");
         let llmock = python.with_file_name("llmock");
         for _ in 0..3 {
@@ -30,7 +42,7 @@ impl Llmock {
                 .port();
             let child = Command::new(&llmock)
                 .args(["serve", "--host", "127.0.0.1", "--port", &port.to_string()])
-                .args(["--tool-mode", "off", "--log-level", "warning"])
+                .args(["--tool-mode", tool_mode, "--log-level", "warning"])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

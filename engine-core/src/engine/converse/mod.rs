@@ -110,7 +110,7 @@ impl Engine {
         };
         let conversations = self.conversations.load_full();
         let store = turn.conversation().map(|id| (conversations.as_ref(), id));
-        let _running = match turn.conversation() {
+        let running = match turn.conversation() {
             Some(id) => match RunningTurn::start(&self.running, id) {
                 Some(running) => Some(running),
                 None => {
@@ -292,17 +292,16 @@ impl Engine {
             }
         };
         let (stop, reply) = stop;
-        let summary = done(
-            progress.events,
-            TurnSummary {
-                stop,
-                reply,
-                usage: progress.usage,
-                cost_usd: progress.cost_usd,
-                model_requests: progress.model_requests,
-            },
-        );
-        // A halt that asked for no trace keeps nothing: no record, no state.
+        let summary = TurnSummary {
+            stop,
+            reply,
+            usage: progress.usage,
+            cost_usd: progress.cost_usd,
+            model_requests: progress.model_requests,
+        };
+        // The turn is stored and its conversation let go before `done` goes out: a client
+        // that sends the next turn at once finds it free, on any replica. A halt that
+        // asked for no trace keeps nothing: no record, no state.
         if let (Some((store, id)), Some(lease)) = (store, progress.lease.take()) {
             let state = persist.then(|| {
                 serde_json::to_string(&*self.states.snapshot(id)).expect("state serializes")
@@ -312,6 +311,8 @@ impl Engine {
                 tracing::warn!(conversation = id, %error, "the turn's end could not be stored");
             }
         }
+        drop(running);
+        let summary = done(progress.events, summary);
         if matches!(
             summary.stop,
             Stop::Answered | Stop::Limit { .. } | Stop::Replaced { .. }

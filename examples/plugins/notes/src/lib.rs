@@ -1,6 +1,6 @@
 //! Notes for an agent: the tool context by example. Conversation state (`remember`,
 //! `recall`), the agent's knowledge base (`save_note`, `search_notes`), artifacts
-//! (`note_file`) and model access (`summarize`). Each tool's signature says what it needs;
+//! (`note_file`, `read_file`) and model access (`summarize`). Each tool's signature says what it needs;
 //! the engine equips `save_note` only for agents that grant the knowledge base at `write`.
 
 use plugin_sdk::knowledge::{Read, Write};
@@ -103,6 +103,26 @@ pub async fn note_file(note: Note, artifacts: &Artifacts) -> Result<ArtifactHand
             "text/plain",
         )
         .await?)
+}
+
+/// A file's handle.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+pub struct FileHandle {
+    /// The handle a tool of this conversation answered for the file.
+    pub handle: ArtifactHandle,
+}
+
+/// Read the text of a file another tool of this conversation made, by its handle. A file
+/// is read once: null when the handle is unknown, was read already, or expired.
+#[define_tool(summary = { "en-US": "Reads a file made in the conversation.", "it-IT": "Legge un file fatto nella conversazione." })]
+pub async fn read_file(
+    file: FileHandle,
+    artifacts: &Artifacts,
+) -> Result<Option<String>, ToolError> {
+    let Some(artifact) = artifacts.take(&file.handle).await? else {
+        return Ok(None);
+    };
+    Ok(Some(String::from_utf8_lossy(&artifact.bytes).into_owned()))
 }
 
 /// Summarize a note in one sentence: with the agent's fast model when it grants one,
