@@ -1083,4 +1083,37 @@ mod tests {
             "{error}"
         );
     }
+
+    #[test]
+    fn a_database_url_with_a_password_or_another_scheme_is_refused_saying_where_it_goes() {
+        let error = EngineConfig::parse(
+            "[database]\nurl = \"postgres://engine:hunter2@db:5432/engine\"\npassword_env = \"DB_PASS\"\n\
+             max_connections = 1\ntimeout_ms = 0\n",
+        )
+        .unwrap_err();
+        let message = error.to_string();
+        for problem in [
+            "`database.url` holds a password: remove it from the URL and set the environment variable `DB_PASS` instead",
+            "`database.max_connections` is 1: give 2 to 1024 connections",
+            "`database.timeout_ms` is 0: give 1 to 60000 milliseconds",
+        ] {
+            assert!(message.contains(problem), "`{problem}` is missing from: {message}");
+        }
+        assert!(!message.contains("hunter2"), "{message}");
+        let error =
+            EngineConfig::parse("[database]\nurl = \"mysql://engine@db/engine\"\n").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("`database.url` is not a PostgreSQL URL"),
+            "{error}"
+        );
+        let fine = EngineConfig::parse(
+            "[database]\nurl = \"postgresql://engine@db/engine?sslmode=disable\"\n",
+        )
+        .unwrap();
+        let database = fine.database.unwrap();
+        assert_eq!(database.password_env, "ENGINE_DATABASE_PASSWORD");
+        assert_eq!((database.max_connections, database.timeout_ms), (16, 5000));
+    }
 }
