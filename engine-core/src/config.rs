@@ -327,7 +327,7 @@ impl ModelGrant {
 /// [database]
 /// url = "postgres://engine@db.internal:5432/engine"  # no password here: see password_env
 /// password_env = "ENGINE_DATABASE_PASSWORD"          # the default
-/// max_connections = 16                               # per replica
+/// max_connections = 16                               # per replica, and again for turns' locks
 /// timeout_ms = 5000                                  # the most one store operation waits
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -337,7 +337,10 @@ pub struct DatabaseConfig {
     /// The environment variable that holds the password (none: no password is sent).
     #[serde(default = "DatabaseConfig::default_password_env")]
     pub password_env: String,
-    /// The most connections one replica opens.
+    /// The most connections one replica opens for store operations; and, in a pool of
+    /// their own, the most turns of conversations it runs at once (each holds a
+    /// connection for its conversation's lock; more wait up to `timeout_ms`). A replica
+    /// opens up to twice this many.
     #[serde(default = "DatabaseConfig::default_max_connections")]
     pub max_connections: usize,
     /// The most one store operation waits for the database, in milliseconds (a call's

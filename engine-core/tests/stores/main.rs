@@ -18,6 +18,7 @@ mod faults;
 mod replicas;
 mod suite;
 mod support;
+mod turns;
 
 /// Each suite test, once per backend.
 macro_rules! on_both_backends {

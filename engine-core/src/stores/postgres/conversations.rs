@@ -148,7 +148,7 @@ impl Postgres {
             let mut lock = TurnLock {
                 turn: turn.to_owned(),
                 conversation: conversation.to_owned(),
-                connection: Some(self.connection().await?),
+                connection: Some(self.lock_connection().await?),
             };
             let connection = lock.connection.as_mut().expect("just set");
             let locked: bool = connection
@@ -159,7 +159,7 @@ impl Postgres {
                 .await?
                 .get(0);
             if !locked {
-                // Nothing taken: the connection goes back to the pool.
+                // Nothing taken: the connection goes back to its pool.
                 drop(lock.connection.take());
                 return Ok(None);
             }
@@ -259,7 +259,7 @@ impl Postgres {
             Ok(())
         })
         .await?;
-        // Unlocked: the connection goes back to the pool.
+        // Unlocked: the connection goes back to its pool.
         drop(lock.connection.take());
         Ok(())
     }

@@ -6,7 +6,8 @@
 //! (the server is told the same bound, so it stops the statement too). A connection
 //! that broke is dropped when taken back, so a database that went away serves again
 //! once it is back, without a restart. The schema is versioned and migrated at start-up
-//! under a lock ([`migrations`]).
+//! under an advisory lock, so replicas starting at once migrate once
+//! (the schema's version is [`SCHEMA_VERSION`]).
 
 mod artifacts;
 mod conversations;
@@ -69,10 +70,15 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// The shared database: a pool of connections, and this replica's name (recorded with
-/// the turns it runs).
+/// The shared database: two pools of connections, and this replica's name (recorded
+/// with the turns it runs).
 pub struct Postgres {
+    /// For store operations, each holding a connection only while it runs.
     pool: Pool,
+    /// For turns' conversation locks, each held for a whole turn. A pool of their own:
+    /// turns holding every connection of a shared pool would each wait for one more to
+    /// load or append, and none would get it.
+    locks: Pool,
     timeout: Duration,
     replica: String,
 }
@@ -103,23 +109,26 @@ impl Postgres {
             // The server gives up a statement when the engine does.
             .options(format!("-c statement_timeout={}", config.timeout_ms));
         migrations::apply(&postgres)?;
-        let manager = Manager::from_config(
-            postgres,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(config.max_connections)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(config.timeout()))
-            .create_timeout(Some(config.timeout()))
-            .recycle_timeout(Some(config.timeout()))
-            .build()
-            .map_err(|error| DatabaseError::Unavailable(error.to_string()))?;
+        let pool = |postgres: tokio_postgres::Config| {
+            let manager = Manager::from_config(
+                postgres,
+                NoTls,
+                ManagerConfig {
+                    recycling_method: RecyclingMethod::Fast,
+                },
+            );
+            Pool::builder(manager)
+                .max_size(config.max_connections)
+                .runtime(Runtime::Tokio1)
+                .wait_timeout(Some(config.timeout()))
+                .create_timeout(Some(config.timeout()))
+                .recycle_timeout(Some(config.timeout()))
+                .build()
+                .map_err(|error| DatabaseError::Unavailable(error.to_string()))
+        };
         Ok(Self {
-            pool,
+            locks: pool(postgres.clone())?,
+            pool: pool(postgres)?,
             timeout: config.timeout(),
             replica: replica_name(),
         })
@@ -133,6 +142,14 @@ impl Postgres {
     /// A pooled connection.
     async fn connection(&self) -> Result<Object, DatabaseError> {
         self.pool
+            .get()
+            .await
+            .map_err(|error| DatabaseError::Unavailable(with_causes(&error)))
+    }
+
+    /// A connection to hold a conversation's lock on, for a turn.
+    async fn lock_connection(&self) -> Result<Object, DatabaseError> {
+        self.locks
             .get()
             .await
             .map_err(|error| DatabaseError::Unavailable(with_causes(&error)))

@@ -1,0 +1,157 @@
+//! Turns of one conversation on two engines (replicas) sharing PostgreSQL: the history
+//! and the tools' state carry over from one to the other, and a turn sent to one while
+//! the other runs one of the same conversation is refused as busy, doing nothing.
+
+use std::sync::Arc;
+
+use engine_core::config::{AgentConfig, DatabaseConfig, EngineConfig, TurnConfig};
+use engine_core::conversation::Message;
+use engine_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest, Wire};
+use engine_core::{Engine, Stop, TurnControl};
+use plugin_sdk::engine::BoxFuture;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::sync::Semaphore;
+
+use crate::support::fresh_database;
+
+/// Answers with the number of messages it was sent, once `gate` lets it; says on
+/// `asked` that it was asked.
+struct Gated {
+    gate: Arc<Semaphore>,
+    asked: UnboundedSender<()>,
+}
+
+impl Provider for Gated {
+    fn wire(&self) -> Wire {
+        Wire::Openai
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ProviderRequest<'a>,
+        _: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        let seen = request.history.len();
+        Box::pin(async move {
+            let _ = self.asked.send(());
+            self.gate.acquire().await.expect("open").forget();
+            Ok(ProviderReply {
+                text: format!("I saw {seen} messages."),
+                ..ProviderReply::default()
+            })
+        })
+    }
+}
+
+fn replica(
+    database: &DatabaseConfig,
+    gate: &Arc<Semaphore>,
+    asked: &UnboundedSender<()>,
+) -> Engine {
+    let mut config = EngineConfig::default();
+    config.database = Some(database.clone());
+    config.agents.insert(
+        "bot".into(),
+        AgentConfig {
+            turn: Some(TurnConfig::new("gated")),
+            ..AgentConfig::default()
+        },
+    );
+    Engine::builder()
+        .config(config)
+        .tools([])
+        .hooks([])
+        .provider(
+            "gated",
+            Arc::new(Gated {
+                gate: Arc::clone(gate),
+                asked: asked.clone(),
+            }),
+        )
+        .build()
+        .expect("the replica starts")
+}
+
+async fn say(engine: &Engine, text: &str) -> Stop {
+    let turn = engine.turn("bot").unwrap().in_conversation("ada", "c");
+    engine
+        .converse(&turn, Some(text), &TurnControl::default(), &mut |_| {})
+        .await
+        .stop
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_goes_on_across_replicas_one_turn_at_a_time() {
+    let database = fresh_database().await;
+    let gate = Arc::new(Semaphore::new(0));
+    let (asked, mut was_asked) = unbounded_channel();
+    let (a, b) = (
+        Arc::new(replica(&database, &gate, &asked)),
+        Arc::new(replica(&database, &gate, &asked)),
+    );
+    gate.add_permits(1);
+    assert_eq!(say(&a, "one").await, Stop::Answered);
+    was_asked.recv().await;
+
+    // a's second turn waits on the model; b is asked meanwhile.
+    let running = tokio::spawn({
+        let a = Arc::clone(&a);
+        async move { say(&a, "two").await }
+    });
+    was_asked.recv().await;
+    let refused = say(&b, "meanwhile").await;
+    assert!(
+        matches!(&refused, Stop::Busy { message } if message.contains("under way on another replica")),
+        "{refused:?}"
+    );
+    gate.add_permits(1);
+    assert_eq!(running.await.unwrap(), Stop::Answered);
+
+    // b goes on from the whole history, and added nothing for the refused turn.
+    gate.add_permits(1);
+    assert_eq!(say(&b, "three").await, Stop::Answered);
+    let history = b.conversation("c").await.unwrap();
+    let users: Vec<&Message> = history
+        .iter()
+        .filter(|message| matches!(message, Message::User { .. }))
+        .collect();
+    assert_eq!(
+        users,
+        [
+            &Message::user("one"),
+            &Message::user("two"),
+            &Message::user("three")
+        ]
+    );
+    assert!(
+        matches!(history.last(), Some(Message::Assistant { content, .. }) if content == "I saw 5 messages."),
+        "{history:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_turns_at_once_than_a_replica_has_connections_all_answer() {
+    let mut database = fresh_database().await;
+    // Two connections for store operations, two for turns' locks: six turns at once
+    // hold locks two at a time, while their loads and appends still get connections.
+    database.max_connections = 2;
+    let gate = Arc::new(Semaphore::new(6));
+    let (asked, _was_asked) = unbounded_channel();
+    let engine = Arc::new(replica(&database, &gate, &asked));
+    let turns = (0..6).map(|n| {
+        let engine = Arc::clone(&engine);
+        tokio::spawn(async move {
+            let turn = engine
+                .turn("bot")
+                .unwrap()
+                .in_conversation("ada", format!("c{n}"));
+            engine
+                .converse(&turn, Some("hello"), &TurnControl::default(), &mut |_| {})
+                .await
+                .stop
+        })
+    });
+    for stop in futures::future::join_all(turns).await {
+        assert_eq!(stop.unwrap(), Stop::Answered);
+    }
+}
