@@ -516,20 +516,31 @@ async fn a_conversation_is_continued_only_by_its_subscriber() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_second_turn_of_a_conversation_under_way_is_refused() {
+async fn a_second_turn_of_a_conversation_under_way_is_refused_as_busy_without_beginning() {
     let _serial = SERIAL.lock().await;
     reset();
     let provider = Scripted::new([Ok(calling(&[("slow", r#"{"ms":200}"#)])), Ok(text("done"))]);
     let engine = Arc::new(engine(provider, |_| {}));
+    let running = TurnControl::default();
     let first = tokio::spawn({
-        let engine = Arc::clone(&engine);
-        async move { converse(&engine, &TurnControl::default()).await.1 }
+        let (engine, running) = (Arc::clone(&engine), running.clone());
+        async move { converse(&engine, &running).await.1 }
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let (_, second) = converse(&engine, &TurnControl::default()).await;
+    assert!(running.begun.is_cancelled(), "the first turn began");
+    let refused = TurnControl::default();
+    let (events, second) = converse(&engine, &refused).await;
     assert!(
-        matches!(&second.stop, Stop::Failed { message } if message.contains("under way")),
+        matches!(&second.stop, Stop::Busy { message } if message.contains("is under way: send this one again")),
         "{second:?}"
+    );
+    assert!(
+        !refused.begun.is_cancelled(),
+        "the refused turn never began"
+    );
+    assert!(
+        matches!(&events[..], [TurnEvent::Done { .. }]),
+        "a busy turn's one event is its done: {events:?}"
     );
     assert_eq!(first.await.unwrap().stop, Stop::Answered);
     let (_, third) = converse(&engine, &TurnControl::default()).await;

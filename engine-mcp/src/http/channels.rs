@@ -13,7 +13,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use engine_core::{CancellationToken, Engine, TurnControl, TurnEvent};
+use engine_core::{CancellationToken, Engine, Stop, TurnControl, TurnEvent};
 use plugin_sdk::channel::{ActionReport, ChannelRequest, ChannelResponse, FinishedTurn};
 
 use super::turns::{problem, valid_id};
@@ -122,20 +122,27 @@ async fn channel(
         let summary = engine
             .converse(&turn, Some(&inbound.message), &control, &mut collect)
             .await;
+        // Refused before it began (another turn of its conversation is under way):
+        // nothing for the adapter to answer.
+        if let Stop::Busy { message } = summary.stop {
+            return Err(message);
+        }
         let stop = serde_json::to_value(&summary.stop)
             .ok()
             .and_then(|stop| stop.get("reason")?.as_str().map(str::to_owned))
             .unwrap_or_default();
-        FinishedTurn {
+        Ok(FinishedTurn {
             conversation,
             reply: summary.reply,
             stop,
             actions,
-        }
+        })
     })
     .await;
-    let Ok(finished) = finished else {
-        return problem(StatusCode::INTERNAL_SERVER_ERROR, "the turn failed");
+    let finished = match finished {
+        Ok(Ok(finished)) => finished,
+        Ok(Err(busy)) => return problem(StatusCode::CONFLICT, &busy),
+        Err(_) => return problem(StatusCode::INTERNAL_SERVER_ERROR, "the turn failed"),
     };
     match std::panic::catch_unwind(AssertUnwindSafe(|| adapter.respond(&finished))) {
         Ok(answer) => response(answer),

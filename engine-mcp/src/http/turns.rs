@@ -13,7 +13,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use engine_core::{CancellationToken, Engine, TurnControl, TurnEvent};
+use engine_core::{CancellationToken, Engine, Stop, TurnControl, TurnEvent};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -114,9 +114,29 @@ async fn turn(
     // The turn stops when its client goes: the body, dropped with the connection, drops
     // this guard. The turn still answers its open calls and stores what it did.
     let gone = control.cancel.clone().drop_guard();
+    // The answer's status waits for the turn to begin, or for its first event if it
+    // never does: a turn refused because another of its conversation is under way is a
+    // 409, not a stream.
+    let begun = control.begun.clone();
+    let (first, mut busy) = tokio::sync::oneshot::channel::<Option<String>>();
     tokio::spawn(async move {
         let mut seq = 0;
+        let mut first = Some(first);
         let mut send = |event: TurnEvent| {
+            if let Some(first) = first.take() {
+                let busy = match &event {
+                    TurnEvent::Done {
+                        stop: Stop::Busy { message },
+                        ..
+                    } => Some(message.clone()),
+                    _ => None,
+                };
+                let refused = busy.is_some();
+                let _ = first.send(busy);
+                if refused {
+                    return;
+                }
+            }
             seq += 1;
             let _ = lines.send(Bytes::from(event.ndjson_line(seq)));
         };
@@ -124,6 +144,14 @@ async fn turn(
             .converse(&turn, request.message.as_deref(), &control, &mut send)
             .await;
     });
+    let refused = tokio::select! {
+        biased;
+        () = begun.cancelled() => None,
+        first = &mut busy => first.ok().flatten(),
+    };
+    if let Some(message) = refused {
+        return problem(StatusCode::CONFLICT, &message);
+    }
     let body = futures::stream::poll_fn(move |context| {
         let _held = &gone;
         received

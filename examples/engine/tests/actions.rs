@@ -617,6 +617,79 @@ fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_token_and_or
 }
 
 #[test]
+fn a_channel_turn_while_another_of_its_conversation_runs_is_a_409_the_adapter_never_sees() {
+    use std::io::Read;
+
+    let case = Case::new("webhook-busy", "\n[channels.webhook]\nagent = \"bot\"");
+    let Case { mock, setup, .. } = &case;
+    mock.script(json!([
+        {"type": "reply", "text": "slow words"},
+        {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 30}
+    ]));
+    let (served, authority) = serve(setup, None);
+    let message = r#"{"conversation":"c-twice","from":"u-7","text":"Call me back"}"#;
+    let running = send(&authority, "POST", "/channels/webhook", message, None);
+    // The first turn took the script, and stalls in the model's stream.
+    let started = Instant::now();
+    while !mock.pending().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the first turn never began"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut answer = String::new();
+    send(&authority, "POST", "/channels/webhook", message, None)
+        .read_to_string(&mut answer)
+        .unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 409"), "{answer}");
+    assert!(
+        body.contains("a turn of the conversation `webhook:c-twice` is under way"),
+        "the engine's problem, not the adapter's answer: {body}"
+    );
+    drop(running);
+    // The first turn, cancelled with its client, is in the journal; the refused one is not.
+    while mock.journal().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(40),
+            "the first turn never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(served);
+    assert_eq!(mock.journal().len(), 1, "the refused turn asked no model");
+    assert_eq!(
+        stored_user_messages(setup, "webhook:c-twice"),
+        ["Call me back"],
+        "the refused turn stored nothing"
+    );
+}
+
+/// The contents of `conversation`'s stored user messages, oldest first; none when the
+/// store or the conversation is not there yet.
+fn stored_user_messages(setup: &Setup, conversation: &str) -> Vec<String> {
+    let Ok(database) = rusqlite::Connection::open_with_flags(
+        setup.dir.join("data/conversations.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    ) else {
+        return Vec::new();
+    };
+    let Ok(mut query) =
+        database.prepare("SELECT body FROM messages WHERE conversation = ?1 ORDER BY seq")
+    else {
+        return Vec::new();
+    };
+    query
+        .query_map([conversation], |row| row.get::<_, String>(0))
+        .unwrap()
+        .map(|body| serde_json::from_str::<Value>(&body.unwrap()).unwrap())
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
 fn a_channel_turn_ends_at_the_agents_deadline() {
     use std::io::Read;
 

@@ -84,22 +84,16 @@ fn turn(
     }
     let mut client = send(replica, "POST", &path, &body.to_string(), None);
     let _ = client.read_to_end(&mut answer);
+    if answer.starts_with(b"HTTP/1.1 409") {
+        return (Sent::Busy, Vec::new());
+    }
     let events: Vec<Value> = String::from_utf8_lossy(&answer)
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|event| event.get("type").is_some())
         .collect();
     let sent = match events.last() {
-        Some(done) if done["type"] == "done" => {
-            let busy = done["stop"]["message"]
-                .as_str()
-                .is_some_and(|message| message.contains("is under way"));
-            if busy {
-                Sent::Busy
-            } else {
-                Sent::Done(done.clone())
-            }
-        }
+        Some(done) if done["type"] == "done" => Sent::Done(done.clone()),
         _ => Sent::Lost,
     };
     (sent, events)

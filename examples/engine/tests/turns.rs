@@ -459,6 +459,86 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
 }
 
 #[test]
+fn over_http_a_second_turn_of_a_conversation_under_way_is_a_409_that_asks_no_model_and_stores_nothing(
+) {
+    use std::io::Read;
+
+    let mock = Llmock::start();
+    let setup = Setup::new("http-busy", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "text": "words that never finish"},
+        {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 30}
+    ]));
+    let (served, authority) = serve(&setup, None);
+    let first = r#"{"message":"Hello?","conversation":"c-busy"}"#;
+    let mut running = send(&authority, "POST", "/v1/agents/bot/turns", first, None);
+    let mut head = [0u8; 64];
+    let read = running.read(&mut head).unwrap();
+    assert!(
+        head[..read].starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&head[..read])
+    );
+
+    // The first turn is stalled in its model's stream: a second one is refused whole.
+    let second = r#"{"message":"Are you there?","conversation":"c-busy"}"#;
+    let mut answer = String::new();
+    send(&authority, "POST", "/v1/agents/bot/turns", second, None)
+        .read_to_string(&mut answer)
+        .unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 409"), "{answer}");
+    assert!(
+        body.contains("a turn of the conversation `c-busy` is under way"),
+        "{body}"
+    );
+    drop(running);
+
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let started = Instant::now();
+    while database
+        .query_row(
+            "SELECT count(*) FROM turns WHERE conversation = 'c-busy'",
+            [],
+            |row| row.get::<_, i64>(0),
+        )
+        .unwrap_or(0)
+        == 0
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the first turn was never recorded"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let turns: i64 = database
+        .query_row(
+            "SELECT count(*) FROM turns WHERE conversation = 'c-busy'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(turns, 1, "the refused turn left no record");
+    let mut users = database
+        .prepare("SELECT body FROM messages WHERE conversation = 'c-busy' ORDER BY seq")
+        .unwrap();
+    let contents: Vec<Value> = users
+        .query_map([], |row| row.get::<_, String>(0))
+        .unwrap()
+        .map(|body| serde_json::from_str::<Value>(&body.unwrap()).unwrap())
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].clone())
+        .collect();
+    assert_eq!(
+        contents,
+        [json!("Hello?")],
+        "the refused message was not stored"
+    );
+    assert_eq!(mock.journal().len(), 1, "the refused turn asked no model");
+    drop(served);
+}
+
+#[test]
 fn the_conversations_state_outlives_the_engine() {
     let mock = Llmock::start();
     let setup = Setup::new("state", &mock, "openai", "", "");

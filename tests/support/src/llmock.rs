@@ -103,6 +103,14 @@ impl Llmock {
         journal["requests"].as_array().cloned().unwrap_or_default()
     }
 
+    /// The scripted behaviours no request has used yet: empty once a request under way
+    /// took the last of them (the journal holds a request only once it is served).
+    pub fn pending(&self) -> Vec<Value> {
+        let body = self.get("/_llmock/scenario").expect("llmock answers");
+        let scenario: Value = serde_json::from_str(&body).expect("the scenario is JSON");
+        scenario["pending"].as_array().cloned().unwrap_or_default()
+    }
+
     fn get(&self, path: &str) -> Option<String> {
         let answer = self.request("GET", path, "")?;
         answer

@@ -160,6 +160,13 @@ pub enum Stop {
         /// What it said.
         message: String,
     },
+    /// Another turn of the conversation was under way, on this replica or another: this
+    /// one did nothing (no model request, nothing stored). Send it again once that one
+    /// ends. Over HTTP, the route answers `409 Conflict` instead of a stream.
+    Busy {
+        /// Which conversation, and what to do.
+        message: String,
+    },
 }
 
 /// The limits that end a turn gracefully.

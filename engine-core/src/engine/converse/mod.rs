@@ -32,6 +32,11 @@ pub struct TurnControl {
     /// Stops after the step under way: its tools finish and are answered, and no further
     /// model request is made.
     pub stop_after_step: CancellationToken,
+    /// Fired (never cancelled by the engine) once the turn holds its conversation, or at
+    /// once for a turn outside any: from then on it runs. A turn refused before (busy,
+    /// or failed) never fires it, and its first event says why. A server waits on it to
+    /// choose its answer's status before any event exists, which may be the turn's end.
+    pub begun: CancellationToken,
 }
 
 /// What a turn did, once it ended.
@@ -110,15 +115,16 @@ impl Engine {
         };
         let conversations = self.conversations.load_full();
         let store = turn.conversation().map(|id| (conversations.as_ref(), id));
+        let busy = |events: &mut (dyn FnMut(TurnEvent) + Send), id: &str, where_: &str| {
+            let message = format!(
+                "a turn of the conversation `{id}` is under way{where_}: send this one again once it ends"
+            );
+            done(events, TurnSummary::stopped(Stop::Busy { message }))
+        };
         let running = match turn.conversation() {
             Some(id) => match RunningTurn::start(&self.running, id) {
                 Some(running) => Some(running),
-                None => {
-                    return failed(
-                        events,
-                        format!("a turn of the conversation `{id}` is under way: wait for its end"),
-                    )
-                }
+                None => return busy(events, id, ""),
             },
             None => None,
         };
@@ -132,12 +138,7 @@ impl Engine {
         let lease = match store {
             Some((store, id)) => match store.begin_turn(id).await {
                 Ok(Some(lease)) => Some(lease),
-                Ok(None) => {
-                    return failed(
-                        events,
-                        format!("a turn of the conversation `{id}` is under way on another replica: wait for its end"),
-                    )
-                }
+                Ok(None) => return busy(events, id, " on another replica"),
                 Err(error) => {
                     return failed(
                         events,
@@ -147,6 +148,7 @@ impl Engine {
             },
             None => None,
         };
+        control.begun.cancel();
         let mut history = match store {
             Some((store, id)) => match store.load(id).await {
                 Ok(history) => history,
@@ -443,8 +445,13 @@ fn set_content(message: &mut Message, text: &str) {
 
 impl TurnSummary {
     fn failed(message: String) -> Self {
+        Self::stopped(Stop::Failed { message })
+    }
+
+    /// A turn that ended before it began, for `stop`.
+    fn stopped(stop: Stop) -> Self {
         Self {
-            stop: Stop::Failed { message },
+            stop,
             reply: String::new(),
             usage: Usage::default(),
             cost_usd: 0.0,
