@@ -1097,11 +1097,21 @@ mod tests {
         let message = error.to_string();
         for problem in [
             "`database.url` holds a password: remove it from the URL and set the environment variable `DB_PASS` instead",
-            "`database.max_connections` is 1: give 2 to 1024 connections",
+            "`database.max_connections` is 1: give 2 to 1024 connections (and as many again for turns' conversation locks)",
             "`database.timeout_ms` is 0: give 1 to 60000 milliseconds",
         ] {
             assert!(message.contains(problem), "`{problem}` is missing from: {message}");
         }
+        assert!(!message.contains("hunter2"), "{message}");
+        let error = EngineConfig::parse(
+            "[database]\nurl = \"postgres://engine@db/engine?sslmode=disable&password=hunter2\"\n",
+        )
+        .unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("`database.url` holds a password: remove it from the URL"),
+            "{message}"
+        );
         assert!(!message.contains("hunter2"), "{message}");
         let error =
             EngineConfig::parse("[database]\nurl = \"mysql://engine@db/engine\"\n").unwrap_err();

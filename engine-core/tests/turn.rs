@@ -480,6 +480,42 @@ async fn duplicate_call_ids_from_a_provider_each_get_one_answer() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_call_id_a_later_step_repeats_is_renamed_so_each_call_is_its_own_in_the_turn() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    // Some servers number each reply's calls from the start: both steps call `c0`.
+    let provider = Scripted::new([
+        Ok(calling(&[("slow", r#"{"ms":1}"#)])),
+        Ok(calling(&[("slow", r#"{"ms":2}"#)])),
+        Ok(text("ok")),
+    ]);
+    let engine = engine(Arc::clone(&provider), |_| {});
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Answered);
+    let (last, _) = &provider.asked()[2];
+    let calls: Vec<&str> = last
+        .iter()
+        .flat_map(|message| match message {
+            Message::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|call| call.id.as_str()).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    let answers: Vec<&str> = last
+        .iter()
+        .filter_map(|message| match message {
+            Message::Tool { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 2, "{last:#?}");
+    assert_eq!(calls[0], "c0", "the first keeps its id");
+    assert_ne!(calls[1], "c0", "the repeat is renamed");
+    assert_eq!(answers, calls, "each call answered under its own id");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_conversation_is_continued_only_by_its_subscriber() {
     let _serial = SERIAL.lock().await;
     reset();

@@ -438,7 +438,23 @@ fn database_problems(database: &DatabaseConfig, problems: &mut Vec<ConfigProblem
         .iter()
         .find_map(|scheme| url.strip_prefix(scheme))
         .map(|rest| rest.split(['/', '?']).next().unwrap_or_default());
+    // `?password=...` (or `&password=`) among the parameters.
+    let password_parameter = url.split_once('?').is_some_and(|(_, query)| {
+        query.split('&').any(|pair| {
+            pair.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("password=")
+        })
+    });
     match authority {
+        Some(_) if password_parameter => problems.push(ConfigProblem::new(
+            "database.url",
+            "holds a password",
+            format!(
+                "remove it from the URL and set the environment variable `{}` instead",
+                database.password_env
+            ),
+        )),
         None => problems.push(ConfigProblem::new(
             "database.url",
             "is not a PostgreSQL URL",
@@ -466,7 +482,7 @@ fn database_problems(database: &DatabaseConfig, problems: &mut Vec<ConfigProblem
         "database.max_connections",
         database.max_connections,
         2..=MAX_DATABASE_CONNECTIONS,
-        "connections (a turn holds one for its conversation's lock)",
+        "connections (and as many again for turns' conversation locks)",
     );
     within(
         problems,

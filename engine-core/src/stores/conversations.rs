@@ -332,48 +332,63 @@ impl Conversations {
         }
     }
 
-    /// Adds `messages` to `conversation`, all or none.
+    /// Stores `messages` as the conversation's messages from position `at` on (its
+    /// stored length when `lease`'s turn loaded it, plus what the turn stored since), all
+    /// or none. A position already holding the same message keeps it, so a step stored
+    /// again after an answer that was lost is not stored twice; one holding another
+    /// message fails. In a shared database this runs on the turn's own connection: a turn
+    /// that lost its conversation stores nothing.
     pub async fn append(
         &self,
-        conversation: &str,
+        lease: &mut TurnLease,
+        at: usize,
         messages: &[Message],
     ) -> Result<(), ConversationError> {
+        let conversation = lease.conversation.as_str();
         match &self.backend {
             Backend::Memory(all) => {
-                all.lock()
-                    .expect("no panic holds the lock")
-                    .messages
-                    .entry(conversation.to_owned())
-                    .or_default()
-                    .extend_from_slice(messages);
+                let mut all = all.lock().expect("no panic holds the lock");
+                let stored = all.messages.entry(conversation.to_owned()).or_default();
+                let held = stored.len().saturating_sub(at).min(messages.len());
+                if stored.len() < at || stored[at..at + held] != messages[..held] {
+                    return Err(not_this_turns(at));
+                }
+                stored.extend_from_slice(&messages[held..]);
                 Ok(())
             }
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(connection) => {
                 let conversation = conversation.to_owned();
-                let bodies: Vec<String> = messages
-                    .iter()
-                    .map(|message| serde_json::to_string(message).expect("a message serializes"))
-                    .collect();
+                let bodies = bodies(messages);
                 blocking(connection, move |connection| {
                     let transaction = connection.transaction().map_err(sql)?;
-                    let next: i64 = transaction
-                        .query_row(
-                            "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE conversation = ?1",
-                            [&conversation],
-                            |row| row.get(0),
-                        )
-                        .map_err(sql)?;
                     {
                         let mut insert = transaction
                             .prepare_cached(
-                                "INSERT INTO messages (conversation, seq, body) VALUES (?1, ?2, ?3)",
+                                "INSERT INTO messages (conversation, seq, body) VALUES (?1, ?2, ?3)
+                                 ON CONFLICT (conversation, seq) DO NOTHING",
+                            )
+                            .map_err(sql)?;
+                        let mut held = transaction
+                            .prepare_cached(
+                                "SELECT body FROM messages WHERE conversation = ?1 AND seq = ?2",
                             )
                             .map_err(sql)?;
                         for (offset, body) in bodies.iter().enumerate() {
-                            insert
-                                .execute(rusqlite::params![conversation, next + offset as i64, body])
+                            let seq = (at + offset) as i64;
+                            let added = insert
+                                .execute(rusqlite::params![conversation, seq, body])
                                 .map_err(sql)?;
+                            if added == 0 {
+                                let held: String = held
+                                    .query_row(rusqlite::params![conversation, seq], |row| {
+                                        row.get(0)
+                                    })
+                                    .map_err(sql)?;
+                                if &held != body {
+                                    return Err(not_this_turns(at + offset));
+                                }
+                            }
                         }
                     }
                     transaction.commit().map_err(sql)
@@ -382,11 +397,12 @@ impl Conversations {
             }
             #[cfg(feature = "postgres")]
             Backend::Postgres(database) => {
-                let bodies: Vec<String> = messages
-                    .iter()
-                    .map(|message| serde_json::to_string(message).expect("a message serializes"))
-                    .collect();
-                Ok(database.append(conversation, &bodies).await?)
+                let Some(lock) = lease.lock.as_mut() else {
+                    return Err(ConversationError(
+                        "a turn in a shared database stores through its lease".into(),
+                    ));
+                };
+                Ok(database.append(lock, at, &bodies(messages)).await?)
             }
         }
     }
@@ -802,6 +818,22 @@ impl From<DatabaseError> for ConversationError {
     fn from(error: DatabaseError) -> Self {
         Self(error.to_string())
     }
+}
+
+/// Each message as the store keeps it.
+#[cfg(feature = "sqlite")]
+fn bodies(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|message| serde_json::to_string(message).expect("a message serializes"))
+        .collect()
+}
+
+/// A turn's step met another message where it would store its own.
+fn not_this_turns(at: usize) -> ConversationError {
+    ConversationError(format!(
+        "the conversation's message {at} is not the one this turn stores: another turn wrote it"
+    ))
 }
 
 #[cfg(feature = "sqlite")]

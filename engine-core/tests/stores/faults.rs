@@ -8,7 +8,8 @@ use engine_core::conversation::Message;
 use engine_core::stores::postgres::{Postgres, SCHEMA_VERSION};
 use plugin_sdk::artifacts::ArtifactError;
 
-use crate::suite::text;
+use crate::replicas::wait_for_turn;
+use crate::suite::{step, text};
 use crate::support::{fresh_database, replica, session, unique, Relay};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -20,11 +21,8 @@ async fn a_database_that_goes_away_fails_calls_clearly_and_serves_again_when_bac
     };
     let stores = replica(&database).await;
     let id = unique("c");
-    stores
-        .conversations
-        .append(&id, &[Message::user("before")])
-        .await
-        .unwrap();
+    step(&stores.conversations, &id, 0, &[Message::user("before")]).await;
+    let mut cut = stores.conversations.begin_turn(&id).await.unwrap().unwrap();
 
     relay.down();
     let failed = stores
@@ -36,11 +34,12 @@ async fn a_database_that_goes_away_fails_calls_clearly_and_serves_again_when_bac
     assert!(failed.contains("the database is unavailable"), "{failed}");
     let failed = stores
         .conversations
-        .append(&id, &[Message::user("lost?")])
+        .append(&mut cut, 1, &[Message::user("lost?")])
         .await
         .unwrap_err()
         .to_string();
     assert!(failed.contains("the database is unavailable"), "{failed}");
+    drop(cut);
     let put = stores
         .artifacts
         .put("c", text("x"), None)
@@ -50,11 +49,14 @@ async fn a_database_that_goes_away_fails_calls_clearly_and_serves_again_when_bac
     assert!(stores.conversations.begin_turn(&id).await.is_err());
 
     relay.up().await;
+    // The turn cut with the database is let go with its connection; the next begins.
+    let mut lease = wait_for_turn(&stores.conversations, &id).await;
     stores
         .conversations
-        .append(&id, &[Message::user("after")])
+        .append(&mut lease, 1, &[Message::user("after")])
         .await
         .unwrap();
+    stores.conversations.end_turn(lease, None).await.unwrap();
     assert_eq!(
         stores.conversations.load(&id).await.unwrap(),
         vec![Message::user("before"), Message::user("after")],
@@ -72,29 +74,56 @@ async fn a_slow_database_is_bounded_by_the_timeout() {
     };
     let stores = replica(&database).await;
     let id = unique("c");
+    let mut lease = stores.conversations.begin_turn(&id).await.unwrap().unwrap();
     let mut blocker = session(&database).await;
     let holding = blocker.transaction().await.unwrap();
     holding
         .batch_execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
         .await
         .unwrap();
+    let started = std::time::Instant::now();
     let slow = stores
         .conversations
-        .append(&id, &[Message::user("waits")])
+        .append(&mut lease, 0, &[Message::user("waits")])
         .await
         .unwrap_err()
         .to_string();
     assert!(slow.contains("did not answer within 300 ms"), "{slow}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    // The server gave the statement up too (its statement_timeout is the engine's
+    // bound): past the bound, no session of the engine still waits for the lock.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let waiting: i64 = session(&database)
+        .await
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND application_name = 'engine'
+               AND wait_event_type = 'Lock'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        waiting, 0,
+        "a statement the engine gave up still waits on the server"
+    );
     holding.rollback().await.unwrap();
-    // The server gave the statement up too: nothing of it was kept.
-    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(stores.conversations.load(&id).await.unwrap(), Vec::new());
     stores
         .conversations
-        .append(&id, &[Message::user("then")])
+        .append(&mut lease, 0, &[Message::user("then")])
         .await
         .unwrap();
-    assert_eq!(stores.conversations.load(&id).await.unwrap().len(), 1);
+    stores.conversations.end_turn(lease, None).await.unwrap();
+    assert_eq!(
+        stores.conversations.load(&id).await.unwrap(),
+        vec![Message::user("then")]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

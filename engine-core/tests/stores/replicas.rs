@@ -17,16 +17,16 @@ async fn replicas_see_one_history_and_state() {
     let database = fresh_database().await;
     let (a, b) = (replica(&database).await, replica(&database).await);
     let id = unique("c");
-    let lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
+    let mut lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
     a.conversations
-        .append(&id, &[Message::user("on a")])
+        .append(&mut lease, 0, &[Message::user("on a")])
         .await
         .unwrap();
     a.conversations
         .end_turn(lease, Some((&answered(0.1), r#"{"cart":3}"#.into())))
         .await
         .unwrap();
-    let lease = b.conversations.begin_turn(&id).await.unwrap().unwrap();
+    let mut lease = b.conversations.begin_turn(&id).await.unwrap().unwrap();
     assert_eq!(
         b.conversations.load(&id).await.unwrap(),
         vec![Message::user("on a")]
@@ -36,7 +36,7 @@ async fn replicas_see_one_history_and_state() {
         Some(r#"{"cart":3}"#)
     );
     b.conversations
-        .append(&id, &[Message::user("on b")])
+        .append(&mut lease, 1, &[Message::user("on b")])
         .await
         .unwrap();
     b.conversations
@@ -105,8 +105,65 @@ async fn a_replica_that_dies_mid_turn_leaves_it_interrupted_and_its_actions_unkn
     b.conversations.end_turn(lease, None).await.unwrap();
 }
 
+/// The database ends the session that holds this test database's one advisory lock (a
+/// network partition, an operator), as the other tests' databases on the server hold
+/// theirs.
+async fn end_lock_sessions(database: &engine_core::config::DatabaseConfig) {
+    let admin = session(database).await;
+    let ended: Vec<bool> = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks
+             WHERE locktype = 'advisory'
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(ended, [true], "one session held one lock");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_lost_its_conversation_stores_nothing_more_of_it() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let id = unique("c");
+    let mut stale = a.conversations.begin_turn(&id).await.unwrap().unwrap();
+    a.conversations
+        .append(&mut stale, 0, &[Message::user("on a")])
+        .await
+        .unwrap();
+    end_lock_sessions(&database).await;
+    let mut current = wait_for_turn(&b.conversations, &id).await;
+    b.conversations
+        .append(&mut current, 1, &[Message::user("on b")])
+        .await
+        .unwrap();
+    // a goes on, unaware: none of its steps is stored, wherever it would put them.
+    for at in [1, 2] {
+        let refused = a
+            .conversations
+            .append(&mut stale, at, &[Message::user("a again")])
+            .await
+            .unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("the turn lost its hold on the conversation"),
+            "{refused}"
+        );
+    }
+    b.conversations.end_turn(current, None).await.unwrap();
+    assert_eq!(
+        b.conversations.load(&id).await.unwrap(),
+        vec![Message::user("on a"), Message::user("on b")]
+    );
+}
+
 /// The server sees a closed connection a moment after the client closes it.
-async fn wait_for_turn(
+pub async fn wait_for_turn(
     store: &engine_core::stores::Conversations,
     id: &str,
 ) -> engine_core::stores::TurnLease {
@@ -127,16 +184,7 @@ async fn an_action_is_not_claimed_by_a_turn_that_lost_its_conversation() {
     let mut stale = a.conversations.begin_turn(&id).await.unwrap().unwrap();
     // The database ends the session that holds the lock (a network partition, an
     // operator): the other replica takes the conversation over.
-    let admin = session(&database).await;
-    let ended: bool = admin
-        .query_one(
-            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .get(0);
-    assert!(ended);
+    end_lock_sessions(&database).await;
     let mut current = wait_for_turn(&b.conversations, &id).await;
     let refused = a
         .conversations

@@ -2,7 +2,7 @@
 
 use engine_core::conversation::{Message, ToolCall, ToolStatus};
 use engine_core::provider::Usage;
-use engine_core::stores::{ActionRecord, ActionState};
+use engine_core::stores::{ActionRecord, ActionState, Conversations};
 use engine_core::{Stop, TurnSummary};
 use plugin_sdk::artifacts::{Artifact, ArtifactHandle};
 use plugin_sdk::engine::Scope;
@@ -45,6 +45,14 @@ pub fn answered(cost_usd: f64) -> TurnSummary {
     }
 }
 
+/// Stores `messages` from position `at` of `conversation`, as one turn's step (the turn
+/// begun and ended around it, recording nothing).
+pub async fn step(store: &Conversations, conversation: &str, at: usize, messages: &[Message]) {
+    let mut lease = store.begin_turn(conversation).await.unwrap().unwrap();
+    store.append(&mut lease, at, messages).await.unwrap();
+    store.end_turn(lease, None).await.unwrap();
+}
+
 pub fn action(call_id: &str) -> ActionRecord {
     ActionRecord {
         id: 0,
@@ -69,18 +77,15 @@ pub async fn history_is_kept_in_order_across_appends(stores: Stores) {
     let store = &stores.conversations;
     let id = unique("c");
     assert_eq!(store.load(&id).await.unwrap(), Vec::new());
-    store
-        .append(&id, &[Message::user("one"), calling("k1")])
-        .await
-        .unwrap();
-    store
-        .append(&id, &[tool_answer("k1", "ok"), Message::user("two")])
-        .await
-        .unwrap();
-    store
-        .append(&unique("other"), &[Message::user("elsewhere")])
-        .await
-        .unwrap();
+    step(store, &id, 0, &[Message::user("one"), calling("k1")]).await;
+    step(
+        store,
+        &id,
+        2,
+        &[tool_answer("k1", "ok"), Message::user("two")],
+    )
+    .await;
+    step(store, &unique("other"), 0, &[Message::user("elsewhere")]).await;
     assert_eq!(
         store.load(&id).await.unwrap(),
         vec![
@@ -89,6 +94,36 @@ pub async fn history_is_kept_in_order_across_appends(stores: Stores) {
             tool_answer("k1", "ok"),
             Message::user("two")
         ]
+    );
+}
+
+pub async fn a_step_stored_again_is_kept_once_and_another_in_its_place_is_refused(stores: Stores) {
+    let store = &stores.conversations;
+    let id = unique("c");
+    let mut lease = store.begin_turn(&id).await.unwrap().unwrap();
+    let first = [Message::user("one"), calling("k1")];
+    store.append(&mut lease, 0, &first).await.unwrap();
+    // The same step again (its first commit landed, its answer was lost), then with
+    // one more message: what is there already is kept once.
+    store.append(&mut lease, 0, &first).await.unwrap();
+    store
+        .append(&mut lease, 1, &[calling("k1"), tool_answer("k1", "ok")])
+        .await
+        .unwrap();
+    let other = store
+        .append(&mut lease, 1, &[Message::user("not what is there")])
+        .await
+        .unwrap_err();
+    assert!(
+        other
+            .to_string()
+            .contains("the conversation's message 1 is not the one this turn stores"),
+        "{other}"
+    );
+    store.end_turn(lease, None).await.unwrap();
+    assert_eq!(
+        store.load(&id).await.unwrap(),
+        vec![Message::user("one"), calling("k1"), tool_answer("k1", "ok")]
     );
 }
 
@@ -199,17 +234,17 @@ pub async fn an_action_is_recorded_before_it_runs_and_settled_after(stores: Stor
 pub async fn an_answer_is_replaced_only_where_it_answers_the_same_call(stores: Stores) {
     let store = &stores.conversations;
     let id = unique("c");
-    store
-        .append(
-            &id,
-            &[
-                Message::user("hi"),
-                calling("k1"),
-                tool_answer("k1", "staged"),
-            ],
-        )
-        .await
-        .unwrap();
+    step(
+        store,
+        &id,
+        0,
+        &[
+            Message::user("hi"),
+            calling("k1"),
+            tool_answer("k1", "staged"),
+        ],
+    )
+    .await;
     store
         .replace_answer(&id, 2, &tool_answer("k1", "performed"))
         .await

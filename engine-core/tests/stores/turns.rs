@@ -155,3 +155,111 @@ async fn more_turns_at_once_than_a_replica_has_connections_all_answer() {
         assert_eq!(stop.unwrap(), Stop::Answered);
     }
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema, plugin_sdk::prelude::ToolArgs)]
+struct By {
+    /// How much to add.
+    by: u64,
+}
+
+/// Adds to the conversation's tally, and answers it.
+#[plugin_sdk::prelude::define_tool]
+async fn tally(
+    args: By,
+    state: &plugin_sdk::prelude::State,
+) -> Result<u64, plugin_sdk::prelude::ToolError> {
+    let tally = state.get::<u64>("tally").unwrap_or(0) + args.by;
+    state
+        .set("tally", &tally)
+        .map_err(|error| plugin_sdk::prelude::ToolError::new(error.to_string()))?;
+    Ok(tally)
+}
+
+/// Calls `probe__tally` once per turn, then answers.
+struct Tallying;
+
+impl Provider for Tallying {
+    fn wire(&self) -> Wire {
+        Wire::Openai
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ProviderRequest<'a>,
+        _: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        let answered = matches!(request.history.last(), Some(Message::Tool { .. }));
+        Box::pin(async move {
+            Ok(if answered {
+                ProviderReply {
+                    text: "Counted.".into(),
+                    ..ProviderReply::default()
+                }
+            } else {
+                ProviderReply {
+                    tool_calls: vec![engine_core::conversation::ToolCall {
+                        id: "call_0".into(),
+                        name: "probe__tally".into(),
+                        arguments: r#"{"by":1}"#.into(),
+                        extra: Default::default(),
+                    }],
+                    ..ProviderReply::default()
+                }
+            })
+        })
+    }
+}
+
+fn tallying_replica(database: &DatabaseConfig) -> Engine {
+    let mut config = EngineConfig::default();
+    config.database = Some(database.clone());
+    config.agents.insert(
+        "bot".into(),
+        AgentConfig {
+            turn: Some(TurnConfig::new("tallying")),
+            ..AgentConfig::default()
+        },
+    );
+    Engine::builder()
+        .config(config)
+        .tools(plugin_sdk::engine::linked_tools().filter(|tool| tool.name == "tally"))
+        .hooks([])
+        .provider("tallying", Arc::new(Tallying))
+        .build()
+        .expect("the replica starts")
+}
+
+/// The tally the turn's tool answered.
+async fn count_on(engine: &Engine) -> String {
+    let turn = engine.turn("bot").unwrap().in_conversation("ada", "c");
+    let mut results = Vec::new();
+    let summary = engine
+        .converse(
+            &turn,
+            Some("count"),
+            &TurnControl::default(),
+            &mut |event| {
+                if let engine_core::TurnEvent::ToolResult { result, .. } = event {
+                    results.push(result);
+                }
+            },
+        )
+        .await;
+    assert_eq!(summary.stop, Stop::Answered, "{summary:?}");
+    assert_eq!(results.len(), 1, "{results:?}");
+    results[0]
+        .as_ref()
+        .map(|result| result.get().to_owned())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_turn_starts_from_the_state_the_last_left_on_any_replica_not_from_its_own_memory() {
+    let database = fresh_database().await;
+    let (a, b) = (tallying_replica(&database), tallying_replica(&database));
+    assert_eq!(count_on(&a).await, "1");
+    assert_eq!(count_on(&b).await, "2", "b starts from a's state");
+    // a still holds its own tally of 1 from its first turn: the stored 2 wins.
+    assert_eq!(count_on(&a).await, "3", "a starts from b's state");
+    assert_eq!(count_on(&b).await, "4");
+}

@@ -77,6 +77,10 @@ struct Progress<'a> {
     actions: StagedActions,
     /// The turn's hold on its conversation, in a conversation.
     lease: Option<TurnLease>,
+    /// The ids of the calls the model made in this turn: one repeated in a later step
+    /// (some servers number each reply's calls from `call_0`) is renamed, so that each
+    /// call, and the action it may stage, is one of its own in the turn.
+    call_ids: std::collections::HashSet<String>,
     usage: Usage,
     cost_usd: f64,
     model_requests: u32,
@@ -149,20 +153,36 @@ impl Engine {
             None => None,
         };
         control.begun.cancel();
+        // A turn that cannot go on from here lets go of its conversation, recording
+        // nothing: it did nothing (a lease dropped instead would leave it interrupted).
+        let let_go = |lease: Option<TurnLease>| async {
+            if let (Some((store, id)), Some(lease)) = (store, lease) {
+                if let Err(error) = store.end_turn(lease, None).await {
+                    tracing::warn!(conversation = id, %error, "the conversation could not be let go");
+                }
+            }
+        };
         let mut history = match store {
             Some((store, id)) => match store.load(id).await {
                 Ok(history) => history,
                 Err(error) => {
+                    let_go(lease).await;
                     return failed(
                         events,
                         format!("the conversation could not be read: {error}"),
-                    )
+                    );
                 }
             },
             None => Vec::new(),
         };
         if let Some((store, id)) = store {
-            self.restore_state(store, id).await;
+            if let Err(error) = self.restore_state(store, id).await {
+                let_go(lease).await;
+                return failed(
+                    events,
+                    format!("the conversation's state could not be read: {error}"),
+                );
+            }
             actions::settle_left_behind(&mut history, store, id).await;
         }
         let first = !history
@@ -177,10 +197,11 @@ impl Engine {
             None => match resumed_message(&history) {
                 Some(text) => text.to_owned(),
                 None => {
+                    let_go(lease).await;
                     return failed(
                         events,
                         "nothing to resume: the conversation has no step left unfinished".into(),
-                    )
+                    );
                 }
             },
         };
@@ -192,6 +213,7 @@ impl Engine {
             counts: CallCounts::default(),
             actions: StagedActions::default(),
             lease,
+            call_ids: Default::default(),
             usage: Usage::default(),
             cost_usd: 0.0,
             model_requests: 0,
@@ -348,34 +370,48 @@ impl Engine {
 impl Engine {
     /// Brings back the state `conversation`'s tools kept in an earlier run of the engine,
     /// or, in a store replicas share, at the end of its last turn on any replica.
-    async fn restore_state(&self, store: &Conversations, conversation: &str) {
-        // State in memory is this run's, and newer than anything stored in a store of
-        // this process's own.
-        let shared = store.is_shared();
-        if !shared && !self.states.snapshot(conversation).is_empty() {
-            return;
-        }
-        let stored = match store.load_state(conversation).await {
-            Ok(Some(stored)) => stored,
-            Ok(None) => return,
-            Err(error) => {
-                tracing::warn!(conversation, %error, "the conversation's state could not be read");
-                return;
+    ///
+    /// In a shared store the stored state is the conversation's state, whatever this
+    /// replica holds from an earlier turn of it: one that cannot be read or taken in
+    /// fails the turn (`Err`), since going on would store this replica's older state
+    /// over it. In a store of this process's own, what memory holds is this run's and
+    /// newer than anything stored; a stored state that cannot be brought back is logged
+    /// and the turn goes on without it.
+    async fn restore_state(&self, store: &Conversations, conversation: &str) -> Result<(), String> {
+        if !store.is_shared() {
+            if self.states.snapshot(conversation).is_empty() {
+                if let Err(error) = self.restore_stored(store, conversation, false).await {
+                    tracing::warn!(conversation, %error, "the conversation's stored state was not restored");
+                }
             }
-        };
-        let restored = serde_json::from_str(&stored)
-            .map_err(|error| error.to_string())
-            .and_then(|state| {
-                let restored = if shared {
-                    self.states.replace(conversation, state)
-                } else {
-                    self.states.restore(conversation, state)
-                };
-                restored.map_err(|error| error.to_string())
-            });
-        if let Err(error) = restored {
-            tracing::warn!(conversation, %error, "the conversation's stored state was not restored");
+            return Ok(());
         }
+        self.restore_stored(store, conversation, true).await
+    }
+
+    /// Reads `conversation`'s stored state into memory: over what memory holds when
+    /// `replace` (none stored: empty), else added to it.
+    async fn restore_stored(
+        &self,
+        store: &Conversations,
+        conversation: &str,
+        replace: bool,
+    ) -> Result<(), String> {
+        let stored = store
+            .load_state(conversation)
+            .await
+            .map_err(|error| error.to_string())?;
+        let state = match stored {
+            Some(stored) => serde_json::from_str(&stored).map_err(|error| error.to_string())?,
+            None if replace => Default::default(),
+            None => return Ok(()),
+        };
+        let restored = if replace {
+            self.states.replace(conversation, state)
+        } else {
+            self.states.restore(conversation, state)
+        };
+        restored.map_err(|error| error.to_string())
     }
 }
 
@@ -573,7 +609,12 @@ impl Run<'_> {
                 () = tokio::time::sleep_until(self.deadline) => return Err(Interrupted::Deadline),
                 () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
             };
-            let reply = answer.map_err(Interrupted::Provider)?;
+            let mut reply = answer.map_err(Interrupted::Provider)?;
+            for (at, call) in reply.tool_calls.iter_mut().enumerate() {
+                while !progress.call_ids.insert(call.id.clone()) {
+                    call.id = format!("{}_{}_{at}", call.id, progress.model_requests);
+                }
+            }
             progress.usage += reply.usage;
             progress.cost_usd += self.provider.cost_usd(reply.usage);
             let wire = self.provider.wire().as_str();
@@ -662,11 +703,18 @@ impl Run<'_> {
         let Some((store, id)) = self.store else {
             return true;
         };
+        let Some(lease) = progress.lease.as_mut() else {
+            tracing::error!(
+                conversation = id,
+                "a step could not be stored: the turn holds no lease"
+            );
+            return false;
+        };
         let new = &progress.history[progress.stored..];
         if new.is_empty() {
             return true;
         }
-        match store.append(id, new).await {
+        match store.append(lease, progress.stored, new).await {
             Ok(()) => {
                 progress.stored = progress.history.len();
                 true

@@ -40,6 +40,13 @@ pub(crate) struct TurnEnded<'a> {
     pub(crate) state: String,
 }
 
+/// What a turn whose lock's connection closed is told when it would write.
+fn lost_conversation() -> DatabaseError {
+    DatabaseError::Unavailable(
+        "the turn lost its hold on the conversation (its database connection closed): nothing more of it is stored".into(),
+    )
+}
+
 impl Postgres {
     pub(crate) async fn claim(
         &self,
@@ -83,37 +90,68 @@ impl Postgres {
         .await
     }
 
-    /// Adds `bodies` after `conversation`'s messages, all or none.
+    /// Stores `bodies` at positions `at`, `at + 1`, ... of `lock`'s conversation, all or
+    /// none, on the lock's own connection: a turn that lost its conversation (its
+    /// connection closed, so another replica may have taken it over) stores nothing. A
+    /// position already holding the same message is left as it is: a step whose commit
+    /// landed after the bound gave up on it is not stored twice when the turn tries again.
     pub(crate) async fn append(
         &self,
-        conversation: &str,
+        lock: &mut TurnLock,
+        at: usize,
         bodies: &[String],
     ) -> Result<(), DatabaseError> {
-        self.bounded(async {
-            let mut connection = self.connection().await?;
+        let TurnLock {
+            conversation,
+            connection,
+            ..
+        } = lock;
+        let Some(connection) = connection.as_mut() else {
+            return Err(lost_conversation());
+        };
+        let conversation = &*conversation;
+        let at = i32::try_from(at)
+            .map_err(|_| DatabaseError::Failed("the conversation is too long".into()))?;
+        let stored = self.bounded(async {
+            if connection.is_closed() {
+                return Err(lost_conversation());
+            }
             let transaction = connection.transaction().await?;
-            let next: i32 = transaction
-                .query_one(
-                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE conversation = $1",
-                    &[&conversation],
-                )
-                .await?
-                .get(0);
             let insert = transaction
                 .prepare_cached(
-                    "INSERT INTO messages (conversation, seq, body) VALUES ($1, $2, $3)",
+                    "INSERT INTO messages (conversation, seq, body) VALUES ($1, $2, $3)
+                     ON CONFLICT (conversation, seq) DO NOTHING",
                 )
                 .await?;
             for (offset, body) in bodies.iter().enumerate() {
-                let seq = next + offset as i32;
-                transaction
+                let seq = at + offset as i32;
+                let added = transaction
                     .execute(&insert, &[&conversation, &seq, body])
                     .await?;
+                if added == 0 {
+                    let held: String = transaction
+                        .query_one(
+                            "SELECT body FROM messages WHERE conversation = $1 AND seq = $2",
+                            &[&conversation, &seq],
+                        )
+                        .await?
+                        .get(0);
+                    if &held != body {
+                        return Err(DatabaseError::Failed(format!(
+                            "the conversation's message {seq} is not the one this turn stores: another turn wrote it"
+                        )));
+                    }
+                }
             }
             transaction.commit().await?;
             Ok(())
         })
-        .await
+        .await;
+        match stored {
+            // Closed under the step: the lock went with the connection.
+            Err(_) if connection.is_closed() => Err(lost_conversation()),
+            stored => stored,
+        }
     }
 
     pub(crate) async fn load_state(
@@ -153,7 +191,7 @@ impl Postgres {
             let connection = lock.connection.as_mut().expect("just set");
             let locked: bool = connection
                 .query_one(
-                    "SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
+                    "SELECT pg_try_advisory_lock(hashtextextended('conversation:' || $1, 0))",
                     &[&conversation],
                 )
                 .await?
@@ -252,7 +290,7 @@ impl Postgres {
             transaction.commit().await?;
             connection
                 .execute(
-                    "SELECT pg_advisory_unlock(hashtextextended($1, 0))",
+                    "SELECT pg_advisory_unlock(hashtextextended('conversation:' || $1, 0))",
                     &[&*conversation],
                 )
                 .await?;

@@ -7,7 +7,9 @@
 //! that broke is dropped when taken back, so a database that went away serves again
 //! once it is back, without a restart. The schema is versioned and migrated at start-up
 //! under an advisory lock, so replicas starting at once migrate once
-//! (the schema's version is [`SCHEMA_VERSION`]).
+//! (the schema's version is [`SCHEMA_VERSION`]). Every advisory lock's key is the hash
+//! of a text that starts with its store's name (`conversation:`, `spend:`,
+//! `knowledge:`), so no conversation id can hold an agent's ledger or knowledge.
 
 mod artifacts;
 mod conversations;
@@ -27,6 +29,16 @@ pub use artifacts::PostgresArtifacts;
 pub(crate) use conversations::{TurnEnded, TurnLock};
 pub use knowledge::PostgresKnowledge;
 pub use migrations::SCHEMA_VERSION;
+
+/// How long a connection may be silent before keepalives probe it, how often they
+/// probe, and how many unanswered probes end it.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_RETRIES: u32 = 3;
+
+/// The most a replica starting waits for a lock while migrating (another replica's
+/// migration, or a table it alters).
+const MIGRATION_LOCK_TIMEOUT_MS: u64 = 60_000;
 
 /// Why a database operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -106,9 +118,37 @@ impl Postgres {
         postgres
             .application_name("engine")
             .connect_timeout(config.timeout())
-            // The server gives up a statement when the engine does.
-            .options(format!("-c statement_timeout={}", config.timeout_ms));
+            // A peer that went silent (a host lost, a network cut) is found in about half
+            // a minute instead of TCP's hours: on this side by keepalives and the bound
+            // on unacknowledged data, on the server's by its own keepalives, so a dead
+            // replica's conversation locks are let go.
+            .keepalives(true)
+            .keepalives_idle(KEEPALIVE_IDLE)
+            .keepalives_interval(KEEPALIVE_INTERVAL)
+            .keepalives_retries(KEEPALIVE_RETRIES)
+            .tcp_user_timeout(KEEPALIVE_IDLE + KEEPALIVE_INTERVAL * KEEPALIVE_RETRIES);
+        let server_keepalives = format!(
+            "-c tcp_keepalives_idle={} -c tcp_keepalives_interval={} -c tcp_keepalives_count={KEEPALIVE_RETRIES}",
+            KEEPALIVE_IDLE.as_secs(),
+            KEEPALIVE_INTERVAL.as_secs(),
+        );
+        // Options the URL gives (`?options=...`) are kept, with the engine's after them.
+        let given = postgres.get_options().map(str::to_owned);
+        let with_given = |ours: String| match &given {
+            Some(given) => format!("{given} {ours}"),
+            None => ours,
+        };
+        // Migrating waits for another replica's migration, and may take long itself: no
+        // statement bound there, and a minute at most for a lock.
+        postgres.options(with_given(format!(
+            "{server_keepalives} -c lock_timeout={MIGRATION_LOCK_TIMEOUT_MS}"
+        )));
         migrations::apply(&postgres)?;
+        // Elsewhere the server gives up a statement when the engine does.
+        postgres.options(with_given(format!(
+            "{server_keepalives} -c statement_timeout={}",
+            config.timeout_ms
+        )));
         let pool = |postgres: tokio_postgres::Config| {
             let manager = Manager::from_config(
                 postgres,

@@ -6,7 +6,11 @@
 use plugin_sdk::engine::BoxFuture;
 
 use super::Postgres;
+use crate::config::MAX_SPEND_WINDOW_SECS;
 use crate::model::{SharedWindow, SpendLedger};
+
+/// How long a charge is kept: the longest window a configuration may give.
+const KEPT_SECS: f64 = MAX_SPEND_WINDOW_SECS as f64;
 
 impl SpendLedger for Postgres {
     fn reserve<'a>(
@@ -25,12 +29,14 @@ impl SpendLedger for Postgres {
                         &[&window.agent],
                     )
                     .await?;
-                // What no window will read again: kept a day past the longest window.
+                // What no window will read again: kept a day past the longest window
+                // any configuration may give, not this one's, since a replica not yet
+                // reloaded (or a turn still on the old grant) may count a shorter one.
                 transaction
                     .execute(
                         "DELETE FROM spend WHERE agent = $1
                            AND at < now() - make_interval(secs => $2) - interval '1 day'",
-                        &[&window.agent, &secs],
+                        &[&window.agent, &KEPT_SECS],
                     )
                     .await?;
                 let spent: f64 = transaction
