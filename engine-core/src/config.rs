@@ -48,7 +48,7 @@ pub use check::{
     MAX_DATABASE_CONNECTIONS, MAX_GATEWAY_RESPONSE_BYTES, MAX_KNOWLEDGE_CONNECTIONS,
     MAX_KNOWLEDGE_DOCUMENTS, MAX_KNOWLEDGE_DOCUMENT_BYTES, MAX_NAME_BYTES, MAX_OUTPUT_TOKENS,
     MAX_SEARCH_WORDS, MAX_SPEND_WINDOW_SECS, MAX_STATE_IDLE_SECS, MAX_STATE_KEYS,
-    MAX_STATE_VALUE_BYTES, MAX_TURN_SECS, MAX_TURN_STEPS,
+    MAX_STATE_VALUE_BYTES, MAX_SWEEP_SECS, MAX_TURN_SECS, MAX_TURN_STEPS,
 };
 
 /// The prefix of environment variables that carry secrets:
@@ -329,6 +329,7 @@ impl ModelGrant {
 /// password_env = "ENGINE_DATABASE_PASSWORD"          # the default
 /// max_connections = 16                               # per replica, and again for turns' locks
 /// timeout_ms = 5000                                  # the most one store operation waits
+/// sweep_secs = 30                                    # how often dead replicas' turns are settled
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct DatabaseConfig {
@@ -348,6 +349,11 @@ pub struct DatabaseConfig {
     /// clear error instead of holding the caller.
     #[serde(default = "DatabaseConfig::default_timeout_ms")]
     pub timeout_ms: u64,
+    /// How often, in seconds, each replica records the turns stopped replicas left (in
+    /// conversations no turn or reader came back to) interrupted, and their actions
+    /// under way unknown.
+    #[serde(default = "DatabaseConfig::default_sweep_secs")]
+    pub sweep_secs: u64,
 }
 
 impl DatabaseConfig {
@@ -361,6 +367,10 @@ impl DatabaseConfig {
 
     fn default_timeout_ms() -> u64 {
         5000
+    }
+
+    fn default_sweep_secs() -> u64 {
+        30
     }
 
     /// The bound on one store operation.

@@ -52,6 +52,9 @@ pub const MAX_BUSY_TIMEOUT_MS: u64 = 60 * 1000;
 /// The most connections one replica may open to the shared database.
 pub const MAX_DATABASE_CONNECTIONS: usize = 1024;
 
+/// The longest a replica may wait between sweeps of what stopped replicas left.
+pub const MAX_SWEEP_SECS: u64 = 3600;
+
 /// The most keys one conversation's state may hold.
 pub const MAX_STATE_KEYS: usize = 1_000_000;
 
@@ -490,6 +493,13 @@ fn database_problems(database: &DatabaseConfig, problems: &mut Vec<ConfigProblem
         database.timeout_ms,
         1..=MAX_BUSY_TIMEOUT_MS,
         "milliseconds",
+    );
+    within(
+        problems,
+        "database.sweep_secs",
+        database.sweep_secs,
+        1..=MAX_SWEEP_SECS,
+        "seconds",
     );
 }
 

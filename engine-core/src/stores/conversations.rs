@@ -449,6 +449,7 @@ impl Conversations {
     ) -> Result<Option<TurnLease>, ConversationError> {
         #[cfg(feature = "postgres")]
         if let Backend::Postgres(database) = &self.backend {
+            database.sweep_in_background();
             let turn = format!("{}-{}", database.replica(), next_turn());
             let Some(lock) = database.begin_turn(conversation, &turn).await? else {
                 return Ok(None);

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use engine_core::config::DatabaseConfig;
 use engine_core::conversation::Message;
 use engine_core::stores::postgres::SCHEMA_VERSION;
 use engine_core::stores::ActionState;
@@ -103,6 +104,85 @@ async fn a_replica_that_dies_mid_turn_leaves_it_interrupted_and_its_actions_unkn
         actions[0].detail
     );
     b.conversations.end_turn(lease, None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_dead_replica_left_is_settled_when_read_without_another_turn() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let id = unique("c");
+    let mut lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
+    a.conversations
+        .record_action(&mut lease, action("k1"))
+        .await
+        .unwrap();
+    drop(lease);
+    drop(a);
+    // Once the server has let the lock go, a reader sees the turn as it is.
+    let started = std::time::Instant::now();
+    let actions = loop {
+        let actions = b.conversations.actions(&id).await.unwrap();
+        if actions[0].state != ActionState::Performing {
+            break actions;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{actions:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(actions[0].state, ActionState::Unknown);
+    let turns = b.conversations.turns(&id).await.unwrap();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].stop, r#"{"reason":"interrupted"}"#);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_sweeps_what_a_dead_one_left_in_conversations_nobody_comes_back_to() {
+    let database = DatabaseConfig {
+        sweep_secs: 1,
+        ..fresh_database().await
+    };
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    let id = unique("c");
+    let mut lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
+    a.conversations
+        .record_action(&mut lease, action("k1"))
+        .await
+        .unwrap();
+    drop(lease);
+    drop(a);
+    // b runs a turn of another conversation (its sweep starts with its first), and
+    // never reads this one: the database itself shows the sweep's work.
+    let elsewhere = b
+        .conversations
+        .begin_turn(&unique("c"))
+        .await
+        .unwrap()
+        .unwrap();
+    b.conversations.end_turn(elsewhere, None).await.unwrap();
+    let admin = session(&database).await;
+    let started = std::time::Instant::now();
+    loop {
+        let row = admin
+            .query_one(
+                "SELECT (SELECT state FROM actions WHERE conversation = $1),
+                        (SELECT count(*) FROM turns WHERE conversation = $1
+                           AND stop = '{\"reason\":\"interrupted\"}'),
+                        (SELECT count(*) FROM running_turns WHERE conversation = $1)",
+                &[&id],
+            )
+            .await
+            .unwrap();
+        let (state, interrupted, running): (String, i64, i64) =
+            (row.get(0), row.get(1), row.get(2));
+        if state != "performing" {
+            assert_eq!((state.as_str(), interrupted, running), ("unknown", 1, 0));
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "never swept: {state}, {interrupted} interrupted, {running} running"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The database ends the session that holds this test database's one advisory lock (a

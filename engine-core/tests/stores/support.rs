@@ -81,6 +81,7 @@ pub async fn fresh_database() -> DatabaseConfig {
         password_env: PASSWORD_ENV.to_owned(),
         max_connections: 8,
         timeout_ms: 5000,
+        sweep_secs: 30,
     }
 }
 

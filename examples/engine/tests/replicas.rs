@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
 use test_support::mcp::Served;
-use turn_setup::{send, serve, Setup};
+use turn_setup::Setup;
 
 const CONVERSATIONS: usize = 200;
 const TURNS: usize = 3;
@@ -65,6 +65,24 @@ enum Sent {
     Lost,
 }
 
+/// [`send`], or `None` when the replica is not there (it may be killed at any moment).
+fn try_send(replica: &str, method: &str, path: &str, body: &str) -> Option<Vec<u8>> {
+    use std::io::Write;
+    let mut client = std::net::TcpStream::connect(replica).ok()?;
+    client
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .ok()?;
+    write!(
+        client,
+        "{method} {path} HTTP/1.1\r\nhost: {replica}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut answer = Vec::new();
+    let _ = client.read_to_end(&mut answer);
+    Some(answer)
+}
+
 /// Sends a turn of `conversation` (`message`, or a resume) to `replica`.
 fn turn(
     replica: &str,
@@ -77,13 +95,10 @@ fn turn(
         "conversation": conversation,
         "subscriber": format!("u-{conversation}"),
     });
-    let mut answer = Vec::new();
     let path = format!("/v1/agents/{agent}/turns");
-    if std::net::TcpStream::connect(replica).is_err() {
+    let Some(answer) = try_send(replica, "POST", &path, &body.to_string()) else {
         return (Sent::Lost, Vec::new());
-    }
-    let mut client = send(replica, "POST", &path, &body.to_string(), None);
-    let _ = client.read_to_end(&mut answer);
+    };
     if answer.starts_with(b"HTTP/1.1 409") {
         return (Sent::Busy, Vec::new());
     }
@@ -111,17 +126,8 @@ fn pick(live: &Live, seed: &mut u64) -> String {
 /// The stored history of `conversation`, from `replica`; `None` when the replica is
 /// gone or holds nothing of it yet.
 fn try_history(replica: &str, conversation: &str) -> Option<Value> {
-    std::net::TcpStream::connect(replica).ok()?;
-    let mut answer = String::new();
-    send(
-        replica,
-        "GET",
-        &format!("/v1/conversations/{conversation}"),
-        "",
-        None,
-    )
-    .read_to_string(&mut answer)
-    .ok()?;
+    let path = format!("/v1/conversations/{conversation}");
+    let answer = String::from_utf8(try_send(replica, "GET", &path, "")?).ok()?;
     let (head, body) = answer.split_once("\r\n\r\n")?;
     head.starts_with("HTTP/1.1 200")
         .then(|| serde_json::from_str(body).expect("a history is JSON"))
@@ -147,6 +153,8 @@ fn user_messages(history: &Value) -> Vec<String> {
 struct Seen {
     /// The `done` events it got.
     dones: Vec<Value>,
+    /// The actions it was told were performed.
+    performed: usize,
     /// Turns that ended (stored) on a replica killed before their `done` went out.
     ended_unseen: usize,
     /// Turns sent to a replica that went away before their `done`.
@@ -164,9 +172,19 @@ fn converse(live: &Live, conversation: &str, seed: &mut u64, finished: &AtomicUs
         for attempt in 0.. {
             assert!(attempt < 50, "{conversation} turn {n} never finished");
             let replica = pick(live, seed);
-            let sent = turn(&replica, "bot", conversation, (!resume).then_some(&message)).0;
+            let (sent, events) = turn(&replica, "bot", conversation, (!resume).then_some(&message));
+            seen.performed += events
+                .iter()
+                .filter(|event| event["type"] == "action_performed")
+                .count();
             match sent {
                 Sent::Done(done) => {
+                    // A turn on a replica that stays up answers: the other's death, or
+                    // the database, fails none of them.
+                    assert_eq!(
+                        done["stop"]["reason"], "answered",
+                        "{conversation} turn {n}: {done}"
+                    );
                     seen.dones.push(done);
                     break;
                 }
@@ -224,8 +242,31 @@ fn file_turn(
     result["result"].clone()
 }
 
-fn start(setup: &Setup) -> (Served, String) {
-    serve(setup, None)
+/// Starts a replica on the configuration at `config`.
+fn start(config: &std::path::Path) -> (Served, String) {
+    let (served, url) = test_support::mcp::serve_with_env(
+        env!("CARGO_BIN_EXE_engine"),
+        &["--config", config.to_str().unwrap(), "--agent", "bot"],
+        &[],
+    );
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    (served, authority)
+}
+
+/// How many turns the replica with process `pid` has under way, as the database sees it.
+fn running_on(database: &str, pid: u32) -> usize {
+    psql(
+        database,
+        &format!("SELECT count(*) FROM running_turns WHERE replica LIKE '%-{pid}-%'"),
+    )
+    .trim()
+    .parse()
+    .unwrap()
 }
 
 #[test]
@@ -249,8 +290,16 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
     // Each model request takes a moment: every client is in a turn most of the time, so
     // the kill cuts some.
     load.script(json!([{"type": "delay", "seconds": 0.02, "times": null}]));
-    let (a, a_at) = start(&setup);
-    let (b, b_at) = start(&setup);
+    // Each replica its own data directory: nothing of a conversation may be shared but
+    // through the database.
+    let written = std::fs::read_to_string(setup.config()).unwrap();
+    let b_config = setup.dir.join("b.toml");
+    let b_data = format!("data_dir = {:?}", setup.dir.join("b-data"));
+    let a_data = format!("data_dir = {:?}", setup.dir.join("data"));
+    assert!(written.contains(&a_data), "{written}");
+    std::fs::write(&b_config, written.replace(&a_data, &b_data)).unwrap();
+    let (a, a_at) = start(&setup.config());
+    let (b, b_at) = start(&b_config);
     let live: Live = Arc::new(Mutex::new(vec![a_at.clone(), b_at.clone()]));
     let finished = Arc::new(AtomicUsize::new(0));
 
@@ -284,12 +333,25 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
         })
         .collect();
 
-    // Midway, b is killed (SIGKILL: nothing of it ends cleanly).
-    while finished.load(Ordering::SeqCst) < CONVERSATIONS * TURNS / 3 {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    live.lock().unwrap().retain(|at| at != &b_at);
+    // Midway, with a turn under way on it, b is killed (SIGKILL: nothing of it ends
+    // cleanly). A client that fails stops the wait, and shows why when joined.
+    let started = std::time::Instant::now();
+    let waiting = |enough: &dyn Fn() -> bool| {
+        while !enough() {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the load never got midway"
+            );
+            if clients.iter().any(|client| client.is_finished()) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    waiting(&|| finished.load(Ordering::SeqCst) >= CONVERSATIONS * TURNS / 3);
+    waiting(&|| running_on(&database, b.pid()) > 0);
     let b_said = b.stop();
+    live.lock().unwrap().retain(|at| at != &b_at);
 
     // Each file is read once on a, whichever replica put it; a second read finds none.
     for (n, handle) in handles.iter().enumerate() {
@@ -307,7 +369,7 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
     }
 
     // b comes back, on a new port.
-    let (b, b_at) = start(&setup);
+    let (b, b_at) = start(&b_config);
     live.lock().unwrap().push(b_at.clone());
     let mut seen = BTreeMap::new();
     for client in clients {
@@ -348,11 +410,22 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
                 );
             }
         }
+        // Each user message is answered in words before the next one.
+        let replied =
+            |message: &Value| message["role"] == "assistant" && message.get("tool_calls").is_none();
+        let users: Vec<usize> = (0..messages.len())
+            .filter(|at| messages[*at]["role"] == "user")
+            .chain([messages.len()])
+            .collect();
+        for pair in users.windows(2) {
+            assert!(
+                messages[pair[0] + 1..pair[1]].iter().any(replied),
+                "{conversation}: the user message at {} has no reply: {stored:#}",
+                pair[0]
+            );
+        }
         let last = messages.last().unwrap();
-        assert!(
-            last["role"] == "assistant" && last.get("tool_calls").is_none(),
-            "{conversation} ends with {last}"
-        );
+        assert!(replied(last), "{conversation} ends with {last}");
         for action in stored["actions"].as_array().unwrap() {
             let state = action["state"].as_str().unwrap();
             assert!(
@@ -377,6 +450,7 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
             .entry(record["customer"].as_str().unwrap().to_owned())
             .or_default() += 1;
     }
+    // And every action a client was told was performed is stored performed.
     for n in 0..CONVERSATIONS {
         let customer = format!("u-c{n}");
         let (done, maybe) = (
@@ -384,9 +458,10 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
             unknown.get(&customer).copied().unwrap_or(0),
         );
         let lines = logged.get(&customer).copied().unwrap_or(0);
+        let told = seen[&format!("c{n}")].performed;
         assert!(
-            done >= 1 && (done..=done + maybe).contains(&lines),
-            "{customer}: {lines} CRM lines for {done} performed and {maybe} unknown"
+            told >= 1 && done >= told && (done..=done + maybe).contains(&lines),
+            "{customer}: {lines} CRM lines for {done} performed and {maybe} unknown, {told} told performed"
         );
     }
 
@@ -438,6 +513,10 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
     assert!(
         lost > 0,
         "the kill cut no turn: nothing here was tested against it"
+    );
+    assert!(
+        interrupted.trim().parse::<usize>().unwrap() > 0,
+        "b was killed with a turn under way: the next turn of its conversation records it interrupted"
     );
     let replicas = psql(&database, "SELECT count(DISTINCT replica) FROM turns");
     assert_eq!(replicas.trim(), "3", "turns ran on a, on b, and on b again");

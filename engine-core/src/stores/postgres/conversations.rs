@@ -1,8 +1,10 @@
 //! Conversations on PostgreSQL. A turn holds its conversation's advisory lock on a
 //! connection of its own: no other replica begins a turn there meanwhile, and a replica
 //! that dies lets go of it with its connection. What that replica left in
-//! `running_turns` is then a turn interrupted: the next turn records it so, and marks
-//! the actions it left `performing` unknown, never to be run again.
+//! `running_turns` is then a turn interrupted: whichever comes first of the next turn,
+//! a reader of the conversation's turns or actions, and the sweep every replica runs
+//! records it so, and marks the actions it left `performing` unknown, never to be run
+//! again.
 
 use deadpool_postgres::Object;
 
@@ -38,6 +40,41 @@ pub(crate) struct TurnEnded<'a> {
     pub(crate) model_requests: i32,
     /// The conversation's state (a JSON object), stored with the record.
     pub(crate) state: String,
+}
+
+/// Records what a turn whose replica stopped left of `conversation`, in `transaction`,
+/// under the conversation's lock: the turn interrupted, and the actions it left
+/// performing unknown, never to be run again.
+async fn settle_left_behind(
+    transaction: &deadpool_postgres::Transaction<'_>,
+    conversation: &str,
+) -> Result<(), DatabaseError> {
+    let interrupted = transaction
+        .execute(
+            "WITH gone AS (
+                 DELETE FROM running_turns WHERE conversation = $1 RETURNING replica
+             )
+             INSERT INTO turns (conversation, stop, input_tokens, output_tokens,
+                                cost_usd, model_requests, replica)
+             SELECT $1, $2, 0, 0, 0, 0, replica FROM gone",
+            &[&conversation, &INTERRUPTED_STOP],
+        )
+        .await?;
+    let unknown = transaction
+        .execute(
+            "UPDATE actions SET state = 'unknown', detail = $2
+             WHERE conversation = $1 AND state = 'performing'",
+            &[&conversation, &INTERRUPTED],
+        )
+        .await?;
+    if interrupted > 0 {
+        tracing::warn!(
+            conversation,
+            actions_unknown = unknown,
+            "the conversation's last turn was interrupted (its replica stopped): recorded so; its actions under way are marked unknown, not run again"
+        );
+    }
+    Ok(())
 }
 
 /// What a turn whose lock's connection closed is told when it would write.
@@ -202,24 +239,7 @@ impl Postgres {
                 return Ok(None);
             }
             let transaction = connection.transaction().await?;
-            let interrupted = transaction
-                .execute(
-                    "WITH gone AS (
-                         DELETE FROM running_turns WHERE conversation = $1 RETURNING replica
-                     )
-                     INSERT INTO turns (conversation, stop, input_tokens, output_tokens,
-                                        cost_usd, model_requests, replica)
-                     SELECT $1, $2, 0, 0, 0, 0, replica FROM gone",
-                    &[&conversation, &INTERRUPTED_STOP],
-                )
-                .await?;
-            let unknown = transaction
-                .execute(
-                    "UPDATE actions SET state = 'unknown', detail = $2
-                     WHERE conversation = $1 AND state = 'performing'",
-                    &[&conversation, &INTERRUPTED],
-                )
-                .await?;
+            settle_left_behind(&transaction, conversation).await?;
             transaction
                 .execute(
                     "INSERT INTO running_turns (conversation, turn, replica) VALUES ($1, $2, $3)",
@@ -227,16 +247,88 @@ impl Postgres {
                 )
                 .await?;
             transaction.commit().await?;
-            if interrupted > 0 {
-                tracing::warn!(
-                    conversation,
-                    actions_unknown = unknown,
-                    "the conversation's last turn was interrupted (its replica stopped): recorded so; its actions under way are marked unknown, not run again"
-                );
-            }
             Ok(Some(lock))
         })
         .await
+    }
+
+    /// Settles what a stopped replica left of `conversation` (see [`settle_left_behind`])
+    /// when a turn of it is recorded running and no replica holds its lock: so that no
+    /// reader sees an action performing that no turn performs any more. A turn under way
+    /// is left alone.
+    pub(crate) async fn settle_abandoned(&self, conversation: &str) -> Result<(), DatabaseError> {
+        self.bounded(async {
+            let running = self
+                .connection()
+                .await?
+                .query_opt(
+                    "SELECT 1 FROM running_turns WHERE conversation = $1",
+                    &[&conversation],
+                )
+                .await?;
+            if running.is_none() {
+                return Ok(());
+            }
+            // Held as a turn's lock is: a drop at any point closes the connection.
+            let mut lock = TurnLock {
+                turn: String::new(),
+                conversation: conversation.to_owned(),
+                connection: Some(self.lock_connection().await?),
+            };
+            let connection = lock.connection.as_mut().expect("just set");
+            let locked: bool = connection
+                .query_one(
+                    "SELECT pg_try_advisory_lock(hashtextextended('conversation:' || $1, 0))",
+                    &[&conversation],
+                )
+                .await?
+                .get(0);
+            if locked {
+                let transaction = connection.transaction().await?;
+                settle_left_behind(&transaction, conversation).await?;
+                transaction.commit().await?;
+                connection
+                    .execute(
+                        "SELECT pg_advisory_unlock(hashtextextended('conversation:' || $1, 0))",
+                        &[&conversation],
+                    )
+                    .await?;
+            }
+            // Unlocked (or never locked): the connection goes back to its pool.
+            drop(lock.connection.take());
+            Ok(())
+        })
+        .await
+    }
+
+    /// Settles every conversation a stopped replica left a turn running in: what no
+    /// later turn or reader of them would.
+    pub(crate) async fn sweep(&self) {
+        let running = self
+            .bounded(async {
+                let rows = self
+                    .connection()
+                    .await?
+                    .query("SELECT conversation FROM running_turns", &[])
+                    .await?;
+                Ok(rows
+                    .iter()
+                    .map(|row| row.get::<_, String>(0))
+                    .collect::<Vec<_>>())
+            })
+            .await;
+        let running = match running {
+            Ok(running) => running,
+            Err(error) => {
+                tracing::warn!(%error, "the turns stopped replicas left could not be listed");
+                return;
+            }
+        };
+        for conversation in running {
+            if let Err(error) = self.settle_abandoned(&conversation).await {
+                tracing::warn!(conversation, %error, "a turn a stopped replica left could not be settled");
+            }
+        }
     }
 
     /// Records how `lock`'s turn ended (unless `ended` is `None`: a turn that keeps no
@@ -394,6 +486,7 @@ impl Postgres {
         &self,
         conversation: &str,
     ) -> Result<Vec<ActionRecord>, DatabaseError> {
+        self.settle_abandoned(conversation).await?;
         self.bounded(async {
             let rows = self
                 .connection()
@@ -421,6 +514,7 @@ impl Postgres {
     }
 
     pub(crate) async fn turns(&self, conversation: &str) -> Result<Vec<TurnRecord>, DatabaseError> {
+        self.settle_abandoned(conversation).await?;
         self.bounded(async {
             let rows = self
                 .connection()

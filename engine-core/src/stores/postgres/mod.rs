@@ -18,6 +18,7 @@ mod migrations;
 mod spend;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
@@ -91,6 +92,9 @@ pub struct Postgres {
     /// turns holding every connection of a shared pool would each wait for one more to
     /// load or append, and none would get it.
     locks: Pool,
+    /// Whether this replica's sweep of what stopped replicas left runs, and how often.
+    sweeping: std::sync::atomic::AtomicBool,
+    sweep_every: Duration,
     timeout: Duration,
     replica: String,
 }
@@ -169,6 +173,8 @@ impl Postgres {
         Ok(Self {
             locks: pool(postgres.clone())?,
             pool: pool(postgres)?,
+            sweeping: Default::default(),
+            sweep_every: Duration::from_secs(config.sweep_secs),
             timeout: config.timeout(),
             replica: replica_name(),
         })
@@ -185,6 +191,29 @@ impl Postgres {
             .get()
             .await
             .map_err(|error| DatabaseError::Unavailable(with_causes(&error)))
+    }
+
+    /// Starts this replica's sweep, once: every `sweep_secs`, the turns stopped
+    /// replicas left running in conversations nobody came back to are recorded
+    /// interrupted and their actions unknown. It runs on the caller's runtime for as long
+    /// as the database is in use, and ends once it is dropped (it holds it weakly).
+    pub(crate) fn sweep_in_background(self: &Arc<Self>) {
+        if self
+            .sweeping
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return;
+        }
+        let (database, every) = (Arc::downgrade(self), self.sweep_every);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(database) = database.upgrade() else {
+                    return;
+                };
+                database.sweep().await;
+            }
+        });
     }
 
     /// A connection to hold a conversation's lock on, for a turn.
