@@ -32,8 +32,11 @@ async fn ask(args: Question, model: Option<Model>) -> Result<String, ToolError> 
     Ok(model.chat(request).await?.text)
 }
 
-/// What every call costs, and may cost at most.
+/// What every call costs.
 const COST: f64 = 0.001;
+/// What a call may cost at most, reserved while it runs: more than it costs, so that
+/// the ledger shows whether each call was settled to its cost.
+const WORST_CASE: f64 = 0.0011;
 
 /// A gateway that answers at once, for [`COST`].
 struct Fixed;
@@ -53,11 +56,12 @@ impl ModelGateway for Fixed {
     }
 
     fn worst_case_usd(&self, _: &ChatRequest) -> Result<f64, GatewayError> {
-        Ok(COST)
+        Ok(WORST_CASE)
     }
 }
 
-/// A replica whose agent `thinker` may spend $0.0035 an hour: three calls.
+/// A replica whose agent `thinker` may spend $0.0035 an hour: three calls (the third
+/// reserves its worst case over two settled ones: $0.0031; a fourth would need $0.0041).
 fn replica(database: &DatabaseConfig) -> Engine {
     let config = format!(
         "[database]\nurl = {:?}\npassword_env = {:?}\n\
@@ -120,10 +124,25 @@ async fn concurrent_calls_on_two_replicas_never_pass_the_window() {
     let database = fresh_database().await;
     let (a, b) = (replica(&database), replica(&database));
     let calls = (0..10).map(|n| ask_on(if n % 2 == 0 { &a } else { &b }));
-    let answered = futures::future::join_all(calls)
+    let results = futures::future::join_all(calls).await;
+    let answered = results.iter().filter(|result| result.is_ok()).count();
+    assert_eq!(answered, 3, "{results:?}");
+    for refused in results.iter().filter_map(|result| result.as_ref().err()) {
+        assert!(
+            refused.contains("the agent's 3600-second model spend cap"),
+            "refused for the window, not for another reason: {refused}"
+        );
+    }
+    let row = session(&database)
         .await
-        .into_iter()
-        .filter(Result::is_ok)
-        .count();
-    assert_eq!(answered, 3);
+        .query_one(
+            "SELECT COUNT(*), SUM(usd), bool_and(settled) FROM spend WHERE agent = 'thinker'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (calls, spent, settled): (i64, f64, bool) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!(calls, 3, "the refused calls left nothing reserved");
+    assert!((spent - 3.0 * COST).abs() < 1e-12, "{spent}");
+    assert!(settled);
 }

@@ -323,8 +323,18 @@ async fn an_expired_artifact_is_not_taken_on_any_replica() {
         .put("c", text("brief"), Some(Duration::from_millis(50)))
         .await
         .unwrap();
+    let lasting = a
+        .artifacts
+        .put("c", text("lasting"), Some(Duration::from_secs(60)))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(b.artifacts.take("c", &handle).await.unwrap(), None);
+    assert_eq!(
+        b.artifacts.take("c", &lasting).await.unwrap(),
+        Some(text("lasting")),
+        "one put with a longer lifetime is still there"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -263,3 +263,34 @@ async fn each_turn_starts_from_the_state_the_last_left_on_any_replica_not_from_i
     assert_eq!(count_on(&a).await, "3", "a starts from b's state");
     assert_eq!(count_on(&b).await, "4");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_while_the_database_is_gone_fails_saying_so_and_the_next_once_it_is_back_answers() {
+    let relay = crate::support::Relay::start().await;
+    let database = DatabaseConfig {
+        timeout_ms: 1000,
+        ..relay.through(&fresh_database().await)
+    };
+    let gate = Arc::new(Semaphore::new(3));
+    let (asked, _was_asked) = unbounded_channel();
+    let engine = replica(&database, &gate, &asked);
+    assert_eq!(say(&engine, "one").await, Stop::Answered);
+
+    relay.down();
+    let gone = say(&engine, "two").await;
+    assert!(
+        matches!(&gone, Stop::Failed { message } if message.contains("the database is unavailable")),
+        "{gone:?}"
+    );
+
+    relay.up().await;
+    assert_eq!(say(&engine, "three").await, Stop::Answered);
+    let users: Vec<Message> = engine
+        .conversation("c")
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|message| matches!(message, Message::User { .. }))
+        .collect();
+    assert_eq!(users, [Message::user("one"), Message::user("three")]);
+}

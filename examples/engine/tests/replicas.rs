@@ -30,12 +30,13 @@ const FILES: usize = 10;
 /// The replicas up now, by authority.
 type Live = Arc<Mutex<Vec<String>>>;
 
-/// A fresh database on the test server, and the URL of it (no password in it).
-fn fresh_database() -> String {
+/// A fresh database on the test server for the test `test`, and the URL of it (no
+/// password in it).
+fn fresh_database_named(test: &str) -> String {
     let server = std::env::var("PLUGIN_SDK_POSTGRES_URL").expect(
         "PLUGIN_SDK_POSTGRES_URL is not set: run `bash scripts/test`, which starts a throwaway PostgreSQL",
     );
-    let name = format!("engine_replicas_{}", std::process::id());
+    let name = format!("engine_replicas_{test}_{}", std::process::id());
     psql(&server, &format!("DROP DATABASE IF EXISTS {name}"));
     psql(&server, &format!("CREATE DATABASE {name}"));
     format!("{}/{name}", server.rsplit_once('/').unwrap().0)
@@ -271,7 +272,7 @@ fn running_on(database: &str, pid: u32) -> usize {
 
 #[test]
 fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
-    let database = fresh_database();
+    let database = fresh_database_named("load");
     let load = Llmock::start_auto();
     let files = Llmock::start();
     let dir = std::env::temp_dir().join(format!("engine-replicas-{}", std::process::id()));
@@ -524,5 +525,108 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
     drop(b_said);
     a.stop();
     b.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_replica_killed_mid_perform_leaves_the_action_unknown_and_the_other_never_performs_it() {
+    let database = fresh_database_named("killed");
+    let mock = Llmock::start();
+    let dir = std::env::temp_dir().join(format!("engine-replicas-killed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // A FIFO with no reader: opening it to write blocks, so the perform hangs after the
+    // action was claimed, until the replica is killed.
+    let crm = dir.join("crm.jsonl");
+    assert!(Command::new("mkfifo").arg(&crm).status().unwrap().success());
+    let lines = format!(
+        "tool_timeout_ms = 600000\n\
+         [agents.bot]\ntools = [\"contacts:log_contact\"]\n\
+         [agents.bot.secrets]\ncrm_book = {crm:?}\n\
+         [database]\nurl = {database:?}\npassword_env = \"PLUGIN_SDK_POSTGRES_PASSWORD\"\n",
+    );
+    let setup = Setup::new("replicas-killed", &mock, "openai", "", &lines);
+    let log_contact = json!({"name": "contacts__log_contact", "arguments":
+        {"outcome": "interested", "call_back": null, "note": "Only once."}});
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact]},
+        {"type": "reply", "text": "Logging it."},
+        {"type": "reply", "text": "Back in c-7."}
+    ]));
+    let (a, a_at) = start(&setup.config());
+    let hung = std::thread::spawn(move || turn(&a_at, "bot", "c-7", Some("Hi")));
+    let started = std::time::Instant::now();
+    let state = |database: &str| {
+        psql(
+            database,
+            "SELECT state FROM actions WHERE conversation = 'c-7'",
+        )
+        .trim()
+        .to_owned()
+    };
+    while state(&database) != "performing" {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the action was never claimed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(a.stop());
+    assert!(matches!(hung.join().unwrap().0, Sent::Lost));
+    // The book is a plain file again: a perform now would write to it.
+    std::fs::remove_file(&crm).unwrap();
+    std::fs::write(&crm, "").unwrap();
+
+    // The other replica, with a data directory of its own, reads what became of it.
+    let written = std::fs::read_to_string(setup.config()).unwrap();
+    let b_config = setup.dir.join("b.toml");
+    let a_data = format!("data_dir = {:?}", setup.dir.join("data"));
+    let b_data = format!("data_dir = {:?}", setup.dir.join("b-data"));
+    std::fs::write(&b_config, written.replace(&a_data, &b_data)).unwrap();
+    let (b, b_at) = start(&b_config);
+    let started = std::time::Instant::now();
+    let stored = loop {
+        // The server lets the killed replica's lock go a moment after its connection closes.
+        let stored = history(&b_at, "c-7");
+        if stored["actions"][0]["state"] != "performing" {
+            break stored;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{stored:#}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(stored["actions"][0]["state"], "unknown", "{stored:#}");
+    assert_eq!(
+        psql(
+            &database,
+            "SELECT stop FROM turns WHERE conversation = 'c-7' ORDER BY id"
+        )
+        .trim(),
+        r#"{"reason":"interrupted"}"#
+    );
+
+    // The conversation goes on on b: its model reads what became of the action, and
+    // nothing performs it again.
+    let (sent, events) = turn(&b_at, "bot", "c-7", Some("Did you log it?"));
+    assert!(
+        matches!(sent, Sent::Done(ref done) if done["stop"]["reason"] == "answered"),
+        "{events:#?}"
+    );
+    let journal = mock.journal();
+    let answer = journal.last().unwrap()["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("the action's answer")["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(answer.contains(r#""outcome":"unknown""#), "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(&crm).unwrap(),
+        "",
+        "never performed"
+    );
+    drop(b);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -494,11 +494,12 @@ fn over_http_a_second_turn_of_a_conversation_under_way_is_a_409_that_asks_no_mod
     );
     drop(running);
 
+    // Once the first turn is recorded cancelled, every record there is to see is there.
     let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
     let started = Instant::now();
     while database
         .query_row(
-            "SELECT count(*) FROM turns WHERE conversation = 'c-busy'",
+            "SELECT count(*) FROM turns WHERE conversation = 'c-busy' AND stop LIKE '%cancelled%'",
             [],
             |row| row.get::<_, i64>(0),
         )

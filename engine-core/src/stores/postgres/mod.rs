@@ -63,6 +63,11 @@ impl From<tokio_postgres::Error> for DatabaseError {
             return Self::Unavailable(error.to_string());
         }
         match error.as_db_error() {
+            // The server's statement bound, which is the engine's: the same error as when
+            // the engine gives up first ([`Postgres::bounded`] gives the bound).
+            Some(db) if *db.code() == tokio_postgres::error::SqlState::QUERY_CANCELED => {
+                Self::TimedOut(0)
+            }
             Some(db) => Self::Failed(db.message().to_owned()),
             None => Self::Unavailable(with_causes(&error)),
         }
@@ -229,9 +234,14 @@ impl Postgres {
         &self,
         work: impl Future<Output = Result<T, DatabaseError>>,
     ) -> Result<T, DatabaseError> {
+        let bound = self.timeout.as_millis();
         tokio::time::timeout(self.timeout, work)
             .await
-            .unwrap_or(Err(DatabaseError::TimedOut(self.timeout.as_millis())))
+            .unwrap_or(Err(DatabaseError::TimedOut(bound)))
+            .map_err(|error| match error {
+                DatabaseError::TimedOut(_) => DatabaseError::TimedOut(bound),
+                other => other,
+            })
     }
 }
 
