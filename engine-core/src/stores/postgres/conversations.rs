@@ -42,31 +42,108 @@ pub(crate) struct TurnEnded<'a> {
     pub(crate) state: String,
 }
 
-/// Records what a turn whose replica stopped left of `conversation`, in `transaction`,
-/// under the conversation's lock: the turn interrupted, and the actions it left
-/// performing unknown, never to be run again.
-async fn settle_left_behind(
-    transaction: &deadpool_postgres::Transaction<'_>,
-    conversation: &str,
-) -> Result<(), DatabaseError> {
-    let interrupted = transaction
-        .execute(
-            "WITH gone AS (
-                 DELETE FROM running_turns WHERE conversation = $1 RETURNING replica
-             )
-             INSERT INTO turns (conversation, stop, input_tokens, output_tokens,
-                                cost_usd, model_requests, replica)
-             SELECT $1, $2, 0, 0, 0, 0, replica FROM gone",
-            &[&conversation, &INTERRUPTED_STOP],
-        )
-        .await?;
-    let unknown = transaction
-        .execute(
-            "UPDATE actions SET state = 'unknown', detail = $2
-             WHERE conversation = $1 AND state = 'performing'",
-            &[&conversation, &INTERRUPTED],
-        )
-        .await?;
+// Each turn's statements are one statement each (prepared once per connection), so
+// that a turn pays a round trip per step of its own, not per table it touches. Data-
+// modifying CTEs run as one statement, so each is all or none.
+
+/// Takes a conversation's lock, or answers false: `$1` the conversation.
+const TRY_LOCK: &str = "SELECT pg_try_advisory_lock(hashtextextended('conversation:' || $1, 0))";
+
+/// Lets a conversation's lock go: `$1` the conversation.
+const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtextextended('conversation:' || $1, 0))";
+
+/// Under the conversation's lock, settles what a turn whose replica stopped left (the
+/// turn recorded interrupted, the actions it left performing marked unknown, never to
+/// be run again) and records the turn `$4` of replica `$5` as running: `$1` the
+/// conversation, `$2` the interrupted stop, `$3` the actions' detail. Answers how many
+/// turns were recorded interrupted and actions marked unknown.
+const BEGIN_TURN: &str = "WITH left_behind AS (
+         SELECT replica FROM running_turns WHERE conversation = $1
+     ),
+     running AS (
+         INSERT INTO running_turns (conversation, turn, replica) VALUES ($1, $4, $5)
+         ON CONFLICT (conversation) DO UPDATE
+             SET turn = excluded.turn, replica = excluded.replica, started_at = now()
+     ),
+     interrupted AS (
+         INSERT INTO turns (conversation, stop, input_tokens, output_tokens, cost_usd,
+                            model_requests, replica)
+         SELECT $1, $2, 0, 0, 0, 0, replica FROM left_behind
+         RETURNING 1
+     ),
+     unknown AS (
+         UPDATE actions SET state = 'unknown', detail = $3
+         WHERE conversation = $1 AND state = 'performing'
+         RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM interrupted), (SELECT count(*) FROM unknown)";
+
+/// [`BEGIN_TURN`] without a turn to begin: what a stopped replica left, settled.
+const SETTLE_LEFT_BEHIND: &str = "WITH left_behind AS (
+         DELETE FROM running_turns WHERE conversation = $1 RETURNING replica
+     ),
+     interrupted AS (
+         INSERT INTO turns (conversation, stop, input_tokens, output_tokens, cost_usd,
+                            model_requests, replica)
+         SELECT $1, $2, 0, 0, 0, 0, replica FROM left_behind
+         RETURNING 1
+     ),
+     unknown AS (
+         UPDATE actions SET state = 'unknown', detail = $3
+         WHERE conversation = $1 AND state = 'performing'
+         RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM interrupted), (SELECT count(*) FROM unknown)";
+
+/// Records how the turn `$9` of `$1` ended and the state it left, and that it no longer
+/// runs: `$2` its stop, `$3` and `$4` its tokens, `$5` its cost, `$6` its requests, `$7`
+/// the replica, `$8` the state.
+const END_TURN: &str = "WITH recorded AS (
+         INSERT INTO turns (conversation, stop, input_tokens, output_tokens, cost_usd,
+                            model_requests, replica)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ),
+     stated AS (
+         INSERT INTO states (conversation, body) VALUES ($1, $8)
+         ON CONFLICT (conversation) DO UPDATE SET body = excluded.body
+     )
+     DELETE FROM running_turns WHERE conversation = $1 AND turn = $9";
+
+/// [`END_TURN`] for a turn that keeps no trace: `$1` the conversation, `$2` the turn.
+const END_TURN_UNRECORDED: &str = "DELETE FROM running_turns WHERE conversation = $1 AND turn = $2";
+
+/// Stores the messages `$3` at positions `$2`, `$2 + 1`, ... of `$1`, unless a position
+/// holds another message already: then none. A position holding the same message keeps
+/// it. Answers how many positions held another message.
+const APPEND: &str = "WITH new AS (
+         SELECT $2::INTEGER + (position - 1)::INTEGER AS seq, body
+         FROM unnest($3::TEXT[]) WITH ORDINALITY AS steps(body, position)
+     ),
+     clashes AS (
+         SELECT new.seq FROM new
+         JOIN messages ON messages.conversation = $1 AND messages.seq = new.seq
+         WHERE messages.body <> new.body
+     ),
+     added AS (
+         INSERT INTO messages (conversation, seq, body)
+         SELECT $1, seq, body FROM new WHERE NOT EXISTS (SELECT 1 FROM clashes)
+         ON CONFLICT (conversation, seq) DO NOTHING
+     )
+     SELECT min(seq) FROM clashes";
+
+/// Makes `$2` and `$3` the owners of `$1` if it has none: answers its owners.
+const CLAIM: &str = "WITH claimed AS (
+         INSERT INTO owners (conversation, agent, subscriber) VALUES ($1, $2, $3)
+         ON CONFLICT (conversation) DO NOTHING
+         RETURNING agent, subscriber
+     )
+     SELECT agent, subscriber FROM claimed
+     UNION ALL
+     SELECT agent, subscriber FROM owners WHERE conversation = $1";
+
+/// What [`BEGIN_TURN`] or [`SETTLE_LEFT_BEHIND`] found, logged.
+fn log_left_behind(conversation: &str, row: &tokio_postgres::Row) {
+    let (interrupted, unknown): (i64, i64) = (row.get(0), row.get(1));
     if interrupted > 0 {
         tracing::warn!(
             conversation,
@@ -74,7 +151,6 @@ async fn settle_left_behind(
             "the conversation's last turn was interrupted (its replica stopped): recorded so; its actions under way are marked unknown, not run again"
         );
     }
-    Ok(())
 }
 
 /// What a turn whose lock's connection closed is told when it would write.
@@ -93,18 +169,9 @@ impl Postgres {
     ) -> Result<(String, String), DatabaseError> {
         self.bounded(async {
             let connection = self.connection().await?;
-            connection
-                .execute(
-                    "INSERT INTO owners (conversation, agent, subscriber) VALUES ($1, $2, $3)
-                     ON CONFLICT (conversation) DO NOTHING",
-                    &[&conversation, &agent, &subscriber],
-                )
-                .await?;
+            let claim = connection.prepare_cached(CLAIM).await?;
             let row = connection
-                .query_one(
-                    "SELECT agent, subscriber FROM owners WHERE conversation = $1",
-                    &[&conversation],
-                )
+                .query_one(&claim, &[&conversation, &agent, &subscriber])
                 .await?;
             Ok((row.get(0), row.get(1)))
         })
@@ -114,14 +181,11 @@ impl Postgres {
     /// The stored bodies of `conversation`'s messages, oldest first.
     pub(crate) async fn load(&self, conversation: &str) -> Result<Vec<String>, DatabaseError> {
         self.bounded(async {
-            let rows = self
-                .connection()
-                .await?
-                .query(
-                    "SELECT body FROM messages WHERE conversation = $1 ORDER BY seq",
-                    &[&conversation],
-                )
+            let connection = self.connection().await?;
+            let load = connection
+                .prepare_cached("SELECT body FROM messages WHERE conversation = $1 ORDER BY seq")
                 .await?;
+            let rows = connection.query(&load, &[&conversation]).await?;
             Ok(rows.iter().map(|row| row.get(0)).collect())
         })
         .await
@@ -149,41 +213,24 @@ impl Postgres {
         let conversation = &*conversation;
         let at = i32::try_from(at)
             .map_err(|_| DatabaseError::Failed("the conversation is too long".into()))?;
-        let stored = self.bounded(async {
-            if connection.is_closed() {
-                return Err(lost_conversation());
-            }
-            let transaction = connection.transaction().await?;
-            let insert = transaction
-                .prepare_cached(
-                    "INSERT INTO messages (conversation, seq, body) VALUES ($1, $2, $3)
-                     ON CONFLICT (conversation, seq) DO NOTHING",
-                )
-                .await?;
-            for (offset, body) in bodies.iter().enumerate() {
-                let seq = at + offset as i32;
-                let added = transaction
-                    .execute(&insert, &[&conversation, &seq, body])
-                    .await?;
-                if added == 0 {
-                    let held: String = transaction
-                        .query_one(
-                            "SELECT body FROM messages WHERE conversation = $1 AND seq = $2",
-                            &[&conversation, &seq],
-                        )
-                        .await?
-                        .get(0);
-                    if &held != body {
-                        return Err(DatabaseError::Failed(format!(
-                            "the conversation's message {seq} is not the one this turn stores: another turn wrote it"
-                        )));
-                    }
+        let stored = self
+            .bounded(async {
+                if connection.is_closed() {
+                    return Err(lost_conversation());
                 }
-            }
-            transaction.commit().await?;
-            Ok(())
-        })
-        .await;
+                let append = connection.prepare_cached(APPEND).await?;
+                let clash: Option<i32> = connection
+                    .query_one(&append, &[&conversation, &at, &bodies])
+                    .await?
+                    .get(0);
+                match clash {
+                    Some(seq) => Err(DatabaseError::Failed(format!(
+                        "the conversation's message {seq} is not the one this turn stores: another turn wrote it"
+                    ))),
+                    None => Ok(()),
+                }
+            })
+            .await;
         match stored {
             // Closed under the step: the lock went with the connection.
             Err(_) if connection.is_closed() => Err(lost_conversation()),
@@ -196,14 +243,11 @@ impl Postgres {
         conversation: &str,
     ) -> Result<Option<String>, DatabaseError> {
         self.bounded(async {
-            let row = self
-                .connection()
-                .await?
-                .query_opt(
-                    "SELECT body FROM states WHERE conversation = $1",
-                    &[&conversation],
-                )
+            let connection = self.connection().await?;
+            let load = connection
+                .prepare_cached("SELECT body FROM states WHERE conversation = $1")
                 .await?;
+            let row = connection.query_opt(&load, &[&conversation]).await?;
             Ok(row.map(|row| row.get(0)))
         })
         .await
@@ -226,11 +270,9 @@ impl Postgres {
                 connection: Some(self.lock_connection().await?),
             };
             let connection = lock.connection.as_mut().expect("just set");
+            let try_lock = connection.prepare_cached(TRY_LOCK).await?;
             let locked: bool = connection
-                .query_one(
-                    "SELECT pg_try_advisory_lock(hashtextextended('conversation:' || $1, 0))",
-                    &[&conversation],
-                )
+                .query_one(&try_lock, &[&conversation])
                 .await?
                 .get(0);
             if !locked {
@@ -238,37 +280,43 @@ impl Postgres {
                 drop(lock.connection.take());
                 return Ok(None);
             }
-            let transaction = connection.transaction().await?;
-            settle_left_behind(&transaction, conversation).await?;
-            transaction
-                .execute(
-                    "INSERT INTO running_turns (conversation, turn, replica) VALUES ($1, $2, $3)",
-                    &[&conversation, &turn, &self.replica],
+            let begin = connection.prepare_cached(BEGIN_TURN).await?;
+            let row = connection
+                .query_one(
+                    &begin,
+                    &[
+                        &conversation,
+                        &INTERRUPTED_STOP,
+                        &INTERRUPTED,
+                        &turn,
+                        &self.replica,
+                    ],
                 )
                 .await?;
-            transaction.commit().await?;
+            log_left_behind(conversation, &row);
             Ok(Some(lock))
         })
         .await
     }
 
-    /// Settles what a stopped replica left of `conversation` (see [`settle_left_behind`])
-    /// when a turn of it is recorded running and no replica holds its lock: so that no
-    /// reader sees an action performing that no turn performs any more. A turn under way
-    /// is left alone.
+    /// Settles what a stopped replica left of `conversation` (the turn it left running
+    /// recorded interrupted, the actions it left performing unknown) when a turn of it
+    /// is recorded running and no replica holds its lock: so that no reader sees an
+    /// action performing that no turn performs any more. A turn under way is left alone.
     pub(crate) async fn settle_abandoned(&self, conversation: &str) -> Result<(), DatabaseError> {
         self.bounded(async {
-            let running = self
-                .connection()
-                .await?
-                .query_opt(
-                    "SELECT 1 FROM running_turns WHERE conversation = $1",
-                    &[&conversation],
-                )
+            let connection = self.connection().await?;
+            let running = connection
+                .prepare_cached("SELECT 1 FROM running_turns WHERE conversation = $1")
                 .await?;
-            if running.is_none() {
+            if connection
+                .query_opt(&running, &[&conversation])
+                .await?
+                .is_none()
+            {
                 return Ok(());
             }
+            drop(connection);
             // Held as a turn's lock is: a drop at any point closes the connection.
             let mut lock = TurnLock {
                 turn: String::new(),
@@ -276,23 +324,19 @@ impl Postgres {
                 connection: Some(self.lock_connection().await?),
             };
             let connection = lock.connection.as_mut().expect("just set");
+            let try_lock = connection.prepare_cached(TRY_LOCK).await?;
             let locked: bool = connection
-                .query_one(
-                    "SELECT pg_try_advisory_lock(hashtextextended('conversation:' || $1, 0))",
-                    &[&conversation],
-                )
+                .query_one(&try_lock, &[&conversation])
                 .await?
                 .get(0);
             if locked {
-                let transaction = connection.transaction().await?;
-                settle_left_behind(&transaction, conversation).await?;
-                transaction.commit().await?;
-                connection
-                    .execute(
-                        "SELECT pg_advisory_unlock(hashtextextended('conversation:' || $1, 0))",
-                        &[&conversation],
-                    )
+                let settle = connection.prepare_cached(SETTLE_LEFT_BEHIND).await?;
+                let row = connection
+                    .query_one(&settle, &[&conversation, &INTERRUPTED_STOP, &INTERRUPTED])
                     .await?;
+                log_left_behind(conversation, &row);
+                let unlock = connection.prepare_cached(UNLOCK).await?;
+                connection.execute(&unlock, &[&conversation]).await?;
             }
             // Unlocked (or never locked): the connection goes back to its pool.
             drop(lock.connection.take());
@@ -346,46 +390,37 @@ impl Postgres {
         let Some(connection) = connection.as_mut() else {
             return Ok(());
         };
+        let (turn, conversation) = (&*turn, &*conversation);
         self.bounded(async {
-            let transaction = connection.transaction().await?;
-            if let Some(ended) = &ended {
-                transaction
-                    .execute(
-                        "INSERT INTO turns (conversation, stop, input_tokens, output_tokens,
-                                            cost_usd, model_requests, replica)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                        &[
-                            &*conversation,
-                            &ended.stop,
-                            &ended.input_tokens,
-                            &ended.output_tokens,
-                            &ended.cost_usd,
-                            &ended.model_requests,
-                            &self.replica,
-                        ],
-                    )
-                    .await?;
-                transaction
-                    .execute(
-                        "INSERT INTO states (conversation, body) VALUES ($1, $2)
-                         ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
-                        &[&*conversation, &ended.state],
-                    )
-                    .await?;
-            }
-            transaction
-                .execute(
-                    "DELETE FROM running_turns WHERE conversation = $1 AND turn = $2",
-                    &[&*conversation, &*turn],
-                )
-                .await?;
-            transaction.commit().await?;
-            connection
-                .execute(
-                    "SELECT pg_advisory_unlock(hashtextextended('conversation:' || $1, 0))",
-                    &[&*conversation],
-                )
-                .await?;
+            // Recorded and committed (one statement) before the lock goes: the next
+            // turn, on any replica, finds this one ended.
+            match &ended {
+                Some(ended) => {
+                    let end = connection.prepare_cached(END_TURN).await?;
+                    connection
+                        .execute(
+                            &end,
+                            &[
+                                &conversation,
+                                &ended.stop,
+                                &ended.input_tokens,
+                                &ended.output_tokens,
+                                &ended.cost_usd,
+                                &ended.model_requests,
+                                &self.replica,
+                                &ended.state,
+                                &turn,
+                            ],
+                        )
+                        .await?
+                }
+                None => {
+                    let end = connection.prepare_cached(END_TURN_UNRECORDED).await?;
+                    connection.execute(&end, &[&conversation, &turn]).await?
+                }
+            };
+            let unlock = connection.prepare_cached(UNLOCK).await?;
+            connection.execute(&unlock, &[&conversation]).await?;
             Ok(())
         })
         .await?;
