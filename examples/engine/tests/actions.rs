@@ -638,6 +638,8 @@ fn a_channel_turn_while_another_of_its_conversation_runs_is_a_409_the_adapter_ne
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // A reply is queued for the second turn, which a model request would take.
+    mock.script(json!([{"type": "reply", "text": "never asked for"}]));
     let mut answer = String::new();
     send(&authority, "POST", "/channels/webhook", message, None)
         .read_to_string(&mut answer)
@@ -648,9 +650,14 @@ fn a_channel_turn_while_another_of_its_conversation_runs_is_a_409_the_adapter_ne
         body.contains("a turn of the conversation `webhook:c-twice` is under way"),
         "the engine's problem, not the adapter's answer: {body}"
     );
+    assert_eq!(
+        mock.pending().len(),
+        1,
+        "the refused turn asked no model: the reply queued for it is still there"
+    );
     drop(running);
-    // The first turn, cancelled with its client, is in the journal; the refused one is not.
-    while mock.journal().is_empty() {
+    // The first turn, cancelled with its client, stores its message.
+    while stored_user_messages(setup, "webhook:c-twice").is_empty() {
         assert!(
             started.elapsed() < Duration::from_secs(40),
             "the first turn never ended"
@@ -658,7 +665,6 @@ fn a_channel_turn_while_another_of_its_conversation_runs_is_a_409_the_adapter_ne
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(served);
-    assert_eq!(mock.journal().len(), 1, "the refused turn asked no model");
     assert_eq!(
         stored_user_messages(setup, "webhook:c-twice"),
         ["Call me back"],

@@ -481,6 +481,16 @@ fn over_http_a_second_turn_of_a_conversation_under_way_is_a_409_that_asks_no_mod
     );
 
     // The first turn is stalled in its model's stream: a second one is refused whole.
+    // A reply is queued for it, which a model request would take.
+    let asked = Instant::now();
+    while !mock.pending().is_empty() {
+        assert!(
+            asked.elapsed() < Duration::from_secs(20),
+            "the first turn never asked its model"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    mock.script(json!([{"type": "reply", "text": "never asked for"}]));
     let second = r#"{"message":"Are you there?","conversation":"c-busy"}"#;
     let mut answer = String::new();
     send(&authority, "POST", "/v1/agents/bot/turns", second, None)
@@ -535,7 +545,11 @@ fn over_http_a_second_turn_of_a_conversation_under_way_is_a_409_that_asks_no_mod
         [json!("Hello?")],
         "the refused message was not stored"
     );
-    assert_eq!(mock.journal().len(), 1, "the refused turn asked no model");
+    assert_eq!(
+        mock.pending().len(),
+        1,
+        "the refused turn asked no model: the reply queued for it is still there"
+    );
     drop(served);
 }
 
