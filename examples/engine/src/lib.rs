@@ -634,7 +634,9 @@ unsafe fn take_token() -> Result<Option<String>, String> {
 }
 
 /// Binds `addr`, prints the URL on stdout (the one line a script needs to find a port
-/// chosen by the system), and serves until Ctrl-C.
+/// chosen by the system), and serves until Ctrl-C or `SIGTERM` (what a service manager
+/// or an orchestrator sends to stop a replica): turns under way are then cancelled, so
+/// each answers its open calls and is stored as cancelled, rather than left interrupted.
 async fn serve_http(
     server: McpServer,
     addr: SocketAddr,
@@ -647,10 +649,24 @@ async fn serve_http(
     tokio::spawn({
         let shutdown = shutdown.clone();
         async move {
+            use tokio::signal::unix::{signal, SignalKind};
             // Without a signal handler the server runs until killed, which is fine too.
-            if tokio::signal::ctrl_c().await.is_ok() {
-                shutdown.cancel();
+            let interrupt = async {
+                if tokio::signal::ctrl_c().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            let terminate = async {
+                match signal(SignalKind::terminate()) {
+                    Ok(mut terminate) => drop(terminate.recv().await),
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = interrupt => {}
+                () = terminate => {}
             }
+            shutdown.cancel();
         }
     });
     engine_mcp::serve_http(server, listener, options, shutdown).await

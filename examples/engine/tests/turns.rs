@@ -554,6 +554,58 @@ fn over_http_a_second_turn_of_a_conversation_under_way_is_a_409_that_asks_no_mod
 }
 
 #[test]
+fn sigterm_stops_serve_cancelling_the_turn_under_way_which_is_stored_cancelled() {
+    use std::io::Read;
+
+    let mock = Llmock::start();
+    let setup = Setup::new("sigterm", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "text": "words that never finish"},
+        {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 30}
+    ]));
+    let (served, authority) = serve(&setup, None);
+    let body = r#"{"message":"Hello?","conversation":"c-term"}"#;
+    let mut client = send(&authority, "POST", "/v1/agents/bot/turns", body, None);
+    let mut head = [0u8; 64];
+    let read = client.read(&mut head).unwrap();
+    assert!(head[..read].starts_with(b"HTTP/1.1 200"));
+    let started = Instant::now();
+    while !mock.pending().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the model was never asked"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &served.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    // The client reads the rest of the turn: its done, cancelled.
+    let mut rest = String::new();
+    let _ = client.read_to_string(&mut rest);
+    assert!(
+        rest.contains(r#""type":"done","stop":{"reason":"cancelled"}"#),
+        "{rest}"
+    );
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let stop: String = database
+        .query_row(
+            "SELECT stop FROM turns WHERE conversation = 'c-term'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(stop, r#"{"reason":"cancelled"}"#);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "stopped well before the model's stall ends"
+    );
+    drop(served);
+}
+
+#[test]
 fn the_conversations_state_outlives_the_engine() {
     let mock = Llmock::start();
     let setup = Setup::new("state", &mock, "openai", "", "");
