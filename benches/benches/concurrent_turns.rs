@@ -16,14 +16,15 @@
 //!
 //! `cargo bench -p benchmarks --bench concurrent_turns [-- TURNS]`
 
+mod common;
+
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::routing::post;
 use axum::Router;
-use engine_core::config::{AgentConfig, EngineConfig, ProviderConfig, TurnConfig};
-use engine_core::provider::Wire;
+use common::chunk;
 use engine_core::{Engine, Stop, TurnControl, TurnEvent};
 use serde_json::Value;
 
@@ -31,12 +32,6 @@ static START: OnceLock<Instant> = OnceLock::new();
 
 fn since_start() -> u64 {
     START.get_or_init(Instant::now).elapsed().as_nanos() as u64
-}
-
-fn chunk(delta: &str, finish: &str) -> String {
-    format!(
-        "data: {{\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
-    )
 }
 
 async fn completions(body: String) -> axum::response::Response {
@@ -88,45 +83,12 @@ fn async_stream(
 
 /// Starts the provider on its own thread; answers its base URL.
 fn provider() -> String {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("a port");
-            sender
-                .send(listener.local_addr().expect("an address"))
-                .expect("sent");
-            let app = Router::new().route("/v1/chat/completions", post(completions));
-            axum::serve(listener, app)
-                .await
-                .expect("the provider serves");
-        });
-    });
-    format!(
-        "http://{}/v1",
-        receiver.recv().expect("the provider starts")
-    )
+    common::serve(Router::new().route("/v1/chat/completions", post(completions)))
 }
 
 fn engine(base_url: &str) -> Engine {
-    let mut config = EngineConfig::default();
-    let mut provider = ProviderConfig::new(Wire::Openai, base_url, "bench");
-    provider.max_retries = 0;
-    config.providers.insert("local".into(), provider);
-    config.agents.insert(
-        "bench".into(),
-        AgentConfig {
-            turn: Some(TurnConfig::new("local")),
-            ..AgentConfig::default()
-        },
-    );
     Engine::builder()
-        .config(config)
+        .config(common::one_agent(base_url))
         .hooks([])
         .build()
         .expect("the engine starts")

@@ -105,18 +105,7 @@ async fn replicas_count_an_agents_window_together_and_charge_what_calls_cost() {
             "{refused}"
         );
     }
-    let ledger = session(&database).await;
-    let row = ledger
-        .query_one(
-            "SELECT COUNT(*), SUM(usd), bool_and(settled) FROM spend WHERE agent = 'thinker'",
-            &[],
-        )
-        .await
-        .unwrap();
-    let (calls, spent, settled): (i64, f64, bool) = (row.get(0), row.get(1), row.get(2));
-    assert_eq!(calls, 3, "a refused call leaves nothing reserved");
-    assert!((spent - 3.0 * COST).abs() < 1e-12, "{spent}");
-    assert!(settled);
+    holds_three_settled_calls(&database).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,7 +122,13 @@ async fn concurrent_calls_on_two_replicas_never_pass_the_window() {
             "refused for the window, not for another reason: {refused}"
         );
     }
-    let row = session(&database)
+    holds_three_settled_calls(&database).await;
+}
+
+/// The shared ledger holds the three answered calls, each settled to its cost: refused
+/// calls left nothing reserved.
+async fn holds_three_settled_calls(database: &DatabaseConfig) {
+    let row = session(database)
         .await
         .query_one(
             "SELECT COUNT(*), SUM(usd), bool_and(settled) FROM spend WHERE agent = 'thinker'",
@@ -142,7 +137,7 @@ async fn concurrent_calls_on_two_replicas_never_pass_the_window() {
         .await
         .unwrap();
     let (calls, spent, settled): (i64, f64, bool) = (row.get(0), row.get(1), row.get(2));
-    assert_eq!(calls, 3, "the refused calls left nothing reserved");
+    assert_eq!(calls, 3, "a refused call leaves nothing reserved");
     assert!((spent - 3.0 * COST).abs() < 1e-12, "{spent}");
     assert!(settled);
 }

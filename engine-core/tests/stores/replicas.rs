@@ -78,15 +78,7 @@ async fn a_second_turn_of_a_conversation_is_refused_on_another_replica_until_the
 async fn a_replica_that_dies_mid_turn_leaves_it_interrupted_and_its_actions_unknown() {
     let database = fresh_database().await;
     let (a, b) = (replica(&database).await, replica(&database).await);
-    let id = unique("c");
-    let mut lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
-    a.conversations
-        .record_action(&mut lease, action("k1"))
-        .await
-        .unwrap();
-    // Its process ends: the lease's connection closes without the turn's end.
-    drop(lease);
-    drop(a);
+    let id = dies_mid_action(a).await;
     let lease = wait_for_turn(&b.conversations, &id).await;
     let turns = b.conversations.turns(&id).await.unwrap();
     assert_eq!(turns.len(), 1);
@@ -110,14 +102,7 @@ async fn a_replica_that_dies_mid_turn_leaves_it_interrupted_and_its_actions_unkn
 async fn what_a_dead_replica_left_is_settled_when_read_without_another_turn() {
     let database = fresh_database().await;
     let (a, b) = (replica(&database).await, replica(&database).await);
-    let id = unique("c");
-    let mut lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
-    a.conversations
-        .record_action(&mut lease, action("k1"))
-        .await
-        .unwrap();
-    drop(lease);
-    drop(a);
+    let id = dies_mid_action(a).await;
     // Once the server has let the lock go, a reader sees the turn as it is.
     let started = std::time::Instant::now();
     let actions = loop {
@@ -141,14 +126,7 @@ async fn a_replica_sweeps_what_a_dead_one_left_in_conversations_nobody_comes_bac
         ..fresh_database().await
     };
     let (a, b) = (replica(&database).await, replica(&database).await);
-    let id = unique("c");
-    let mut lease = a.conversations.begin_turn(&id).await.unwrap().unwrap();
-    a.conversations
-        .record_action(&mut lease, action("k1"))
-        .await
-        .unwrap();
-    drop(lease);
-    drop(a);
+    let id = dies_mid_action(a).await;
     // b runs a turn of another conversation (its sweep starts with its first), and
     // never reads this one: the database itself shows the sweep's work.
     let elsewhere = b
@@ -183,6 +161,27 @@ async fn a_replica_sweeps_what_a_dead_one_left_in_conversations_nobody_comes_bac
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// `replica` begins a turn of a new conversation, claims an action in it, and dies: its
+/// process ends, and the lease's connection closes without the turn's end. Answers the
+/// conversation.
+async fn dies_mid_action(replica: crate::support::Stores) -> String {
+    let id = unique("c");
+    let mut lease = replica
+        .conversations
+        .begin_turn(&id)
+        .await
+        .unwrap()
+        .unwrap();
+    replica
+        .conversations
+        .record_action(&mut lease, action("k1"))
+        .await
+        .unwrap();
+    drop(lease);
+    drop(replica);
+    id
 }
 
 /// The database ends the session that holds this test database's one advisory lock (a

@@ -43,33 +43,41 @@ impl Provider for Gated {
     }
 }
 
-fn replica(
-    database: &DatabaseConfig,
-    gate: &Arc<Semaphore>,
-    asked: &UnboundedSender<()>,
-) -> Engine {
+/// A replica on `database` whose agent `bot` runs its turns with `provider` and offers
+/// the linked tools `tools` names.
+fn replica_with(database: &DatabaseConfig, provider: Arc<dyn Provider>, tools: &[&str]) -> Engine {
     let mut config = EngineConfig::default();
     config.database = Some(database.clone());
     config.agents.insert(
         "bot".into(),
         AgentConfig {
-            turn: Some(TurnConfig::new("gated")),
+            turn: Some(TurnConfig::new("test")),
             ..AgentConfig::default()
         },
     );
+    let tools: Vec<String> = tools.iter().map(|tool| (*tool).to_owned()).collect();
     Engine::builder()
         .config(config)
-        .tools([])
-        .hooks([])
-        .provider(
-            "gated",
-            Arc::new(Gated {
-                gate: Arc::clone(gate),
-                asked: asked.clone(),
-            }),
+        .tools(
+            plugin_sdk::engine::linked_tools()
+                .filter(move |tool| tools.iter().any(|name| name == tool.name)),
         )
+        .hooks([])
+        .provider("test", provider)
         .build()
         .expect("the replica starts")
+}
+
+fn replica(
+    database: &DatabaseConfig,
+    gate: &Arc<Semaphore>,
+    asked: &UnboundedSender<()>,
+) -> Engine {
+    let gated = Gated {
+        gate: Arc::clone(gate),
+        asked: asked.clone(),
+    };
+    replica_with(database, Arc::new(gated), &[])
 }
 
 async fn say(engine: &Engine, text: &str) -> Stop {
@@ -211,22 +219,7 @@ impl Provider for Tallying {
 }
 
 fn tallying_replica(database: &DatabaseConfig) -> Engine {
-    let mut config = EngineConfig::default();
-    config.database = Some(database.clone());
-    config.agents.insert(
-        "bot".into(),
-        AgentConfig {
-            turn: Some(TurnConfig::new("tallying")),
-            ..AgentConfig::default()
-        },
-    );
-    Engine::builder()
-        .config(config)
-        .tools(plugin_sdk::engine::linked_tools().filter(|tool| tool.name == "tally"))
-        .hooks([])
-        .provider("tallying", Arc::new(Tallying))
-        .build()
-        .expect("the replica starts")
+    replica_with(database, Arc::new(Tallying), &["tally"])
 }
 
 /// The tally the turn's tool answered.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
-use turn_setup::{done, of_type, send, serve, Setup};
+use turn_setup::{done, last_tool_answer, of_type, send, serve, Setup};
 
 /// One test's llmock, scratch directory (removed when the test ends) and setup, whose
 /// agent `bot` keeps its CRM book at `crm` (and has `extra` TOML lines in its turn's
@@ -486,16 +486,7 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
     // action, not the "staged" the killed engine left in the history.
     let (_, output) = setup.turn(&["Did you log it?", "--conversation", "c-7"]);
     assert!(output.status.success(), "{output:?}");
-    let journal = mock.journal();
-    let answer = journal.last().unwrap()["body"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .expect("the action's answer")["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let answer = last_tool_answer(mock);
     assert!(answer.contains(r#""outcome":"unknown""#), "{answer}");
     assert_eq!(
         std::fs::read_to_string(crm).unwrap(),

@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
 use test_support::mcp::Served;
-use turn_setup::Setup;
+use turn_setup::{last_tool_answer, serve_config, Setup};
 
 const CONVERSATIONS: usize = 200;
 const TURNS: usize = 3;
@@ -243,20 +243,22 @@ fn file_turn(
     result["result"].clone()
 }
 
+/// The configuration of a second replica beside `setup`'s: the same but for a data
+/// directory of its own, so that nothing of a conversation is shared but through the
+/// database.
+fn second_replica(setup: &Setup) -> std::path::PathBuf {
+    let written = std::fs::read_to_string(setup.config()).unwrap();
+    let a_data = format!("data_dir = {:?}", setup.dir.join("data"));
+    let b_data = format!("data_dir = {:?}", setup.dir.join("b-data"));
+    assert!(written.contains(&a_data), "{written}");
+    let config = setup.dir.join("b.toml");
+    std::fs::write(&config, written.replace(&a_data, &b_data)).unwrap();
+    config
+}
+
 /// Starts a replica on the configuration at `config`.
 fn start(config: &std::path::Path) -> (Served, String) {
-    let (served, url) = test_support::mcp::serve_with_env(
-        env!("CARGO_BIN_EXE_engine"),
-        &["--config", config.to_str().unwrap(), "--agent", "bot"],
-        &[],
-    );
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    (served, authority)
+    serve_config(config, None)
 }
 
 /// How many turns the replica with process `pid` has under way, as the database sees it.
@@ -291,14 +293,7 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
     // Each model request takes a moment: every client is in a turn most of the time, so
     // the kill cuts some.
     load.script(json!([{"type": "delay", "seconds": 0.02, "times": null}]));
-    // Each replica its own data directory: nothing of a conversation may be shared but
-    // through the database.
-    let written = std::fs::read_to_string(setup.config()).unwrap();
-    let b_config = setup.dir.join("b.toml");
-    let b_data = format!("data_dir = {:?}", setup.dir.join("b-data"));
-    let a_data = format!("data_dir = {:?}", setup.dir.join("data"));
-    assert!(written.contains(&a_data), "{written}");
-    std::fs::write(&b_config, written.replace(&a_data, &b_data)).unwrap();
+    let b_config = second_replica(&setup);
     let (a, a_at) = start(&setup.config());
     let (b, b_at) = start(&b_config);
     let live: Live = Arc::new(Mutex::new(vec![a_at.clone(), b_at.clone()]));
@@ -577,13 +572,8 @@ fn a_replica_killed_mid_perform_leaves_the_action_unknown_and_the_other_never_pe
     std::fs::remove_file(&crm).unwrap();
     std::fs::write(&crm, "").unwrap();
 
-    // The other replica, with a data directory of its own, reads what became of it.
-    let written = std::fs::read_to_string(setup.config()).unwrap();
-    let b_config = setup.dir.join("b.toml");
-    let a_data = format!("data_dir = {:?}", setup.dir.join("data"));
-    let b_data = format!("data_dir = {:?}", setup.dir.join("b-data"));
-    std::fs::write(&b_config, written.replace(&a_data, &b_data)).unwrap();
-    let (b, b_at) = start(&b_config);
+    // The other replica reads what became of it.
+    let (b, b_at) = start(&second_replica(&setup));
     let started = std::time::Instant::now();
     let stored = loop {
         // The server lets the killed replica's lock go a moment after its connection closes.
@@ -611,16 +601,7 @@ fn a_replica_killed_mid_perform_leaves_the_action_unknown_and_the_other_never_pe
         matches!(sent, Sent::Done(ref done) if done["stop"]["reason"] == "answered"),
         "{events:#?}"
     );
-    let journal = mock.journal();
-    let answer = journal.last().unwrap()["body"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .expect("the action's answer")["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let answer = last_tool_answer(&mock);
     assert!(answer.contains(r#""outcome":"unknown""#), "{answer}");
     assert_eq!(
         std::fs::read_to_string(&crm).unwrap(),

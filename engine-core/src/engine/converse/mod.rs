@@ -77,10 +77,10 @@ struct Progress<'a> {
     actions: StagedActions,
     /// The turn's hold on its conversation, in a conversation.
     lease: Option<TurnLease>,
-    /// The ids of the calls the model made in this turn: one repeated in a later step
-    /// (some servers number each reply's calls from `call_0`) is renamed, so that each
-    /// call, and the action it may stage, is one of its own in the turn.
-    call_ids: std::collections::HashSet<String>,
+    /// Where this turn's messages begin in `history`: a call id that repeats one of the
+    /// turn's earlier calls (some servers number each reply's calls from `call_0`) is
+    /// renamed, so that each call, and the action it may stage, is one of its own.
+    turn_start: usize,
     usage: Usage,
     cost_usd: f64,
     model_requests: u32,
@@ -213,7 +213,7 @@ impl Engine {
             counts: CallCounts::default(),
             actions: StagedActions::default(),
             lease,
-            call_ids: Default::default(),
+            turn_start: stored,
             usage: Usage::default(),
             cost_usd: 0.0,
             model_requests: 0,
@@ -473,6 +473,11 @@ fn resumed_message(history: &[Message]) -> Option<&str> {
     })
 }
 
+/// Whether `message` is the model's, with a call whose id is `id`.
+fn calls(message: &Message, id: &str) -> bool {
+    matches!(message, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|call| call.id == id))
+}
+
 fn set_content(message: &mut Message, text: &str) {
     if let Message::Assistant { content, .. } = message {
         text.clone_into(content);
@@ -610,8 +615,13 @@ impl Run<'_> {
                 () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
             };
             let mut reply = answer.map_err(Interrupted::Provider)?;
-            for (at, call) in reply.tool_calls.iter_mut().enumerate() {
-                while !progress.call_ids.insert(call.id.clone()) {
+            let earlier = &progress.history[progress.turn_start..];
+            for at in 0..reply.tool_calls.len() {
+                let (before, rest) = reply.tool_calls.split_at_mut(at);
+                let call = &mut rest[0];
+                while before.iter().any(|other| other.id == call.id)
+                    || earlier.iter().any(|message| calls(message, &call.id))
+                {
                     call.id = format!("{}_{}_{at}", call.id, progress.model_requests);
                 }
             }

@@ -13,6 +13,22 @@ use super::{DatabaseError, Postgres};
 use crate::config::ArtifactLimits;
 use crate::stores::artifacts::{check, footprint, new_handle};
 
+/// Deletes the expired artifacts and keeps the one given, if it fits beside the others
+/// that have not expired: `$1` the handle, `$2` the conversation, `$3` to `$5` the file,
+/// `$6` its footprint, `$7` its lifetime in seconds, `$8` the capacity. One statement,
+/// so one round trip.
+const PUT: &str = "WITH expired AS (DELETE FROM artifacts WHERE expires_at <= now())
+     INSERT INTO artifacts (handle, conversation, filename, mime, bytes, footprint, expires_at)
+     SELECT $1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7)
+     WHERE (SELECT COALESCE(SUM(footprint), 0)::BIGINT FROM artifacts WHERE expires_at > now())
+           + $6 <= $8";
+
+/// Takes (deletes and answers) the artifact `$1` of the conversation `$2`, unless it
+/// expired.
+const TAKE: &str = "DELETE FROM artifacts
+     WHERE handle = $1 AND conversation = $2 AND expires_at > now()
+     RETURNING filename, mime, bytes";
+
 /// The artifact store in the shared database, under [`ArtifactLimits`].
 pub struct PostgresArtifacts {
     database: Arc<Postgres>,
@@ -40,15 +56,10 @@ impl PostgresArtifacts {
         let kept = database
             .bounded(async {
                 let connection = database.connection().await?;
-                connection
-                    .execute("DELETE FROM artifacts WHERE expires_at <= now()", &[])
-                    .await?;
+                let put = connection.prepare_cached(PUT).await?;
                 let kept = connection
                     .execute(
-                        "INSERT INTO artifacts
-                             (handle, conversation, filename, mime, bytes, footprint, expires_at)
-                         SELECT $1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7)
-                         WHERE (SELECT COALESCE(SUM(footprint), 0)::BIGINT FROM artifacts) + $6 <= $8",
+                        &put,
                         &[
                             &handle,
                             &conversation,
@@ -81,15 +92,10 @@ impl PostgresArtifacts {
             .bounded(async {
                 // Another conversation's handle is left in place, and answers as an
                 // unknown one does.
-                let row = database
-                    .connection()
-                    .await?
-                    .query_opt(
-                        "DELETE FROM artifacts
-                         WHERE handle = $1 AND conversation = $2 AND expires_at > now()
-                         RETURNING filename, mime, bytes",
-                        &[&handle.as_str(), &conversation],
-                    )
+                let connection = database.connection().await?;
+                let take = connection.prepare_cached(TAKE).await?;
+                let row = connection
+                    .query_opt(&take, &[&handle.as_str(), &conversation])
                     .await?;
                 Ok(row.map(|row| Artifact {
                     filename: row.get(0),

@@ -52,12 +52,31 @@ const TRY_LOCK: &str = "SELECT pg_try_advisory_lock(hashtextextended('conversati
 /// Lets a conversation's lock go: `$1` the conversation.
 const UNLOCK: &str = "SELECT pg_advisory_unlock(hashtextextended('conversation:' || $1, 0))";
 
-/// Under the conversation's lock, settles what a turn whose replica stopped left (the
-/// turn recorded interrupted, the actions it left performing marked unknown, never to
-/// be run again) and records the turn `$4` of replica `$5` as running: `$1` the
-/// conversation, `$2` the interrupted stop, `$3` the actions' detail. Answers how many
-/// turns were recorded interrupted and actions marked unknown.
-const BEGIN_TURN: &str = "WITH left_behind AS (
+/// The tail of [`BEGIN_TURN`] and [`SETTLE_LEFT_BEHIND`]: the turn a stopped replica left
+/// (`left_behind`, its replica) recorded interrupted (`$2` the stop), the actions it left
+/// performing marked unknown (`$3` the detail), never to be run again; answers how many
+/// of each.
+macro_rules! settle_left_behind {
+    () => {
+        "interrupted AS (
+             INSERT INTO turns (conversation, stop, input_tokens, output_tokens, cost_usd,
+                                model_requests, replica)
+             SELECT $1, $2, 0, 0, 0, 0, replica FROM left_behind
+             RETURNING 1
+         ),
+         unknown AS (
+             UPDATE actions SET state = 'unknown', detail = $3
+             WHERE conversation = $1 AND state = 'performing'
+             RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM interrupted), (SELECT count(*) FROM unknown)"
+    };
+}
+
+/// Under the conversation `$1`'s lock, settles what a turn whose replica stopped left and
+/// records the turn `$4` of replica `$5` as running.
+const BEGIN_TURN: &str = concat!(
+    "WITH left_behind AS (
          SELECT replica FROM running_turns WHERE conversation = $1
      ),
      running AS (
@@ -65,35 +84,18 @@ const BEGIN_TURN: &str = "WITH left_behind AS (
          ON CONFLICT (conversation) DO UPDATE
              SET turn = excluded.turn, replica = excluded.replica, started_at = now()
      ),
-     interrupted AS (
-         INSERT INTO turns (conversation, stop, input_tokens, output_tokens, cost_usd,
-                            model_requests, replica)
-         SELECT $1, $2, 0, 0, 0, 0, replica FROM left_behind
-         RETURNING 1
-     ),
-     unknown AS (
-         UPDATE actions SET state = 'unknown', detail = $3
-         WHERE conversation = $1 AND state = 'performing'
-         RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM interrupted), (SELECT count(*) FROM unknown)";
+     ",
+    settle_left_behind!()
+);
 
-/// [`BEGIN_TURN`] without a turn to begin: what a stopped replica left, settled.
-const SETTLE_LEFT_BEHIND: &str = "WITH left_behind AS (
+/// [`BEGIN_TURN`] without a turn to begin: what a stopped replica left of `$1`, settled.
+const SETTLE_LEFT_BEHIND: &str = concat!(
+    "WITH left_behind AS (
          DELETE FROM running_turns WHERE conversation = $1 RETURNING replica
      ),
-     interrupted AS (
-         INSERT INTO turns (conversation, stop, input_tokens, output_tokens, cost_usd,
-                            model_requests, replica)
-         SELECT $1, $2, 0, 0, 0, 0, replica FROM left_behind
-         RETURNING 1
-     ),
-     unknown AS (
-         UPDATE actions SET state = 'unknown', detail = $3
-         WHERE conversation = $1 AND state = 'performing'
-         RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM interrupted), (SELECT count(*) FROM unknown)";
+     ",
+    settle_left_behind!()
+);
 
 /// Records how the turn `$9` of `$1` ended and the state it left, and that it no longer
 /// runs: `$2` its stop, `$3` and `$4` its tokens, `$5` its cost, `$6` its requests, `$7`

@@ -67,7 +67,14 @@ impl Drop for Setup {
 /// Starts `engine serve` for `setup`'s agent `bot`, with `token` if one is given;
 /// answers the server and its authority (`127.0.0.1:PORT`).
 pub fn serve(setup: &Setup, token: Option<&str>) -> (test_support::mcp::Served, String) {
-    let config = setup.config();
+    serve_config(&setup.config(), token)
+}
+
+/// [`serve`], with the configuration at `config`.
+pub fn serve_config(
+    config: &std::path::Path,
+    token: Option<&str>,
+) -> (test_support::mcp::Served, String) {
     let env: Vec<(&str, &str)> = token
         .map(|token| ("ENGINE_MCP_TOKEN", token))
         .into_iter()
@@ -122,4 +129,18 @@ pub fn done(events: &[Value]) -> &Value {
     let last = events.last().expect("events");
     assert_eq!(last["type"], "done", "the last event is done: {events:#?}");
     last
+}
+
+/// The content of the first tool answer in the last request `mock` received.
+pub fn last_tool_answer(mock: &Llmock) -> String {
+    let journal = mock.journal();
+    journal.last().expect("a request")["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("a tool's answer")["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
