@@ -336,7 +336,7 @@ impl Conversations {
     /// stored length when `lease`'s turn loaded it, plus what the turn stored since), all
     /// or none. A position already holding the same message keeps it, so a step stored
     /// again after an answer that was lost is not stored twice; one holding another
-    /// message fails. In a shared database this runs on the turn's own connection: a turn
+    /// message fails, and so does an `at` past the end. In a shared database this runs on the turn's own connection: a turn
     /// that lost its conversation stores nothing.
     pub async fn append(
         &self,
@@ -350,7 +350,10 @@ impl Conversations {
                 let mut all = all.lock().expect("no panic holds the lock");
                 let stored = all.messages.entry(conversation.to_owned()).or_default();
                 let held = stored.len().saturating_sub(at).min(messages.len());
-                if stored.len() < at || stored[at..at + held] != messages[..held] {
+                if stored.len() < at {
+                    return Err(a_gap(at));
+                }
+                if stored[at..at + held] != messages[..held] {
                     return Err(not_this_turns(at));
                 }
                 stored.extend_from_slice(&messages[held..]);
@@ -362,6 +365,16 @@ impl Conversations {
                 let bodies = bodies(messages);
                 blocking(connection, move |connection| {
                     let transaction = connection.transaction().map_err(sql)?;
+                    let next: i64 = transaction
+                        .query_row(
+                            "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE conversation = ?1",
+                            [&conversation],
+                            |row| row.get(0),
+                        )
+                        .map_err(sql)?;
+                    if at as i64 > next {
+                        return Err(a_gap(at));
+                    }
                     {
                         let mut insert = transaction
                             .prepare_cached(
@@ -828,6 +841,13 @@ fn bodies(messages: &[Message]) -> Vec<String> {
         .iter()
         .map(|message| serde_json::to_string(message).expect("a message serializes"))
         .collect()
+}
+
+/// A turn's step would start past the conversation's end.
+fn a_gap(at: usize) -> ConversationError {
+    ConversationError(format!(
+        "the conversation has fewer than {at} messages: this turn's steps would leave a gap"
+    ))
 }
 
 /// A turn's step met another message where it would store its own.

@@ -44,7 +44,7 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     history_is_kept_in_order_across_appends,
-    a_step_stored_again_is_kept_once_and_another_in_its_place_is_refused,
+    a_step_stored_again_is_kept_once_and_another_in_its_place_or_past_the_end_is_refused,
     a_conversation_is_its_first_agent_and_subscribers_only,
     a_turn_records_its_end_and_the_state_it_left,
     a_turn_that_keeps_no_trace_records_nothing,

@@ -163,6 +163,73 @@ async fn a_replica_sweeps_what_a_dead_one_left_in_conversations_nobody_comes_bac
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_claiming_a_new_conversation_at_once_agree_on_its_owner() {
+    let database = fresh_database().await;
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    for _ in 0..50 {
+        let id = unique("c");
+        let (on_a, on_b) = futures::join!(
+            a.conversations.claim(&id, "support", "ada"),
+            b.conversations.claim(&id, "support", "ada")
+        );
+        assert!(on_a.is_ok() && on_b.is_ok(), "{on_a:?} {on_b:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_a_conversation_with_a_live_turn_leaves_the_turn_alone_even_with_every_lock_connection_held(
+) {
+    let database = DatabaseConfig {
+        max_connections: 2,
+        timeout_ms: 1000,
+        ..fresh_database().await
+    };
+    let (a, b) = (replica(&database).await, replica(&database).await);
+    // b's two lock connections are both held by turns: a read must not need a third.
+    let (one, two) = (unique("c"), unique("c"));
+    let held = (
+        b.conversations.begin_turn(&one).await.unwrap().unwrap(),
+        b.conversations.begin_turn(&two).await.unwrap().unwrap(),
+    );
+    let lease = a
+        .conversations
+        .begin_turn(&unique("c"))
+        .await
+        .unwrap()
+        .unwrap();
+    for conversation in [&one, &two] {
+        assert_eq!(
+            b.conversations.actions(conversation).await.unwrap(),
+            Vec::new()
+        );
+        assert_eq!(
+            b.conversations.turns(conversation).await.unwrap(),
+            Vec::new()
+        );
+        assert_eq!(
+            a.conversations.turns(conversation).await.unwrap(),
+            Vec::new()
+        );
+    }
+    // The live turns were neither recorded interrupted nor held up.
+    b.conversations.end_turn(held.0, None).await.unwrap();
+    b.conversations.end_turn(held.1, None).await.unwrap();
+    a.conversations.end_turn(lease, None).await.unwrap();
+    for conversation in [&one, &two] {
+        assert_eq!(
+            a.conversations.turns(conversation).await.unwrap(),
+            Vec::new()
+        );
+        assert!(a
+            .conversations
+            .begin_turn(conversation)
+            .await
+            .unwrap()
+            .is_some());
+    }
+}
+
 /// `replica` begins a turn of a new conversation, claims an action in it, and dies: its
 /// process ends, and the lease's connection closes without the turn's end. Answers the
 /// conversation.

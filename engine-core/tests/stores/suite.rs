@@ -97,7 +97,9 @@ pub async fn history_is_kept_in_order_across_appends(stores: Stores) {
     );
 }
 
-pub async fn a_step_stored_again_is_kept_once_and_another_in_its_place_is_refused(stores: Stores) {
+pub async fn a_step_stored_again_is_kept_once_and_another_in_its_place_or_past_the_end_is_refused(
+    stores: Stores,
+) {
     let store = &stores.conversations;
     let id = unique("c");
     let mut lease = store.begin_turn(&id).await.unwrap().unwrap();
@@ -119,6 +121,15 @@ pub async fn a_step_stored_again_is_kept_once_and_another_in_its_place_is_refuse
             .to_string()
             .contains("the conversation's message 1 is not the one this turn stores"),
         "{other}"
+    );
+    let gap = store
+        .append(&mut lease, 4, &[Message::user("far out")])
+        .await
+        .unwrap_err();
+    assert!(
+        gap.to_string()
+            .contains("the conversation has fewer than 4 messages"),
+        "{gap}"
     );
     store.end_turn(lease, None).await.unwrap();
     assert_eq!(

@@ -642,29 +642,35 @@ async fn serve_http(
     addr: SocketAddr,
     options: engine_mcp::HttpOptions,
 ) -> Result<(), engine_mcp::HttpError> {
+    use tokio::signal::unix::{signal, SignalKind};
     let listener = tokio::net::TcpListener::bind(addr).await?;
     options.check(listener.local_addr()?)?;
+    // Listening before the URL is printed: a signal sent once a script sees it stops the
+    // server as it should. Without a handler the server runs until killed, which is
+    // fine too.
+    let listening = |kind| {
+        signal(kind)
+            .inspect_err(|error| tracing::error!("a stop signal will not be heard: {error}"))
+            .ok()
+    };
+    let (mut interrupt, mut terminate) = (
+        listening(SignalKind::interrupt()),
+        listening(SignalKind::terminate()),
+    );
     println!("http://{}/mcp", listener.local_addr()?);
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();
         async move {
-            use tokio::signal::unix::{signal, SignalKind};
-            // Without a signal handler the server runs until killed, which is fine too.
-            let interrupt = async {
-                if tokio::signal::ctrl_c().await.is_err() {
-                    std::future::pending::<()>().await;
+            async fn heard(signal: Option<&mut tokio::signal::unix::Signal>) {
+                match signal {
+                    Some(signal) => drop(signal.recv().await),
+                    None => std::future::pending::<()>().await,
                 }
-            };
-            let terminate = async {
-                match signal(SignalKind::terminate()) {
-                    Ok(mut terminate) => drop(terminate.recv().await),
-                    Err(_) => std::future::pending::<()>().await,
-                }
-            };
+            }
             tokio::select! {
-                () = interrupt => {}
-                () = terminate => {}
+                () = heard(interrupt.as_mut()) => {}
+                () = heard(terminate.as_mut()) => {}
             }
             shutdown.cancel();
         }

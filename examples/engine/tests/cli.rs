@@ -108,7 +108,7 @@ fn check_reports_what_it_validated() {
     let report = stdout(&output);
     assert!(
         report.starts_with(
-            "ok: 7 plugins, 16 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
+            "ok: 7 plugins, 17 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
         ),
         "{report}"
     );
@@ -120,7 +120,7 @@ fn check_reports_what_it_validated() {
         "  hooks message_received   guard:blank_message, acme:order_ids_hint\n",
         "  hooks response_generated guard:dirty_output_guard\n",
         "  hooks response_sent      none\n",
-        "  agent default      8 tools equipped, 8 left out, 3 hooks, streaming of replies off: a hook it runs may replace or regenerate replies\n",
+        "  agent default      9 tools equipped, 8 left out, 3 hooks, streaming of replies off: a hook it runs may replace or regenerate replies\n",
         "    left out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n",
         "    left out acme:contact_card: the secret `crm_api_key` is not configured; its plugin's settings are not configured (`[agents.default.plugins.acme]`)\n",
         "    left out contacts:log_contact: the secret `crm_book` is not configured\n",

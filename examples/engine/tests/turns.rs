@@ -450,7 +450,12 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
         "Hello?"
     );
     let journal = mock.journal();
-    assert_eq!(journal.len(), 1, "{journal:#?}");
+    assert_eq!(
+        journal.len(),
+        1,
+        "{journal:#?}\nthe engine said:\n{}",
+        served.stderr_so_far()
+    );
     assert_eq!(
         journal[0]["completed"], false,
         "the engine left the stream before its end"

@@ -180,7 +180,7 @@ impl Engine {
                 let_go(lease).await;
                 return failed(
                     events,
-                    format!("the conversation's state could not be read: {error}"),
+                    format!("the conversation's state could not be restored: {error}"),
                 );
             }
             actions::settle_left_behind(&mut history, store, id).await;

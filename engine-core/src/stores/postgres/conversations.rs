@@ -46,6 +46,30 @@ pub(crate) struct TurnEnded<'a> {
 // that a turn pays a round trip per step of its own, not per table it touches. Data-
 // modifying CTEs run as one statement, so each is all or none.
 
+/// Whether the turn recorded running in `running_turns` (as `r`) is one whose replica
+/// stopped: nobody holds its conversation's lock (an advisory lock on a `bigint` shows in
+/// `pg_locks` as its high half in `classid`, its low half in `objid`, and `objsubid` 1).
+/// A live turn holds its lock from before it is recorded running until after it is not.
+macro_rules! abandoned {
+    () => {
+        "NOT EXISTS (
+             SELECT 1 FROM pg_locks
+             WHERE locktype = 'advisory' AND granted AND objsubid = 1
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND ((classid::BIGINT << 32) | objid::BIGINT)
+                   = hashtextextended('conversation:' || r.conversation, 0)
+         )"
+    };
+}
+
+/// The conversations whose running turn a stopped replica left: `$1` one of them, or
+/// null for all.
+const ABANDONED: &str = concat!(
+    "SELECT r.conversation FROM running_turns r
+     WHERE ($1::TEXT IS NULL OR r.conversation = $1) AND ",
+    abandoned!()
+);
+
 /// Takes a conversation's lock, or answers false: `$1` the conversation.
 const TRY_LOCK: &str = "SELECT pg_try_advisory_lock(hashtextextended('conversation:' || $1, 0))";
 
@@ -115,8 +139,9 @@ const END_TURN: &str = "WITH recorded AS (
 const END_TURN_UNRECORDED: &str = "DELETE FROM running_turns WHERE conversation = $1 AND turn = $2";
 
 /// Stores the messages `$3` at positions `$2`, `$2 + 1`, ... of `$1`, unless a position
-/// holds another message already: then none. A position holding the same message keeps
-/// it. Answers how many positions held another message.
+/// holds another message already, or `$2` is past the end (a gap): then none. A position
+/// holding the same message keeps it. Answers the first position holding another
+/// message, if any, and whether `$2` was past the end.
 const APPEND: &str = "WITH new AS (
          SELECT $2::INTEGER + (position - 1)::INTEGER AS seq, body
          FROM unnest($3::TEXT[]) WITH ORDINALITY AS steps(body, position)
@@ -126,14 +151,20 @@ const APPEND: &str = "WITH new AS (
          JOIN messages ON messages.conversation = $1 AND messages.seq = new.seq
          WHERE messages.body <> new.body
      ),
+     gap AS (
+         SELECT $2 > COALESCE(max(seq) + 1, 0) AS past_the_end
+         FROM messages WHERE conversation = $1
+     ),
      added AS (
          INSERT INTO messages (conversation, seq, body)
-         SELECT $1, seq, body FROM new WHERE NOT EXISTS (SELECT 1 FROM clashes)
+         SELECT $1, seq, body FROM new
+         WHERE NOT EXISTS (SELECT 1 FROM clashes) AND NOT (SELECT past_the_end FROM gap)
          ON CONFLICT (conversation, seq) DO NOTHING
      )
-     SELECT min(seq) FROM clashes";
+     SELECT (SELECT min(seq) FROM clashes), (SELECT past_the_end FROM gap)";
 
-/// Makes `$2` and `$3` the owners of `$1` if it has none: answers its owners.
+/// Makes `$2` and `$3` the owners of `$1` if it has none: answers its owners, or no row
+/// when another claim committed the owners after this statement's snapshot.
 const CLAIM: &str = "WITH claimed AS (
          INSERT INTO owners (conversation, agent, subscriber) VALUES ($1, $2, $3)
          ON CONFLICT (conversation) DO NOTHING
@@ -172,9 +203,22 @@ impl Postgres {
         self.bounded(async {
             let connection = self.connection().await?;
             let claim = connection.prepare_cached(CLAIM).await?;
-            let row = connection
-                .query_one(&claim, &[&conversation, &agent, &subscriber])
+            let claimed = connection
+                .query_opt(&claim, &[&conversation, &agent, &subscriber])
                 .await?;
+            let row = match claimed {
+                Some(row) => row,
+                // Another replica claimed it at the same moment: its row was committed
+                // after this statement's snapshot, so a statement of its own reads it.
+                None => {
+                    connection
+                        .query_one(
+                            "SELECT agent, subscriber FROM owners WHERE conversation = $1",
+                            &[&conversation],
+                        )
+                        .await?
+                }
+            };
             Ok((row.get(0), row.get(1)))
         })
         .await
@@ -221,13 +265,16 @@ impl Postgres {
                     return Err(lost_conversation());
                 }
                 let append = connection.prepare_cached(APPEND).await?;
-                let clash: Option<i32> = connection
+                let row = connection
                     .query_one(&append, &[&conversation, &at, &bodies])
-                    .await?
-                    .get(0);
+                    .await?;
+                let (clash, past_the_end): (Option<i32>, bool) = (row.get(0), row.get(1));
                 match clash {
                     Some(seq) => Err(DatabaseError::Failed(format!(
                         "the conversation's message {seq} is not the one this turn stores: another turn wrote it"
+                    ))),
+                    None if past_the_end => Err(DatabaseError::Failed(format!(
+                        "the conversation has fewer than {at} messages: this turn's steps would leave a gap"
                     ))),
                     None => Ok(()),
                 }
@@ -308,14 +355,9 @@ impl Postgres {
     pub(crate) async fn settle_abandoned(&self, conversation: &str) -> Result<(), DatabaseError> {
         self.bounded(async {
             let connection = self.connection().await?;
-            let running = connection
-                .prepare_cached("SELECT 1 FROM running_turns WHERE conversation = $1")
-                .await?;
-            if connection
-                .query_opt(&running, &[&conversation])
-                .await?
-                .is_none()
-            {
+            let abandoned = connection.prepare_cached(ABANDONED).await?;
+            let one: Option<&str> = Some(conversation);
+            if connection.query_opt(&abandoned, &[&one]).await?.is_none() {
                 return Ok(());
             }
             drop(connection);
@@ -347,16 +389,23 @@ impl Postgres {
         .await
     }
 
+    /// [`settle_abandoned`](Self::settle_abandoned) before a read: one that fails is
+    /// logged, and the read goes on with what is stored.
+    async fn settle_for_reader(&self, conversation: &str) {
+        if let Err(error) = self.settle_abandoned(conversation).await {
+            tracing::warn!(conversation, %error, "a turn a stopped replica left could not be settled");
+        }
+    }
+
     /// Settles every conversation a stopped replica left a turn running in: what no
-    /// later turn or reader of them would.
+    /// later turn or reader of them would. Live turns are not touched, nor their locks.
     pub(crate) async fn sweep(&self) {
         let running = self
             .bounded(async {
-                let rows = self
-                    .connection()
-                    .await?
-                    .query("SELECT conversation FROM running_turns", &[])
-                    .await?;
+                let connection = self.connection().await?;
+                let abandoned = connection.prepare_cached(ABANDONED).await?;
+                let all: Option<&str> = None;
+                let rows = connection.query(&abandoned, &[&all]).await?;
                 Ok(rows
                     .iter()
                     .map(|row| row.get::<_, String>(0))
@@ -523,7 +572,7 @@ impl Postgres {
         &self,
         conversation: &str,
     ) -> Result<Vec<ActionRecord>, DatabaseError> {
-        self.settle_abandoned(conversation).await?;
+        self.settle_for_reader(conversation).await;
         self.bounded(async {
             let rows = self
                 .connection()
@@ -551,7 +600,7 @@ impl Postgres {
     }
 
     pub(crate) async fn turns(&self, conversation: &str) -> Result<Vec<TurnRecord>, DatabaseError> {
-        self.settle_abandoned(conversation).await?;
+        self.settle_for_reader(conversation).await;
         self.bounded(async {
             let rows = self
                 .connection()

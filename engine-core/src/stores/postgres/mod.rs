@@ -179,7 +179,8 @@ impl Postgres {
             locks: pool(postgres.clone())?,
             pool: pool(postgres)?,
             sweeping: Default::default(),
-            sweep_every: Duration::from_secs(config.sweep_secs),
+            // At least a second between sweeps, whatever a configuration built by hand says.
+            sweep_every: Duration::from_secs(config.sweep_secs.max(1)),
             timeout: config.timeout(),
             replica: replica_name(),
         })
