@@ -32,10 +32,11 @@ pub struct TurnControl {
     /// Stops after the step under way: its tools finish and are answered, and no further
     /// model request is made.
     pub stop_after_step: CancellationToken,
-    /// Fired (never cancelled by the engine) once the turn holds its conversation, or at
-    /// once for a turn outside any: from then on it runs. A turn refused before (busy,
-    /// or failed) never fires it, and its first event says why. A server waits on it to
-    /// choose its answer's status before any event exists, which may be the turn's end.
+    /// Cancelled by the engine, as a signal that the turn has begun: once it holds its
+    /// conversation, or at once for a turn outside any. A turn refused before that (busy,
+    /// or failed) never cancels it, and its first event says why. A server waits on it
+    /// to choose its answer's status before any event exists, which may be the turn's
+    /// end. (Cancelling it does nothing to the turn.)
     pub begun: CancellationToken,
 }
 
