@@ -302,6 +302,34 @@ impl Postgres {
         .await
     }
 
+    /// Tries `conversation`'s lock on a connection of the lock pool, for the turn `turn`:
+    /// `None` when another session holds it (the connection then goes back to its pool).
+    /// Must run inside [`bounded`](Self::bounded): the lock is held by its connection
+    /// from the start, so a drop at any point (the bound passing mid-query included)
+    /// closes the connection, and with it any lock taken.
+    async fn try_lock(
+        &self,
+        conversation: &str,
+        turn: &str,
+    ) -> Result<Option<TurnLock>, DatabaseError> {
+        let mut lock = TurnLock {
+            turn: turn.to_owned(),
+            conversation: conversation.to_owned(),
+            connection: Some(self.lock_connection().await?),
+        };
+        let connection = lock.connection.as_mut().expect("just set");
+        let try_lock = connection.prepare_cached(TRY_LOCK).await?;
+        let locked: bool = connection
+            .query_one(&try_lock, &[&conversation])
+            .await?
+            .get(0);
+        if !locked {
+            drop(lock.connection.take());
+            return Ok(None);
+        }
+        Ok(Some(lock))
+    }
+
     /// Takes `conversation`'s lock for the turn `turn`: `None` when another turn holds
     /// it. A turn its replica left running is recorded interrupted, and its actions left
     /// performing are marked unknown.
@@ -311,24 +339,13 @@ impl Postgres {
         turn: &str,
     ) -> Result<Option<TurnLock>, DatabaseError> {
         self.bounded(async {
-            // Held by the lock from the start: a drop at any point (the bound passing
-            // mid-query included) closes the connection, and with it any lock taken.
-            let mut lock = TurnLock {
-                turn: turn.to_owned(),
-                conversation: conversation.to_owned(),
-                connection: Some(self.lock_connection().await?),
-            };
-            let connection = lock.connection.as_mut().expect("just set");
-            let try_lock = connection.prepare_cached(TRY_LOCK).await?;
-            let locked: bool = connection
-                .query_one(&try_lock, &[&conversation])
-                .await?
-                .get(0);
-            if !locked {
-                // Nothing taken: the connection goes back to its pool.
-                drop(lock.connection.take());
+            let Some(mut lock) = self.try_lock(conversation, turn).await? else {
                 return Ok(None);
-            }
+            };
+            let connection = lock
+                .connection
+                .as_mut()
+                .expect("a lock holds its connection");
             let begin = connection.prepare_cached(BEGIN_TURN).await?;
             let row = connection
                 .query_one(
@@ -361,28 +378,21 @@ impl Postgres {
                 return Ok(());
             }
             drop(connection);
-            // Held as a turn's lock is: a drop at any point closes the connection.
-            let mut lock = TurnLock {
-                turn: String::new(),
-                conversation: conversation.to_owned(),
-                connection: Some(self.lock_connection().await?),
+            let Some(mut lock) = self.try_lock(conversation, "").await? else {
+                return Ok(());
             };
-            let connection = lock.connection.as_mut().expect("just set");
-            let try_lock = connection.prepare_cached(TRY_LOCK).await?;
-            let locked: bool = connection
-                .query_one(&try_lock, &[&conversation])
-                .await?
-                .get(0);
-            if locked {
-                let settle = connection.prepare_cached(SETTLE_LEFT_BEHIND).await?;
-                let row = connection
-                    .query_one(&settle, &[&conversation, &INTERRUPTED_STOP, &INTERRUPTED])
-                    .await?;
-                log_left_behind(conversation, &row);
-                let unlock = connection.prepare_cached(UNLOCK).await?;
-                connection.execute(&unlock, &[&conversation]).await?;
-            }
-            // Unlocked (or never locked): the connection goes back to its pool.
+            let connection = lock
+                .connection
+                .as_mut()
+                .expect("a lock holds its connection");
+            let settle = connection.prepare_cached(SETTLE_LEFT_BEHIND).await?;
+            let row = connection
+                .query_one(&settle, &[&conversation, &INTERRUPTED_STOP, &INTERRUPTED])
+                .await?;
+            log_left_behind(conversation, &row);
+            let unlock = connection.prepare_cached(UNLOCK).await?;
+            connection.execute(&unlock, &[&conversation]).await?;
+            // Unlocked: the connection goes back to its pool.
             drop(lock.connection.take());
             Ok(())
         })
