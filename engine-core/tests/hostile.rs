@@ -301,6 +301,17 @@ fn knowledge() -> (SqliteKnowledge, Scope) {
     (store, scope("shop"))
 }
 
+/// Whether a store may refuse `query`: more distinct words (case folded) than the
+/// default 32, or a word of more than 64 characters.
+fn past_the_bounds(query: &str) -> bool {
+    let words: std::collections::HashSet<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.len() > 32 || words.iter().any(|word| word.chars().count() > 64)
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -369,6 +380,34 @@ proptest! {
             }
             Err(SearchError::Store(error)) => prop_assert!(false, "the store failed: {error}"),
             Err(refused) => prop_assert!(!refused.to_string().is_empty()),
+        }
+    }
+
+    /// Hostile text around a word both agents' documents hold: an answer that is no
+    /// refusal finds the agent's documents with that word (a store that answers nothing
+    /// fails here), and never the other agent's.
+    #[test]
+    fn a_knowledge_search_for_a_word_both_agents_hold_finds_only_the_agents_own_documents(
+        before in "\\PC{0,40}|([a-z]{1,8} ){0,10}",
+        word in prop::sample::select(vec!["tea", "TEA", "Tea", "tea,", "(tea)"]),
+        after in "\\PC{0,40}",
+        limit in prop_oneof![1usize..5, Just(usize::MAX)],
+    ) {
+        let (store, scope) = knowledge();
+        let query = format!("{before} {word} {after}");
+        match runtime().block_on(store.search(&scope, &query, limit)) {
+            Ok(hits) => {
+                let mut found: Vec<&str> = hits.iter().map(|hit| hit.filename.as_str()).collect();
+                found.sort_unstable();
+                // Both of the shop's documents hold "tea": as many as the limit allows.
+                let expected = ["green tea.md", "tea and coffee.md"];
+                prop_assert_eq!(found.len(), limit.min(2), "{:?} found {:?}", query, found);
+                prop_assert!(found.iter().all(|name| expected.contains(name)), "{:?}", found);
+            }
+            Err(SearchError::Store(error)) => prop_assert!(false, "the store failed: {error}"),
+            // Refused only past the bounds every store keeps (KnowledgeLimits' default
+            // words, and `MAX_WORD_CHARS`): a store refusing all passes no query here.
+            Err(refused) => prop_assert!(past_the_bounds(&query), "{query:?}: {refused}"),
         }
     }
 }

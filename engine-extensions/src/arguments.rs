@@ -94,10 +94,18 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "^(a+)+$"}}});
         let arguments = Arguments::new(&schema).unwrap();
         let evil = format!(r#"{{"a": "{}!"}}"#, "a".repeat(50_000));
-        assert!(matches!(
-            arguments.check(&evil),
-            Err(RunError::InvalidArguments(_))
-        ));
+        assert!(arguments.check(r#"{"a": "aaa"}"#).is_ok());
+        // On a thread, with a bound: a backtracking engine would take longer than the
+        // universe has on this input, and the test must fail rather than hang. Linear
+        // time is milliseconds, so only such a regression meets the bound.
+        let (checked, answer) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = checked.send(arguments.check(&evil));
+        });
+        let answer = answer
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the pattern backtracked: the check did not end within 30 s");
+        assert!(matches!(answer, Err(RunError::InvalidArguments(_))));
         let look_around =
             json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(?=a)"}}});
         assert!(Arguments::new(&look_around).is_err());

@@ -39,12 +39,13 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
     // parent is watched). A command writing beside its file, or a database beside the
     // configuration, reloads nothing.
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let relevant = event.is_ok_and(|event| {
-            event
-                .paths
-                .iter()
-                .any(|path| *path == dir || crate::is_extension_file(path))
-        });
+        let Ok(event) = event else { return };
+        let relevant = event
+            .paths
+            .iter()
+            .any(|path| *path == dir || crate::is_extension_file(path));
+        // Every event, relevant or not: what a reload (or its absence) followed from.
+        tracing::debug!(kind = ?event.kind, paths = ?event.paths, relevant, "extensions watcher: event");
         if relevant {
             let _ = to_task.send(());
         }

@@ -164,6 +164,14 @@ fn default_engine() -> Source {
     Source::Path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/engine"))
 }
 
+/// The image's profiles, this workspace's own: an image ships with LTO, and its debug
+/// builds keep line tables of its own code only. With the same profiles (and lock file),
+/// an image built into this workspace's target directory finds its dependencies built
+/// (scaffold/tests/new_image.rs).
+const PROFILES: &str = "\n[profile.dev]\ndebug = \"line-tables-only\"\n\n\
+     [profile.dev.package.\"*\"]\ndebug = false\n\n\
+     [profile.release]\nlto = true\n";
+
 /// The image crate's files, by path below its directory.
 fn files(args: &Args) -> Vec<(&'static str, String)> {
     let fill = |template: &str| {
@@ -184,7 +192,8 @@ fn files(args: &Args) -> Vec<(&'static str, String)> {
     for plugin in &args.plugins {
         manifest += &format!("{} = {}\n", plugin.name, plugin.source.toml());
     }
-    manifest += "\n[build-dependencies]\ntoml = \"0.9\"\n\n[profile.release]\nlto = true\ncodegen-units = 1\n";
+    manifest += "\n[build-dependencies]\ntoml = \"0.9\"\n";
+    manifest += PROFILES;
     let mut files = vec![
         ("Cargo.toml", manifest),
         ("build.rs", include_str!("../template/build.rs").to_owned()),

@@ -1,6 +1,7 @@
-//! `new-image` writes an image crate with two example plugins; the crate builds, and the
-//! image it builds is its own: its name, its plugins and nothing else, its configuration
-//! checked against them, its release build checked as the example engine's is.
+//! `new-image` writes an image crate with the example engine's plugins; the crate builds,
+//! and the image it builds is its own: its name, its plugins and nothing else, its
+//! configuration checked against them, its release (LTO) build keeping every plugin it
+//! links.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -9,9 +10,29 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn new_image(out: &Path) -> Output {
-    let plugins = workspace().join("examples/plugins");
-    Command::new(env!("CARGO_BIN_EXE_new-image"))
+/// This workspace's target directory, which the image builds into: with the example
+/// engine's lock file and release profile, its dependencies are the example engine's,
+/// built once for both (scripts/test's release check builds the example engine there).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
+}
+
+/// The example engine's plugins, by crate name and directory below this workspace.
+const PLUGINS: [(&str, &str); 7] = [
+    ("acme-crm", "examples/plugins/acme-crm"),
+    ("contacts", "examples/plugins/contacts"),
+    ("engine-builtins", "engine-builtins"),
+    ("guard", "examples/plugins/guard"),
+    ("notes", "examples/plugins/notes"),
+    ("weather", "examples/plugins/weather"),
+    ("webhook", "examples/plugins/webhook"),
+];
+
+fn new_image(out: &Path, plugins: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_new-image"));
+    command
         .args([
             "--name",
             "support-engine",
@@ -19,39 +40,33 @@ fn new_image(out: &Path) -> Output {
             "Acme's \"support\" engine",
         ])
         .arg("--out")
-        .arg(out)
-        .arg(format!(
-            "--plugin=acme-crm=path:{}",
-            plugins.join("acme-crm").display()
-        ))
-        .arg(format!(
-            "--plugin=weather=path:{}",
-            plugins.join("weather").display()
-        ))
-        .output()
-        .expect("new-image runs")
+        .arg(out);
+    for (name, dir) in plugins {
+        command.arg(format!(
+            "--plugin={name}=path:{}",
+            workspace().join(dir).display()
+        ));
+    }
+    command.output().expect("new-image runs")
 }
 
-/// Cargo (or a script that runs it) in `dir`, building into `target`, without the
-/// developer's engine variables.
-fn cargo_like(program: &str, dir: &Path, target: &Path) -> Command {
-    let mut command = Command::new(program);
-    command.current_dir(dir).env("CARGO_TARGET_DIR", target);
+/// `cargo ARGS` in the image's directory `dir`, into this workspace's target directory,
+/// without the developer's engine variables.
+fn cargo(dir: &Path, args: &[&str]) -> Output {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .args(args);
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("ENGINE_") || name == "RUST_LOG" {
             command.env_remove(name);
         }
     }
-    command
-}
-
-fn build(dir: &Path, target: &Path) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = cargo_like(&cargo, dir, target)
-        .args(["build", "--offline", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{}", text(&built.stderr));
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    output
 }
 
 fn run(image: &Path, dir: &Path, args: &[&str]) -> Output {
@@ -80,12 +95,31 @@ fn plugins(image: &Path, dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The `use` lines the image's build script wrote for the last build in `dir`: what its
+/// `main.rs` links.
+fn linked_by_build_script(dir: &Path, built: &Output) -> String {
+    let out_dir = text(&built.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|message| {
+            message["reason"] == "build-script-executed"
+                && message["package_id"]
+                    .as_str()
+                    .is_some_and(|id| id.contains("support-engine"))
+        })
+        .and_then(|message| message["out_dir"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("no build script ran in {}", dir.display()));
+    std::fs::read_to_string(out_dir.join("plugins.rs")).unwrap()
+}
+
 #[test]
 fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration() {
-    let out = workspace().join("target/scaffold-test/support-engine");
-    let target = workspace().join("target/scaffold-test/target");
+    let out = target_dir().join(format!(
+        "scaffold-test/support-engine-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&out);
-    let written = new_image(&out);
+    let written = new_image(&out, &PLUGINS);
     assert!(written.status.success(), "{written:?}");
     for file in [
         "Cargo.toml",
@@ -104,8 +138,36 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
             .contains("RUN support-engine image requirements --format packages > /tmp/packages"),
         "{dockerfile}"
     );
-    build(&out, &target);
-    let image = target.join("debug/support-engine");
+    // The workspace's own release profile, so that the build below shares its graph.
+    let manifest = std::fs::read_to_string(out.join("Cargo.toml")).unwrap();
+    let workspace_manifest = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
+    let release = "[profile.release]\nlto = true\n";
+    assert!(manifest.ends_with(release), "{manifest}");
+    assert!(workspace_manifest.contains(release), "{workspace_manifest}");
+
+    // A release build, as an image ships (`lto = true`): the run's one LTO build. With
+    // the example engine's plugins it is the example engine under another name, so its
+    // listing must be the debug example engine's, which the tests ran: the linker kept
+    // every plugin, tool, hook, action and channel.
+    cargo(&out, &["build", "--release", "--offline", "--quiet"]);
+    let image = target_dir().join("release/support-engine");
+    let debug_engine = target_dir().join("debug/engine");
+    assert!(
+        debug_engine.is_file(),
+        "{} is missing: the workspace's test build makes it (bash scripts/test)",
+        debug_engine.display()
+    );
+    let listed = text(&run(&image, &out, &["tools"]).stdout);
+    assert_eq!(
+        listed,
+        text(&run(&debug_engine, &out, &["tools"]).stdout),
+        "the release (LTO) image lists other plugins, tools or hooks than the debug example engine"
+    );
+    let checked = run(&image, &out, &["check"]);
+    assert!(
+        checked.status.success() && text(&checked.stdout).starts_with("ok: 7 plugins, "),
+        "{checked:?}"
+    );
 
     assert_eq!(
         text(&run(&image, &out, &["--version"]).stdout),
@@ -113,10 +175,17 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
     );
     let help = text(&run(&image, &out, &["--help"]).stdout);
     assert!(help.starts_with("Acme's \"support\" engine\n"), "{help}");
-    assert_eq!(plugins(&image, &out), ["acme-crm 0.1.0", "weather 0.1.0"]);
+    let mut versions: Vec<String> = PLUGINS
+        .iter()
+        .map(|(name, _)| format!("{name} 0.1.0"))
+        .collect();
+    versions.sort();
+    let mut listed = plugins(&image, &out);
+    listed.sort();
+    assert_eq!(listed, versions);
 
-    // Its configuration is checked against its plugins: the example passes, a tool of a
-    // plugin it does not link does not.
+    // Its configuration is checked against its plugins: the example passes, a tool no
+    // plugin it links defines does not.
     let checked = run(&image, &out, &["config", "check", "engine.toml"]);
     assert_eq!(
         text(&checked.stdout),
@@ -125,14 +194,14 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
     );
     std::fs::write(
         out.join("other.toml"),
-        "[agents.a]\ntools = [\"weather:weather\", \"notes:remember\"]\n",
+        "[agents.a]\ntools = [\"weather:weather\", \"nowhere:nothing\"]\n",
     )
     .unwrap();
     let refused = run(&image, &out, &["config", "check", "other.toml"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(
         text(&refused.stderr)
-            .contains("`agents.a.tools` names `notes:remember`, which no linked plugin defines"),
+            .contains("`agents.a.tools` names `nowhere:nothing`, which no linked plugin defines"),
         "{refused:?}"
     );
     let packages = run(
@@ -142,8 +211,9 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
     );
     assert_eq!(text(&packages.stdout), "ca-certificates tzdata\n");
 
-    // Removing a plugin is one edit, of Cargo.toml.
-    let manifest = std::fs::read_to_string(out.join("Cargo.toml")).unwrap();
+    // Removing a plugin is one edit, of Cargo.toml: the build script then names one
+    // plugin fewer, and `main.rs` links what it names (as the listing above showed).
+    // Checked without codegen: a second LTO build would only repeat the first's link.
     assert!(manifest.contains("\nweather = { path = "), "{manifest}");
     let without_weather: String = manifest
         .lines()
@@ -151,41 +221,34 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
         .map(|line| format!("{line}\n"))
         .collect();
     std::fs::write(out.join("Cargo.toml"), without_weather).unwrap();
-    build(&out, &target);
-    assert_eq!(plugins(&image, &out), ["acme-crm 0.1.0"]);
-    let packages = run(
-        &image,
+    let checked = cargo(
         &out,
-        &["image", "requirements", "--format", "packages"],
+        &[
+            "rustc",
+            "--release",
+            "--offline",
+            "--quiet",
+            "--message-format=json",
+            "--",
+            "--emit=metadata",
+        ],
     );
-    assert_eq!(text(&packages.stdout), "ca-certificates\n");
-
-    // The release build (`lto = true`) still links every plugin: the check the example
-    // engine gets.
-    let checked = cargo_like("bash", &out, &target)
-        .arg(workspace().join("scripts/check-release-engine"))
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(checked.status.success(), "{}", text(&checked.stderr));
-    let report = text(&checked.stdout);
-    assert!(report.starts_with("ok: 1 plugins, 3 tools"), "{report}");
-    assert!(
-        report.ends_with(
-            "release support-engine with LTO: the same tools and hooks as the debug build\n"
-        ),
-        "{report}"
-    );
+    let uses: String = PLUGINS
+        .iter()
+        .filter(|(name, _)| *name != "weather")
+        .map(|(name, _)| format!("use {} as _;\n", name.replace('-', "_")))
+        .collect();
+    assert_eq!(linked_by_build_script(&out, &checked), uses);
     std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]
 fn a_directory_that_is_not_empty_is_refused() {
-    let out = workspace().join("target/scaffold-test/not-empty");
+    let out = target_dir().join(format!("scaffold-test/not-empty-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("keep.txt"), "mine").unwrap();
-    let refused = new_image(&out);
+    let refused = new_image(&out, &PLUGINS[..1]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(
         text(&refused.stderr).contains("is not empty"),

@@ -3,7 +3,7 @@
 //! This binary links only the example plugins (not this crate's fixtures), as the
 //! example engine does.
 
-#[path = "support/oracle.rs"]
+#[path = "sdk/support/oracle.rs"]
 mod oracle;
 
 use acme_crm as _;

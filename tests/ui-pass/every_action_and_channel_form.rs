@@ -1,4 +1,6 @@
 //! Every form an action's arguments and parameters may take, and a channel.
+// A compile check: the arguments' fields shape the schemas, and nothing reads them.
+#![allow(dead_code)]
 
 use plugin_sdk::channel::{Channel, ChannelRequest, ChannelResponse, FinishedTurn, Inbound};
 use plugin_sdk::prelude::*;
@@ -63,7 +65,12 @@ struct Crm {
     category = "crm",
     example = r#"{ "outcome": "interested", "follow": "Nothing", "window": null, "scores": [], "urgent": false, "boxed": 1, "note": "ok", "other": null }"#,
 )]
-async fn log_contact(args: Args, who: Subscriber, crm: Crm, audit: &Audit) -> Result<String, ToolError> {
+async fn log_contact(
+    args: Args,
+    who: Subscriber,
+    crm: Crm,
+    audit: &Audit,
+) -> Result<String, ToolError> {
     audit.record("logged", who.id());
     let _ = (crm.crm_key.expose(), args.note.as_str());
     Ok(who.id().to_owned())
@@ -94,4 +101,11 @@ fn main() {
     let channel = plugin_sdk::channel::linked_channels().next().unwrap();
     assert_eq!(channel.name, "slack-events");
     assert!(plugin_sdk::engine::linked_tools().all(|tool| tool.is_action()));
+}
+
+/// A test target of its own (tests/Cargo.toml): that it compiled is the check, and `main`
+/// asserts what it links.
+#[test]
+fn compiles_and_runs() {
+    main();
 }

@@ -1,5 +1,7 @@
 //! Every attribute together, tools in a submodule, a tool without arguments, a plain
 //! return type, and a non-strict tool that says so.
+// A compile check: the arguments' fields shape the schemas, and nothing reads them.
+#![allow(dead_code)]
 plugin_sdk::plugin! {
     namespace = "everything",
     engine = ">=0.1, <2",
@@ -57,4 +59,11 @@ mod tools {
 
 fn main() {
     let _ = tools::ping;
+}
+
+/// A test target of its own (tests/Cargo.toml): that it compiled is the check, and `main`
+/// asserts what it links.
+#[test]
+fn compiles_and_runs() {
+    main();
 }

@@ -1,5 +1,8 @@
 //! Every event, with every return form it admits, sync and async, with and without the
 //! payload, and every attribute.
+// A compile check: the arguments' fields shape the schemas, and nothing reads them; a
+// hook may take every extractor there is.
+#![allow(dead_code, clippy::too_many_arguments)]
 
 use plugin_sdk::prelude::*;
 
@@ -38,7 +41,11 @@ async fn halt_on_command(event: &MessageReceived) -> Result<PreModelOutcome, Str
 }
 
 /// Regenerates or replaces.
-#[define_hook(event = "response_generated", mutates_response, summary = "Guards replies.")]
+#[define_hook(
+    event = "response_generated",
+    mutates_response,
+    summary = "Guards replies."
+)]
 fn guard(event: &ResponseGenerated) -> ResponseOutcome {
     if event.regeneration_count() == 0 {
         ResponseOutcome::Regenerate { reason: None }
@@ -85,7 +92,10 @@ fn main() {}
 #[derive(Secrets)]
 pub struct ModerationKey {
     /// The key.
-    #[secret(label = "Moderation key", description = "The moderation service's key.")]
+    #[secret(
+        label = "Moderation key",
+        description = "The moderation service's key."
+    )]
     pub moderation_key: Secret,
 }
 
@@ -101,7 +111,16 @@ async fn with_every_extractor(
     audit: &Audit,
     abort: &Abort,
 ) -> PreModelOutcome {
-    let _ = (event, subscriber, conversation, state, key, model, audit, abort);
+    let _ = (
+        event,
+        subscriber,
+        conversation,
+        state,
+        key,
+        model,
+        audit,
+        abort,
+    );
     std::future::ready(()).await;
     PreModelOutcome::Observe
 }
@@ -116,4 +135,11 @@ fn after_sending(event: &ResponseSent, conversation: Conversation, audit: &Audit
 #[define_hook(event = "response_generated", name = "dirty-output-guard")]
 fn dirty_output_guard(event: &ResponseGenerated) {
     let _ = event;
+}
+
+/// A test target of its own (tests/Cargo.toml): that it compiled is the check, and `main`
+/// asserts what it links.
+#[test]
+fn compiles_and_runs() {
+    main();
 }

@@ -45,3 +45,10 @@ fn inject(event: &MessageReceived) -> PreModelOutcome {
 }
 
 fn main() {}
+
+/// A test target of its own (tests/Cargo.toml): that it compiled is the check, and `main`
+/// asserts what it links.
+#[test]
+fn compiles_and_runs() {
+    main();
+}

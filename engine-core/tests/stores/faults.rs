@@ -94,24 +94,30 @@ async fn a_slow_database_is_bounded_by_the_timeout() {
         "{:?}",
         started.elapsed()
     );
-    // The server gave the statement up too (its statement_timeout is the engine's
-    // bound): past the bound, no session of the engine still waits for the lock.
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let waiting: i64 = session(&database)
-        .await
-        .query_one(
-            "SELECT count(*) FROM pg_stat_activity
-             WHERE datname = current_database() AND application_name = 'engine'
-               AND wait_event_type = 'Lock'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .get(0);
-    assert_eq!(
-        waiting, 0,
-        "a statement the engine gave up still waits on the server"
-    );
+    // The server gives the statement up too (its statement_timeout is the engine's
+    // bound): soon no session of the engine waits for the lock, while it is still held.
+    let observer = session(&database).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let waiting: i64 = observer
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND application_name = 'engine'
+                   AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if waiting == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a statement the engine gave up still waits on the server"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     holding.rollback().await.unwrap();
     assert_eq!(stores.conversations.load(&id).await.unwrap(), Vec::new());
     stores
@@ -148,16 +154,37 @@ async fn a_database_migrated_by_a_newer_engine_is_refused() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wrong_password_is_refused_at_start_up_saying_so() {
+/// Connects as start-up does, with the password the variable `password_env` holds (or
+/// none), and gives the refusal.
+fn refused_with(password_env: &str, database: DatabaseConfig) -> String {
     let database = DatabaseConfig {
-        password_env: "PLUGIN_SDK_NO_SUCH_PASSWORD".into(),
-        ..fresh_database().await
+        password_env: password_env.into(),
+        ..database
     };
-    let refused = tokio::task::spawn_blocking(move || Postgres::connect(&database))
-        .await
+    Postgres::connect(&database).unwrap_err().to_string()
+}
+
+// Plain tests, not Tokio's: the variable is set before any other thread of this process
+// exists (nextest gives each test a process of its own), then the runtime is made.
+#[test]
+fn a_wrong_password_is_refused_at_start_up_saying_so() {
+    let variable = "PLUGIN_SDK_WRONG_POSTGRES_PASSWORD";
+    std::env::set_var(variable, "not-the-password");
+    let database = tokio::runtime::Runtime::new()
         .unwrap()
-        .unwrap_err()
-        .to_string();
-    assert!(refused.contains("password"), "{refused}");
+        .block_on(fresh_database());
+    let refused = refused_with(variable, database);
+    assert!(
+        refused.contains("password authentication failed for user"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn a_missing_password_is_refused_at_start_up_saying_so() {
+    let database = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(fresh_database());
+    let refused = refused_with("PLUGIN_SDK_NO_SUCH_PASSWORD", database);
+    assert!(refused.contains("password missing"), "{refused}");
 }

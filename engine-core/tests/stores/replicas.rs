@@ -163,17 +163,57 @@ async fn a_replica_sweeps_what_a_dead_one_left_in_conversations_nobody_comes_bac
     }
 }
 
+/// Whether a claim was refused because the conversation is another's (not for any error).
+fn refused_as_anothers(claim: &Result<(), impl std::fmt::Display>) -> bool {
+    claim.as_ref().is_err_and(|error| {
+        error
+            .to_string()
+            .contains("belongs to another agent or end user")
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_claiming_a_new_conversation_at_once_agree_on_its_owner() {
     let database = fresh_database().await;
     let (a, b) = (replica(&database).await, replica(&database).await);
     for _ in 0..50 {
+        // The same owner twice (a retried request): both claims hold.
         let id = unique("c");
         let (on_a, on_b) = futures::join!(
             a.conversations.claim(&id, "support", "ada"),
             b.conversations.claim(&id, "support", "ada")
         );
         assert!(on_a.is_ok() && on_b.is_ok(), "{on_a:?} {on_b:?}");
+        for replica in [&a, &b] {
+            let other = replica.conversations.claim(&id, "support", "bob").await;
+            assert!(refused_as_anothers(&other), "bob claimed ada's: {other:?}");
+        }
+
+        // Two owners at once: exactly one wins, and both replicas say so from then on.
+        let id = unique("c");
+        let (on_a, on_b) = futures::join!(
+            a.conversations.claim(&id, "support", "ada"),
+            b.conversations.claim(&id, "support", "bob")
+        );
+        assert!(
+            on_a.is_ok() && refused_as_anothers(&on_b)
+                || on_b.is_ok() && refused_as_anothers(&on_a),
+            "{on_a:?} {on_b:?}"
+        );
+        let (owner, loser) = if on_a.is_ok() {
+            ("ada", "bob")
+        } else {
+            ("bob", "ada")
+        };
+        for replica in [&a, &b] {
+            let again = replica.conversations.claim(&id, "support", owner).await;
+            assert!(again.is_ok(), "{owner} lost the conversation: {again:?}");
+            let refused = replica.conversations.claim(&id, "support", loser).await;
+            assert!(
+                refused_as_anothers(&refused),
+                "{loser} took {owner}'s: {refused:?}"
+            );
+        }
     }
 }
 

@@ -91,15 +91,26 @@ fn action_impls(input: &Input) -> TokenStream {
             impl #impl_generics #private::ActionParam for #ident #type_generics #where_clause {}
         }
     });
+    // A type without generics checks its fields in a constant, which rustc evaluates
+    // when it checks the crate: a `Note<MAX>` out of bounds is then an error of `cargo
+    // check` (and of an editor) too, not only of a build. A generic one can only check
+    // them in a function, evaluated where it is built.
+    let checks = if input.ast.generics.params.is_empty() {
+        quote!(const _: () = { #(#field_checks)* };)
+    } else {
+        quote! {
+            const _: () = {
+                #[allow(dead_code)]
+                fn __assert_action_fields #impl_generics () #where_clause {
+                    #(#field_checks)*
+                }
+            };
+        }
+    };
     quote! {
         #field_impl
         #param
-        const _: () = {
-            #[allow(dead_code)]
-            fn __assert_action_fields #impl_generics () #where_clause {
-                #(#field_checks)*
-            }
-        };
+        #checks
     }
 }
 

@@ -2,13 +2,11 @@
 //! the engine runs as a process (`engine turn`, `engine serve`), llmock scripts the
 //! model's replies and faults, and its journal shows what the engine sent.
 
-mod turn_setup;
-
 use std::time::{Duration, Instant};
 
+use crate::turn_setup::{done, of_type, send, serve, wait_until_asked, Setup};
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
-use turn_setup::{done, of_type, send, serve, Setup};
 
 fn weather(city: &str) -> Value {
     json!({"name": "weather__weather", "arguments": {"city": city, "days": 1, "units": null}})
@@ -132,19 +130,74 @@ fn anthropic_parallel_tool_uses_are_answered_by_tool_results_with_their_ids() {
     assert_eq!(answered, used);
 }
 
+/// What a client reads of a turn: each event's kind and content, without the ids and
+/// timings that differ from run to run.
+fn what_a_client_reads(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .map(|event| match event["type"].as_str().unwrap() {
+            "chat" => json!(["chat", event["text"]]),
+            "tool_call" => json!(["tool_call", event["tool_id"], event["arguments"]]),
+            "tool_result" => json!(["tool_result", event["status"], event["result"]]),
+            "done" => json!(["done", event["stop"]["reason"], event["usage"]]),
+            other => json!([other]),
+        })
+        .collect()
+}
+
 #[test]
 fn a_non_streamed_provider_gives_the_same_turn() {
     let mock = Llmock::start();
-    let setup = Setup::new("unary", &mock, "openai", "stream = false", "");
-    mock.script(json!([
+    let script = json!([
         {"type": "reply", "tool_calls": [weather("London")]},
         {"type": "reply", "text": "Rain."}
-    ]));
-    let (events, output) = setup.turn(&["London?"]);
+    ]);
+    let streamed = Setup::new("streamed", &mock, "openai", "", "");
+    mock.script(script.clone());
+    let (streamed, output) = streamed.turn(&["London?"]);
     assert!(output.status.success(), "{output:?}");
+    let unary = Setup::new("unary", &mock, "openai", "stream = false", "");
+    mock.script(script);
+    let (events, output) = unary.turn(&["London?"]);
+    assert!(output.status.success(), "{output:?}");
+    let journal = mock.journal();
+    assert_eq!(journal[0]["body"]["stream"], true);
+    assert_eq!(journal[2]["body"]["stream"], false);
     assert_eq!(of_type(&events, "tool_result")[0]["status"], "ok");
     assert_eq!(of_type(&events, "chat")[0]["text"], "Rain.");
-    assert_eq!(mock.journal()[0]["body"]["stream"], false);
+    assert_eq!(
+        what_a_client_reads(&events),
+        what_a_client_reads(&streamed),
+        "streamed: {streamed:#?}\nnot streamed: {events:#?}"
+    );
+    // And the model was asked the same: the requests differ in how to answer only.
+    let asked = |request: &Value| {
+        let mut body = request["body"].clone();
+        let body_object = body.as_object_mut().unwrap();
+        body_object.remove("stream");
+        body_object.remove("stream_options");
+        body_object.remove("model");
+        // The ids of the calls are the provider's, another each time.
+        let text = body.to_string();
+        call_ids(&text)
+            .iter()
+            .fold(text.clone(), |text, id| text.replace(id.as_str(), "<id>"))
+    };
+    assert_eq!(asked(&journal[1]), asked(&journal[3]));
+}
+
+/// The tool call ids (`"id":"..."`, `"tool_call_id":"..."`) a request body quotes.
+fn call_ids(body: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for key in ["\"id\":\"", "\"tool_call_id\":\""] {
+        for (at, _) in body.match_indices(key) {
+            let rest = &body[at + key.len()..];
+            if let Some(end) = rest.find('"') {
+                ids.push(rest[..end].to_owned());
+            }
+        }
+    }
+    ids
 }
 
 #[test]
@@ -301,14 +354,36 @@ fn the_last_allowed_request_offers_no_tools_so_the_model_answers() {
 fn an_identical_call_past_the_cap_is_answered_with_an_error_instead_of_run() {
     let mock = Llmock::start();
     let setup = Setup::new("identical", &mock, "openai", "", "max_identical_calls = 1");
+    // A command tool that leaves a line in `runs` each time it runs.
+    let tools_d = setup.dir.join("tools.d");
+    std::fs::create_dir_all(&tools_d).unwrap();
+    std::fs::write(
+        tools_d.join("tally.json"),
+        json!({
+            "namespace": "local",
+            "name": "tally",
+            "description": "Counts its runs.",
+            "input_schema": {
+                "type": "object",
+                "properties": { "city": { "type": "string" } },
+                "required": ["city"],
+                "additionalProperties": false
+            },
+            "command": ["sh", "-c", "echo ran >> runs; echo '{\"ok\": true}'"]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let tally = || json!({"name": "local__tally", "arguments": {"city": "Rome"}});
     mock.script(json!([
-        {"type": "reply", "tool_calls": [weather("Rome")]},
-        {"type": "reply", "tool_calls": [weather("Rome")]},
+        {"type": "reply", "tool_calls": [tally()]},
+        {"type": "reply", "tool_calls": [tally()]},
         {"type": "reply", "text": "Done."}
     ]));
-    let (events, _) = setup.turn(&["Weather?"]);
+    let (events, output) = setup.turn(&["Weather?"]);
+    assert!(output.status.success(), "{output:?}");
     let results = of_type(&events, "tool_result");
-    assert_eq!(results[0]["status"], "ok");
+    assert_eq!(results[0]["status"], "ok", "{events:#?}");
     assert_eq!(results[1]["status"], "error");
     assert!(
         results[1]["error"]
@@ -317,6 +392,8 @@ fn an_identical_call_past_the_cap_is_answered_with_an_error_instead_of_run() {
             .contains("already ran"),
         "{results:#?}"
     );
+    let runs = std::fs::read_to_string(tools_d.join("runs")).unwrap();
+    assert_eq!(runs, "ran\n", "the identical call ran again");
 }
 
 #[test]
@@ -413,8 +490,8 @@ fn over_http_a_client_that_goes_away_cancels_the_turn_and_it_is_recorded_cancell
         "{:?}",
         String::from_utf8_lossy(&head[..read])
     );
-    // The model is stalled mid-stream; the client gives up.
-    std::thread::sleep(Duration::from_millis(500));
+    // The model is asked, and stalls mid-stream; the client gives up.
+    wait_until_asked(&mock);
     drop(client);
 
     let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
@@ -487,14 +564,7 @@ fn over_http_a_second_turn_of_a_conversation_under_way_is_a_409_that_asks_no_mod
 
     // The first turn is stalled in its model's stream: a second one is refused whole.
     // A reply is queued for it, which a model request would take.
-    let asked = Instant::now();
-    while !mock.pending().is_empty() {
-        assert!(
-            asked.elapsed() < Duration::from_secs(20),
-            "the first turn never asked its model"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_asked(&mock);
     mock.script(json!([{"type": "reply", "text": "never asked for"}]));
     let second = r#"{"message":"Are you there?","conversation":"c-busy"}"#;
     let mut answer = String::new();
@@ -754,16 +824,31 @@ fn a_halt_that_asks_for_no_trace_stores_nothing_and_asks_no_model() {
         "the hook's answer is sent"
     );
     assert!(mock.journal().is_empty(), "no model was asked");
-    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
-    for table in ["messages", "turns", "states"] {
+    // Every table of the store, whatever it is keyed by: this was the data directory's
+    // only turn, so any row at all is a trace of it. All but `owners`: the engine claims
+    // a conversation for its end user before the turn runs, so a turn that stores
+    // nothing still leaves its owner (issue 31 moves the claim to the first stored
+    // message; this exception goes with it).
+    let database = rusqlite::Connection::open_with_flags(
+        setup.dir.join("data/conversations.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let tables: Vec<String> = database
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'owners'")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(tables.contains(&"messages".to_owned()), "{tables:?}");
+    for table in tables {
         let rows: i64 = database
-            .query_row(
-                &format!("SELECT COUNT(*) FROM {table} WHERE conversation = 'c-blank'"),
-                [],
-                |row| row.get(0),
-            )
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |row| {
+                row.get(0)
+            })
             .unwrap();
-        assert_eq!(rows, 0, "{table} keeps nothing of the turn");
+        assert_eq!(rows, 0, "{table} keeps something of the turn");
     }
 }
 
@@ -853,9 +938,10 @@ fn sighup_reloads_the_configuration_and_the_next_turn_uses_a_new_provider_and_ag
     // A second provider, in the other wire format, and an agent whose turns use it.
     let first = std::fs::read_to_string(setup.config()).unwrap();
     let second = format!(
-        "{first}[providers.second]\nwire = \"anthropic\"\nbase_url = {:?}\nmodel = \"second-model\"\n\
+        "{first}[providers.second]\nwire = \"anthropic\"\nbase_url = {:?}\nmodel = {:?}\n\
          [agents.helper.turn]\nprovider = \"second\"\n",
-        mock.anthropic_url()
+        mock.anthropic_url(),
+        mock.other_model("second"),
     );
     std::fs::write(setup.config(), &second).unwrap();
     hangup();
@@ -871,7 +957,7 @@ fn sighup_reloads_the_configuration_and_the_next_turn_uses_a_new_provider_and_ag
     let journal = mock.journal();
     assert_eq!(journal.len(), 1, "{journal:#?}");
     assert_eq!(journal[0]["path"], "/anthropic/v1/messages");
-    assert_eq!(journal[0]["body"]["model"], "second-model");
+    assert_eq!(journal[0]["body"]["model"], mock.other_model("second"));
 
     // A configuration with a problem changes nothing (its agent, which would run turns,
     // is not there), and the log says why.

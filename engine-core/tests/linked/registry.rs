@@ -199,7 +199,7 @@ fn a_tool_sharing_a_state_that_is_not_its_plugins_is_refused() {
     for (plugin, declared) in [
         (
             (|| &STATEFUL) as fn() -> &'static PluginManifest,
-            "its plugin's state is `registry::Counter`",
+            "its plugin's state is `linked::registry::Counter`",
         ),
         (|| &UNVERSIONED, "its plugin declares no state"),
     ] {

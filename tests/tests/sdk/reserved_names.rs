@@ -18,7 +18,7 @@ fn listed<'s>(source: &'s str, name: &str) -> Vec<&'s str> {
 
 #[test]
 fn the_macros_refuse_the_names_the_engine_reserves() {
-    let macros = include_str!("../../plugin-sdk-macros/src/names.rs");
+    let macros = include_str!("../../../plugin-sdk-macros/src/names.rs");
     assert_eq!(
         listed(macros, "BUILTIN_TOOL_NAMES"),
         engine_core::BUILTIN_TOOL_NAMES

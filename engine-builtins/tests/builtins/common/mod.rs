@@ -1,8 +1,6 @@
 //! A project in a scratch directory with something outside it to protect, and calls of
 //! the built-ins as the engine makes them: JSON arguments through the tool's descriptor.
 
-#![allow(dead_code)] // each test file uses its part
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;

@@ -2,14 +2,12 @@
 //! and its `tools` list, refused at start-up when configured wrong, and used by a model
 //! in a turn (seed 002's example, against llmock).
 
-mod turn_setup;
-
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use crate::turn_setup::{done, of_type, Setup};
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
-use turn_setup::{done, of_type, Setup};
 
 /// A scratch directory for one test, removed on drop.
 struct Scratch(PathBuf);

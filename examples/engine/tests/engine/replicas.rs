@@ -7,8 +7,6 @@
 //! every history is complete and in order, no action was performed twice, no file was
 //! read twice, and the turns' costs add up to what the clients were told.
 
-mod turn_setup;
-
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::process::Command;
@@ -16,10 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::turn_setup::{last_tool_answer, serve_config, Setup};
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
 use test_support::mcp::Served;
-use turn_setup::{last_tool_answer, serve_config, Setup};
 
 const CONVERSATIONS: usize = 200;
 const TURNS: usize = 3;
@@ -283,11 +281,12 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
     let lines = format!(
         "[agents.bot]\ntools = [\"contacts:log_contact\"]\n\
          [agents.bot.secrets]\ncrm_book = {crm:?}\n\
-         [providers.files]\nwire = \"openai\"\nbase_url = {files_url:?}\nmodel = \"mock-model\"\n\
+         [providers.files]\nwire = \"openai\"\nbase_url = {files_url:?}\nmodel = {files_model:?}\n\
          [agents.filer]\ntools = [\"notes:note_file\", \"notes:read_file\"]\n\
          [agents.filer.turn]\nprovider = \"files\"\n\
          [database]\nurl = {database:?}\npassword_env = \"PLUGIN_SDK_POSTGRES_PASSWORD\"\n",
         files_url = files.openai_url(),
+        files_model = files.model(),
     );
     let setup = Setup::new("replicas", &load, "openai", "", &lines);
     // Each model request takes a moment: every client is in a turn most of the time, so
@@ -341,7 +340,8 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
             if clients.iter().any(|client| client.is_finished()) {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            // A check may be a `psql` process: a few a second, not hundreds.
+            std::thread::sleep(Duration::from_millis(50));
         }
     };
     waiting(&|| finished.load(Ordering::SeqCst) >= CONVERSATIONS * TURNS / 3);

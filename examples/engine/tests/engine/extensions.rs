@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -112,7 +113,8 @@ impl Setup {
         let mut child = self
             .command(&["serve", "--addr", "127.0.0.1:0"])
             .args(extra)
-            .env("RUST_LOG", "info")
+            // The watcher's every event, for the tests that wait on what it saw.
+            .env("RUST_LOG", "info,engine_extensions=debug")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -123,15 +125,20 @@ impl Setup {
             .unwrap();
         assert!(line.starts_with("http://127.0.0.1:"), "not a URL: {line:?}");
         let url = line.trim().trim_end_matches("/mcp").to_owned();
-        let mut stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let reader = BufReader::new(child.stderr.take().unwrap());
+        let lines = Arc::clone(&log);
         let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
+            for line in reader.lines().map_while(Result::ok) {
+                let mut log = lines.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
         });
         Served {
             child,
             url,
+            log,
             stderr: Some(stderr),
         }
     }
@@ -146,7 +153,9 @@ impl Drop for Setup {
 struct Served {
     child: Child,
     url: String,
-    stderr: Option<std::thread::JoinHandle<String>>,
+    /// What it wrote to stderr so far (its log), read as it is written.
+    log: Arc<Mutex<String>>,
+    stderr: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Served {
@@ -175,11 +184,30 @@ impl Served {
         json!({ "url": format!("{}/mcp", self.url) })
     }
 
+    /// Its log so far.
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits until its log satisfies `ready`; answers the log.
+    fn wait_for_log(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let log = self.log();
+            if ready(&log) {
+                return log;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "{what}: {log}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Stops it as an operator would (SIGINT: a graceful shutdown, which stops the MCP
     /// servers it started), and answers everything it wrote to stderr.
     fn stop(mut self) -> String {
         interrupt_and_wait(&mut self.child);
-        self.stderr.take().unwrap().join().unwrap_or_default()
+        let _ = self.stderr.take().unwrap().join();
+        self.log()
     }
 }
 
@@ -571,12 +599,25 @@ fn sighup_reloads_the_directory_and_the_engine_keeps_serving() {
     served.wait_for("the first read", |extensions| {
         extensions["tools"][0]["description"] == "Counts the words of a text."
     });
+    let before_edit = served.log().len();
     std::fs::write(
         &outside,
         manifest.replace("Counts the words of a text.", "Counts words."),
     )
     .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // A barrier: a file the watcher hears of but does not reload for. It hears of
+    // changes in order and logs each as it hears of it (a reload follows by the settling
+    // time), so once it logged the barrier it had whatever the edit outside could have
+    // told it, and said whether that asked for a reload.
+    std::fs::write(setup.tools_d().join("barrier.txt"), "").unwrap();
+    let log = served.wait_for_log("the watcher's event for the barrier", |log| {
+        log.contains("barrier.txt")
+    });
+    let since_edit = &log[before_edit..log.find("barrier.txt").unwrap()];
+    assert!(
+        !since_edit.contains("relevant=true") && !since_edit.contains("extensions reloaded"),
+        "the watcher saw an edit outside the directory: {since_edit}"
+    );
     assert_eq!(
         served.extensions()["tools"][0]["description"],
         "Counts the words of a text.",
@@ -709,8 +750,18 @@ fn an_mcp_server_over_stdio_is_listed_called_followed_restarted_and_replaced() {
     assert_eq!(restarted.len(), 1, "{restarted:?}");
     assert_ne!(restarted, first, "the crashed server was not replaced");
     // Rewritten as it was: the same server. Edited: a new one, and the old one stops.
+    let before_copy = served.log().len();
     std::fs::copy(fixture("mcp-server.json"), setup.tools_d().join("jot.json")).unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // A reload logged after the watcher heard of the rewrite (not one a server's restart
+    // asked for before it) read the rewritten file.
+    served.wait_for_log("the reload of the rewritten file", |log| {
+        log[before_copy..]
+            .lines()
+            .skip_while(|line| {
+                !(line.contains("extensions watcher: event") && line.contains("jot.json"))
+            })
+            .any(|line| line.contains("extensions reloaded"))
+    });
     assert_eq!(
         server_pids(&setup),
         restarted,

@@ -1,7 +1,5 @@
 //! What `#[define_tool]` and `plugin!` register, and the type-erased call entry.
 
-mod support;
-
 use futures::executor::block_on;
 use plugin_sdk::engine::{CallInput, LocalizedText, ToolAnnotations};
 use plugin_sdk::{ToolContext, ToolErrorKind};
@@ -9,13 +7,16 @@ use serde_json::{json, Value};
 
 fn call(id: &str, arguments: &str) -> Result<Value, plugin_sdk::ToolError> {
     let context = ToolContext::new();
-    let output = block_on(support::tool(id).call(CallInput::new(arguments, &context)))?;
+    let output = block_on(crate::support::tool(id).call(CallInput::new(arguments, &context)))?;
     Ok(serde_json::from_str(&output).expect("the output is JSON"))
 }
 
 #[test]
 fn every_defined_tool_is_registered_once_with_its_canonical_id() {
-    let ids: Vec<String> = support::tools().iter().map(|tool| tool.id()).collect();
+    let ids: Vec<String> = crate::support::tools()
+        .iter()
+        .map(|tool| tool.id())
+        .collect();
     assert_eq!(
         ids,
         [
@@ -37,7 +38,7 @@ fn every_defined_tool_is_registered_once_with_its_canonical_id() {
 
 #[test]
 fn the_descriptor_carries_texts_annotations_and_examples() {
-    let tool = support::tool("acme:book_appointment");
+    let tool = crate::support::tool("acme:book_appointment");
     assert_eq!(tool.name, "book_appointment");
     assert!(tool
         .description
@@ -75,7 +76,7 @@ fn the_descriptor_carries_texts_annotations_and_examples() {
 
 #[test]
 fn a_tool_without_summary_shows_the_first_line_of_its_description() {
-    let tool = support::tool("fixtures:flat");
+    let tool = crate::support::tool("fixtures:flat");
     assert_eq!(tool.summary, None);
     assert_eq!(
         tool.summary_for("it-IT"),
@@ -85,7 +86,7 @@ fn a_tool_without_summary_shows_the_first_line_of_its_description() {
 
 #[test]
 fn the_plugin_manifest_comes_from_plugin_and_cargo() {
-    let acme = (support::tool("acme:find_orders").plugin)();
+    let acme = (crate::support::tool("acme:find_orders").plugin)();
     assert_eq!(acme.namespace, "acme");
     assert_eq!(acme.package, "acme-crm");
     assert_eq!(acme.version, "0.1.0");
@@ -95,7 +96,7 @@ fn the_plugin_manifest_comes_from_plugin_and_cargo() {
         acme.description.unwrap().resolve("it"),
         "Stato degli ordini e appuntamenti dal gestionale Acme."
     );
-    let weather = (support::tool("weather:weather").plugin)();
+    let weather = (crate::support::tool("weather:weather").plugin)();
     assert_eq!(
         weather.namespace, "weather",
         "the namespace defaults to the package name"
@@ -188,11 +189,11 @@ fn a_tool_without_arguments_accepts_an_empty_object_or_null_and_nothing_else() {
 
 #[test]
 fn output_schemas_describe_the_return_type() {
-    let schema = (support::tool("acme:book_appointment").output_schema)().to_value();
+    let schema = (crate::support::tool("acme:book_appointment").output_schema)().to_value();
     assert_eq!(schema["type"], "object");
     let properties: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
     assert_eq!(properties, ["id", "patient_id", "date", "note"]);
-    let list = (support::tool("acme:find_orders").output_schema)().to_value();
+    let list = (crate::support::tool("acme:find_orders").output_schema)().to_value();
     assert_eq!(list["type"], "array");
 }
 

@@ -3,15 +3,13 @@
 //! example `webhook` channel. The engine runs as a process; the CRM file, the
 //! conversation store and llmock's journal show what was performed and what was sent.
 
-mod turn_setup;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::turn_setup::{done, last_tool_answer, of_type, send, serve, Setup};
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
-use turn_setup::{done, last_tool_answer, of_type, send, serve, Setup};
 
 /// One test's llmock, scratch directory (removed when the test ends) and setup, whose
 /// agent `bot` keeps its CRM book at `crm` (and has `extra` TOML lines in its turn's
@@ -697,9 +695,25 @@ fn a_channel_turn_ends_at_the_agents_deadline() {
     let Case {
         mock, crm, setup, ..
     } = &case;
+    // One reply stages an action; the next calls a command tool that outlasts the
+    // deadline.
+    let tools_d = setup.dir.join("tools.d");
+    std::fs::create_dir_all(&tools_d).unwrap();
+    std::fs::write(
+        tools_d.join("wait.json"),
+        json!({
+            "namespace": "local",
+            "name": "wait",
+            "description": "Waits for longer than the turn has.",
+            "input_schema": { "type": "object", "properties": {}, "additionalProperties": false },
+            "command": ["sh", "-c", "sleep 30; echo '{}'"]
+        })
+        .to_string(),
+    )
+    .unwrap();
     mock.script(json!([
-        {"type": "reply", "text": "slow words"},
-        {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 20}
+        {"type": "reply", "tool_calls": [log_contact("interested", "Call me back.")]},
+        {"type": "reply", "tool_calls": [{"name": "local__wait", "arguments": {}}]}
     ]));
     let (served, authority) = serve(setup, None);
     let message = r#"{"conversation":"c-slow","from":"u-7","text":"Call me back"}"#;
@@ -720,7 +734,37 @@ fn a_channel_turn_ends_at_the_agents_deadline() {
     let answer: Value = serde_json::from_str(body).unwrap();
     assert_eq!(answer["stop"], "deadline", "{answer:#}");
     assert_eq!(answer["reply"], "");
+    // The action was staged, and the turn cut at its deadline dropped it, performing
+    // nothing.
+    assert_eq!(mock.journal().len(), 2);
     assert!(!crm.exists(), "nothing was performed");
+    assert!(
+        stored_actions_if_any(setup, "webhook:c-slow").is_empty(),
+        "an action was claimed"
+    );
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let answers: Vec<String> = database
+        .prepare("SELECT body FROM messages WHERE conversation = 'webhook:c-slow' AND body LIKE '%\"role\":\"tool\"%' ORDER BY seq")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let staged: Vec<Value> = answers
+        .iter()
+        .map(|body| serde_json::from_str::<Value>(body).unwrap())
+        .filter(|answer| answer["name"] == "contacts__log_contact")
+        .map(|answer| serde_json::from_str(answer["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        staged,
+        [json!({
+            "action": "contacts:log_contact",
+            "outcome": "dropped",
+            "reason": "the turn's deadline passed before the reply"
+        })],
+        "the staged call's answer says it was dropped: {answers:#?}"
+    );
     drop(served);
 }
 

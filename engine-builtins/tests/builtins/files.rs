@@ -1,8 +1,6 @@
 //! What each tool does in its project: the seed's results, the limits that keep a call
 //! from blocking or exploding, and writes that are never torn.
 
-mod common;
-
 use std::ffi::OsStr;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
@@ -12,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{limits, Scratch};
+use crate::common::{limits, Scratch};
 use plugin_sdk::project::{Project, ProjectLimits};
 use serde_json::json;
 
@@ -393,14 +391,18 @@ async fn devices_are_never_read() {
     let project = Project::new(std::fs::File::open("/dev").unwrap(), limits());
     for device in ["null", "zero", "urandom"] {
         let arguments = json!({ "path": device }).to_string();
-        let refused = soon(common::call(&project, "get_text_content", &arguments))
-            .await
-            .unwrap_err();
+        let refused = soon(crate::common::call(
+            &project,
+            "get_text_content",
+            &arguments,
+        ))
+        .await
+        .unwrap_err();
         assert!(
             refused.contains("not a regular file"),
             "{device}: {refused}"
         );
-        let refused = soon(common::call(&project, "read_path_meta", &arguments))
+        let refused = soon(crate::common::call(&project, "read_path_meta", &arguments))
             .await
             .unwrap_err();
         assert!(
@@ -408,7 +410,7 @@ async fn devices_are_never_read() {
             "{device}: {refused}"
         );
     }
-    let listing = soon(common::call(
+    let listing = soon(crate::common::call(
         &project,
         "list_files",
         r#"{"path": ".", "recursive": false, "max_depth": null, "max_entries": null}"#,
@@ -524,7 +526,7 @@ async fn the_quota_holds_for_concurrent_writes_through_two_agents_sharing_a_root
                 other.clone()
             };
             tokio::spawn(async move {
-                common::call(
+                crate::common::call(
                     &project,
                     "write_text_content",
                     &text(&format!("file{index}"), 60_000),
@@ -580,7 +582,7 @@ async fn concurrent_writes_to_one_path_leave_one_whole_version_and_readers_never
             tokio::spawn(async move {
                 let arguments = json!({"path": "page.md", "text": text}).to_string();
                 for _ in 0..4 {
-                    common::call(&project, "write_text_content", &arguments)
+                    crate::common::call(&project, "write_text_content", &arguments)
                         .await
                         .unwrap();
                 }
@@ -662,7 +664,7 @@ fn a_write_cancelled_while_it_waits_never_lands() {
             .unwrap();
         let project = scratch.project.clone();
         let call = runtime.spawn(async move {
-            common::call(
+            crate::common::call(
                 &project,
                 "write_text_content",
                 r#"{"path": "late.md", "text": "late"}"#,

@@ -1,7 +1,6 @@
 //! What the tests of turns share: a scratch directory and configuration with one agent
 //! `bot` on llmock, the engine run as a process (`engine turn`, `engine serve`), and
-//! readers of its events. Each test binary uses a part of it.
-#![allow(dead_code)]
+//! readers of its events.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -28,10 +27,11 @@ impl Setup {
         };
         let config = format!(
             "data_dir = {data:?}\n\
-             [providers.mock]\nwire = {wire:?}\nbase_url = {url:?}\nmodel = \"mock-model\"\n\
+             [providers.mock]\nwire = {wire:?}\nbase_url = {url:?}\nmodel = {model:?}\n\
              usd_per_million_input = 1.0\nusd_per_million_output = 2.0\n{provider}\n\
              [agents.bot.turn]\nprovider = \"mock\"\n{turn}\n",
             data = dir.join("data"),
+            model = mock.model(),
         );
         std::fs::write(dir.join("engine.toml"), config).expect("the configuration is written");
         Self { dir }
@@ -143,4 +143,17 @@ pub fn last_tool_answer(mock: &Llmock) -> String {
         .as_str()
         .unwrap()
         .to_owned()
+}
+
+/// Waits until a model request took every behaviour scripted so far: llmock's journal
+/// holds a request only once it is served, its pending list shows one under way.
+pub fn wait_until_asked(mock: &Llmock) {
+    let asked = std::time::Instant::now();
+    while !mock.pending().is_empty() {
+        assert!(
+            asked.elapsed() < Duration::from_secs(20),
+            "the engine never asked its model"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -2,9 +2,7 @@
 //! refused, its message names no host path, and nothing changes outside the root (or
 //! inside it).
 
-mod common;
-
-use common::{Scratch, TOOLS};
+use crate::common::{Scratch, TOOLS};
 
 /// Paths the model might send to reach outside the root, with what each tries.
 fn corpus(scratch: &Scratch) -> Vec<(String, &'static str)> {
@@ -106,7 +104,7 @@ async fn every_tool_refuses_every_path_that_leads_outside_and_changes_nothing() 
     }
     assert_eq!(
         TOOLS,
-        common::linked_builtins().as_slice(),
+        crate::common::linked_builtins().as_slice(),
         "the corpus runs against every built-in"
     );
     assert_eq!(cases, TOOLS.len() * corpus(&scratch).len());
@@ -118,7 +116,11 @@ async fn the_reasons_name_what_was_wrong() {
     let reason = |tool: &'static str, path: &str| {
         let arguments = arguments(tool, path);
         let project = scratch.project.clone();
-        async move { common::call(&project, tool, &arguments).await.unwrap_err() }
+        async move {
+            crate::common::call(&project, tool, &arguments)
+                .await
+                .unwrap_err()
+        }
     };
     for tool in TOOLS {
         assert!(

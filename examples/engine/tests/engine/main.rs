@@ -1,0 +1,17 @@
+//! The example engine as a process: one test binary, so that its dozen areas link once.
+//! Each module holds one area; every test starts the engine (`CARGO_BIN_EXE_engine`) and
+//! the servers it needs of its own, so the tests run side by side.
+
+mod actions;
+mod bounded_store;
+mod cli;
+mod config_check;
+mod extensions;
+mod files;
+mod image;
+mod mcp;
+mod mcp_http_guard;
+mod mcp_spend;
+mod replicas;
+mod turn_setup;
+mod turns;
