@@ -159,9 +159,12 @@ fn image_name(name: &str) -> Result<String, String> {
     }
 }
 
-/// This workspace's example engine, whose library is the engine's command line.
+/// This workspace's example engine, whose library is the engine's command line. Its path
+/// without `..`: Cargo tells packages apart by the path written, so the image's build
+/// shares this workspace's only when the two spell it alike.
 fn default_engine() -> Source {
-    Source::Path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/engine"))
+    let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/engine");
+    Source::Path(engine.canonicalize().unwrap_or(engine))
 }
 
 /// The image's profiles, this workspace's own: an image ships with LTO, and its debug
