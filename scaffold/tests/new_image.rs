@@ -16,8 +16,9 @@ fn workspace() -> PathBuf {
 }
 
 /// This workspace's target directory, which the image builds into: with the example
-/// engine's lock file and release profile, its dependencies are the example engine's,
-/// built once for both (scripts/test's release check builds the example engine there).
+/// engine's lock file, profile and paths, its dependencies are the ones the workspace
+/// builds (`cargo build --release -p engine` there finds them built, and the other way
+/// round).
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)

@@ -119,7 +119,19 @@ async fn a_slow_database_is_bounded_by_the_timeout() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     holding.rollback().await.unwrap();
-    assert_eq!(stores.conversations.load(&id).await.unwrap(), Vec::new());
+    // Serving again: the first call may need a new connection, whose set-up alone can
+    // take longer than the 300 ms bound on a loaded machine; it is bounded, not lost.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let loaded = loop {
+        match stores.conversations.load(&id).await {
+            Ok(loaded) => break loaded,
+            Err(error) => assert!(
+                std::time::Instant::now() < deadline,
+                "the store does not serve again: {error}"
+            ),
+        }
+    };
+    assert_eq!(loaded, Vec::new());
     stores
         .conversations
         .append(&mut lease, 0, &[Message::user("then")])
