@@ -200,6 +200,10 @@ impl EngineBuilder {
     /// Validates what the engine serves and opens its stores: an engine exists only if
     /// every check passed.
     pub fn build(mut self) -> Result<Engine, EngineError> {
+        // Before any plugin code runs (a plugin's state is built below): a plugin's own
+        // reqwest client needs rustls's provider as much as the engine's does.
+        #[cfg(feature = "http")]
+        crate::provider::install_tls_provider();
         let registry = Arc::new(self.validated()?);
         let config = self.config;
         let channels = mount_channels(&config, &registry);

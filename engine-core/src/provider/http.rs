@@ -86,6 +86,7 @@ impl HttpProvider {
     /// A new client for providers: rustls with the platform's roots, a connect timeout.
     /// The engine shares one between its providers and its tools' model gateway.
     pub fn client() -> reqwest::Client {
+        install_tls_provider();
         reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
@@ -180,6 +181,15 @@ impl HttpProvider {
         splitter.finish(&mut on_event)?;
         assembler.finish()
     }
+}
+
+/// Installs ring as rustls's process-wide crypto provider, unless one is installed
+/// already. reqwest is built without a provider of its own (the workspace's Cargo.toml
+/// says why): a client built before this would panic. The engine calls it before it runs
+/// any plugin code, so a plugin's own reqwest client finds the provider too.
+pub fn install_tls_provider() {
+    // An error only says that a provider is installed, which is all this asks for.
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// The engine's one client (its connection pool), made on first use.

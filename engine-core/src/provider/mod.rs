@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 #[cfg(feature = "http")]
 pub(crate) use http::shared_client;
 #[cfg(feature = "http")]
-pub use http::HttpProvider;
+pub use http::{install_tls_provider, HttpProvider};
 pub use sse::SseSplitter;
 
 use crate::conversation::{Message, ToolCall};
