@@ -34,16 +34,22 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
     let (changes, mut changed) = mpsc::unbounded_channel::<()>();
     loader.on_change(changes.clone());
     let to_task = changes.clone();
-    let dir = loader.dir().to_owned();
-    // Only what can change the set: an extension file, or the directory itself (when its
-    // parent is watched). A command writing beside its file, or a database beside the
-    // configuration, reloads nothing.
+    // Absolute, as the paths of the events are once what is watched is: with a relative
+    // `--config`, a relative directory would never equal the `./tools.d` its parent's
+    // events name, and a directory made after start-up would never be seen.
+    let dir = std::path::absolute(loader.dir())
+        .map_err(|error| format!("cannot watch {}: {error}", loader.dir().display()))?;
+    let events_dir = dir.clone();
+    // Only what can change the set: a change (`changes_the_set`) to an extension file, or
+    // to the directory itself (when its parent is watched). A command writing beside its
+    // file, or a database beside the configuration, reloads nothing.
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let Ok(event) = event else { return };
-        let relevant = event
-            .paths
-            .iter()
-            .any(|path| *path == dir || crate::is_extension_file(path));
+        let relevant = changes_the_set(&event.kind)
+            && event
+                .paths
+                .iter()
+                .any(|path| *path == events_dir || crate::is_extension_file(path));
         // Every event, relevant or not: what a reload (or its absence) followed from.
         tracing::debug!(kind = ?event.kind, paths = ?event.paths, relevant, "extensions watcher: event");
         if relevant {
@@ -51,7 +57,7 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
         }
     })
     .map_err(|error| format!("cannot watch {}: {error}", loader.dir().display()))?;
-    let mut watched = watch_dir_or_parent(&mut watcher, loader.dir())?;
+    let mut watched = watch_dir_or_parent(&mut watcher, &dir)?;
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         .map_err(|error| format!("cannot listen for SIGHUP: {error}"))?;
     let task = tokio::spawn(async move {
@@ -65,12 +71,12 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading the extensions"),
                 else => return,
             }
-            if watched != loader.dir() {
-                if let Ok(dir) = watch_dir_or_parent(&mut watcher, loader.dir()) {
-                    if dir == loader.dir() {
+            if watched != dir {
+                if let Ok(now) = watch_dir_or_parent(&mut watcher, &dir) {
+                    if now == dir {
                         let _ = watcher.unwatch(&watched);
                     }
-                    watched = dir;
+                    watched = now;
                 }
             }
             let installed = engine.install_extensions(loader.load().await);
@@ -86,6 +92,21 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
     Ok(Watching { task })
 }
 
+/// Whether an event of `kind` can change the set of extensions: a file made, written,
+/// renamed or removed. Not an access: each reload opens and reads every file, and
+/// hearing those opens as changes would reload for ever. Not metadata either (an
+/// access time, a mode), which a manifest's meaning does not depend on.
+fn changes_the_set(kind: &notify::EventKind) -> bool {
+    use notify::event::ModifyKind;
+    use notify::EventKind;
+    matches!(
+        kind,
+        EventKind::Create(_)
+            | EventKind::Remove(_)
+            | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Name(_) | ModifyKind::Any)
+    )
+}
+
 /// Watches `dir`, or its parent while it does not exist; gives which it watches.
 fn watch_dir_or_parent(
     watcher: &mut notify::RecommendedWatcher,
@@ -95,7 +116,6 @@ fn watch_dir_or_parent(
         dir.to_owned()
     } else {
         match dir.parent() {
-            Some(parent) if parent.as_os_str().is_empty() => PathBuf::from("."),
             Some(parent) => parent.to_owned(),
             None => return Err(format!("{} has no parent to watch", dir.display())),
         }

@@ -13,6 +13,7 @@ mod body_deadline;
 mod channels;
 mod connections;
 mod extensions;
+mod in_flight;
 mod same_site;
 mod turns;
 
@@ -20,19 +21,13 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::error_handling::HandleErrorLayer;
 use axum::http::uri::Authority;
-use axum::http::{header, Response, StatusCode, Uri};
-use axum::BoxError;
+use axum::http::Uri;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use tower::limit::GlobalConcurrencyLimitLayer;
-use tower::load_shed::LoadShedLayer;
-use tower::ServiceBuilder;
 use tower_http::validate_request::ValidateRequestHeaderLayer;
 
 use crate::McpServer;
@@ -301,12 +296,7 @@ pub async fn serve_http(
         Default::default(),
         config,
     );
-    let in_flight = ServiceBuilder::new()
-        .layer(HandleErrorLayer::new(overloaded))
-        .layer(LoadShedLayer::new())
-        .layer(GlobalConcurrencyLimitLayer::with_semaphore(Arc::new(
-            Semaphore::new(options.max_in_flight),
-        )));
+    let permits = Arc::new(Semaphore::new(options.max_in_flight));
     let router = axum::Router::new()
         .nest_service("/mcp", service)
         .merge(
@@ -326,7 +316,9 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn(move |request, next| {
             body_deadline::read_body(body_timeout, max_body_bytes, request, next)
         }))
-        .layer(in_flight);
+        .layer(axum::middleware::from_fn(move |request, next| {
+            in_flight::bounded(Arc::clone(&permits), request, next)
+        }));
     // The last layer is the outermost: a request without the token takes no permit.
     let router = match bearer {
         Some(bearer) => router.layer(ValidateRequestHeaderLayer::custom(bearer)),
@@ -341,17 +333,6 @@ pub async fn serve_http(
     )
     .await;
     Ok(())
-}
-
-/// The answer to a request over the in-flight bound.
-async fn overloaded(_: BoxError) -> Response<Body> {
-    Response::builder()
-        .status(StatusCode::SERVICE_UNAVAILABLE)
-        .header(header::RETRY_AFTER, "1")
-        .body(Body::from(
-            "the server is serving as many requests as it takes: retry later",
-        ))
-        .expect("a valid response")
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 //! call); an id, name or type that arrives late or repeats; no arguments in the first
 //! chunk, or none at all (`{}`); a `finish_reason` that is missing, empty, or `stop`
 //! despite tool calls (the calls decide); a usage chunk whose `choices` is `[]`, `null`
-//! or `[{"delta":{}}]`. What it refuses: a stream that ends with neither a finish nor
-//! `[DONE]` (a truncation), a chunk that is not JSON, an `error` in the stream.
+//! or `[{"delta":{}}]`. What it refuses: a stream that ends with neither `[DONE]` nor
+//! the usage chunk (a truncation, even after a finish), a stream without any reply (a
+//! bare `[DONE]`), a chunk that is not JSON, an `error` in the stream.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -170,6 +171,9 @@ pub struct StreamAssembler {
     /// The `index` each call of `reply.tool_calls` came with.
     indexes: Vec<Option<u64>>,
     done: bool,
+    /// Whether the usage chunk came, which the request asks for (`include_usage`) and a
+    /// server sends after the last choice.
+    usage: bool,
 }
 
 impl StreamAssembler {
@@ -191,6 +195,7 @@ impl StreamAssembler {
         }
         if let Some(usage) = chunk.usage {
             self.reply.usage = usage.into();
+            self.usage = true;
         }
         // One reply is asked for (`n` is not sent): only the first choice counts.
         let Some(choice) = chunk
@@ -267,12 +272,21 @@ impl StreamAssembler {
         }
     }
 
-    /// The reply, once the stream ended: a stream that said neither a finish nor
-    /// `[DONE]` was cut off.
+    /// The reply, once the stream ended. It is whole only when the wire says so: by
+    /// `[DONE]`, or by the usage chunk that comes after the last choice. A stream cut
+    /// anywhere before, even after a `finish_reason`, was cut off: its usage (what the
+    /// turn is charged, what `max_tokens` counts) never came. A stream that held no
+    /// choice at all (a bare `[DONE]`) is no reply either.
     pub fn finish(self) -> Result<ProviderReply, ProviderError> {
-        if !self.done && self.reply.finish.is_none() {
+        if !self.done && !self.usage {
             return Err(ProviderError::Truncated(
-                "the stream ended with no finish_reason and no [DONE]".into(),
+                "the stream ended with neither [DONE] nor its usage".into(),
+            ));
+        }
+        let reply = &self.reply;
+        if reply.finish.is_none() && reply.text.is_empty() && reply.tool_calls.is_empty() {
+            return Err(ProviderError::Truncated(
+                "the stream ended without a reply: no text, no tool call, no finish_reason".into(),
             ));
         }
         Ok(complete(self.reply))

@@ -444,6 +444,46 @@ fn openai_stream_ending_mid_line_is_truncated_even_after_a_finish_reason() {
 }
 
 #[test]
+fn openai_stream_cut_after_its_finish_reason_without_done_or_usage_is_truncated() {
+    // The finish came, then the connection went: the usage the request asked for (what
+    // the turn is charged and `max_tokens` counts) never did.
+    let stream = sse(r#"
+        data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Done."},"finish_reason":null}]}
+
+        data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+    "#);
+    assert!(matches!(
+        assemble_openai(&stream),
+        Err(ProviderError::Truncated(_))
+    ));
+}
+
+#[test]
+fn openai_stream_cut_after_its_usage_chunk_is_whole() {
+    let whole = sse(r#"
+        data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}
+
+        data: {"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}
+
+        data: [DONE]
+    "#);
+    let reply = assemble_openai(cut_before(&whole, "data: [DONE]")).unwrap();
+    assert_eq!(reply.text, "hi");
+    assert_eq!(reply.usage.output_tokens, 1);
+}
+
+#[test]
+fn openai_bare_done_is_no_reply() {
+    let stream = sse(r#"
+        data: [DONE]
+    "#);
+    assert!(matches!(
+        assemble_openai(&stream),
+        Err(ProviderError::Truncated(_))
+    ));
+}
+
+#[test]
 fn openai_chunk_that_is_not_json_is_malformed_not_an_end_of_stream() {
     let stream = sse(r#"
         data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}
@@ -956,17 +996,6 @@ fn anthropic_blank_text_is_not_sent_as_a_block() {
         body["messages"],
         json!([{"role": "user", "content": [{"type": "text", "text": "Hello"}]}])
     );
-}
-
-#[test]
-fn openai_finish_reason_without_done_is_a_normal_end() {
-    let sse = concat!(
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
-    );
-    let reply = assemble_openai(sse).unwrap();
-    assert_eq!(reply.text, "Hi");
-    assert_eq!(reply.finish.as_deref(), Some("stop"));
 }
 
 #[test]

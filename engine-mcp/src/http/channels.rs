@@ -18,6 +18,11 @@ use plugin_sdk::channel::{ActionReport, ChannelRequest, ChannelResponse, Finishe
 
 use super::turns::{problem, valid_id};
 
+/// What separates a channel's name from its own id in the id the engine keeps for a
+/// channel's conversation (`webhook:c-42`). The turn route refuses ids that hold it, so
+/// that no client of the route can take a channel's conversation first.
+pub(super) const CHANNEL_MARK: char = ':';
+
 /// The route, over `engine`; turns under way are cancelled when `shutdown` is.
 pub(super) fn router(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {
     Router::new()
@@ -74,7 +79,7 @@ async fn channel(
     // Each channel's conversation ids are its own: two channels, or a channel and the
     // turn route, do not share a history by a coincidence of ids. The id the engine keeps
     // is checked as the turn route checks its ids.
-    let kept_as = format!("{name}:{}", inbound.conversation);
+    let kept_as = format!("{name}{CHANNEL_MARK}{}", inbound.conversation);
     if !valid_id(&kept_as) || !valid_id(&inbound.subscriber) {
         tracing::warn!(
             channel = name,

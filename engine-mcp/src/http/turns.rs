@@ -99,6 +99,18 @@ async fn turn(
             );
         }
     }
+    if request
+        .conversation
+        .as_ref()
+        .is_some_and(|id| id.contains(super::channels::CHANNEL_MARK))
+    {
+        let message = format!(
+            "a `conversation` of this route holds no `{}`: that marks a channel's conversations (`<channel>{}<id>`), which only their channel continues",
+            super::channels::CHANNEL_MARK,
+            super::channels::CHANNEL_MARK,
+        );
+        return problem(StatusCode::BAD_REQUEST, &message);
+    }
     let conversation = request.conversation.unwrap_or_else(new_conversation_id);
     let subscriber = request.subscriber.unwrap_or_else(|| "anonymous".to_owned());
     let mut turn = turn.in_conversation(subscriber, conversation.clone());

@@ -7,3 +7,4 @@ mod schemas;
 mod support;
 mod tools;
 mod ui;
+mod versions;

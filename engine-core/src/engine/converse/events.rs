@@ -1,5 +1,8 @@
 //! What a turn tells its client as it runs: the events of the NDJSON stream.
 
+use std::borrow::Cow;
+
+use plugin_sdk::engine::{Redact, RedactValues};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -167,6 +170,57 @@ pub enum Stop {
         /// Which conversation, and what to do.
         message: String,
     },
+}
+
+impl TurnEvent {
+    /// The event with every secret redacted from the texts the engine wrote into it: an
+    /// error's message quotes what a provider or a store answered, which may quote a key
+    /// (a gateway's 401 often does). Tools' outputs and errors are redacted where they are
+    /// made; the model's text is its own.
+    pub(super) fn redacted(self, redact: &RedactValues) -> Self {
+        match self {
+            Self::Error { message } => Self::Error {
+                message: clean(message, redact),
+            },
+            Self::Done {
+                stop,
+                usage,
+                cost_usd,
+                model_requests,
+            } => Self::Done {
+                stop: stop.redacted(redact),
+                usage,
+                cost_usd,
+                model_requests,
+            },
+            other => other,
+        }
+    }
+}
+
+impl Stop {
+    /// The stop with every secret redacted from its message, as it is stored and sent.
+    pub(super) fn redacted(self, redact: &RedactValues) -> Self {
+        match self {
+            Self::Failed { message } => Self::Failed {
+                message: clean(message, redact),
+            },
+            Self::ProviderError { message } => Self::ProviderError {
+                message: clean(message, redact),
+            },
+            Self::Busy { message } => Self::Busy {
+                message: clean(message, redact),
+            },
+            other => other,
+        }
+    }
+}
+
+fn clean(text: String, redact: &RedactValues) -> String {
+    match redact.redact(&text) {
+        Cow::Owned(clean) => clean,
+        Cow::Borrowed(_) => text,
+    }
 }
 
 /// The limits that end a turn gracefully.

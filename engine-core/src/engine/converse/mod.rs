@@ -21,6 +21,7 @@ use crate::conversation::{Message, ToolStatus};
 use crate::provider::{Provider, ProviderError, ProviderRequest, Usage};
 use crate::stores::{ActionRecord, ConversationError, Conversations, TurnLease};
 use actions::StagedActions;
+use plugin_sdk::engine::RedactValues;
 use tools::{run_calls, unrun, CallCounts, StepLimits};
 
 /// How a client stops a running turn.
@@ -104,11 +105,19 @@ impl Engine {
         control: &TurnControl,
         events: &mut (dyn FnMut(TurnEvent) + Send),
     ) -> TurnSummary {
+        // What leaves a turn, leaves redacted: its events here, the summary it stores and
+        // answers where each is made (`failed` below, and at the end).
+        let redact = self.redact();
+        let mut redacting = |event: TurnEvent| events(event.redacted(&redact));
+        let events: &mut (dyn FnMut(TurnEvent) + Send) = &mut redacting;
         let failed = |events: &mut (dyn FnMut(TurnEvent) + Send), message: String| {
-            events(TurnEvent::Error {
-                message: message.clone(),
-            });
-            done(events, TurnSummary::failed(message))
+            let summary = TurnSummary::failed(message).redacted(&redact);
+            if let Stop::Failed { message } = &summary.stop {
+                events(TurnEvent::Error {
+                    message: message.clone(),
+                });
+            }
+            done(events, summary)
         };
         let agent = self.agent_of(turn);
         let (Some(config), Some(provider)) = (agent.config.turn.as_ref(), agent.provider.as_ref())
@@ -318,7 +327,7 @@ impl Engine {
         };
         let (stop, reply) = stop;
         let summary = TurnSummary {
-            stop,
+            stop: stop.redacted(&redact),
             reply,
             usage: progress.usage,
             cost_usd: progress.cost_usd,
@@ -488,6 +497,11 @@ fn set_content(message: &mut Message, text: &str) {
 impl TurnSummary {
     fn failed(message: String) -> Self {
         Self::stopped(Stop::Failed { message })
+    }
+
+    fn redacted(mut self, redact: &RedactValues) -> Self {
+        self.stop = self.stop.redacted(redact);
+        self
     }
 
     /// A turn that ended before it began, for `stop`.

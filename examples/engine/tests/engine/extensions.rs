@@ -90,6 +90,19 @@ impl Setup {
         command
     }
 
+    /// [`command`](Self::command), run from the test's directory with the configuration
+    /// named relative to it (`--config engine.toml`).
+    fn command_from_its_directory(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(ENGINE);
+        command
+            .env_clear()
+            .env("PATH", self.path())
+            .current_dir(&self.dir)
+            .args(["--config", "engine.toml"])
+            .args(args);
+        command
+    }
+
     /// `engine call TOOL ARGUMENTS`, its output parsed.
     fn call(&self, tool: &str, arguments: &str) -> Value {
         let output = self.engine(&["call", tool, arguments]);
@@ -110,8 +123,11 @@ impl Setup {
     /// `engine serve` on a free port, with `extra` arguments; answers the served engine,
     /// whose stderr is read from the start (a full pipe would stop it).
     fn serve(&self, extra: &[&str]) -> Served {
-        let mut child = self
-            .command(&["serve", "--addr", "127.0.0.1:0"])
+        Self::spawn_served(self.command(&["serve", "--addr", "127.0.0.1:0"]), extra)
+    }
+
+    fn spawn_served(mut command: Command, extra: &[&str]) -> Served {
+        let mut child = command
             .args(extra)
             // The watcher's every event, for the tests that wait on what it saw.
             .env("RUST_LOG", "info,engine_extensions=debug")
@@ -583,6 +599,76 @@ fn engine_serve_reloads_added_changed_and_removed_files_and_tells_mcp_clients() 
     );
     let stderr = served.stop();
     assert!(stderr.contains("extensions reloaded"), "{stderr}");
+}
+
+#[test]
+fn a_reload_does_not_hear_its_own_reads_of_the_files_as_a_change() {
+    let setup = Setup::new("own-reads", AGENT);
+    setup.add(&["word_count.json", "word_count.py"]);
+    let served = setup.serve(&[]);
+    served.wait_for("the first read", |extensions| {
+        extensions["tools"][0]["description"] == "Counts the words of a text."
+    });
+    let before_edit = served.log().len();
+    let manifest = std::fs::read_to_string(fixture("word_count.json")).unwrap();
+    setup.write(
+        "word_count.json",
+        &manifest.replace("Counts the words of a text.", "Counts words."),
+    );
+    served.wait_for("the reload of the edit", |extensions| {
+        extensions["tools"][0]["description"] == "Counts words."
+    });
+    // The reload opened and read word_count.json. A barrier, as in the SIGHUP test: once
+    // the watcher logged it, it had heard of those reads, and said whether each asks for
+    // a reload. None may: each reload would then ask for the next, for ever.
+    setup.write("barrier.txt", "");
+    let log = served.wait_for_log("the watcher's event for the barrier", |log| {
+        log[before_edit..].contains("barrier.txt")
+    });
+    let since_edit =
+        &log[before_edit..before_edit + log[before_edit..].find("barrier.txt").unwrap()];
+    let heard: Vec<&str> = since_edit
+        .lines()
+        .filter(|line| line.contains("relevant=true"))
+        .collect();
+    assert!(
+        !heard.is_empty(),
+        "the edit itself was not heard: {since_edit}"
+    );
+    for line in &heard {
+        assert!(
+            [
+                "kind=Create(",
+                "kind=Modify(Data(",
+                "kind=Modify(Name(",
+                "kind=Remove("
+            ]
+            .iter()
+            .any(|kind| line.contains(kind)),
+            "an event that changes no file asked for a reload: {line}"
+        );
+    }
+    assert_eq!(
+        since_edit.matches("extensions reloaded").count(),
+        1,
+        "one edit, one reload: {since_edit}"
+    );
+}
+
+#[test]
+fn with_a_relative_config_a_tools_d_made_after_start_up_is_loaded() {
+    let setup = Setup::new("relative-config", AGENT);
+    std::fs::remove_dir_all(setup.tools_d()).unwrap();
+    let served = Setup::spawn_served(
+        setup.command_from_its_directory(&["serve", "--addr", "127.0.0.1:0"]),
+        &[],
+    );
+    assert!(ids(&served.extensions()).is_empty());
+    std::fs::create_dir(setup.tools_d()).unwrap();
+    setup.add(&["word_count.py", "word_count.json"]);
+    served.wait_for("the directory made after start-up", |extensions| {
+        ids(extensions) == ["local:word_count"]
+    });
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod image;
 mod mcp;
 mod mcp_http_guard;
 mod mcp_spend;
+mod provider_errors;
 mod replicas;
 mod turn_setup;
 mod turns;

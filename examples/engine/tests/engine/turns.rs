@@ -976,3 +976,105 @@ fn sighup_reloads_the_configuration_and_the_next_turn_uses_a_new_provider_and_ag
     assert!(!known("broken"));
     drop(served);
 }
+
+#[test]
+fn over_http_a_channels_conversation_id_is_refused_and_claims_nothing() {
+    use std::io::Read;
+
+    let mock = Llmock::start();
+    let setup = Setup::new("http-channel-id", &mock, "openai", "", "");
+    let (_served, authority) = serve(&setup, None);
+    let read = |mut client: std::net::TcpStream| {
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    // A fresh id of the webhook channel's form, taken first by a client of the route,
+    // would lock the channel's user out of their conversation.
+    let body = r#"{"message":"Hello?","conversation":"webhook:c-1"}"#;
+    let answer = read(send(&authority, "POST", "/v1/agents/bot/turns", body, None));
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        answer.contains("marks a channel's conversations"),
+        "{answer}"
+    );
+    let body = r#"{"conversation":"webhook:c-1"}"#;
+    let answer = read(send(&authority, "POST", "/v1/agents/bot/turns", body, None));
+    assert!(answer.starts_with("HTTP/1.1 400"), "a resume too: {answer}");
+    // Nothing asked, nothing kept: no owner recorded for the id.
+    assert!(mock.journal().is_empty(), "the model was asked");
+    let database = rusqlite::Connection::open_with_flags(
+        setup.dir.join("data/conversations.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let owners: i64 = database
+        .query_row("SELECT count(*) FROM owners", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(owners, 0, "an owner was recorded");
+}
+
+#[test]
+fn over_http_a_streamed_turn_holds_its_in_flight_place_until_it_ends() {
+    use std::io::Read;
+
+    let mock = Llmock::start();
+    let setup = Setup::new("http-in-flight", &mock, "openai", "", "");
+    mock.script(json!([
+        {"type": "reply", "text": "words that never finish"},
+        {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 30}
+    ]));
+    let config = setup.config();
+    let (_served, url) = test_support::mcp::serve_with_env(
+        env!("CARGO_BIN_EXE_engine"),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--agent",
+            "bot",
+            "--max-in-flight",
+            "1",
+        ],
+        &[],
+    );
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let head = |client: &mut std::net::TcpStream| {
+        let mut head = [0u8; 64];
+        let read = client.read(&mut head).unwrap();
+        String::from_utf8_lossy(&head[..read]).into_owned()
+    };
+    let body = r#"{"message":"Hello?","conversation":"c-long"}"#;
+    let mut streaming = send(&authority, "POST", "/v1/agents/bot/turns", body, None);
+    let answer = head(&mut streaming);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // The head is sent and the turn streams on, its model stalled: it is still in flight.
+    wait_until_asked(&mock);
+    let body = r#"{"message":"Hello?","conversation":"c-other"}"#;
+    let mut second = send(&authority, "POST", "/v1/agents/bot/turns", body, None);
+    let answer = head(&mut second);
+    assert!(
+        answer.starts_with("HTTP/1.1 503"),
+        "a second request while the first turn streams: {answer}"
+    );
+    // Its client goes: the turn is cancelled, and its place is free again.
+    drop(streaming);
+    let started = Instant::now();
+    loop {
+        let mut client = send(&authority, "GET", "/v1/conversations/c-long", "", None);
+        let answer = head(&mut client);
+        if !answer.starts_with("HTTP/1.1 503") {
+            assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the ended turn still holds its place"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,140 @@
+//! What a provider says when it refuses a request reaches the client and the store, with
+//! the engine's secrets redacted from it: many OpenAI-compatible gateways quote the key
+//! they were sent in a 401.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The agent's API key: what the gateway below echoes.
+const KEY: &str = "sk-live-4242-provider-key";
+
+/// A gateway that answers every request 401, quoting the `Authorization` header it got,
+/// as such gateways do; answers its base URL.
+fn echoing_gateway() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut authorization = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if lower.starts_with("authorization:") {
+                    authorization = line["authorization:".len()..].trim().to_owned();
+                }
+                if let Some(value) = lower.strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let answer = serde_json::json!({
+                "error": {
+                    "message": format!("Incorrect API key provided: {authorization}"),
+                    "type": "invalid_request_error",
+                }
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n\
+                 content-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    url
+}
+
+/// Every byte of every file under `dir`.
+fn every_file(dir: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            bytes.extend(every_file(&path));
+        } else {
+            bytes.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    bytes
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle.as_bytes())
+}
+
+#[test]
+fn a_401_that_quotes_the_key_reaches_the_stream_and_the_store_redacted() {
+    let dir = std::env::temp_dir().join(format!("engine-provider-401-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = format!(
+        "data_dir = {data:?}\n\
+         [providers.gateway]\nwire = \"openai\"\nbase_url = {url:?}\nmodel = \"m\"\n\
+         api_key_secret = \"openai_key\"\n\
+         [agents.bot.turn]\nprovider = \"gateway\"\n",
+        data = dir.join("data"),
+        url = echoing_gateway(),
+    );
+    std::fs::write(dir.join("engine.toml"), config).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(dir.join("engine.toml"))
+        .args([
+            "--agent",
+            "bot",
+            "turn",
+            "--conversation",
+            "c-401",
+            "Hello?",
+        ])
+        .env("ENGINE_SECRET__bot__openai_key", KEY)
+        .env("RUST_LOG", "debug")
+        .output()
+        .expect("the engine runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+    // The error still says what happened, and the turn's end says it too.
+    let error = events
+        .iter()
+        .find(|event| event["type"] == "error")
+        .unwrap_or_else(|| panic!("an error event: {stdout}"));
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("401") && message.contains("Incorrect API key provided"),
+        "{message}"
+    );
+    let done = events.last().unwrap();
+    assert_eq!(done["type"], "done", "{stdout}");
+    assert_eq!(done["stop"]["reason"], "provider_error", "{done}");
+    // Nowhere the process wrote: its stream, its log, its data directory.
+    assert!(
+        !contains(&output.stdout, KEY),
+        "the stream quotes the key: {stdout}"
+    );
+    assert!(
+        !contains(&output.stderr, KEY),
+        "the log quotes the key: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stored = every_file(&dir.join("data"));
+    assert!(!stored.is_empty(), "the turn stored nothing");
+    assert!(!contains(&stored, KEY), "the data directory holds the key");
+    let _ = std::fs::remove_dir_all(&dir);
+}
