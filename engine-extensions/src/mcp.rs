@@ -347,6 +347,9 @@ async fn connect(file: &Path, endpoint: &Endpoint) -> Result<Connection, String>
                 if let Some(token) = token {
                     config = config.auth_header(token.clone());
                 }
+                // rmcp builds a reqwest client of its own, which needs rustls's provider:
+                // installed here too, for a loader used before any engine is built.
+                engine_core::provider::install_tls_provider();
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let running = client
                     .serve(transport)

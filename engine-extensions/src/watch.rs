@@ -45,11 +45,12 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
     // file, or a database beside the configuration, reloads nothing.
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let Ok(event) = event else { return };
-        let relevant = changes_the_set(&event.kind)
-            && event
-                .paths
-                .iter()
-                .any(|path| *path == events_dir || crate::is_extension_file(path));
+        // A rescan is asked for when the kernel's queue overflowed: changes were lost.
+        let about_the_set = event
+            .paths
+            .iter()
+            .any(|path| *path == events_dir || crate::is_extension_file(path));
+        let relevant = event.need_rescan() || (changes_the_set(&event.kind) && about_the_set);
         // Every event, relevant or not: what a reload (or its absence) followed from.
         tracing::debug!(kind = ?event.kind, paths = ?event.paths, relevant, "extensions watcher: event");
         if relevant {
@@ -71,7 +72,9 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading the extensions"),
                 else => return,
             }
-            if watched != dir {
+            // The directory appeared (its parent was watched), or went (its own watch
+            // went with it, and its parent is watched until it is back).
+            if watched != dir || !dir.is_dir() {
                 if let Ok(now) = watch_dir_or_parent(&mut watcher, &dir) {
                     if now == dir {
                         let _ = watcher.unwatch(&watched);

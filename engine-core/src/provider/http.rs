@@ -120,9 +120,11 @@ impl HttpProvider {
                     _ => break,
                 }
             }
+            // Whole (up to 4 KiB), not cut: the engine redacts secrets from it where
+            // it leaves, and a key cut in two would no longer be found. It is cut after.
             return Err(ProviderError::Status {
                 status: status.as_u16(),
-                body: String::from_utf8_lossy(&body).chars().take(300).collect(),
+                body: String::from_utf8_lossy(&body).into_owned(),
                 retry_after_ms,
             });
         }

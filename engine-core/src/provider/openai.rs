@@ -171,9 +171,10 @@ pub struct StreamAssembler {
     /// The `index` each call of `reply.tool_calls` came with.
     indexes: Vec<Option<u64>>,
     done: bool,
-    /// Whether the usage chunk came, which the request asks for (`include_usage`) and a
-    /// server sends after the last choice.
-    usage: bool,
+    /// Whether the usage came with or after the finish: the usage chunk the request asks
+    /// for (`include_usage`), which a server sends after the last choice. A server that
+    /// sends usage with every chunk ends nothing before its finish.
+    usage_after_finish: bool,
 }
 
 impl StreamAssembler {
@@ -193,10 +194,11 @@ impl StreamAssembler {
                 "the provider reported an error in its stream: {error}"
             )));
         }
+        let usage = chunk.usage.is_some();
         if let Some(usage) = chunk.usage {
             self.reply.usage = usage.into();
-            self.usage = true;
         }
+        self.usage_after_finish |= usage && self.reply.finish.is_some();
         // One reply is asked for (`n` is not sent): only the first choice counts.
         let Some(choice) = chunk
             .choices
@@ -212,6 +214,7 @@ impl StreamAssembler {
         if let Some(delta) = choice.delta {
             self.delta(delta, text)?;
         }
+        self.usage_after_finish |= usage && self.reply.finish.is_some();
         Ok(())
     }
 
@@ -278,7 +281,7 @@ impl StreamAssembler {
     /// turn is charged, what `max_tokens` counts) never came. A stream that held no
     /// choice at all (a bare `[DONE]`) is no reply either.
     pub fn finish(self) -> Result<ProviderReply, ProviderError> {
-        if !self.done && !self.usage {
+        if !self.done && !self.usage_after_finish {
             return Err(ProviderError::Truncated(
                 "the stream ended with neither [DONE] nor its usage".into(),
             ));

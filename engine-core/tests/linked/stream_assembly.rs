@@ -473,6 +473,20 @@ fn openai_stream_cut_after_its_usage_chunk_is_whole() {
 }
 
 #[test]
+fn openai_usage_on_every_chunk_ends_nothing_before_the_finish() {
+    // Some servers send usage with every chunk: a stream cut before its finish is cut off.
+    let stream = sse(r#"
+        data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"The forecast"},"finish_reason":null}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}
+
+        data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" is"},"finish_reason":null}],"usage":{"prompt_tokens":3,"completion_tokens":3,"total_tokens":6}}
+    "#);
+    assert!(matches!(
+        assemble_openai(&stream),
+        Err(ProviderError::Truncated(_))
+    ));
+}
+
+#[test]
 fn openai_bare_done_is_no_reply() {
     let stream = sse(r#"
         data: [DONE]

@@ -95,7 +95,7 @@ async fn turn(
         if !valid_id(id) {
             return problem(
                 StatusCode::BAD_REQUEST,
-                "a `conversation` or `subscriber` is 1 to 128 of letters, digits and `-_.:@`",
+                "a `conversation` or `subscriber` is 1 to 128 of letters, digits and `-_.:@` (`:` in a subscriber only)",
             );
         }
     }

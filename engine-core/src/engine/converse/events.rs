@@ -216,10 +216,20 @@ impl Stop {
     }
 }
 
+/// The most characters of a message the engine sends or stores: enough for what a
+/// provider's error body says; the rest of a body of up to 4 KiB is dropped.
+const MAX_MESSAGE_CHARS: usize = 600;
+
+/// `text` redacted, then cut to [`MAX_MESSAGE_CHARS`]: in that order, so that no secret
+/// is cut in two and half of it kept.
 fn clean(text: String, redact: &RedactValues) -> String {
-    match redact.redact(&text) {
+    let clean = match redact.redact(&text) {
         Cow::Owned(clean) => clean,
         Cow::Borrowed(_) => text,
+    };
+    match clean.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((end, _)) => format!("{}…", &clean[..end]),
+        None => clean,
     }
 }
 

@@ -9,8 +9,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// The agent's API key: what the gateway below echoes.
-const KEY: &str = "sk-live-4242-provider-key";
+/// The agent's API key, as long as a project key: what the gateway below echoes.
+const KEY: &str = "sk-proj-4242-Yq3vTg8LmN2pWx7RsK4dHc9BfJ6uZa1EoQ5iVy0tMnXb3GkLw8PrSe2DhUj7FcAz4NqTm6WvKy9RbLe1Xs5HgPd3JoCi8UfMa2ZtQn7VwBy4KrLx6SeHd0GjPu9NcTq3AmYf5RkWz1EvLb8DsXo2";
+
+/// The start of the key: what a cut made before redacting would have left.
+fn start_of_key() -> &'static str {
+    &KEY[..24]
+}
 
 /// A gateway that answers every request 401, quoting the `Authorization` header it got,
 /// as such gateways do; answers its base URL.
@@ -40,7 +45,12 @@ fn echoing_gateway() -> String {
             let _ = reader.read_exact(&mut body);
             let answer = serde_json::json!({
                 "error": {
-                    "message": format!("Incorrect API key provided: {authorization}"),
+                    // As a gateway that dumps what it got: the key starts before the 300th
+                    // character, where the body used to be cut before it was redacted.
+                    "message": format!(
+                        "{}: Incorrect API key provided: {authorization}",
+                        "request rejected".repeat(13)
+                    ),
                     "type": "invalid_request_error",
                 }
             })
@@ -123,18 +133,22 @@ fn a_401_that_quotes_the_key_reaches_the_stream_and_the_store_redacted() {
     let done = events.last().unwrap();
     assert_eq!(done["type"], "done", "{stdout}");
     assert_eq!(done["stop"]["reason"], "provider_error", "{done}");
-    // Nowhere the process wrote: its stream, its log, its data directory.
+    // Nowhere the process wrote, not even in part: its stream, its log, its data
+    // directory.
     assert!(
-        !contains(&output.stdout, KEY),
+        !contains(&output.stdout, start_of_key()),
         "the stream quotes the key: {stdout}"
     );
     assert!(
-        !contains(&output.stderr, KEY),
+        !contains(&output.stderr, start_of_key()),
         "the log quotes the key: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     let stored = every_file(&dir.join("data"));
     assert!(!stored.is_empty(), "the turn stored nothing");
-    assert!(!contains(&stored, KEY), "the data directory holds the key");
+    assert!(
+        !contains(&stored, start_of_key()),
+        "the data directory holds the key"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
