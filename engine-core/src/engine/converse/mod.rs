@@ -592,11 +592,12 @@ impl Run<'_> {
             .chain(injected.iter().cloned())
             .collect();
         let tools = std::str::from_utf8(&self.tools).unwrap_or("[]");
-        // A regeneration asks again for the last answer: it leaves the history, unless
-        // it answered tool calls (then stored, with their answers).
+        // A regeneration asks again for the last answer: it leaves the history, with the
+        // answers to the calls it made past a limit (never run). Nothing of it is stored
+        // yet: a reply is stored once the hooks have passed it.
         if let Some(at) = progress.answer_at.take() {
-            if at + 1 == progress.history.len() && at >= progress.stored {
-                progress.history.pop();
+            if at >= progress.stored {
+                progress.history.truncate(at);
             }
         }
         loop {
@@ -668,7 +669,8 @@ impl Run<'_> {
                     }
                     progress.history.push(answer);
                 }
-                self.flush(progress).await;
+                // Not stored here: the `response_generated` hooks have yet to pass the
+                // reply, and what is stored is what they leave of it.
                 return Ok(text);
             }
             let base = progress.history.len();

@@ -1078,3 +1078,38 @@ fn over_http_a_streamed_turn_holds_its_in_flight_place_until_it_ends() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn past_the_last_request_a_reply_with_calls_is_stored_as_the_hooks_leave_it() {
+    let mock = Llmock::start();
+    let setup = Setup::new("limit-hooks", &mock, "openai", "", "max_model_requests = 1");
+    // The only request offers no tool; the model calls one anyway, with corrupted words
+    // that the guard plugin replays twice and then replaces with its apology.
+    mock.script(json!([
+        {"type": "reply", "text": "Rome \u{fffd} rejected", "tool_calls": [weather("Rome")]},
+        {"type": "reply", "text": "Rome \u{fffd} again"},
+        {"type": "reply", "text": "\u{fffd}"}
+    ]));
+    let (events, output) = setup.turn(&["Weather?", "--conversation", "c-guarded"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(done(&events)["stop"]["reason"], "replaced", "{events:#?}");
+    let database = rusqlite::Connection::open(setup.dir.join("data/conversations.sqlite")).unwrap();
+    let stored: Vec<String> = database
+        .prepare("SELECT body FROM messages WHERE conversation = 'c-guarded' ORDER BY seq")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let history = stored.join("\n");
+    assert!(
+        !history.contains("rejected")
+            && !history.contains('\u{fffd}')
+            && !history.contains("\\ufffd"),
+        "a reply the guard did not pass is in the history: {history}"
+    );
+    assert!(
+        history.contains(guard::APOLOGY),
+        "the guard's replacement is not what was stored: {history}"
+    );
+}
