@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::turn_setup::{done, of_type, send, serve, wait_until_asked, Setup};
+use crate::turn_setup::{done, of_type, send, serve, serve_with, wait_until_asked, Setup};
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
 
@@ -1024,25 +1024,7 @@ fn over_http_a_streamed_turn_holds_its_in_flight_place_until_it_ends() {
         {"type": "reply", "text": "words that never finish"},
         {"type": "stream_fault", "kind": "stall", "after_chunks": 1, "stall_seconds": 30}
     ]));
-    let config = setup.config();
-    let (_served, url) = test_support::mcp::serve_with_env(
-        env!("CARGO_BIN_EXE_engine"),
-        &[
-            "--config",
-            config.to_str().unwrap(),
-            "--agent",
-            "bot",
-            "--max-in-flight",
-            "1",
-        ],
-        &[],
-    );
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let (_served, authority) = serve_with(&setup.config(), None, &["--max-in-flight", "1"]);
     let head = |client: &mut std::net::TcpStream| {
         let mut head = [0u8; 64];
         let read = client.read(&mut head).unwrap();

@@ -75,15 +75,23 @@ pub fn serve_config(
     config: &std::path::Path,
     token: Option<&str>,
 ) -> (test_support::mcp::Served, String) {
+    serve_with(config, token, &[])
+}
+
+/// [`serve_config`], with `extra` arguments for `engine serve`.
+pub fn serve_with(
+    config: &std::path::Path,
+    token: Option<&str>,
+    extra: &[&str],
+) -> (test_support::mcp::Served, String) {
     let env: Vec<(&str, &str)> = token
         .map(|token| ("ENGINE_MCP_TOKEN", token))
         .into_iter()
         .collect();
-    let (served, url) = test_support::mcp::serve_with_env(
-        env!("CARGO_BIN_EXE_engine"),
-        &["--config", config.to_str().unwrap(), "--agent", "bot"],
-        &env,
-    );
+    let mut args = vec!["--config", config.to_str().unwrap(), "--agent", "bot"];
+    args.extend_from_slice(extra);
+    let (served, url) =
+        test_support::mcp::serve_with_env(env!("CARGO_BIN_EXE_engine"), &args, &env);
     let authority = url
         .trim_start_matches("http://")
         .split('/')
