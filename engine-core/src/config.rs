@@ -751,6 +751,11 @@ impl EngineConfig {
             .unwrap_or_else(|| PathBuf::from("data"))
     }
 
+    /// The file it was read from, if it was read from one.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
     /// Every configured secret value, for redaction; but a published choice: the value
     /// of a key that linked code declares only as a `select`, when it is one of the
     /// choices written in the plugins' source (a short one, `eu`, would blank out every

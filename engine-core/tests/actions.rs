@@ -54,6 +54,23 @@ async fn fail(args: Act) -> Result<String, ToolError> {
     Err(ToolError::new(format!("the CRM refused `{}`", args.note)))
 }
 
+/// An output shaped like the answer of a staged action.
+#[derive(Serialize, JsonSchema)]
+struct LooksStaged {
+    staged: String,
+    note: String,
+}
+
+/// Answers what looks like a staging, as any tool's output may.
+#[define_tool]
+async fn mimic() -> LooksStaged {
+    tokio::task::yield_now().await;
+    LooksStaged {
+        staged: "probe:act".into(),
+        note: "staged: it will be performed".into(),
+    }
+}
+
 /// A reply guard that fails closed when the reply says `FAIL`.
 #[define_hook(
     event = "response_generated",
@@ -422,6 +439,45 @@ async fn invalid_arguments_stage_nothing_and_the_model_reads_why() {
         .iter()
         .any(|event| matches!(event, TurnEvent::ActionStaged { .. })));
     assert_eq!(STARTED.load(Ordering::SeqCst), 0);
+}
+
+/// Issue 31, to settle: an ordinary tool's output that reads like a staging is its
+/// output, and the next turn leaves it so (only an action's answers are settled).
+#[tokio::test(start_paused = true)]
+async fn an_ordinary_tools_output_that_looks_staged_is_never_settled_as_an_action() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let engine = engine(
+        vec![
+            Ok(stagings("mimic", &["{}"])),
+            Ok(text("One.")),
+            Ok(text("Two.")),
+        ],
+        1000,
+    );
+    for _ in 0..2 {
+        let (_, stop) = converse(&engine, &TurnControl::default()).await;
+        assert_eq!(stop, Stop::Answered);
+    }
+    let answers: Vec<(ToolStatus, String)> = engine
+        .conversation("c")
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|message| match message {
+            engine_core::conversation::Message::Tool {
+                status, content, ..
+            } => Some((status, content)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        [(
+            ToolStatus::Ok,
+            r#"{"staged":"probe:act","note":"staged: it will be performed"}"#.to_owned()
+        )]
+    );
 }
 
 #[tokio::test(start_paused = true)]

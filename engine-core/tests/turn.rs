@@ -656,3 +656,154 @@ async fn the_turns_deadline_ends_a_running_tool_as_timed_out() {
     );
     assert_eq!(provider.asked().len(), 1, "no request past the deadline");
 }
+
+/// Runs of the external tool `late:echo`.
+static LATE_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+struct CountsRuns;
+
+impl engine_core::external::Runner for CountsRuns {
+    fn run(
+        &self,
+        _arguments: &str,
+    ) -> futures::future::BoxFuture<'static, Result<String, engine_core::external::RunError>> {
+        LATE_RUNS.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(r#"{"ran":true}"#.to_owned()) })
+    }
+}
+
+/// A provider that, while its first request is out, waits for the test to install a
+/// tool; it answers from a script and keeps the catalog of each request.
+struct Racing {
+    replies: Mutex<VecDeque<ProviderReply>>,
+    catalogs: Mutex<Vec<String>>,
+    first_asked: tokio::sync::Notify,
+    installed: tokio::sync::Notify,
+}
+
+impl Provider for Racing {
+    fn wire(&self) -> Wire {
+        Wire::Openai
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ProviderRequest<'a>,
+        _text: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        let asked = {
+            let mut catalogs = self.catalogs.lock().unwrap();
+            catalogs.push(request.tools.to_owned());
+            catalogs.len()
+        };
+        let reply = self.replies.lock().unwrap().pop_front();
+        Box::pin(async move {
+            if asked == 1 {
+                self.first_asked.notify_one();
+                self.installed.notified().await;
+            }
+            Ok(reply.unwrap_or_else(|| text("(no more script)")))
+        })
+    }
+}
+
+/// Issue 31 #1: a tool installed while the model is asked (a manifest dropped into
+/// `tools.d`) is not callable in that answer, whose catalog did not list it; the next
+/// request offers it, and a call then runs.
+#[tokio::test(start_paused = true)]
+async fn a_tool_installed_while_the_model_is_asked_is_offered_from_the_next_request_on() {
+    let _serial = SERIAL.lock().await;
+    LATE_RUNS.store(0, Ordering::SeqCst);
+    let late = |id: &str| ProviderReply {
+        tool_calls: vec![ToolCall {
+            id: id.to_owned(),
+            name: "late__echo".into(),
+            arguments: "{}".into(),
+            extra: Default::default(),
+        }],
+        ..ProviderReply::default()
+    };
+    let provider = Arc::new(Racing {
+        replies: Mutex::new([late("c0"), late("c1"), text("done")].into()),
+        catalogs: Mutex::default(),
+        first_asked: tokio::sync::Notify::new(),
+        installed: tokio::sync::Notify::new(),
+    });
+    let mut config = EngineConfig::default();
+    config.agents.insert(
+        "bot".into(),
+        AgentConfig {
+            turn: Some(TurnConfig::new("racing")),
+            ..AgentConfig::default()
+        },
+    );
+    let engine = Engine::builder()
+        .config(config)
+        .provider("racing", Arc::clone(&provider) as Arc<dyn Provider>)
+        .conversations(Conversations::memory())
+        .build()
+        .expect("the engine starts");
+    let install = async {
+        provider.first_asked.notified().await;
+        let spec = engine_core::external::ExternalToolSpec {
+            namespace: "late".into(),
+            name: "echo".into(),
+            description: "Says it ran.".into(),
+            summary: None,
+            category: None,
+            input_schema: serde_json::json!({
+                "type": "object", "properties": {}, "required": [], "additionalProperties": false
+            }),
+        };
+        let tool = engine_core::external::ExternalTool::new(
+            spec,
+            "tools.d/late.json".into(),
+            Arc::new(CountsRuns),
+        )
+        .unwrap();
+        let installed = engine.install_extensions(vec![engine_core::external::LoadedFile {
+            path: "tools.d/late.json".into(),
+            kind: engine_core::external::ExtensionKind::Command,
+            tools: Ok(vec![tool]),
+            degraded: None,
+        }]);
+        assert_eq!(installed.tools().len(), 1, "the tool is installed");
+        provider.installed.notify_one();
+    };
+    let control = TurnControl::default();
+    let ((events, summary), ()) = tokio::join!(converse(&engine, &control), install);
+    assert_eq!(summary.stop, Stop::Answered);
+    let catalogs = provider.catalogs.lock().unwrap().clone();
+    assert_eq!(catalogs.len(), 3);
+    assert!(!catalogs[0].contains("late__echo"), "{}", catalogs[0]);
+    assert!(catalogs[1].contains("late__echo"), "{}", catalogs[1]);
+    assert_eq!(
+        LATE_RUNS.load(Ordering::SeqCst),
+        1,
+        "only the call made in answer to a catalog that listed it ran"
+    );
+    let errors: Vec<(String, Option<String>)> = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::ToolResult { id, error, .. } => Some((id.clone(), error.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (
+                "c0".to_owned(),
+                Some("unknown_tool: there is no tool named `late__echo`; call one of the tools you were given, by its exact name".to_owned())
+            ),
+            ("c1".to_owned(), None),
+        ]
+    );
+    assert_eq!(
+        answers(&engine).await,
+        [
+            ("c0".into(), ToolStatus::Error),
+            ("c1".into(), ToolStatus::Ok)
+        ]
+    );
+}

@@ -12,7 +12,7 @@ use plugin_sdk::project::Project;
 
 use crate::catalog::{Catalogs, Format};
 use crate::config::AgentConfig;
-use crate::external::{Extensions, ExternalTool};
+use crate::external::{Extensions, ExternalTool, Installed};
 use crate::hooks::{Hook, Hooks};
 use crate::model::Meter;
 use crate::provider::Provider;
@@ -197,9 +197,25 @@ impl Agent {
     /// within a turn's conversation. MCP's lists only the tools offered outside a
     /// conversation (see [`Tool::needs_conversation`]): an MCP session has none.
     pub fn catalog(&self, format: Format, locale: &str) -> Bytes {
+        self.offer(format, locale).catalog
+    }
+
+    /// What one step of a turn offers the model: the catalog, with the external tools
+    /// installed as it is rendered, which the step's calls are resolved against.
+    pub(crate) fn offer(&self, format: Format, locale: &str) -> Offer {
         let linked = self.catalogs.get(format, locale, || self.tools().collect());
-        let (extensions, index) = &self.extensions;
-        extensions.catalog(*index, format, linked)
+        let (extensions, agent) = &self.extensions;
+        let external = extensions.current();
+        let catalog = if external.tools().is_empty() {
+            linked
+        } else {
+            external.catalog(*agent, format, linked)
+        };
+        Offer {
+            catalog,
+            external,
+            agent: *agent,
+        }
     }
 
     /// The external tools it equips now (see [`Engine::install_extensions`](super::Engine::install_extensions)).
@@ -223,6 +239,38 @@ impl Agent {
             tool.plugin().namespace == namespace && tool.descriptor().needs.state.is_some()
         })?;
         self.plugin_states[index].clone()
+    }
+}
+
+/// The tools one step of a turn offers: the catalog the model is sent, and the external
+/// tools it lists. A call in the model's answer is resolved against these: a tool
+/// installed while the model was asked is offered from the next request on, and never
+/// called in answer to a catalog that did not list it.
+pub(crate) struct Offer {
+    /// The catalog, rendered for the agent's provider.
+    pub(crate) catalog: Bytes,
+    external: Arc<Installed>,
+    /// The agent's index among the engine's, which `external` equips by.
+    agent: usize,
+}
+
+impl std::fmt::Debug for Offer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tools: Vec<&str> = self
+            .external
+            .equipped(self.agent)
+            .map(|tool| tool.id())
+            .collect();
+        f.debug_struct("Offer")
+            .field("external_tools", &tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Offer {
+    /// The external tool called `name` (id or wire name), if this offer lists it.
+    pub(crate) fn external_tool(&self, name: &str) -> Option<Arc<ExternalTool>> {
+        self.external.offered(self.agent, name).cloned()
     }
 }
 

@@ -1,7 +1,6 @@
 //! Building an [`Engine`]: what it serves, its configuration, and the stores it uses.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -9,9 +8,9 @@ use plugin_sdk::engine::{ArtifactStore, HookDescriptor, KnowledgeStore, ToolDesc
 use plugin_sdk::project::Project;
 
 use super::agent::{Agent, AnyState};
-use super::linked_config;
 use super::reload::{Configured, LogRedaction};
 use super::Engine;
+use super::{linked_config, project_roots};
 use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
 use crate::limits::Limits;
 use crate::model::{ModelGateway, SpendLedger};
@@ -175,10 +174,12 @@ impl EngineBuilder {
     /// What [`build`](Self::build) refuses short of opening or building anything: the
     /// linked plugins' problems (alone, when there are any), else every problem of the
     /// configuration alone and with what is linked. `engine config check` is this; what
-    /// only starting shows (a plugin's state refusing its settings, project roots that
-    /// overlap on disk, a store that will not open) is left to `build`.
+    /// only starting shows (a plugin's state refusing its settings, a store that will not
+    /// open) is left to `build`. Project roots that overlap what the engine reads are
+    /// refused here too, creating nothing.
     pub fn check(mut self) -> Result<(), EngineError> {
-        self.validated().map(drop)
+        self.validated()?;
+        project_roots::refuse_overlaps(&self.config)
     }
 
     /// The registry of what is linked, when it and the configuration (given an agent)
@@ -205,6 +206,8 @@ impl EngineBuilder {
         #[cfg(feature = "http")]
         crate::provider::install_tls_provider();
         let registry = Arc::new(self.validated()?);
+        // Before any store is opened: a refused start creates nothing.
+        project_roots::refuse_overlaps(&self.config)?;
         let config = self.config;
         let channels = mount_channels(&config, &registry);
         let shared = open_shared(&config)?;
@@ -283,93 +286,6 @@ impl EngineBuilder {
     }
 }
 
-/// Creates the agents' project roots where missing, and refuses
-/// a root that holds the data directory or lies within it (the model would read and
-/// overwrite the engine's stores), and two agents' roots of which one holds the other
-/// (their changes would not share a lock, nor their quotas a count). One root shared by
-/// several agents is fine.
-pub(super) fn check_project_roots(config: &EngineConfig) -> Result<(), EngineError> {
-    let roots: Vec<&ProjectConfig> = config
-        .agents
-        .values()
-        .filter_map(|agent| agent.project.as_ref())
-        .collect();
-    if roots.is_empty() {
-        return Ok(());
-    }
-    let data_dir = config.data_dir();
-    let mut resolved = Vec::with_capacity(roots.len());
-    for project in &roots {
-        let failed = |source| EngineError::Project {
-            root: project.root.clone(),
-            source,
-        };
-        let data = resolved_path(&data_dir).map_err(failed)?;
-        let root = std::fs::create_dir_all(&project.root)
-            .and_then(|()| std::fs::canonicalize(&project.root))
-            .map_err(failed)?;
-        if data.starts_with(&root) || root.starts_with(&data) {
-            return Err(overlap(
-                project,
-                format!("the engine's data directory {}", data_dir.display()),
-            ));
-        }
-        resolved.push((project, root));
-    }
-    for (index, (project, root)) in resolved.iter().enumerate() {
-        for (other, other_root) in &resolved[index + 1..] {
-            if root != other_root && (root.starts_with(other_root) || other_root.starts_with(root))
-            {
-                return Err(overlap(
-                    project,
-                    format!("the project root {}", other.root.display()),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `path` with every symlink and `..` resolved, whether or not it exists yet: its
-/// longest existing ancestor resolved by the file system, the rest (which no symlink can
-/// be part of) by its text.
-fn resolved_path(path: &Path) -> std::io::Result<std::path::PathBuf> {
-    let absolute = std::path::absolute(path)?;
-    let mut existing = absolute.as_path();
-    let mut rest = Vec::new();
-    let mut resolved = loop {
-        match std::fs::canonicalize(existing) {
-            Ok(resolved) => break resolved,
-            Err(error) => match (existing.parent(), existing.components().next_back()) {
-                (Some(parent), Some(last)) => {
-                    rest.push(last.as_os_str().to_owned());
-                    existing = parent;
-                }
-                _ => return Err(error),
-            },
-        }
-    };
-    for name in rest.iter().rev() {
-        match name.to_str() {
-            Some("..") => {
-                resolved.pop();
-            }
-            Some(".") => {}
-            _ => resolved.push(name),
-        }
-    }
-    Ok(resolved)
-}
-
-fn overlap(project: &ProjectConfig, what: String) -> EngineError {
-    EngineError::Project {
-        root: project.root.clone(),
-        source: std::io::Error::other(format!(
-            "it overlaps {what}: give the project a directory of its own"
-        )),
-    }
-}
-
 /// The state of each plugin the agent configures, built from its settings (which
 /// [`linked_config`] checked); or, when the agent's configuration `before` a reload had
 /// the same settings, its state then (a reload does not reconnect what is unchanged).
@@ -417,7 +333,7 @@ pub(super) fn build_plugin_states(
     Ok(states)
 }
 
-/// Opens a project root (created by [`check_project_roots`]).
+/// Opens a project root (created by [`project_roots::create_roots`]).
 pub(super) fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
     let failed = |source| EngineError::Project {
         root: config.root.clone(),

@@ -11,6 +11,7 @@ use plugin_sdk::ToolContext;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::agent::Offer;
 use super::{Engine, Turn};
 use crate::dispatch::{self, unknown_tool, Bounds, CallError};
 use crate::external;
@@ -25,6 +26,9 @@ pub struct Call<'a> {
     cancel: Option<&'a CancellationToken>,
     /// Whether this is the perform of a staged action, which only the turn makes.
     perform: bool,
+    /// The step of a turn that the model made this call in: its external tools are
+    /// those that step offered, not the set installed now.
+    offer: Option<&'a Offer>,
 }
 
 impl<'a> Call<'a> {
@@ -37,12 +41,20 @@ impl<'a> Call<'a> {
             deadline: None,
             cancel: None,
             perform: false,
+            offer: None,
         }
     }
 
     /// The same call, performing the staged action it names (after the reply).
     pub(super) fn perform(mut self) -> Self {
         self.perform = true;
+        self
+    }
+
+    /// The same call, made in answer to `offer`: an external tool it did not list is
+    /// unknown.
+    pub(super) fn offered_in(mut self, offer: &'a Offer) -> Self {
+        self.offer = Some(offer);
         self
     }
 
@@ -126,10 +138,14 @@ impl Engine {
     }
 
     /// A call of no linked tool: an external tool's, if the turn's agent equips one of
-    /// that name (read from the set installed now, which the call keeps).
+    /// that name (in the step's offer, else in the set installed now; the call keeps it).
     #[cold]
     fn start_external<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> Started<'a> {
-        let Some(tool) = turn.agent.external_tool(call.tool) else {
+        let tool = match call.offer {
+            Some(offer) => offer.external_tool(call.tool),
+            None => turn.agent.external_tool(call.tool),
+        };
+        let Some(tool) = tool else {
             return Started::Finished(Err(unknown_tool(call.tool)));
         };
         let bounds = Bounds {

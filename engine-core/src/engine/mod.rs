@@ -7,6 +7,7 @@ mod call;
 mod context;
 mod converse;
 mod linked_config;
+mod project_roots;
 mod reload;
 mod session;
 mod turn;

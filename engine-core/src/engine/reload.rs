@@ -13,7 +13,7 @@ use plugin_sdk::engine::RedactValues;
 
 use super::agent::{Agent, AgentParts};
 use super::builder::{self, EngineError};
-use super::{linked_config, Engine};
+use super::{linked_config, project_roots, Engine};
 use crate::config::{EngineConfig, SpendWindow};
 use crate::external::{Extensions, Installed};
 use crate::model::Meter;
@@ -47,7 +47,8 @@ impl Configured {
         given: &BTreeMap<String, Arc<dyn Provider>>,
         previous: Option<&Configured>,
     ) -> Result<Self, EngineError> {
-        builder::check_project_roots(&config)?;
+        project_roots::refuse_overlaps(&config)?;
+        project_roots::create_roots(&config)?;
         // None yet: `Engine::reload` equips the set installed when it swaps this in.
         let extensions = Arc::new(Extensions::new(&Installed::empty(), config.agents.values()));
         // Secrets only ever join the redactor: one a reload removes may still be in a

@@ -13,14 +13,12 @@ mod tool;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use bytes::Bytes;
 use plugin_sdk::engine::Redact as _;
 use tokio::sync::watch;
 
 pub use set::{ExtensionFile, ExtensionKind, FileState, Installed, LoadedFile};
 pub use tool::{ExternalTool, ExternalToolSpec, RunError, Runner};
 
-use crate::catalog::Format;
 use crate::config::AgentConfig;
 use crate::dispatch::{self, Bounds, CallError, CallErrorKind};
 use crate::engine::Engine;
@@ -54,16 +52,6 @@ impl Extensions {
     /// The set installed now.
     pub(crate) fn current(&self) -> Arc<Installed> {
         self.current.load_full()
-    }
-
-    /// `linked` (the catalog of the linked tools the agent at `agent` equips, in
-    /// `format`) with the agent's external tools added, when it equips any.
-    pub(crate) fn catalog(&self, agent: usize, format: Format, linked: Bytes) -> Bytes {
-        let current = self.current.load();
-        if current.tools().is_empty() {
-            return linked;
-        }
-        current.catalog(agent, format, linked)
     }
 }
 

@@ -245,7 +245,7 @@ impl Installed {
 
     /// `linked`, the agent's catalog of linked tools in `format`, with its external tools
     /// added.
-    pub(super) fn catalog(&self, agent: usize, format: Format, linked: Bytes) -> Bytes {
+    pub(crate) fn catalog(&self, agent: usize, format: Format, linked: Bytes) -> Bytes {
         let Some(extras) = self
             .agents
             .get(agent)

@@ -122,8 +122,13 @@ impl ActionState {
 pub struct ActionRecord {
     /// Its number in the store.
     pub id: i64,
-    /// The model's call that staged it.
+    /// The model's call that staged it (an id the model, or the engine for a call
+    /// without one, gave; it may repeat across turns).
     pub call_id: String,
+    /// Where that call's answer is in the conversation's history: what settles the
+    /// answer, since a position holds one message. `None` in a record kept before stores
+    /// had positions.
+    pub position: Option<u64>,
     /// The action's id (`acme:log_contact`).
     pub action: String,
     /// Its arguments, as the model sent them (JSON text).
@@ -211,11 +216,22 @@ impl Conversations {
                      arguments TEXT NOT NULL,
                      subscriber TEXT NOT NULL,
                      state TEXT NOT NULL,
-                     detail TEXT
+                     detail TEXT,
+                     position INTEGER
                  );
                  CREATE INDEX IF NOT EXISTS actions_by_conversation ON actions (conversation);",
             )
             .map_err(sql)?;
+        // A store made before records had positions gains the column; its records keep none.
+        let has_position = connection
+            .prepare("SELECT 1 FROM pragma_table_info('actions') WHERE name = 'position'")
+            .and_then(|mut statement| statement.exists([]))
+            .map_err(sql)?;
+        if !has_position {
+            connection
+                .execute_batch("ALTER TABLE actions ADD COLUMN position INTEGER")
+                .map_err(sql)?;
+        }
         Ok(Self {
             backend: Backend::Sqlite(Arc::new(Database {
                 connection: Mutex::new(connection),
@@ -293,6 +309,56 @@ impl Conversations {
             )));
         }
         Ok(())
+    }
+
+    /// Whether `agent` may continue `conversation` for `subscriber`: the conversation is
+    /// theirs, or no one's yet (`Ok(false)`; it becomes theirs once a turn stores a
+    /// message, with [`claim`](Self::claim)); another's is refused as `claim` refuses it.
+    /// A turn that stores nothing (a failed resume, a halt that leaves no trace) thus
+    /// claims nothing.
+    pub async fn may_continue(
+        &self,
+        conversation: &str,
+        agent: &str,
+        subscriber: &str,
+    ) -> Result<bool, ConversationError> {
+        let owner: Option<(String, String)> = match &self.backend {
+            Backend::Memory(all) => all
+                .lock()
+                .expect("no panic holds the lock")
+                .owners
+                .get(conversation)
+                .cloned(),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let conversation = conversation.to_owned();
+                blocking(connection, move |connection| {
+                    use rusqlite::OptionalExtension as _;
+                    connection
+                        .query_row(
+                            "SELECT agent, subscriber FROM owners WHERE conversation = ?1",
+                            [&conversation],
+                            |row| Ok((row.get(0)?, row.get(1)?)),
+                        )
+                        .optional()
+                        .map_err(sql)
+                })
+                .await?
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => database.owner(conversation).await?,
+        };
+        match owner {
+            None => Ok(false),
+            Some((held_agent, held_subscriber))
+                if held_agent == agent && held_subscriber == subscriber =>
+            {
+                Ok(true)
+            }
+            Some(_) => Err(ConversationError(format!(
+                "the conversation `{conversation}` belongs to another agent or end user"
+            ))),
+        }
     }
 
     /// The messages of `conversation`, oldest first (none for a new one).
@@ -625,14 +691,15 @@ impl Conversations {
                 blocking(connection, move |connection| {
                     connection
                         .execute(
-                            "INSERT INTO actions (conversation, call_id, action, arguments, subscriber, state)
-                             VALUES (?1, ?2, ?3, ?4, ?5, 'performing')",
+                            "INSERT INTO actions (conversation, call_id, action, arguments, subscriber, state, position)
+                             VALUES (?1, ?2, ?3, ?4, ?5, 'performing', ?6)",
                             rusqlite::params![
                                 conversation,
                                 record.call_id,
                                 record.action,
                                 record.arguments,
-                                record.subscriber
+                                record.subscriber,
+                                record.position.map(|at| at as i64),
                             ],
                         )
                         .map_err(sql)?;
@@ -787,7 +854,7 @@ impl Conversations {
                 blocking(connection, move |connection| {
                     let mut statement = connection
                         .prepare_cached(
-                            "SELECT id, call_id, action, arguments, subscriber, state, detail
+                            "SELECT id, call_id, action, arguments, subscriber, state, detail, position
                              FROM actions WHERE conversation = ?1 ORDER BY id",
                         )
                         .map_err(sql)?;
@@ -801,6 +868,7 @@ impl Conversations {
                                 subscriber: row.get(4)?,
                                 state: ActionState::parse(&row.get::<_, String>(5)?),
                                 detail: row.get(6)?,
+                                position: row.get::<_, Option<i64>>(7)?.map(|at| at as u64),
                             })
                         })
                         .map_err(sql)?;

@@ -62,6 +62,7 @@ pub fn action(call_id: &str) -> ActionRecord {
         subscriber: "ada".to_owned(),
         state: ActionState::Performing,
         detail: None,
+        position: Some(1),
     }
 }
 

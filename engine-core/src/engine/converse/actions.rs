@@ -78,9 +78,14 @@ impl StagedActions {
             .staged
             .iter_mut()
             .find(|staged| staged.action == tool.id() && same_arguments(&staged.parsed, &parsed));
-        let answer = if let Some(first) = identical {
+        // Where the staging's first answer is: its record's key, which every answer
+        // that promises it names.
+        let (answer, staging) = if let Some(first) = identical {
             first.answers.push((position, call.id.clone()));
-            "already staged in this turn with these arguments: it will be performed once"
+            (
+                "already staged in this turn with these arguments: it will be performed once",
+                first.answers[0].0,
+            )
         } else if self.staged.len() >= max as usize {
             let message = format!(
                 "not staged: this turn already staged {max} action(s), the most this agent performs in one turn; tell the user this one was not done"
@@ -103,9 +108,9 @@ impl StagedActions {
                 arguments: call.arguments.clone(),
                 parsed,
             });
-            STAGED
+            (STAGED, position)
         };
-        let content = json!({ "staged": tool.id(), "note": answer }).to_string();
+        let content = json!({ "staged": tool.id(), "at": staging, "note": answer }).to_string();
         let raw = RawValue::from_string(content.clone()).ok();
         let identical = answer != STAGED;
         events(result_event(call, ToolStatus::Ok, raw, None, 0));
@@ -121,20 +126,25 @@ impl StagedActions {
 }
 
 /// Rewrites the answers in `history` that still say "staged" (the turn that staged them
-/// ended before it settled them: the engine stopped) with what the store knows: the
-/// action's recorded state, or dropped when it was never performed.
+/// ended before it settled them: the engine stopped) with what the store knows of the
+/// staging each names by its position: the action's recorded state, or dropped when it
+/// was never performed. Only the answers of calls of an action (`is_action`, by the name
+/// called) are read: an ordinary tool's output may look like one.
 pub(super) async fn settle_left_behind(
     history: &mut [Message],
     conversations: &Conversations,
     conversation: &str,
+    is_action: impl Fn(&str) -> bool,
 ) {
-    let unsettled: Vec<usize> = history
+    let unsettled: Vec<(usize, Unsettled)> = history
         .iter()
         .enumerate()
-        .filter(|(_, message)| {
-            matches!(message, Message::Tool { content, .. } if is_staged_answer(content))
+        .filter_map(|(at, message)| match message {
+            Message::Tool { name, content, .. } if is_action(name) => {
+                Some((at, unsettled_staging(content)?))
+            }
+            _ => None,
         })
-        .map(|(at, _)| at)
         .collect();
     if unsettled.is_empty() {
         return;
@@ -146,33 +156,35 @@ pub(super) async fn settle_left_behind(
             return;
         }
     };
-    for at in unsettled {
+    for (at, staging) in unsettled {
         let Message::Tool {
-            call_id,
-            status,
-            content,
-            ..
+            status, content, ..
         } = &mut history[at]
         else {
             continue;
         };
-        let action = serde_json::from_str::<Value>(content)
-            .ok()
-            .and_then(|answer| answer.get("staged")?.as_str().map(str::to_owned))
-            .unwrap_or_default();
-        let recorded = records
-            .iter()
-            .rev()
-            .find(|record| &record.call_id == call_id);
-        let answer = match recorded {
-            Some(record) => {
-                json!({ "action": action, "outcome": record.state, "detail": record.detail })
-            }
-            None => {
-                json!({ "action": action, "outcome": "dropped", "reason": "the turn that staged it ended before its reply was settled" })
-            }
+        let action = staging.action;
+        let (answer, performed) = match staging.at {
+            // Kept before answers named their staging: which record is its is not known.
+            None => (
+                json!({ "action": action, "outcome": "unknown", "reason": "the turn that staged it ended before its reply was settled" }),
+                false,
+            ),
+            Some(position) => match records
+                .iter()
+                .find(|record| record.position == Some(position))
+            {
+                Some(record) => (
+                    json!({ "action": action, "outcome": record.state, "detail": record.detail }),
+                    record.state == ActionState::Performed,
+                ),
+                None => (
+                    json!({ "action": action, "outcome": "dropped", "reason": "the turn that staged it ended before its reply was settled" }),
+                    false,
+                ),
+            },
         };
-        if recorded.is_none_or(|record| record.state != ActionState::Performed) {
+        if !performed {
             *status = ToolStatus::Error;
         }
         *content = answer.to_string();
@@ -185,10 +197,21 @@ pub(super) async fn settle_left_behind(
     }
 }
 
-/// Whether `content` is an answer that staged an action (or repeated a staging) and was
-/// never settled: a settled one names its `action` and `outcome` instead.
-fn is_staged_answer(content: &str) -> bool {
-    content.starts_with(r#"{"staged":"#)
+/// An answer that staged an action (or repeated a staging) and was never settled.
+struct Unsettled {
+    action: String,
+    /// The position of the staging's first answer, which its record holds.
+    at: Option<u64>,
+}
+
+/// The staging `content` promises, if it is an answer that staged an action and was
+/// never settled (a settled one names its `action` and `outcome` instead).
+fn unsettled_staging(content: &str) -> Option<Unsettled> {
+    let answer: Value = serde_json::from_str(content).ok()?;
+    Some(Unsettled {
+        action: answer.get("staged")?.as_str()?.to_owned(),
+        at: answer.get("at").and_then(Value::as_u64),
+    })
 }
 
 /// Drops every action staged in `progress`, for `reason`.
@@ -239,6 +262,7 @@ pub(super) async fn perform_staged(
         let record = ActionRecord {
             id: 0,
             call_id: staged.call_id.clone(),
+            position: Some(staged.answers[0].0 as u64),
             action: staged.action.clone(),
             arguments: staged.arguments.clone(),
             subscriber: subscriber.to_owned(),

@@ -79,6 +79,8 @@ struct Progress<'a> {
     actions: StagedActions,
     /// The turn's hold on its conversation, in a conversation.
     lease: Option<TurnLease>,
+    /// Whether the conversation is no one's yet: the first step stored claims it.
+    unclaimed: bool,
     /// Where this turn's messages begin in `history`: a call id that repeats one of the
     /// turn's earlier calls (some servers number each reply's calls from `call_0`) is
     /// renamed, so that each call, and the action it may stage, is one of its own.
@@ -142,9 +144,13 @@ impl Engine {
             },
             None => None,
         };
+        // Another's conversation is refused here; one that is no one's yet becomes the
+        // turn's when it stores its first message (`Run::flush`), not before.
+        let mut unclaimed = false;
         if let (Some((store, id)), Some(subscriber)) = (store, turn.subscriber()) {
-            if let Err(error) = store.claim(id, agent.name(), subscriber).await {
-                return failed(events, error.to_string());
+            match store.may_continue(id, agent.name(), subscriber).await {
+                Ok(owned) => unclaimed = !owned,
+                Err(error) => return failed(events, error.to_string()),
             }
         }
         // Across replicas: this process's turns are kept apart above, other replicas'
@@ -193,7 +199,12 @@ impl Engine {
                     format!("the conversation's state could not be restored: {error}"),
                 );
             }
-            actions::settle_left_behind(&mut history, store, id).await;
+            let is_action = |name: &str| {
+                self.registry
+                    .tool_index(name)
+                    .is_some_and(|index| self.registry.tools()[index].is_action())
+            };
+            actions::settle_left_behind(&mut history, store, id, is_action).await;
         }
         let first = !history
             .iter()
@@ -223,6 +234,7 @@ impl Engine {
             counts: CallCounts::default(),
             actions: StagedActions::default(),
             lease,
+            unclaimed,
             turn_start: stored,
             usage: Usage::default(),
             cost_usd: 0.0,
@@ -238,7 +250,6 @@ impl Engine {
             control,
             deadline: Instant::now() + Duration::from_secs(config.deadline_secs),
             store,
-            tools: agent.catalog(provider.wire().format(), turn.locale().unwrap_or("en-US")),
         };
         let outcome = self
             .run_turn(turn, &user_text, first, |input| {
@@ -525,7 +536,6 @@ struct Run<'a> {
     control: &'a TurnControl,
     deadline: Instant,
     store: Option<(&'a Conversations, &'a str)>,
-    tools: bytes::Bytes,
 }
 
 impl Run<'_> {
@@ -591,7 +601,6 @@ impl Run<'_> {
             .cloned()
             .chain(injected.iter().cloned())
             .collect();
-        let tools = std::str::from_utf8(&self.tools).unwrap_or("[]");
         // A regeneration asks again for the last answer: it leaves the history, with the
         // answers to the calls it made past a limit (never run). Nothing of it is stored
         // yet: a reply is stored once the hooks have passed it.
@@ -608,10 +617,16 @@ impl Run<'_> {
             if limit.is_some() {
                 progress.limit = limit;
             }
+            // Each request offers what is installed as it is sent, and its answer's calls
+            // reach only that.
+            let offer = self.turn.agent.offer(
+                self.provider.wire().format(),
+                self.turn.locale().unwrap_or("en-US"),
+            );
             let request = ProviderRequest {
                 system: &system,
                 history: &progress.history,
-                tools,
+                tools: std::str::from_utf8(&offer.catalog).unwrap_or("[]"),
                 allow_tools: limit.is_none(),
                 max_output_tokens: self.config.max_output_tokens,
             };
@@ -662,8 +677,14 @@ impl Run<'_> {
                 progress.answer_at = Some(progress.history.len() - 1);
                 for call in &calls {
                     let why = "not run: the turn reached a limit";
-                    let (answer, events) =
-                        unrun(self.engine, self.turn, call, ToolStatus::Skipped, why);
+                    let (answer, events) = unrun(
+                        self.engine,
+                        self.turn,
+                        &offer,
+                        call,
+                        ToolStatus::Skipped,
+                        why,
+                    );
                     for event in events {
                         (progress.events)(event);
                     }
@@ -677,6 +698,7 @@ impl Run<'_> {
             let answers = run_calls(
                 self.engine,
                 self.turn,
+                &offer,
                 &calls,
                 base,
                 &mut progress.counts,
@@ -740,6 +762,15 @@ impl Run<'_> {
         let new = &progress.history[progress.stored..];
         if new.is_empty() {
             return true;
+        }
+        if progress.unclaimed {
+            if let Some(subscriber) = self.turn.subscriber() {
+                if let Err(error) = store.claim(id, self.turn.agent(), subscriber).await {
+                    tracing::error!(conversation = id, %error, "the conversation could not be claimed");
+                    return false;
+                }
+            }
+            progress.unclaimed = false;
         }
         match store.append(lease, progress.stored, new).await {
             Ok(()) => {

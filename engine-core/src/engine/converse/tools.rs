@@ -13,6 +13,7 @@ use super::actions::StagedActions;
 use super::events::{arguments_json, TurnEvent};
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{CallError, CallErrorKind};
+use crate::engine::agent::Offer;
 use crate::engine::{Call, Engine, Turn};
 use crate::tool::Tool;
 
@@ -36,12 +37,14 @@ pub(super) struct StepLimits<'a> {
     pub(super) cancel: &'a CancellationToken,
 }
 
-/// The answer of each of `calls`, in their order, to be appended to the history at
-/// `base`. A call of a staged action stages it in `actions` instead of running it.
+/// The answer of each of `calls`, made in answer to `offer`, in their order, to be
+/// appended to the history at `base`. A call of a staged action stages it in `actions`
+/// instead of running it.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_calls(
     engine: &Engine,
     turn: &Turn,
+    offer: &Offer,
     calls: &[ToolCall],
     base: usize,
     counts: &mut CallCounts,
@@ -52,7 +55,7 @@ pub(super) async fn run_calls(
     let mut answers: Vec<Option<Message>> = vec![None; calls.len()];
     let mut runnable = Vec::with_capacity(calls.len());
     for (at, call) in calls.iter().enumerate() {
-        events(call_event(engine, turn, call));
+        events(call_event(engine, turn, offer, call));
         let action = engine
             .offered(turn, &call.name)
             .filter(|tool| tool.is_action());
@@ -112,6 +115,7 @@ pub(super) async fn run_calls(
                 .call(
                     turn,
                     Call::new(&call.name, &call.arguments)
+                        .offered_in(offer)
                         .deadline(tool_deadline)
                         .cancel_on(limits.cancel),
                 )
@@ -178,6 +182,7 @@ pub(super) async fn run_calls(
 pub(super) fn unrun(
     engine: &Engine,
     turn: &Turn,
+    offer: &Offer,
     call: &ToolCall,
     status: ToolStatus,
     why: &str,
@@ -185,20 +190,20 @@ pub(super) fn unrun(
     (
         answer(call, status, why.to_owned()),
         [
-            call_event(engine, turn, call),
+            call_event(engine, turn, offer, call),
             result_event(call, status, None, Some(why.to_owned()), 0),
         ],
     )
 }
 
-fn call_event(engine: &Engine, turn: &Turn, call: &ToolCall) -> TurnEvent {
+fn call_event(engine: &Engine, turn: &Turn, offer: &Offer, call: &ToolCall) -> TurnEvent {
     TurnEvent::ToolCall {
         id: call.id.clone(),
         tool: call.name.clone(),
         tool_id: engine
             .offered(turn, &call.name)
             .map(|tool| tool.id().to_owned())
-            .or_else(|| Some(turn.agent.external_tool(&call.name)?.id().to_owned())),
+            .or_else(|| Some(offer.external_tool(&call.name)?.id().to_owned())),
         arguments: arguments_json(&call.arguments),
     }
 }

@@ -224,6 +224,25 @@ impl Postgres {
         .await
     }
 
+    /// Who holds `conversation` (agent, subscriber), if anyone does.
+    pub(crate) async fn owner(
+        &self,
+        conversation: &str,
+    ) -> Result<Option<(String, String)>, DatabaseError> {
+        self.bounded(async {
+            let row = self
+                .connection()
+                .await?
+                .query_opt(
+                    "SELECT agent, subscriber FROM owners WHERE conversation = $1",
+                    &[&conversation],
+                )
+                .await?;
+            Ok(row.map(|row| (row.get(0), row.get(1))))
+        })
+        .await
+    }
+
     /// The stored bodies of `conversation`'s messages, oldest first.
     pub(crate) async fn load(&self, conversation: &str) -> Result<Vec<String>, DatabaseError> {
         self.bounded(async {
@@ -510,8 +529,8 @@ impl Postgres {
             let row = connection
                 .query_opt(
                     "INSERT INTO actions (conversation, turn, call_id, action, arguments,
-                                          subscriber, state)
-                     SELECT $1, $2, $3, $4, $5, $6, 'performing'
+                                          subscriber, state, position)
+                     SELECT $1, $2, $3, $4, $5, $6, 'performing', $7
                      WHERE EXISTS (
                          SELECT 1 FROM running_turns WHERE conversation = $1 AND turn = $2
                      )
@@ -524,6 +543,7 @@ impl Postgres {
                         &record.action,
                         &record.arguments,
                         &record.subscriber,
+                        &record.position.map(|at| at as i64),
                     ],
                 )
                 .await?;
@@ -588,7 +608,7 @@ impl Postgres {
                 .connection()
                 .await?
                 .query(
-                    "SELECT id, call_id, action, arguments, subscriber, state, detail
+                    "SELECT id, call_id, action, arguments, subscriber, state, detail, position
                      FROM actions WHERE conversation = $1 ORDER BY id",
                     &[&conversation],
                 )
@@ -603,6 +623,7 @@ impl Postgres {
                     subscriber: row.get(4),
                     state: ActionState::parse(row.get(5)),
                     detail: row.get(6),
+                    position: row.get::<_, Option<i64>>(7).map(|at| at as u64),
                 })
                 .collect())
         })

@@ -106,6 +106,13 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
          );
          CREATE INDEX spend_by_agent ON spend (agent, at);",
     ),
+    (
+        4,
+        "action positions",
+        // Where the answer of the call that staged an action is in its conversation:
+        // call ids repeat across turns, a position does not.
+        "ALTER TABLE actions ADD COLUMN position BIGINT;",
+    ),
 ];
 
 /// The newest version of the schema this engine knows.

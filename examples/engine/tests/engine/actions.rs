@@ -808,3 +808,168 @@ fn engine_chat_shows_each_action_as_it_is_staged_and_performed() {
     );
     assert_eq!(crm_records(crm).len(), 1);
 }
+
+/// An OpenAI-compatible server whose calls carry no id (some servers send none: the
+/// engine then names them `call_0`, ... in every reply, so ids repeat across turns). It
+/// answers each request with the next of `replies`, streamed: a text, a call (`name`,
+/// `arguments`), or `null` to hang with the request unanswered, which it tells `asked`.
+/// Gives its base URL and every request body it received.
+fn id_less_server(
+    replies: Vec<Value>,
+    asked: std::sync::mpsc::Sender<usize>,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let received = std::sync::Arc::clone(&bodies);
+    std::thread::spawn(move || {
+        let mut replies = replies.into_iter();
+        let mut hanging = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let index = {
+                let mut bodies = received.lock().unwrap();
+                bodies.push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                bodies.len() - 1
+            };
+            let reply = replies
+                .next()
+                .unwrap_or(json!({"text": "(no more script)"}));
+            if reply.is_null() {
+                let _ = asked.send(index);
+                hanging.push(stream);
+                continue;
+            }
+            let (delta, finish) = match reply.get("text") {
+                Some(text) => (json!({"content": text}), "stop"),
+                None => (
+                    json!({"tool_calls": [{"index": 0, "type": "function", "function": {
+                        "name": reply["name"], "arguments": reply["arguments"].to_string()
+                    }}]}),
+                    "tool_calls",
+                ),
+            };
+            let chunks = [
+                json!({"choices": [{"index": 0, "delta": delta}]}),
+                json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+                json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}),
+            ];
+            let mut answer = String::from(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+            );
+            for chunk in chunks {
+                answer.push_str(&format!("data: {chunk}\n\n"));
+            }
+            answer.push_str("data: [DONE]\n\n");
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    (url, bodies)
+}
+
+/// Issue 31 #4: turn 1 performs `call_0`; turn 2 stages `call_0` and the engine is
+/// killed before its reply; turn 3 must read that turn 2's action was dropped, not the
+/// outcome of turn 1's action that had the same call id.
+#[cfg(unix)]
+#[test]
+fn a_staging_left_behind_is_settled_by_its_own_record_not_one_with_the_same_call_id() {
+    let dir = std::env::temp_dir().join(format!("engine-actions-ids-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let crm = dir.join("crm.jsonl");
+    let call = |note: &str| json!({"name": "contacts__log_contact", "arguments": {"outcome": "interested", "call_back": null, "note": note}});
+    let (asked, hung) = std::sync::mpsc::channel();
+    let (url, bodies) = id_less_server(
+        vec![
+            call("First."),
+            json!({"text": "Logged."}),
+            call("Second."),
+            Value::Null,
+            json!({"text": "About that second one..."}),
+        ],
+        asked,
+    );
+    let config = dir.join("engine.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "data_dir = {data:?}\n\
+             [providers.idless]\nwire = \"openai\"\nbase_url = {url:?}\nmodel = \"m\"\n\
+             [agents.bot.turn]\nprovider = \"idless\"\n\
+             [agents.bot.secrets]\ncrm_book = {crm:?}\n",
+            data = dir.join("data"),
+        ),
+    )
+    .unwrap();
+    let turn = |message: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_engine"));
+        command.arg("--config").arg(&config).args([
+            "--agent",
+            "bot",
+            "turn",
+            message,
+            "--conversation",
+            "c-ids",
+        ]);
+        command
+    };
+    let first = turn("Log the first.").output().unwrap();
+    assert!(first.status.success(), "{first:?}");
+    assert_eq!(crm_records(&crm).len(), 1, "the first action was performed");
+    let second = turn("Log the second.")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut second = KillOnDrop(second);
+    // The second action is staged, and the model asked for the reply: the engine dies.
+    assert_eq!(hung.recv_timeout(Duration::from_secs(60)), Ok(3));
+    second.0.kill().unwrap();
+    second.0.wait().unwrap();
+    let third = turn("Did you log the second?").output().unwrap();
+    assert!(third.status.success(), "{third:?}");
+    let bodies = bodies.lock().unwrap();
+    let answers: Vec<&Value> = bodies[4]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:#?}");
+    assert!(
+        answers
+            .iter()
+            .all(|answer| answer["tool_call_id"] == "call_0"),
+        "both turns' calls have one id: {answers:#?}"
+    );
+    let first_answer = answers[0]["content"].as_str().unwrap();
+    assert!(
+        first_answer.contains(r#""outcome":"performed""#),
+        "{first_answer}"
+    );
+    let second_answer = answers[1]["content"].as_str().unwrap();
+    assert!(
+        second_answer.contains(r#""outcome":"dropped""#),
+        "the model is told turn 2's action was not done: {second_answer}"
+    );
+    assert_eq!(
+        crm_records(&crm).len(),
+        1,
+        "the second action was never performed"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -323,3 +323,70 @@ fn a_file_that_does_not_parse_says_where() {
         "{stderr}"
     );
 }
+
+/// Issue 31 #1: a project root that holds the configuration's directory (so its
+/// `tools.d`) let a model write a command manifest and run it. The check refuses it,
+/// and every other root that holds or lies in what the engine reads, with the fix, and
+/// creates nothing; start-up refuses the same.
+#[test]
+fn a_project_root_over_what_the_engine_reads_is_refused_with_the_fix() {
+    let scratch = Scratch::new("roots");
+    let dir = scratch.0.display();
+    let fix = "give the project a directory of its own";
+    let cases = [
+        // The configuration's directory, which holds `tools.d`.
+        (
+            "[agents.a]\nproject = { root = \".\" }\n".to_owned(),
+            format!("the extensions directory {dir}/tools.d"),
+        ),
+        // The same directory with the extensions elsewhere: the file itself.
+        (
+            format!(
+                "[extensions]\ndir = \"/nonexistent/tools.d\"\n[agents.a]\nproject = {{ root = {dir:?} }}\n"
+            ),
+            format!("the configuration file's directory {dir}"),
+        ),
+        // An extensions directory within the root, and a root within it.
+        (
+            "[extensions]\ndir = \"site/tools.d\"\n[agents.a]\nproject = { root = \"site\" }\n"
+                .to_owned(),
+            format!("the extensions directory {dir}/site/tools.d"),
+        ),
+        (
+            "[extensions]\ndir = \"ext\"\n[agents.a]\nproject = { root = \"ext/site\" }\n"
+                .to_owned(),
+            format!("the extensions directory {dir}/ext"),
+        ),
+        // A root within the data directory.
+        (
+            "data_dir = \"state\"\n[agents.a]\nproject = { root = \"state/site\" }\n".to_owned(),
+            "the engine's data directory state".to_owned(),
+        ),
+    ];
+    for (toml, what) in cases {
+        let output = scratch.check(&toml, &[]);
+        assert_eq!(output.status.code(), Some(1), "{toml}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "it overlaps {what}, which the engine reads and the model must not write: {fix}"
+            )),
+            "{toml}: {stderr}"
+        );
+        let started = scratch.start();
+        assert_eq!(started.status.code(), Some(1), "{toml}: {started:?}");
+        assert!(
+            String::from_utf8_lossy(&started.stderr).contains(&format!("it overlaps {what}")),
+            "{toml}: {started:?}"
+        );
+        let created: Vec<_> = std::fs::read_dir(&scratch.0)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            created,
+            ["engine.toml"],
+            "{toml}: the check or the start created files"
+        );
+    }
+}

@@ -365,7 +365,8 @@ fn a_turn_creates_a_directory_and_writes_a_page_into_it() {
 }
 
 #[test]
-fn a_project_root_that_overlaps_the_data_directory_or_another_root_refuses_start_up() {
+fn a_project_root_that_overlaps_the_data_directory_the_executable_or_another_root_refuses_start_up()
+{
     let scratch = Scratch::new("overlap");
     let dir = &scratch.0;
     std::fs::create_dir_all(dir.join("site")).unwrap();
@@ -404,6 +405,16 @@ fn a_project_root_that_overlaps_the_data_directory_or_another_root_refuses_start
             dir.join("link/pages")
         ),
         "the project root",
+    );
+    // The directory of the engine's executable, which the next start runs.
+    let executable = std::path::Path::new(env!("CARGO_BIN_EXE_engine"));
+    refused(
+        format!(
+            "data_dir = {:?}\n[agents.a]\nproject = {{ root = {:?} }}\n",
+            dir.join("data"),
+            executable.parent().unwrap()
+        ),
+        &format!("the engine's executable {}", executable.display()),
     );
     // One root shared by two agents, spelled two ways, is fine.
     let shared = scratch.engine(

@@ -1014,6 +1014,43 @@ fn over_http_a_channels_conversation_id_is_refused_and_claims_nothing() {
     assert_eq!(owners, 0, "an owner was recorded");
 }
 
+/// Issue 31 #9: a resume of a fresh id stores nothing, so it claims nothing: the id's
+/// first turn that stores a message makes it its subscriber's.
+#[test]
+fn over_http_a_failed_resume_of_a_fresh_id_leaves_it_free_for_the_first_real_turn() {
+    use std::io::Read;
+
+    let mock = Llmock::start();
+    let setup = Setup::new("http-squat", &mock, "openai", "", "");
+    mock.script(json!([{"type": "reply", "text": "Hello, owner."}]));
+    let (_served, authority) = serve(&setup, None);
+    let read = |mut client: std::net::TcpStream| {
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    let body = r#"{"conversation":"c-fresh","subscriber":"squatter"}"#;
+    let answer = read(send(&authority, "POST", "/v1/agents/bot/turns", body, None));
+    assert!(answer.contains("nothing to resume"), "{answer}");
+    let body = r#"{"message":"Hello?","conversation":"c-fresh","subscriber":"owner"}"#;
+    let answer = read(send(&authority, "POST", "/v1/agents/bot/turns", body, None));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#""reason":"answered""#), "{answer}");
+    let database = rusqlite::Connection::open_with_flags(
+        setup.dir.join("data/conversations.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let owner: String = database
+        .query_row(
+            "SELECT subscriber FROM owners WHERE conversation = 'c-fresh'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(owner, "owner");
+}
+
 #[test]
 fn over_http_a_streamed_turn_holds_its_in_flight_place_until_it_ends() {
     use std::io::Read;

@@ -1,0 +1,164 @@
+//! What the model can write against what the engine reads: an agent's project root is
+//! the one place the file tools write, so it may hold nothing the engine loads as
+//! configuration, code or data (else a model writes a tool manifest into `tools.d` and
+//! calls it, or edits the configuration the next reload applies), and lie inside none of
+//! the directories the engine loads from.
+//!
+//! [`refuse_overlaps`] is the rule, made by `engine config check` and at every start and
+//! reload; [`create_roots`] makes the roots it passed.
+
+use std::path::{Path, PathBuf};
+
+use super::builder::EngineError;
+use crate::config::{EngineConfig, ProjectConfig};
+
+/// What the engine reads from disk while it runs, each with the words that name it in a
+/// refusal: the extensions directory (tools it runs), the configuration file (what a
+/// reload applies), the data directory (its stores) and the engine's own executable
+/// (what the next start runs).
+fn loaded_paths(config: &EngineConfig) -> Vec<(PathBuf, &'static str, Relation)> {
+    let mut paths = Vec::new();
+    if let Some(extensions) = config.extensions_dir() {
+        paths.push((extensions, "the extensions directory", Relation::Either));
+    }
+    if let Some(file) = config.file() {
+        // A root beside the file (`engine.toml` and `site/` in one directory) holds
+        // nothing the engine reads: only one that holds the file's directory is refused.
+        let dir = match file.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        paths.push((
+            dir,
+            "the configuration file's directory",
+            Relation::RootHolds,
+        ));
+    }
+    paths.push((
+        config.data_dir(),
+        "the engine's data directory",
+        Relation::Either,
+    ));
+    if let Ok(executable) = std::env::current_exe() {
+        paths.push((executable, "the engine's executable", Relation::RootHolds));
+    }
+    paths
+}
+
+/// Which way a root and a loaded path may not meet.
+#[derive(Clone, Copy)]
+enum Relation {
+    /// Neither may hold the other.
+    Either,
+    /// The root may not hold the path (nor be it).
+    RootHolds,
+}
+
+/// Refuses, creating nothing, a project root that holds, or (for a directory the
+/// engine loads from) lies within, a path of [`loaded_paths`]; and two agents' roots of
+/// which one holds the other (their changes would not share a lock, nor their quotas a
+/// count). One root shared by several agents is fine. Paths are compared with every
+/// symlink and `..` resolved, whether or not they exist yet.
+pub(super) fn refuse_overlaps(config: &EngineConfig) -> Result<(), EngineError> {
+    let roots: Vec<&ProjectConfig> = config
+        .agents
+        .values()
+        .filter_map(|agent| agent.project.as_ref())
+        .collect();
+    if roots.is_empty() {
+        return Ok(());
+    }
+    let loaded = loaded_paths(config);
+    let mut resolved = Vec::with_capacity(roots.len());
+    for project in &roots {
+        let failed = |source| EngineError::Project {
+            root: project.root.clone(),
+            source,
+        };
+        let root = resolved_path(&project.root).map_err(failed)?;
+        for (path, what, relation) in &loaded {
+            let other = resolved_path(path).map_err(failed)?;
+            let meets = match relation {
+                Relation::Either => other.starts_with(&root) || root.starts_with(&other),
+                Relation::RootHolds => other.starts_with(&root),
+            };
+            if meets {
+                return Err(overlap(
+                    project,
+                    format!(
+                        "{what} {}, which the engine reads and the model must not write",
+                        path.display()
+                    ),
+                ));
+            }
+        }
+        resolved.push((project, root));
+    }
+    for (index, (project, root)) in resolved.iter().enumerate() {
+        for (other, other_root) in &resolved[index + 1..] {
+            if root != other_root && (root.starts_with(other_root) || other_root.starts_with(root))
+            {
+                return Err(overlap(
+                    project,
+                    format!("the project root {}", other.root.display()),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Creates the agents' project roots where missing, once [`refuse_overlaps`] passed them.
+pub(super) fn create_roots(config: &EngineConfig) -> Result<(), EngineError> {
+    for project in config
+        .agents
+        .values()
+        .filter_map(|agent| agent.project.as_ref())
+    {
+        std::fs::create_dir_all(&project.root).map_err(|source| EngineError::Project {
+            root: project.root.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// `path` with every symlink and `..` resolved, whether or not it exists yet: its
+/// longest existing ancestor resolved by the file system, the rest (which no symlink can
+/// be part of) by its text.
+fn resolved_path(path: &Path) -> std::io::Result<PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    let mut resolved = loop {
+        match std::fs::canonicalize(existing) {
+            Ok(resolved) => break resolved,
+            Err(error) => match (existing.parent(), existing.components().next_back()) {
+                (Some(parent), Some(last)) => {
+                    rest.push(last.as_os_str().to_owned());
+                    existing = parent;
+                }
+                _ => return Err(error),
+            },
+        }
+    };
+    for name in rest.iter().rev() {
+        match name.to_str() {
+            Some("..") => {
+                resolved.pop();
+            }
+            Some(".") => {}
+            _ => resolved.push(name),
+        }
+    }
+    Ok(resolved)
+}
+
+fn overlap(project: &ProjectConfig, what: String) -> EngineError {
+    EngineError::Project {
+        root: project.root.clone(),
+        source: std::io::Error::other(format!(
+            "it overlaps {what}: give the project a directory of its own"
+        )),
+    }
+}
