@@ -78,7 +78,7 @@ fn main() {
         .unwrap();
     let dir = setup("calls", 1, python().exists());
     let (engine, loader) = engine_over(&dir);
-    engine.install_extensions(runtime.block_on(loader.load()));
+    engine.install_extensions(runtime.block_on(loader.load(&engine)));
     let turn = engine.turn("default").unwrap();
     assert_eq!(
         call(&runtime, &engine, &turn, "local__echo_0", ARGUMENTS),
@@ -124,7 +124,7 @@ fn main() {
     let (few_engine, few_loader) = engine_over(&few);
     let (many_engine, many_loader) = engine_over(&many);
     let swap = |engine: &Engine, loader: &Loader| {
-        engine.install_extensions(runtime.block_on(loader.load()));
+        engine.install_extensions(runtime.block_on(loader.load(engine)));
         let agent = engine.agent("default").unwrap();
         black_box(agent.catalog(Format::OpenAi, "en-US"));
     };

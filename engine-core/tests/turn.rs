@@ -394,6 +394,41 @@ async fn calls_past_the_turns_limit_are_skipped_and_the_next_request_offers_no_t
     assert!(!asked[1].1, "the last one does not");
 }
 
+/// Issue 31, to settle: `max_identical_calls` counts a call with the same arguments
+/// however they are spelled (spacing, key order, `1` or `1.0`), as stagings do; other
+/// arguments, or text that is not JSON, are other calls.
+#[tokio::test(start_paused = true)]
+async fn an_identical_call_is_counted_whatever_the_spelling_of_its_arguments() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([
+        Ok(calling(&[
+            ("slow", r#"{"ms":1}"#),
+            ("slow", r#"{ "ms" : 1 }"#),
+            ("slow", r#"{"ms":1.0}"#),
+            ("slow", r#"{"ms":2}"#),
+            ("slow", "not json"),
+            ("slow", "not json either"),
+        ])),
+        Ok(text("done")),
+    ]);
+    let engine = engine(provider, |turn| turn.max_identical_calls = 1);
+    let (events, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Answered);
+    let refused: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::ToolResult {
+                id,
+                error: Some(error),
+                ..
+            } if error.contains("already ran") => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused, ["c1", "c2"]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_model_that_calls_tools_on_its_last_request_gets_them_skipped() {
     let _serial = SERIAL.lock().await;
@@ -766,6 +801,7 @@ async fn a_tool_installed_while_the_model_is_asked_is_offered_from_the_next_requ
             kind: engine_core::external::ExtensionKind::Command,
             tools: Ok(vec![tool]),
             degraded: None,
+            runs: Vec::new(),
         }]);
         assert_eq!(installed.tools().len(), 1, "the tool is installed");
         provider.installed.notify_one();

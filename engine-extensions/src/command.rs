@@ -171,6 +171,19 @@ impl Command {
     }
 }
 
+/// The file the program `program` of a file in `dir` runs, as the system will find it:
+/// [`program_path`], a bare name looked up on `PATH`; none when no file is there.
+pub(crate) fn program_file(program: &str, dir: &Path) -> Option<PathBuf> {
+    let path = program_path(program, dir);
+    if path.components().count() > 1 {
+        return Some(path);
+    }
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(&path))
+        .find(|candidate| candidate.is_file())
+}
+
 /// The program a file's `command` names: a bare name is looked up on `PATH`; a relative
 /// path with a directory (`./tool.sh`, `bin/tool`) is in the file's directory `dir`.
 pub(crate) fn program_path(program: &str, dir: &Path) -> PathBuf {

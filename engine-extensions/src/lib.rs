@@ -5,7 +5,7 @@
 //! ```no_run
 //! # async fn run(engine: std::sync::Arc<engine_core::Engine>, config: engine_core::config::EngineConfig) {
 //! if let Some(loader) = engine_extensions::Loader::new(&config) {
-//!     engine.install_extensions(loader.load().await);
+//!     engine.install_extensions(loader.load(&engine).await);
 //!     let _watching = engine_extensions::watch(engine, loader); // until dropped
 //! }
 //! # }
@@ -31,6 +31,7 @@ use tokio::sync::mpsc;
 
 use engine_core::config::{EngineConfig, DEFAULT_MAX_OUTPUT_BYTES};
 use engine_core::external::{ExtensionKind, ExternalTool, ExternalToolSpec, LoadedFile};
+use engine_core::Engine;
 
 pub use manifest::{DEFAULT_NAMESPACE, DEFAULT_TIMEOUT};
 pub use watch::{watch, Watching};
@@ -82,23 +83,45 @@ impl Loader {
     /// not exist has none. Connects to the MCP servers of new or changed files, waiting
     /// for each first answer a few seconds at most; needs a Tokio runtime, on which the
     /// connections stay.
-    pub async fn load(&self) -> Vec<LoadedFile> {
+    ///
+    /// A file `engine` refuses to run (it, or the program it names, lies in a project
+    /// root, where the model writes) is read but never started: its error says why.
+    pub async fn load(&self, engine: &Engine) -> Vec<LoadedFile> {
         let mut before = std::mem::take(&mut *self.servers.lock().expect("never poisoned"));
         let mut kept = HashMap::new();
         let mut loaded = Vec::new();
         for path in self.files() {
-            let (kind, tools, degraded) = match manifest::read(&path) {
-                Err(error) => (
+            let manifest = manifest::read(&path);
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let runs: Vec<PathBuf> = match &manifest {
+                Ok(Manifest::Command(command)) => command::program_file(&command.command[0], dir),
+                Ok(Manifest::McpServer(McpManifest {
+                    mcp_server: McpTransport::Stdio { command },
+                    ..
+                })) => command::program_file(&command[0], dir),
+                _ => None,
+            }
+            .into_iter()
+            .collect();
+            let refused = engine.refuses_extension(&path, &runs);
+            let (kind, tools, degraded) = match (manifest, refused) {
+                (Err(error), _) => (
                     ExtensionKind::Unknown,
                     Err(format!("the file {error}")),
                     None,
                 ),
-                Ok(Manifest::Command(command)) => (
+                (Ok(Manifest::Command(_)), Some(refused)) => {
+                    (ExtensionKind::Command, Err(refused), None)
+                }
+                (Ok(Manifest::McpServer(_)), Some(refused)) => {
+                    (ExtensionKind::McpServer, Err(refused), None)
+                }
+                (Ok(Manifest::Command(command)), None) => (
                     ExtensionKind::Command,
                     self.command_tool(&path, command),
                     None,
                 ),
-                Ok(Manifest::McpServer(server)) => {
+                (Ok(Manifest::McpServer(server)), None) => {
                     match self.server(&path, server, &mut before).await {
                         Err(error) => (ExtensionKind::McpServer, Err(error), None),
                         Ok(server) => {
@@ -119,6 +142,7 @@ impl Loader {
                 kind,
                 tools,
                 degraded,
+                runs,
             });
         }
         // Servers whose file changed or went are dropped here, which stops them.

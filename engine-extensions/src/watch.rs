@@ -82,7 +82,7 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
                     watched = now;
                 }
             }
-            let installed = engine.install_extensions(loader.load().await);
+            let installed = engine.install_extensions(loader.load(&engine).await);
             tracing::info!(
                 dir = %loader.dir().display(),
                 tools = installed.tools().len(),

@@ -17,8 +17,11 @@ pub const MAX_LIST_ENTRIES: usize = 100_000;
 /// ```toml
 /// [agents.site.project]
 /// root = "site"               # created if missing; relative to the working directory;
-///                             # never holding data_dir or within it, nor
-///                             # within another agent's root (sharing one is fine)
+///                             # never holding what the engine reads (data_dir, the
+///                             # extensions directory, the configuration file, the
+///                             # engine's executable) nor within data_dir or the
+///                             # extensions directory, nor within another agent's root
+///                             # (sharing one is fine)
 /// max_file_bytes = 1048576    # default 1 MiB
 /// max_list_entries = 1000     # default 1000
 /// quota_bytes = 67108864      # absent: no quota

@@ -179,7 +179,7 @@ impl EngineBuilder {
     /// refused here too, creating nothing.
     pub fn check(mut self) -> Result<(), EngineError> {
         self.validated()?;
-        project_roots::refuse_overlaps(&self.config)
+        project_roots::refuse_overlaps(&self.config, &[])
     }
 
     /// The registry of what is linked, when it and the configuration (given an agent)
@@ -207,7 +207,7 @@ impl EngineBuilder {
         crate::provider::install_tls_provider();
         let registry = Arc::new(self.validated()?);
         // Before any store is opened: a refused start creates nothing.
-        project_roots::refuse_overlaps(&self.config)?;
+        project_roots::refuse_overlaps(&self.config, &[])?;
         let config = self.config;
         let channels = mount_channels(&config, &registry);
         let shared = open_shared(&config)?;

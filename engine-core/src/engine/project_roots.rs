@@ -5,12 +5,16 @@
 //! the directories the engine loads from.
 //!
 //! [`refuse_overlaps`] is the rule, made by `engine config check` and at every start and
-//! reload; [`create_roots`] makes the roots it passed.
+//! reload; [`create_roots`] makes the roots it passed. External tools arrive while the
+//! engine runs: [`in_a_root`] refuses a tool file, or a program one runs, that lies in a
+//! root when it is installed, and a reload refuses roots that would hold one installed.
 
 use std::path::{Path, PathBuf};
 
 use super::builder::EngineError;
+use super::Engine;
 use crate::config::{EngineConfig, ProjectConfig};
+use crate::external::{ExtensionFile, FileState};
 
 /// What the engine reads from disk while it runs, each with the words that name it in a
 /// refusal: the extensions directory (tools it runs), the configuration file (what a
@@ -24,6 +28,8 @@ fn loaded_paths(config: &EngineConfig) -> Vec<(PathBuf, &'static str, Relation)>
     if let Some(file) = config.file() {
         // A root beside the file (`engine.toml` and `site/` in one directory) holds
         // nothing the engine reads: only one that holds the file's directory is refused.
+        // The file as the system finds it: a link's target is what a reload reads.
+        let file = resolved_path(file).unwrap_or_else(|_| file.to_owned());
         let dir = match file.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
             _ => PathBuf::from("."),
@@ -59,7 +65,13 @@ enum Relation {
 /// which one holds the other (their changes would not share a lock, nor their quotas a
 /// count). One root shared by several agents is fine. Paths are compared with every
 /// symlink and `..` resolved, whether or not they exist yet.
-pub(super) fn refuse_overlaps(config: &EngineConfig) -> Result<(), EngineError> {
+///
+/// `installed` are the external tool files installed, with the programs they run: a
+/// root may hold none of them either.
+pub(super) fn refuse_overlaps(
+    config: &EngineConfig,
+    installed: &[ExtensionFile],
+) -> Result<(), EngineError> {
     let roots: Vec<&ProjectConfig> = config
         .agents
         .values()
@@ -68,7 +80,24 @@ pub(super) fn refuse_overlaps(config: &EngineConfig) -> Result<(), EngineError> 
     if roots.is_empty() {
         return Ok(());
     }
-    let loaded = loaded_paths(config);
+    let mut loaded = loaded_paths(config);
+    for file in installed
+        .iter()
+        .filter(|file| file.state != FileState::Skipped)
+    {
+        loaded.push((
+            file.path.clone(),
+            "the external tool file",
+            Relation::RootHolds,
+        ));
+        for program in &file.runs {
+            loaded.push((
+                program.clone(),
+                "the program an external tool runs",
+                Relation::RootHolds,
+            ));
+        }
+    }
     let mut resolved = Vec::with_capacity(roots.len());
     for project in &roots {
         let failed = |source| EngineError::Project {
@@ -106,6 +135,39 @@ pub(super) fn refuse_overlaps(config: &EngineConfig) -> Result<(), EngineError> 
         }
     }
     Ok(())
+}
+
+impl Engine {
+    /// Why the external tool file `file`, which runs the programs `runs`, may not be
+    /// installed, if it may not: it, or one of them, lies in an agent's project root,
+    /// where the model writes (it would run what the model wrote). A loader asks before
+    /// it starts anything; [`install_extensions`](Self::install_extensions) skips such a
+    /// file whatever the loader did.
+    pub fn refuses_extension(&self, file: &Path, runs: &[PathBuf]) -> Option<String> {
+        in_a_root(&self.configured.load().config, file, runs)
+    }
+}
+
+/// Why an external tool file at `file`, running `runs`, is refused: it, or one of
+/// them, lies in one of `config`'s project roots (a link's target counts, not the link).
+fn in_a_root(config: &EngineConfig, file: &Path, runs: &[PathBuf]) -> Option<String> {
+    let roots: Vec<(PathBuf, &Path)> = config
+        .agents
+        .values()
+        .filter_map(|agent| agent.project.as_ref())
+        .filter_map(|project| Some((resolved_path(&project.root).ok()?, project.root.as_path())))
+        .collect();
+    std::iter::once(file)
+        .chain(runs.iter().map(PathBuf::as_path))
+        .find_map(|path| {
+            let resolved = resolved_path(path).ok()?;
+            let (_, root) = roots.iter().find(|(root, _)| resolved.starts_with(root))?;
+            Some(format!(
+                "{} lies in the project root {}, which the model writes: keep tool files and the programs they run outside every project root",
+                path.display(),
+                root.display()
+            ))
+        })
 }
 
 /// Creates the agents' project roots where missing, once [`refuse_overlaps`] passed them.

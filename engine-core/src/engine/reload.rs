@@ -47,7 +47,7 @@ impl Configured {
         given: &BTreeMap<String, Arc<dyn Provider>>,
         previous: Option<&Configured>,
     ) -> Result<Self, EngineError> {
-        project_roots::refuse_overlaps(&config)?;
+        // Refused by the caller (start-up, reload) before anything was opened.
         project_roots::create_roots(&config)?;
         // None yet: `Engine::reload` equips the set installed when it swaps this in.
         let extensions = Arc::new(Extensions::new(&Installed::empty(), config.agents.values()));
@@ -193,6 +193,7 @@ impl Engine {
         if !restart.is_empty() {
             return Err(EngineError::NeedsRestart(restart));
         }
+        project_roots::refuse_overlaps(&config, self.extensions_now().current().files())?;
         // Before anything is built: a plugin's state or a provider refusing its settings
         // may quote a new secret in its error, which is logged.
         if let Some(log) = &self.log_redaction {

@@ -229,7 +229,26 @@ impl Engine {
         turn: &Turn,
         message: &str,
         first: bool,
+        generate: G,
+    ) -> Result<TurnOutcome, E>
+    where
+        G: FnMut(ModelInput) -> F,
+        F: Future<Output = Result<String, E>>,
+    {
+        self.run_turn_within(turn, message, first, generate, &|| true)
+            .await
+    }
+
+    /// [`run_turn`](Self::run_turn), whose regenerations `generate` may have no request
+    /// left for: a regeneration is asked for only while `may_regenerate` says so, and
+    /// one asked for past it is refused as one past the cap is.
+    pub(super) async fn run_turn_within<G, F, E>(
+        &self,
+        turn: &Turn,
+        message: &str,
+        first: bool,
         mut generate: G,
+        may_regenerate: &(dyn Fn() -> bool + Sync),
     ) -> Result<TurnOutcome, E>
     where
         G: FnMut(ModelInput) -> F,
@@ -272,16 +291,16 @@ impl Engine {
                 stream,
             })
             .await?;
-            let generated = ResponseGenerated::new(seen.clone(), message, reply, regeneration);
+            let within_cap = regeneration < self.registry.limits.max_regenerations;
+            let may_replay = within_cap && may_regenerate();
+            let generated = ResponseGenerated::new(seen.clone(), message, reply, regeneration)
+                .with_regeneration_left(may_replay);
             let generated = Arc::new(generated);
             let (pass, written) = hooks
                 .response_generated(Arc::clone(&generated), &runs)
                 .await;
             // What a pass wrote about a reply it has regenerated goes with that reply.
-            if pass.regenerate.is_none()
-                || pass.failed_closed.is_some()
-                || regeneration >= self.registry.limits.max_regenerations
-            {
+            if pass.regenerate.is_none() || pass.failed_closed.is_some() || !may_replay {
                 self.keep_hook_state(turn, written);
             }
             let ResponsePass {
@@ -301,7 +320,7 @@ impl Engine {
             }
             let mut regeneration_refused = None;
             if let Some(asked) = regenerate {
-                if regeneration < self.registry.limits.max_regenerations {
+                if may_replay {
                     tracing::info!(
                         hook = asked.hook,
                         reason = asked.reason,
@@ -311,11 +330,18 @@ impl Engine {
                     regeneration += 1;
                     continue;
                 }
-                tracing::warn!(
-                    hook = asked.hook,
-                    cap = self.registry.limits.max_regenerations,
-                    "regeneration refused: the turn reached the cap"
-                );
+                if within_cap {
+                    tracing::warn!(
+                        hook = asked.hook,
+                        "regeneration refused: the turn made its last allowed model request"
+                    );
+                } else {
+                    tracing::warn!(
+                        hook = asked.hook,
+                        cap = self.registry.limits.max_regenerations,
+                        "regeneration refused: the turn reached the cap"
+                    );
+                }
                 regeneration_refused = Some(asked.hook);
             }
             let (reply, end) = match replace {

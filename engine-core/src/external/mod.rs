@@ -58,7 +58,8 @@ impl Extensions {
 impl Engine {
     /// Installs the external tools `files` gave, in place of those installed before: each
     /// file is checked against what is linked and the files before it (in path order),
-    /// and one whose tool clashes is skipped with its error. The next call, turn and
+    /// and one whose tool clashes, or that [`refuses_extension`](Self::refuses_extension)
+    /// refuses, is skipped with its error. The next call, turn and
     /// catalog see the new set; calls in flight finish on the old one. Gives the files
     /// as installed, each with its state and error.
     ///
@@ -76,6 +77,11 @@ impl Engine {
         let extensions = self.extensions_now();
         let redact = self.redact();
         for file in &mut files {
+            if file.tools.is_ok() {
+                if let Some(refused) = self.refuses_extension(&file.path, &file.runs) {
+                    file.tools = Err(refused);
+                }
+            }
             if let Err(error) = &mut file.tools {
                 *error = redact.redact(error).into_owned();
             }

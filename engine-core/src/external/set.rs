@@ -71,6 +71,10 @@ pub struct LoadedFile {
     pub tools: Result<Vec<ExternalTool>, String>,
     /// Why its tools fail for now, when they are offered all the same.
     pub degraded: Option<String>,
+    /// The programs its tools run (a command's, an MCP stdio server's), as the loader
+    /// found them: like the file itself, none may lie in a project root, where the model
+    /// writes.
+    pub runs: Vec<PathBuf>,
 }
 
 /// One file as installed: what `GET /v1/extensions` and `engine tools` show.
@@ -86,6 +90,9 @@ pub struct ExtensionFile {
     pub error: Option<String>,
     /// The ids of the tools it offers.
     pub tools: Vec<String>,
+    /// The programs its tools run (see [`LoadedFile::runs`]).
+    #[serde(skip)]
+    pub runs: Vec<PathBuf>,
 }
 
 /// What one agent equips of a set, and the catalogs with them, rendered on first use.
@@ -159,6 +166,7 @@ impl Installed {
                 state,
                 error,
                 tools: tools.iter().map(|tool| tool.id().to_owned()).collect(),
+                runs: file.runs,
             });
             installed.tools.extend(tools.into_iter().map(Arc::new));
         }

@@ -257,11 +257,18 @@ impl StreamAssembler {
         }
     }
 
-    /// The reply, once the stream ended: one without `message_stop` was cut off.
+    /// The reply, once the stream ended: one without `message_stop` was cut off, and
+    /// one that held no message (a bare `message_stop`: no block, no `stop_reason`) is
+    /// no reply either.
     pub fn finish(self) -> Result<ProviderReply, ProviderError> {
         if !self.done {
             return Err(ProviderError::Truncated(
                 "the stream ended before message_stop".into(),
+            ));
+        }
+        if self.blocks.is_empty() && self.finish.is_none() {
+            return Err(ProviderError::Truncated(
+                "the stream ended without a reply: no content block, no stop_reason".into(),
             ));
         }
         let mut reply = ProviderReply {

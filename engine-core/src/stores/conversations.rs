@@ -15,6 +15,8 @@ use crate::conversation::Message;
 use crate::engine::TurnSummary;
 #[cfg(feature = "postgres")]
 use crate::stores::postgres::{DatabaseError, Postgres, TurnEnded, TurnLock};
+#[cfg(feature = "sqlite")]
+use crate::stores::sqlite_turns::Holder;
 
 /// How long a step waits for the database while another process writes.
 #[cfg(feature = "sqlite")]
@@ -23,7 +25,7 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Why the conversation store failed.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct ConversationError(String);
+pub struct ConversationError(pub(crate) String);
 
 /// Where conversations are kept.
 pub struct Conversations {
@@ -39,8 +41,9 @@ enum Backend {
 }
 
 /// A turn's hold on its conversation, from [`Conversations::begin_turn`] to
-/// [`Conversations::end_turn`]. In a shared database no other replica begins a turn of
-/// the conversation meanwhile; in a process of its own, the engine keeps turns apart.
+/// [`Conversations::end_turn`]: no other replica, nor any other process on the same
+/// SQLite store, begins a turn of the conversation meanwhile; within a process, the
+/// engine keeps turns apart.
 pub struct TurnLease {
     conversation: String,
     #[cfg(feature = "postgres")]
@@ -70,6 +73,8 @@ struct Database {
     /// on this process's first use of the store, not when it opens it, so that `engine
     /// tools` or `check` beside a running `serve` leave its performs alone.
     settled: std::sync::atomic::AtomicBool,
+    /// This opening of the store, which other processes' turns see.
+    holder: Holder,
 }
 
 /// Conversations in memory: their messages, whose each is, and their actions.
@@ -141,7 +146,7 @@ pub struct ActionRecord {
     pub detail: Option<String>,
 }
 
-/// What the engine's last run left running: marked at start-up.
+/// What a process that stopped left running: marked when another takes over.
 #[cfg(feature = "sqlite")]
 pub(crate) const INTERRUPTED: &str = "the engine stopped while it ran; it is not run again";
 
@@ -219,7 +224,11 @@ impl Conversations {
                      detail TEXT,
                      position INTEGER
                  );
-                 CREATE INDEX IF NOT EXISTS actions_by_conversation ON actions (conversation);",
+                 CREATE INDEX IF NOT EXISTS actions_by_conversation ON actions (conversation);
+                 CREATE TABLE IF NOT EXISTS running_turns (
+                     conversation TEXT PRIMARY KEY,
+                     holder TEXT NOT NULL
+                 ) WITHOUT ROWID;",
             )
             .map_err(sql)?;
         // A store made before records had positions gains the column; its records keep none.
@@ -228,14 +237,20 @@ impl Conversations {
             .and_then(|mut statement| statement.exists([]))
             .map_err(sql)?;
         if !has_position {
-            connection
-                .execute_batch("ALTER TABLE actions ADD COLUMN position INTEGER")
-                .map_err(sql)?;
+            // Another process opening the same old file may add it first.
+            if let Err(error) =
+                connection.execute_batch("ALTER TABLE actions ADD COLUMN position INTEGER")
+            {
+                if !error.to_string().contains("duplicate column") {
+                    return Err(sql(error));
+                }
+            }
         }
         Ok(Self {
             backend: Backend::Sqlite(Arc::new(Database {
                 connection: Mutex::new(connection),
                 settled: Default::default(),
+                holder: Holder::new(path)?,
             })),
         })
     }
@@ -520,8 +535,9 @@ impl Conversations {
     }
 
     /// Begins a turn of `conversation`: `None` when a turn of it is under way on
-    /// another replica sharing the store. A turn that replica left running when it stopped
-    /// is then recorded interrupted, and its actions under way are marked unknown.
+    /// another replica sharing the store, or in another process on the same SQLite store.
+    /// A turn that replica or process left running when it stopped is taken over, and its
+    /// actions under way are marked unknown.
     pub async fn begin_turn(
         &self,
         conversation: &str,
@@ -536,6 +552,27 @@ impl Conversations {
             return Ok(Some(TurnLease {
                 conversation: conversation.to_owned(),
                 lock: Some(lock),
+            }));
+        }
+        #[cfg(feature = "sqlite")]
+        if let Backend::Sqlite(database) = &self.backend {
+            let (held, conversation) = (Arc::clone(database), conversation.to_owned());
+            let begun = blocking(database, move |connection| {
+                let transaction = connection
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .map_err(sql)?;
+                let begun = held
+                    .holder
+                    .begin(&transaction, &conversation)
+                    .map_err(sql)?;
+                transaction.commit().map_err(sql)?;
+                Ok(begun.then_some(conversation))
+            })
+            .await?;
+            return Ok(begun.map(|conversation| TurnLease {
+                conversation,
+                #[cfg(feature = "postgres")]
+                lock: None,
             }));
         }
         Ok(Some(TurnLease {
@@ -562,10 +599,14 @@ impl Conversations {
             }
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(connection) => {
-                let Some((summary, state)) = ended else {
-                    return Ok(());
-                };
+                let held = Arc::clone(connection);
                 let conversation = lease.conversation;
+                let Some((summary, state)) = ended else {
+                    return blocking(connection, move |connection| {
+                        held.holder.end(connection, &conversation).map_err(sql)
+                    })
+                    .await;
+                };
                 let stop = serde_json::to_string(&summary.stop).expect("a stop serializes");
                 let summary = summary.clone();
                 blocking(connection, move |connection| {
@@ -594,6 +635,7 @@ impl Conversations {
                             rusqlite::params![conversation, state],
                         )
                         .map_err(sql)?;
+                    held.holder.end(&transaction, &conversation).map_err(sql)?;
                     transaction.commit().map_err(sql)
                 })
                 .await
@@ -931,13 +973,21 @@ fn sql(error: rusqlite::Error) -> ConversationError {
 }
 
 /// A process that died while an action ran left it `performing`: it may or may not have
-/// taken effect, and it is never run again.
+/// taken effect, and it is never run again. An action of a conversation a live process's
+/// turn holds is under way there, and left alone.
 #[cfg(feature = "sqlite")]
-fn settle_interrupted(connection: &rusqlite::Connection) -> Result<(), ConversationError> {
+fn settle_interrupted(
+    connection: &rusqlite::Connection,
+    holder: &Holder,
+) -> Result<(), ConversationError> {
+    let held = holder.held_elsewhere(connection).map_err(sql)?;
+    let held = serde_json::to_string(&held).expect("strings serialize");
     let interrupted = connection
         .execute(
-            "UPDATE actions SET state = 'unknown', detail = ?1 WHERE state = 'performing'",
-            [INTERRUPTED],
+            "UPDATE actions SET state = 'unknown', detail = ?1
+             WHERE state = 'performing'
+               AND conversation NOT IN (SELECT value FROM json_each(?2))",
+            [INTERRUPTED, &held],
         )
         .map_err(sql)?;
     if interrupted > 0 {
@@ -965,7 +1015,7 @@ async fn blocking<T: Send + 'static>(
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         // Best effort: a failure is logged, and never fails the work at hand.
         if !database.settled.swap(true, Ordering::AcqRel) {
-            if let Err(error) = settle_interrupted(&connection) {
+            if let Err(error) = settle_interrupted(&connection, &database.holder) {
                 tracing::error!(%error, "actions an earlier run left performing could not be marked unknown");
             }
         }
@@ -975,4 +1025,55 @@ async fn blocking<T: Send + 'static>(
     .map_err(|error| {
         ConversationError(format!("the conversation store's thread failed: {error}"))
     })?
+}
+
+#[cfg(all(test, feature = "sqlite"))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_store_made_before_positions_gains_them_and_keeps_its_records() {
+        let dir = std::env::temp_dir().join(format!("engine-old-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("conversations.sqlite");
+        // The actions table as stores kept it before positions.
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE actions (
+                     id INTEGER PRIMARY KEY, conversation TEXT NOT NULL, call_id TEXT NOT NULL,
+                     action TEXT NOT NULL, arguments TEXT NOT NULL, subscriber TEXT NOT NULL,
+                     state TEXT NOT NULL, detail TEXT
+                 );
+                 INSERT INTO actions (conversation, call_id, action, arguments, subscriber, state)
+                 VALUES ('c', 'call_0', 'acme:log', '{}', 'ada', 'performed');",
+            )
+            .unwrap();
+        let store = Conversations::open(&path).unwrap();
+        let mut lease = store.begin_turn("c").await.unwrap().unwrap();
+        let record = ActionRecord {
+            id: 0,
+            call_id: "call_0".into(),
+            position: Some(4),
+            action: "acme:log".into(),
+            arguments: "{}".into(),
+            subscriber: "ada".into(),
+            state: ActionState::Performing,
+            detail: None,
+        };
+        store.record_action(&mut lease, record).await.unwrap();
+        let positions: Vec<(String, Option<u64>)> = store
+            .actions("c")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|record| (record.call_id, record.position))
+            .collect();
+        assert_eq!(
+            positions,
+            [("call_0".to_owned(), None), ("call_0".to_owned(), Some(4))]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -12,6 +12,8 @@ mod held_bytes;
 pub mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite_knowledge;
+#[cfg(feature = "sqlite")]
+mod sqlite_turns;
 mod states;
 
 pub use artifacts::MemoryArtifacts;

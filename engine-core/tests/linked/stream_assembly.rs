@@ -895,6 +895,31 @@ fn anthropic_stream_without_message_stop_is_truncated() {
     ));
 }
 
+/// Issue 31 #8: `message_stop` alone, or after a `message_start` and nothing else, is
+/// no answer: the turn must not end "answered" with nothing said at no cost.
+#[test]
+fn anthropic_stream_that_holds_no_message_is_truncated() {
+    let bare = sse(r#"
+        event: message_stop
+        data: {"type":"message_stop"}
+    "#);
+    let started_only = sse(r#"
+        event: message_start
+        data: {"type":"message_start","message":{"id":"msg_5","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}
+
+        event: message_stop
+        data: {"type":"message_stop"}
+    "#);
+    for stream in [bare, started_only] {
+        match assemble_anthropic(&stream) {
+            Err(ProviderError::Truncated(message)) => {
+                assert!(message.contains("without a reply"), "{message}")
+            }
+            other => panic!("expected Truncated, got {other:?}"),
+        }
+    }
+}
+
 #[test]
 fn anthropic_error_event_is_malformed() {
     let stream = sse(r#"

@@ -209,17 +209,23 @@ pub async fn an_action_is_recorded_before_it_runs_and_settled_after(stores: Stor
     let id = unique("c");
     let mut lease = store.begin_turn(&id).await.unwrap().expect("no other turn");
     let first = store.record_action(&mut lease, action("k1")).await.unwrap();
-    let second = store.record_action(&mut lease, action("k2")).await.unwrap();
+    // A staging's place in the history is what settles its answer: kept as given, or
+    // absent (a record kept before records had positions).
+    let second = ActionRecord {
+        position: None,
+        ..action("k2")
+    };
+    let second = store.record_action(&mut lease, second).await.unwrap();
     assert_ne!(first, second);
     let recorded = store.actions(&id).await.unwrap();
     assert_eq!(
         recorded
             .iter()
-            .map(|record| (record.call_id.as_str(), record.state))
+            .map(|record| (record.call_id.as_str(), record.state, record.position))
             .collect::<Vec<_>>(),
         vec![
-            ("k1", ActionState::Performing),
-            ("k2", ActionState::Performing)
+            ("k1", ActionState::Performing, Some(1)),
+            ("k2", ActionState::Performing, None)
         ]
     );
     store

@@ -109,7 +109,7 @@ async fn a_conversation_goes_on_across_replicas_one_turn_at_a_time() {
     was_asked.recv().await;
     let refused = say(&b, "meanwhile").await;
     assert!(
-        matches!(&refused, Stop::Busy { message } if message.contains("under way on another replica")),
+        matches!(&refused, Stop::Busy { message } if message.contains("under way in another process or replica")),
         "{refused:?}"
     );
     gate.add_permits(1);

@@ -514,7 +514,7 @@ impl External {
             .enable_all()
             .build()
             .expect("a runtime starts");
-        engine.install_extensions(runtime.block_on(loader.load()));
+        engine.install_extensions(runtime.block_on(loader.load(engine)));
         Self { runtime, loader }
     }
 

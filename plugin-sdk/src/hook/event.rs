@@ -154,10 +154,12 @@ pub struct ResponseGenerated {
     message: String,
     response: String,
     regeneration_count: u32,
+    may_regenerate: bool,
 }
 
 impl ResponseGenerated {
-    /// The `response` to `message`, generated after `regeneration_count` regenerations.
+    /// The `response` to `message`, generated after `regeneration_count` regenerations,
+    /// in a turn that may be regenerated once more.
     pub fn new(
         turn: Turn,
         message: impl Into<String>,
@@ -169,7 +171,14 @@ impl ResponseGenerated {
             message: message.into(),
             response: response.into(),
             regeneration_count,
+            may_regenerate: true,
         }
+    }
+
+    /// The same reply, in a turn that may (`true`) or may not be regenerated again.
+    pub fn with_regeneration_left(mut self, may_regenerate: bool) -> Self {
+        self.may_regenerate = may_regenerate;
+        self
     }
 
     /// The conversation and the reader.
@@ -191,6 +200,15 @@ impl ResponseGenerated {
     /// A hook that regenerates owns its stop condition; the engine also caps it.
     pub fn regeneration_count(&self) -> u32 {
         self.regeneration_count
+    }
+
+    /// Whether a regeneration asked for now would be made: `false` once the turn has
+    /// been regenerated as often as the engine allows, or has made its last allowed
+    /// model request. A regeneration asked for then is refused, and the reply (or a
+    /// replacement another hook gave) is sent: a hook that must not let this reply out
+    /// replaces it instead.
+    pub fn may_regenerate(&self) -> bool {
+        self.may_regenerate
     }
 }
 

@@ -51,7 +51,7 @@
 //! fn dirty_output_guard(event: &ResponseGenerated) -> ResponseOutcome {
 //!     if !event.response().contains('\u{FFFD}') {
 //!         ResponseOutcome::Observe
-//!     } else if event.regeneration_count() < 2 {
+//!     } else if event.regeneration_count() < 2 && event.may_regenerate() {
 //!         ResponseOutcome::Regenerate { reason: Some("corrupted output".into()) }
 //!     } else {
 //!         ResponseOutcome::ReplaceResponse { message: "Sorry, please try again.".into() }

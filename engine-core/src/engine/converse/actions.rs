@@ -158,31 +158,28 @@ pub(super) async fn settle_left_behind(
     };
     for (at, staging) in unsettled {
         let Message::Tool {
-            status, content, ..
+            call_id,
+            status,
+            content,
+            ..
         } = &mut history[at]
         else {
             continue;
         };
-        let action = staging.action;
-        let (answer, performed) = match staging.at {
-            // Kept before answers named their staging: which record is its is not known.
-            None => (
-                json!({ "action": action, "outcome": "unknown", "reason": "the turn that staged it ended before its reply was settled" }),
+        let action = &staging.action;
+        let (answer, performed) = match staging.record(&records, call_id) {
+            Some(Some(record)) => (
+                json!({ "action": action, "outcome": record.state, "detail": record.detail }),
+                record.state == ActionState::Performed,
+            ),
+            Some(None) => (
+                json!({ "action": action, "outcome": "dropped", "reason": "the turn that staged it ended before its reply was settled" }),
                 false,
             ),
-            Some(position) => match records
-                .iter()
-                .find(|record| record.position == Some(position))
-            {
-                Some(record) => (
-                    json!({ "action": action, "outcome": record.state, "detail": record.detail }),
-                    record.state == ActionState::Performed,
-                ),
-                None => (
-                    json!({ "action": action, "outcome": "dropped", "reason": "the turn that staged it ended before its reply was settled" }),
-                    false,
-                ),
-            },
+            None => (
+                json!({ "action": action, "outcome": "unknown", "reason": "the turn that staged it ended before its reply was settled, and whether it was performed is not known" }),
+                false,
+            ),
         };
         if !performed {
             *status = ToolStatus::Error;
@@ -202,6 +199,33 @@ struct Unsettled {
     action: String,
     /// The position of the staging's first answer, which its record holds.
     at: Option<u64>,
+}
+
+impl Unsettled {
+    /// The staging's record among `records`, if one was made (`Some(None)`: none was,
+    /// so it was never performed); `None` when which record is its cannot be told. An
+    /// answer kept before answers named their staging (by the call `call_id`) has the
+    /// record of that call id kept before records had positions, if exactly one is.
+    fn record<'a>(
+        &self,
+        records: &'a [ActionRecord],
+        call_id: &str,
+    ) -> Option<Option<&'a ActionRecord>> {
+        if let Some(position) = self.at {
+            return Some(
+                records
+                    .iter()
+                    .find(|record| record.position == Some(position)),
+            );
+        }
+        let mut legacy = records
+            .iter()
+            .filter(|record| record.position.is_none() && record.call_id == call_id);
+        match (legacy.next(), legacy.next()) {
+            (Some(record), None) => Some(Some(record)),
+            _ => None,
+        }
+    }
 }
 
 /// The staging `content` promises, if it is an answer that staged an action and was
@@ -377,9 +401,9 @@ async fn settle_answers(
     }
 }
 
-/// Whether two arguments are the same staging: JSON equal, numbers by value (`1` and
-/// `1.0`), and `null` as `{}` (both mean no arguments).
-fn same_arguments(a: &Value, b: &Value) -> bool {
+/// Whether two arguments are the same (staging, or call): JSON equal, numbers by value
+/// (`1` and `1.0`), and `null` as `{}` (both mean no arguments).
+pub(super) fn same_arguments(a: &Value, b: &Value) -> bool {
     let empty = |value: &Value| value.is_null() || value.as_object().is_some_and(|o| o.is_empty());
     if empty(a) && empty(b) {
         return true;

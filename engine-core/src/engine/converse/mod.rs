@@ -144,21 +144,12 @@ impl Engine {
             },
             None => None,
         };
-        // Another's conversation is refused here; one that is no one's yet becomes the
-        // turn's when it stores its first message (`Run::flush`), not before.
-        let mut unclaimed = false;
-        if let (Some((store, id)), Some(subscriber)) = (store, turn.subscriber()) {
-            match store.may_continue(id, agent.name(), subscriber).await {
-                Ok(owned) => unclaimed = !owned,
-                Err(error) => return failed(events, error.to_string()),
-            }
-        }
-        // Across replicas: this process's turns are kept apart above, other replicas'
-        // by the store.
+        // Across replicas and processes: this process's turns are kept apart above, the
+        // others' by the store.
         let lease = match store {
             Some((store, id)) => match store.begin_turn(id).await {
                 Ok(Some(lease)) => Some(lease),
-                Ok(None) => return busy(events, id, " on another replica"),
+                Ok(None) => return busy(events, id, " in another process or replica"),
                 Err(error) => {
                     return failed(
                         events,
@@ -168,7 +159,6 @@ impl Engine {
             },
             None => None,
         };
-        control.begun.cancel();
         // A turn that cannot go on from here lets go of its conversation, recording
         // nothing: it did nothing (a lease dropped instead would leave it interrupted).
         let let_go = |lease: Option<TurnLease>| async {
@@ -178,6 +168,20 @@ impl Engine {
                 }
             }
         };
+        // Another's conversation is refused before anything of it is read; one that is
+        // no one's yet becomes the turn's when it stores its first message (`Run::flush`),
+        // not before. Checked under the lease: no other turn can claim it meanwhile.
+        let mut unclaimed = false;
+        if let (Some((store, id)), Some(subscriber)) = (store, turn.subscriber()) {
+            match store.may_continue(id, agent.name(), subscriber).await {
+                Ok(owned) => unclaimed = !owned,
+                Err(error) => {
+                    let_go(lease).await;
+                    return failed(events, error.to_string());
+                }
+            }
+        }
+        control.begun.cancel();
         let mut history = match store {
             Some((store, id)) => match store.load(id).await {
                 Ok(history) => history,
@@ -251,16 +255,28 @@ impl Engine {
             deadline: Instant::now() + Duration::from_secs(config.deadline_secs),
             store,
         };
+        // A regeneration is one more model request: none past the turn's last.
+        let may_regenerate = || {
+            progress
+                .try_lock()
+                .is_ok_and(|progress| progress.model_requests < config.max_model_requests)
+        };
         let outcome = self
-            .run_turn(turn, &user_text, first, |input| {
-                let progress = &progress;
-                let run = &run;
-                async move {
-                    let mut progress = progress.lock().await;
-                    run.generate(&mut progress, &input.injected_context, input.stream)
-                        .await
-                }
-            })
+            .run_turn_within(
+                turn,
+                &user_text,
+                first,
+                |input| {
+                    let progress = &progress;
+                    let run = &run;
+                    async move {
+                        let mut progress = progress.lock().await;
+                        run.generate(&mut progress, &input.injected_context, input.stream)
+                            .await
+                    }
+                },
+                &may_regenerate,
+            )
             .await;
         let mut progress = progress.into_inner();
         let persist = outcome.as_ref().map_or(true, |outcome| outcome.persist);

@@ -6,10 +6,11 @@ use std::time::{Duration, Instant as StdInstant};
 use futures::stream::{FuturesUnordered, StreamExt};
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
+use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::actions::StagedActions;
+use super::actions::{same_arguments, StagedActions};
 use super::events::{arguments_json, TurnEvent};
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{CallError, CallErrorKind};
@@ -22,8 +23,9 @@ use crate::tool::Tool;
 pub(super) struct CallCounts {
     /// Calls run so far (skipped and refused ones are not).
     pub(super) run: u32,
-    /// How many times each (tool, arguments) ran.
-    identical: FxHashMap<(String, String), u32>,
+    /// How many times each tool ran with each arguments: parsed, so that another
+    /// spacing, key order or spelling of a number is the same call (as stagings are).
+    identical: FxHashMap<String, Vec<(Value, u32)>>,
 }
 
 /// The limits of one step's calls.
@@ -73,10 +75,21 @@ pub(super) async fn run_calls(
             counts.run += 1;
             None
         } else {
-            let seen = counts
-                .identical
-                .entry((call.name.clone(), call.arguments.clone()))
-                .or_default();
+            // Text that is not JSON is only ever the same as itself.
+            let parsed: Value = serde_json::from_str(&call.arguments)
+                .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+            let runs = counts.identical.entry(call.name.clone()).or_default();
+            let at = match runs
+                .iter()
+                .position(|(ran, _)| same_arguments(ran, &parsed))
+            {
+                Some(at) => at,
+                None => {
+                    runs.push((parsed, 0));
+                    runs.len() - 1
+                }
+            };
+            let seen = &mut runs[at].1;
             if *seen >= limits.max_identical {
                 Some((
                     ToolStatus::Error,

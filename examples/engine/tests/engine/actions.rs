@@ -973,3 +973,73 @@ fn a_staging_left_behind_is_settled_by_its_own_record_not_one_with_the_same_call
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 31 #3: two processes on one data directory. While one performs an action in a
+/// conversation, the other refuses a turn of that conversation as busy (it would have
+/// stored a second step and performed again), and its first use of the store leaves the
+/// live process's perform alone; once the first process is gone, its turn is taken over
+/// and its perform marked unknown, never run again.
+#[cfg(unix)]
+#[test]
+fn a_second_process_on_one_data_directory_never_runs_a_conversation_the_first_holds() {
+    let case = Case::new("two-processes", "tool_timeout_ms = 600000");
+    let Case {
+        mock, crm, setup, ..
+    } = &case;
+    // The first process's perform blocks opening the FIFO, holding its turn.
+    let made = Command::new("mkfifo")
+        .arg(crm)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [log_contact("interested", "Only once.")]},
+        {"type": "reply", "text": "Logging it."},
+        {"type": "reply", "text": "Another conversation."},
+        {"type": "reply", "text": "Back in c-two."}
+    ]));
+    let first = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(setup.config())
+        .args(["--agent", "bot", "turn", "Hi", "--conversation", "c-two"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = KillOnDrop(first);
+    let started = Instant::now();
+    while stored_actions_if_any(setup, "c-two").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the action was never recorded"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (events, output) = setup.turn(&["Me too", "--conversation", "c-two"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stop = &done(&events)["stop"];
+    assert_eq!(stop["reason"], "busy", "{events:#?}");
+    assert_eq!(
+        mock.journal().len(),
+        2,
+        "the second process asked the model"
+    );
+    let (_, output) = setup.turn(&["Elsewhere", "--conversation", "c-other"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        stored_actions(setup, "c-two")[0].1,
+        "performing",
+        "the second process marked a live perform"
+    );
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    std::fs::remove_file(crm).unwrap();
+    std::fs::write(crm, "").unwrap();
+    let (events, output) = setup.turn(&["Still there?", "--conversation", "c-two"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(done(&events)["stop"]["reason"], "answered", "{events:#?}");
+    let stored = stored_actions(setup, "c-two");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].1, "unknown");
+    assert_eq!(std::fs::read_to_string(crm).unwrap(), "", "performed again");
+}

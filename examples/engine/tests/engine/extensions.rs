@@ -1157,3 +1157,73 @@ fn the_shipped_mcp_server_template_runs_as_the_readme_says() {
         json!({"result": "HI"})
     );
 }
+
+/// Issue 31 #1: what the model can write is never what the engine runs. A tool file in
+/// a project root (through a link in `tools.d`), or one that names a program there, is
+/// skipped with why, and what it names is never started; the others load.
+#[test]
+fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
+    let setup = Setup::new("in-a-root", "");
+    let site = setup.dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        setup.dir.join("engine.toml"),
+        format!("[agents.default]\nproject = {{ root = {site:?} }}\n"),
+    )
+    .unwrap();
+    // What a model could have written with the file tools: a script that leaves a mark.
+    let mark = setup.dir.join("ran");
+    let script = site.join("run.sh");
+    std::fs::write(&script, format!("#!/bin/sh\ntouch {mark:?}\necho '{{}}'\n")).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let tool = |name: &str, command: &str| {
+        format!(
+            r#"{{"namespace": "local", "name": "{name}", "description": "d", "input_schema": {{"type": "object"}}, "command": [{command:?}]}}"#
+        )
+    };
+    setup
+        .write("absolute.json", &tool("absolute", script.to_str().unwrap()))
+        .write("relative.json", &tool("relative", "../site/run.sh"))
+        .write(
+            "server.json",
+            &format!(
+                r#"{{"namespace": "served", "mcp_server": {{"command": [{:?}]}}}}"#,
+                script.to_str().unwrap()
+            ),
+        )
+        .add(&["word_count.json", "word_count.py"]);
+    std::fs::write(site.join("linked.json"), tool("linked", "true")).unwrap();
+    std::os::unix::fs::symlink(
+        site.join("linked.json"),
+        setup.tools_d().join("linked.json"),
+    )
+    .unwrap();
+    let check = setup.engine(&["check"]);
+    let report = String::from_utf8(check.stdout).unwrap();
+    let why = format!(
+        "lies in the project root {}, which the model writes: keep tool files and the programs they run outside every project root",
+        site.display()
+    );
+    for file in [
+        "absolute.json",
+        "relative.json",
+        "server.json",
+        "linked.json",
+    ] {
+        let line = report
+            .lines()
+            .find(|line| line.contains(file))
+            .unwrap_or_else(|| panic!("{file} is not listed:\n{report}"));
+        assert!(
+            line.contains("skipped, 0 tools") && line.contains(&why),
+            "{line}"
+        );
+    }
+    assert!(
+        report.contains("word_count.json loaded, 1 tools"),
+        "{report}"
+    );
+    let called = setup.engine(&["call", "local__absolute", "{}"]);
+    assert!(!called.status.success(), "{called:?}");
+    assert!(!mark.exists(), "a program in the project root ran");
+}

@@ -407,7 +407,8 @@ fn a_project_root_that_overlaps_the_data_directory_the_executable_or_another_roo
         "the project root",
     );
     // The directory of the engine's executable, which the next start runs.
-    let executable = std::path::Path::new(env!("CARGO_BIN_EXE_engine"));
+    // As the engine finds itself: the file, whatever link leads there.
+    let executable = std::fs::canonicalize(env!("CARGO_BIN_EXE_engine")).unwrap();
     refused(
         format!(
             "data_dir = {:?}\n[agents.a]\nproject = {{ root = {:?} }}\n",

@@ -1131,4 +1131,11 @@ fn past_the_last_request_a_reply_with_calls_is_stored_as_the_hooks_leave_it() {
         history.contains(guard::APOLOGY),
         "the guard's replacement is not what was stored: {history}"
     );
+    // Issue 31 #6: a regeneration is a model request, and the turn had one.
+    assert_eq!(done(&events)["model_requests"], 1, "{events:#?}");
+    assert_eq!(
+        mock.journal().len(),
+        1,
+        "regenerated past max_model_requests"
+    );
 }

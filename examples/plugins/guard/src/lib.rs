@@ -23,7 +23,8 @@ pub const APOLOGY: &str = "Sorry, something went wrong with that answer. Please 
 pub const BLANK_MESSAGE_REPLY: &str = "Your message was empty: please type your question.";
 
 /// Replays the turn when the model's reply is corrupted (U+FFFD replacement characters,
-/// control characters, or nothing at all); after two replays, replaces it with an apology.
+/// control characters, or nothing at all); after two replays, or when the engine would
+/// replay it no more, replaces it with an apology.
 #[define_hook(
     event = "response_generated",
     mutates_response,
@@ -34,7 +35,8 @@ fn dirty_output_guard(event: &ResponseGenerated) -> ResponseOutcome {
     if !is_dirty(event.response()) {
         return ResponseOutcome::Observe;
     }
-    if event.regeneration_count() < MAX_REGENERATIONS {
+    // Replayed only while the engine will: a dirty reply never goes out.
+    if event.regeneration_count() < MAX_REGENERATIONS && event.may_regenerate() {
         ResponseOutcome::Regenerate {
             reason: Some("corrupted output".into()),
         }
@@ -97,6 +99,17 @@ mod tests {
         }
         assert_eq!(
             dirty_output_guard(&generated(dirty, MAX_REGENERATIONS)),
+            ResponseOutcome::ReplaceResponse {
+                message: APOLOGY.into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_dirty_reply_the_engine_would_not_replay_is_replaced_at_once() {
+        let last = generated("Hel\u{FFFD}lo", 0).with_regeneration_left(false);
+        assert_eq!(
+            dirty_output_guard(&last),
             ResponseOutcome::ReplaceResponse {
                 message: APOLOGY.into()
             }
