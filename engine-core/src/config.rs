@@ -39,7 +39,7 @@ pub(crate) use check::list;
 pub use problem::ConfigProblem;
 
 pub use project::{ProjectConfig, MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
-pub use turn::{ProviderConfig, TurnConfig};
+pub use turn::{ProviderConfig, TurnConfig, DEFAULT_TURN_SPEND_CAP_USD};
 
 pub use environment::{take_environment, Environment};
 

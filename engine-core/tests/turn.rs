@@ -843,3 +843,97 @@ async fn a_tool_installed_while_the_model_is_asked_is_offered_from_the_next_requ
         ]
     );
 }
+
+/// A provider that charges $1 per output token, and whose every reply calls `slow` and
+/// reports 3 output tokens: each request costs $3, its worst case with
+/// `max_output_tokens = 3`.
+struct Dear(Arc<Scripted>);
+
+impl Provider for Dear {
+    fn wire(&self) -> Wire {
+        Wire::Openai
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: ProviderRequest<'a>,
+        text: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        self.0.respond(request, text)
+    }
+
+    fn cost_usd(&self, usage: engine_core::provider::Usage) -> f64 {
+        usage.output_tokens as f64
+    }
+}
+
+fn dear_engine(spend_cap_usd: f64) -> (Engine, Arc<Scripted>) {
+    let reply = || {
+        let mut reply = calling(&[("slow", r#"{"ms":1}"#)]);
+        reply.usage.output_tokens = 3;
+        Ok(reply)
+    };
+    let scripted = Scripted::new((0..8).map(|_| reply()));
+    let mut turn = TurnConfig::new("dear");
+    turn.max_output_tokens = 3;
+    turn.spend_cap_usd = spend_cap_usd;
+    let mut config = EngineConfig::default();
+    config.agents.insert(
+        "bot".into(),
+        AgentConfig {
+            turn: Some(turn),
+            ..AgentConfig::default()
+        },
+    );
+    let engine = Engine::builder()
+        .config(config)
+        .provider("dear", Arc::new(Dear(Arc::clone(&scripted))))
+        .conversations(Conversations::memory())
+        .build()
+        .expect("the engine starts");
+    (engine, scripted)
+}
+
+/// Issue 31 #8: the turn's own requests are under a dollar cap. Each reserves its worst
+/// case before it is sent: with $10 and $3 a request, the third leaves no room for a
+/// fourth, so it is the last (no tools), and the turn spends $9.
+#[tokio::test(start_paused = true)]
+async fn the_turns_own_requests_stop_at_its_spend_cap_the_last_offering_no_tools() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let (engine, scripted) = dear_engine(10.0);
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(
+        summary.stop,
+        Stop::Limit {
+            limit: Limit::Spend
+        }
+    );
+    assert_eq!(summary.model_requests, 3);
+    assert_eq!(summary.cost_usd, 9.0);
+    let offered: Vec<bool> = scripted.asked().iter().map(|(_, tools)| *tools).collect();
+    assert_eq!(offered, [true, true, false]);
+}
+
+/// A cap with no room for one request's worst case sends none.
+#[tokio::test(start_paused = true)]
+async fn a_spend_cap_without_room_for_one_request_sends_none() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let (engine, scripted) = dear_engine(2.0);
+    let (events, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(
+        summary.stop,
+        Stop::Limit {
+            limit: Limit::Spend
+        }
+    );
+    assert_eq!(summary.model_requests, 0);
+    assert!(scripted.asked().is_empty(), "a request was sent");
+    assert!(
+        events.iter().any(
+            |event| matches!(event, TurnEvent::Error { message } if message.contains("spend cap"))
+        ),
+        "{events:#?}"
+    );
+}

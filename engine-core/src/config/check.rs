@@ -408,6 +408,17 @@ fn turns(config: &EngineConfig, problems: &mut Vec<ConfigProblem>) {
                 "milliseconds",
             );
         }
+        money(problems, &key("spend_cap_usd"), turn.spend_cap_usd);
+        if let Some(window) = &turn.window {
+            money(problems, &key("window.cap_usd"), window.cap_usd);
+            within(
+                problems,
+                &key("window.secs"),
+                window.secs,
+                1..=MAX_SPEND_WINDOW_SECS,
+                "seconds",
+            );
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use crate::config::SpendWindow;
 use crate::provider::Wire;
 
 /// A model provider agents' turns can use.
@@ -85,6 +86,7 @@ fn default_max_response_bytes() -> usize {
 /// provider = "local"
 /// system = "You help the clinic's patients."
 /// max_model_requests = 8
+/// spend_cap_usd = 0.5                    # the turn's own requests, in US dollars
 /// ```
 #[derive(Clone, Debug, Deserialize)]
 pub struct TurnConfig {
@@ -125,6 +127,27 @@ pub struct TurnConfig {
     /// the next request is the last. Default: no cap.
     #[serde(default)]
     pub max_tokens: Option<u64>,
+    /// The most the turn's own model requests may cost, in US dollars; default
+    /// [`DEFAULT_TURN_SPEND_CAP_USD`]. Each request reserves its worst case (its input's
+    /// bytes as tokens, `max_output_tokens` out, at the provider's prices) before it is
+    /// sent and settles to the usage it reports; one cut before its usage stays charged
+    /// the worst case. A request that leaves no room for another one is the last (it
+    /// offers no tools); one the cap has no room for is not sent.
+    #[serde(default = "default_turn_spend")]
+    pub spend_cap_usd: f64,
+    /// The most the agent's turns spend on their own requests over a sliding window;
+    /// default [`WINDOW_CAP_TURNS`](crate::config::WINDOW_CAP_TURNS) times
+    /// `spend_cap_usd` per hour. With a shared database, every replica counts it together.
+    #[serde(default)]
+    pub window: Option<SpendWindow>,
+}
+
+/// What a turn's own model requests may cost by default, in US dollars: no turn spends
+/// without limit, even when the configuration names none.
+pub const DEFAULT_TURN_SPEND_CAP_USD: f64 = 5.0;
+
+fn default_turn_spend() -> f64 {
+    DEFAULT_TURN_SPEND_CAP_USD
 }
 
 impl TurnConfig {
@@ -142,7 +165,17 @@ impl TurnConfig {
             tool_timeout_ms: None,
             max_output_tokens: default_output_tokens(),
             max_tokens: None,
+            spend_cap_usd: DEFAULT_TURN_SPEND_CAP_USD,
+            window: None,
         }
+    }
+
+    /// The agent's window over its turns' own requests: as configured, or the default.
+    pub fn window(&self) -> SpendWindow {
+        self.window.unwrap_or(SpendWindow {
+            cap_usd: self.spend_cap_usd * crate::config::WINDOW_CAP_TURNS,
+            secs: 3600,
+        })
     }
 }
 

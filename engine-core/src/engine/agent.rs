@@ -33,6 +33,8 @@ pub struct Agent {
     catalogs: Arc<Catalogs>,
     /// The agent's spend over every client, when it grants model access.
     pub(super) spend_window: Option<Arc<Meter>>,
+    /// What its turns' own model requests spend over its window, when it runs turns.
+    pub(super) turn_window: Option<Arc<Meter>>,
     /// The model its turns ask, when it has a `turn` configuration.
     pub(super) provider: Option<Arc<dyn Provider>>,
     /// Its project root, open, when it has a `project` configuration.
@@ -59,6 +61,8 @@ pub(super) struct AgentParts {
     pub(super) redact: Arc<RedactValues>,
     /// Its spend window, when it grants model access.
     pub(super) spend_window: Option<Arc<Meter>>,
+    /// Its turns' window over their own requests, when it runs turns.
+    pub(super) turn_window: Option<Arc<Meter>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -96,6 +100,7 @@ impl Agent {
             extensions,
             redact,
             spend_window,
+            turn_window,
         } = parts;
         let mut equipped = Vec::new();
         let mut left_out = Vec::new();
@@ -139,6 +144,7 @@ impl Agent {
             hooks,
             hooks_left_out,
             spend_window,
+            turn_window,
             equips,
             config,
             registry: Arc::clone(registry),

@@ -35,6 +35,8 @@ pub(super) struct Configured {
     /// ones too: a reload, even one that removes an agent and adds it back, is no way to
     /// a fresh budget.
     windows: BTreeMap<String, Arc<Meter>>,
+    /// The same for the windows of the agents' turns over their own model requests.
+    turn_windows: BTreeMap<String, Arc<Meter>>,
 }
 
 impl Configured {
@@ -62,6 +64,8 @@ impl Configured {
             None => redactor(&config),
         };
         let mut windows = previous.map_or_else(BTreeMap::new, |previous| previous.windows.clone());
+        let mut turn_windows =
+            previous.map_or_else(BTreeMap::new, |previous| previous.turn_windows.clone());
         let mut agents = Vec::with_capacity(config.agents.len());
         for (index, (name, agent)) in config.agents.iter().enumerate() {
             let before = previous.and_then(|previous| previous.agent(name));
@@ -78,6 +82,10 @@ impl Configured {
                 spend_window: agent
                     .model
                     .map(|grant| window_of(&mut windows, name, grant.window())),
+                turn_window: agent
+                    .turn
+                    .as_ref()
+                    .map(|turn| window_of(&mut turn_windows, name, turn.window())),
             };
             agents.push(Arc::new(Agent::new(name, agent.clone(), registry, parts)));
         }
@@ -87,6 +95,7 @@ impl Configured {
             redact,
             extensions,
             windows,
+            turn_windows,
         })
     }
 

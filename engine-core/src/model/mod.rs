@@ -31,7 +31,7 @@ pub struct GatewayReply {
 
 #[cfg(feature = "http")]
 pub use openai::OpenAiCompatibleGateway;
-pub(crate) use spend::{Meter, SharedWindow, SpendLedger};
+pub(crate) use spend::{Meter, RequestSpend, SharedWindow, SpendLedger};
 pub use spend::{ModelCall, TurnSpend};
 
 /// Where model calls go: the engine's connection to its providers. A tool never sees it.

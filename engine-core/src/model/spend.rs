@@ -109,6 +109,12 @@ impl Meter {
         Ok(())
     }
 
+    /// What the cap has room for beside what was charged and reserved.
+    fn room_usd(&self) -> f64 {
+        let mut ledger = self.lock();
+        self.cap_usd - (ledger.charged_usd(self.window) + ledger.reserved_usd)
+    }
+
     /// Gives back a reservation of `reserved_usd` and charges `charged_usd` instead.
     fn settle(&self, reserved_usd: f64, charged_usd: f64) {
         let mut ledger = self.lock();
@@ -284,15 +290,10 @@ impl TurnSpend {
         tier: Tier,
         worst_usd: f64,
     ) -> Result<Reservation<'_>, ModelError> {
-        let meters = || std::iter::once(&self.turn).chain(self.shared.iter().map(Arc::as_ref));
-        for (index, meter) in meters().enumerate() {
-            if let Err(refused) = meter.reserve(worst_usd) {
-                for reserved in meters().take(index) {
-                    reserved.settle(worst_usd, 0.0);
-                }
-                return Err(refused);
-            }
-        }
+        reserve_on_each(
+            || std::iter::once(&self.turn).chain(self.shared.iter().map(Arc::as_ref)),
+            worst_usd,
+        )?;
         Ok(Reservation {
             spend: self,
             tool: tool.to_owned(),
@@ -306,6 +307,126 @@ impl TurnSpend {
         self.calls
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Reserves `usd` on each of `meters`, or on none of them: the refusal of the first
+/// without room.
+fn reserve_on_each<'a, I>(meters: impl Fn() -> I, usd: f64) -> Result<(), ModelError>
+where
+    I: Iterator<Item = &'a Meter>,
+{
+    for (index, meter) in meters().enumerate() {
+        if let Err(refused) = meter.reserve(usd) {
+            for reserved in meters().take(index) {
+                reserved.settle(usd, 0.0);
+            }
+            return Err(refused);
+        }
+    }
+    Ok(())
+}
+
+/// A cost as charged: a finite amount of dollars, 0 or more, else (a provider's NaN, a
+/// negative price) the worst case, never free.
+fn chargeable(cost_usd: f64, worst_usd: f64) -> f64 {
+    if cost_usd.is_finite() && cost_usd >= 0.0 {
+        cost_usd
+    } else {
+        worst_usd
+    }
+}
+
+/// What a turn's own model requests spend, against the agent's caps for them: the
+/// turn's, and the agent's window over its turns (with a shared database, also counted
+/// there by every replica).
+#[derive(Debug)]
+pub(crate) struct RequestSpend {
+    turn: Meter,
+    window: Option<Arc<Meter>>,
+    shared: Option<SharedWindow>,
+}
+
+impl RequestSpend {
+    /// A turn allowed to spend `cap_usd` on its requests, within `window` and `shared`.
+    pub(crate) fn new(
+        cap_usd: f64,
+        window: Option<Arc<Meter>>,
+        shared: Option<SharedWindow>,
+    ) -> Self {
+        Self {
+            turn: Meter::new(SpendCap::Turn, cap_usd),
+            window,
+            shared,
+        }
+    }
+
+    /// What the turn's cap has room for.
+    pub(crate) fn room_usd(&self) -> f64 {
+        self.turn.room_usd()
+    }
+
+    /// Reserves `worst_usd`, a request's worst case, on every cap, or says which cap has
+    /// no room (then nothing stays reserved).
+    pub(crate) async fn reserve(
+        &self,
+        worst_usd: f64,
+    ) -> Result<RequestReservation<'_>, ModelError> {
+        let meters = || std::iter::once(&self.turn).chain(self.window.as_deref());
+        reserve_on_each(meters, worst_usd)?;
+        let mut reservation = RequestReservation {
+            spend: self,
+            worst_usd,
+            shared: None,
+            settled: false,
+        };
+        if let Some(window) = &self.shared {
+            match window.reserve(worst_usd).await {
+                Ok(shared) => reservation.shared = Some(shared),
+                Err(refused) => {
+                    reservation.charge(0.0);
+                    return Err(refused);
+                }
+            }
+        }
+        Ok(reservation)
+    }
+}
+
+/// A request's worst case, reserved on every cap it counts against: settled to what the
+/// provider reported, or, dropped unsettled (the request was cut), charged in full.
+#[must_use = "a reservation dropped unsettled charges the request's worst case"]
+pub(crate) struct RequestReservation<'a> {
+    spend: &'a RequestSpend,
+    worst_usd: f64,
+    shared: Option<SharedReservation>,
+    settled: bool,
+}
+
+impl RequestReservation<'_> {
+    /// The request is over and cost `cost_usd` (see [`chargeable`]).
+    pub(crate) async fn settle(mut self, cost_usd: f64) {
+        let cost_usd = chargeable(cost_usd, self.worst_usd);
+        self.charge(cost_usd);
+        if let Some(shared) = self.shared.take() {
+            shared.settle(cost_usd).await;
+        }
+    }
+
+    fn charge(&mut self, cost_usd: f64) {
+        self.settled = true;
+        let spend = self.spend;
+        for meter in std::iter::once(&spend.turn).chain(spend.window.as_deref()) {
+            meter.settle(self.worst_usd, cost_usd);
+        }
+    }
+}
+
+impl Drop for RequestReservation<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.charge(self.worst_usd);
+        }
     }
 }
 
@@ -327,9 +448,8 @@ impl Reservation<'_> {
     /// price), is charged as the worst case instead: never as free. Answers what was
     /// charged.
     pub(crate) fn settle(mut self, model: Option<String>, cost_usd: f64) -> f64 {
-        let cost_usd = if cost_usd.is_finite() && cost_usd >= 0.0 {
-            cost_usd
-        } else {
+        let charged = chargeable(cost_usd, self.worst_usd);
+        if charged != cost_usd {
             tracing::warn!(
                 target: "model",
                 tool = %self.tool,
@@ -337,10 +457,9 @@ impl Reservation<'_> {
                 worst_usd = self.worst_usd,
                 "the gateway gave a cost that is not an amount of dollars: charged the worst case"
             );
-            self.worst_usd
-        };
-        self.charge(model, cost_usd);
-        cost_usd
+        }
+        self.charge(model, charged);
+        charged
     }
 
     fn charge(&mut self, model: Option<String>, cost_usd: f64) {

@@ -33,7 +33,7 @@ pub(crate) fn one_turn(engine: &Arc<Engine>, turn: Turn, message: Option<String>
         interrupted.abort();
         summary
     });
-    exit_code(&summary.stop)
+    exit_code(&summary.stop, &summary.reply)
 }
 
 /// A conversation with `turn`'s agent in the terminal: each line typed is a message; the
@@ -185,9 +185,11 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a runtime starts")
 }
 
-/// 0 when the model answered (even at a limit); 1 when the turn failed; 130 cancelled.
-fn exit_code(stop: &Stop) -> ExitCode {
+/// 0 when the model answered (even at a limit); 1 when the turn failed, or a limit left
+/// it no reply (a spend cap with no room for a request); 130 cancelled.
+fn exit_code(stop: &Stop, reply: &str) -> ExitCode {
     match stop {
+        Stop::Limit { .. } if reply.is_empty() => ExitCode::FAILURE,
         Stop::Answered
         | Stop::Limit { .. }
         | Stop::Halted { .. }

@@ -130,7 +130,7 @@ pub enum Stop {
     /// A limit was reached; the model was then asked to answer without tools, and its
     /// answer is the reply.
     Limit {
-        /// Which: `model_requests`, `tool_calls` or `tokens`.
+        /// Which: `model_requests`, `tool_calls`, `tokens` or `spend`.
         limit: Limit,
     },
     /// The turn's deadline passed.
@@ -244,6 +244,9 @@ pub enum Limit {
     ToolCalls,
     /// `max_tokens`.
     Tokens,
+    /// `spend_cap_usd`: the turn's own requests, at their worst case, left no room for
+    /// another one.
+    Spend,
 }
 
 /// A JSON value for the arguments of a call: the model's text when it is JSON, the text

@@ -7,6 +7,7 @@ mod actions;
 mod events;
 mod tools;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Mutex;
@@ -18,6 +19,7 @@ pub use events::{Limit, Stop, TurnEvent};
 use super::{Engine, Turn, TurnEnd, TurnOutcome};
 use crate::config::TurnConfig;
 use crate::conversation::{Message, ToolStatus};
+use crate::model::{RequestSpend, SharedWindow};
 use crate::provider::{Provider, ProviderError, ProviderRequest, Usage};
 use crate::stores::{ActionRecord, ConversationError, Conversations, TurnLease};
 use actions::StagedActions;
@@ -61,6 +63,8 @@ enum Interrupted {
     Deadline,
     Cancelled,
     Provider(ProviderError),
+    /// A cap on the turn's own model spend had no room for the next request.
+    Spend(String),
     /// The conversation store failed: nothing more is asked, since it could not be kept.
     Store(String),
 }
@@ -246,6 +250,14 @@ impl Engine {
             limit: None,
             events,
         });
+        let window = config.window();
+        let shared_window = self.spend_ledger.as_ref().map(|ledger| SharedWindow {
+            ledger: Arc::clone(ledger),
+            // Apart from the agent's tools' window (agent names hold no `/`).
+            agent: format!("{}/turns", agent.name()),
+            cap_usd: window.cap_usd,
+            secs: window.secs,
+        });
         let run = Run {
             engine: self,
             turn,
@@ -254,6 +266,11 @@ impl Engine {
             control,
             deadline: Instant::now() + Duration::from_secs(config.deadline_secs),
             store,
+            spend: RequestSpend::new(
+                config.spend_cap_usd,
+                agent.turn_window.clone(),
+                shared_window,
+            ),
         };
         // A regeneration is one more model request: none past the turn's last.
         let may_regenerate = || {
@@ -333,6 +350,7 @@ impl Engine {
                     Interrupted::Deadline => "the turn's deadline passed before the reply",
                     Interrupted::Cancelled => "the turn was cancelled before the reply",
                     Interrupted::Provider(_) => "the provider failed before the reply",
+                    Interrupted::Spend(_) => "the turn's spend cap had no room for the reply",
                     Interrupted::Store(_) => "the conversation store failed",
                 };
                 actions::drop_staged(&mut progress, store, reason).await;
@@ -343,6 +361,12 @@ impl Engine {
                         message: error.to_string(),
                     },
                     Interrupted::Store(message) => Stop::Failed { message },
+                    Interrupted::Spend(message) => {
+                        (progress.events)(TurnEvent::Error { message });
+                        Stop::Limit {
+                            limit: Limit::Spend,
+                        }
+                    }
                 };
                 if let Stop::ProviderError { message } | Stop::Failed { message } = &stop {
                     (progress.events)(TurnEvent::Error {
@@ -510,6 +534,50 @@ fn resumed_message(history: &[Message]) -> Option<&str> {
     })
 }
 
+/// What a message, or a call in one, adds to a request's tokens beside its texts, at
+/// most: the few tokens a chat template spends on roles and separators.
+const FRAMING_BYTES: usize = 16;
+
+/// The bytes of `message` a request carries, with its framing (provider fields sent back
+/// verbatim included).
+fn message_bytes(message: &Message) -> usize {
+    let kept = |extra: &serde_json::Map<String, serde_json::Value>| {
+        if extra.is_empty() {
+            0
+        } else {
+            serde_json::to_string(extra).map_or(0, |text| text.len())
+        }
+    };
+    FRAMING_BYTES
+        + match message {
+            Message::User { content } => content.len(),
+            Message::Assistant {
+                content,
+                tool_calls,
+                extra,
+            } => {
+                content.len()
+                    + kept(extra)
+                    + tool_calls
+                        .iter()
+                        .map(|call| {
+                            call.id.len()
+                                + call.name.len()
+                                + call.arguments.len()
+                                + kept(&call.extra)
+                                + FRAMING_BYTES
+                        })
+                        .sum::<usize>()
+            }
+            Message::Tool {
+                call_id,
+                name,
+                content,
+                ..
+            } => call_id.len() + name.len() + content.len(),
+        }
+}
+
 /// Whether `message` is the model's, with a call whose id is `id`.
 fn calls(message: &Message, id: &str) -> bool {
     matches!(message, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|call| call.id == id))
@@ -552,6 +620,8 @@ struct Run<'a> {
     control: &'a TurnControl,
     deadline: Instant,
     store: Option<(&'a Conversations, &'a str)>,
+    /// What its own model requests may spend.
+    spend: RequestSpend,
 }
 
 impl Run<'_> {
@@ -629,16 +699,24 @@ impl Run<'_> {
             if self.control.cancel.is_cancelled() || self.control.stop_after_step.is_cancelled() {
                 return Err(Interrupted::Cancelled);
             }
-            let limit = self.limit_reached(progress);
-            if limit.is_some() {
-                progress.limit = limit;
-            }
             // Each request offers what is installed as it is sent, and its answer's calls
             // reach only that.
             let offer = self.turn.agent.offer(
                 self.provider.wire().format(),
                 self.turn.locale().unwrap_or("en-US"),
             );
+            let worst_usd = self.worst_case_usd(&system, &progress.history, &offer.catalog);
+            let limit = self.limit_reached(progress, worst_usd);
+            if limit.is_some() {
+                progress.limit = limit;
+            }
+            // Reserved before it is sent; dropped unsettled (the request was cut, failed
+            // or gave no usage), the worst case stays charged.
+            let reservation = self
+                .spend
+                .reserve(worst_usd)
+                .await
+                .map_err(|refused| Interrupted::Spend(refused.to_string()))?;
             let request = ProviderRequest {
                 system: &system,
                 history: &progress.history,
@@ -662,6 +740,9 @@ impl Run<'_> {
                 () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
             };
             let mut reply = answer.map_err(Interrupted::Provider)?;
+            reservation
+                .settle(self.provider.cost_usd(reply.usage))
+                .await;
             let earlier = &progress.history[progress.turn_start..];
             for at in 0..reply.tool_calls.len() {
                 let (before, rest) = reply.tool_calls.split_at_mut(at);
@@ -746,8 +827,9 @@ impl Run<'_> {
         }
     }
 
-    /// The limit that makes the next request the last, if one is reached.
-    fn limit_reached(&self, progress: &Progress<'_>) -> Option<Limit> {
+    /// The limit that makes the next request, whose worst case is `worst_usd`, the last,
+    /// if one is reached.
+    fn limit_reached(&self, progress: &Progress<'_>, worst_usd: f64) -> Option<Limit> {
         if progress.model_requests + 1 >= self.config.max_model_requests {
             Some(Limit::ModelRequests)
         } else if progress.counts.run >= self.config.max_tool_calls {
@@ -758,9 +840,28 @@ impl Run<'_> {
             .is_some_and(|cap| progress.usage.input_tokens + progress.usage.output_tokens >= cap)
         {
             Some(Limit::Tokens)
+        } else if self.spend.room_usd() < 2.0 * worst_usd {
+            // No room for one more after this one: this one answers.
+            Some(Limit::Spend)
         } else {
             None
         }
+    }
+
+    /// What a request of `history` under `system` offering `tools` may cost at most: its
+    /// input's bytes as tokens (no token is shorter than a byte), plus a few per message
+    /// for the wire's framing, and `max_output_tokens` out.
+    fn worst_case_usd(&self, system: &[String], history: &[Message], tools: &[u8]) -> f64 {
+        let bytes = system
+            .iter()
+            .map(|text| text.len() + FRAMING_BYTES)
+            .sum::<usize>()
+            + tools.len()
+            + history.iter().map(message_bytes).sum::<usize>();
+        self.provider.cost_usd(Usage {
+            input_tokens: bytes as u64,
+            output_tokens: u64::from(self.config.max_output_tokens),
+        })
     }
 
     /// Stores the messages not stored yet, as one step; `false` if the store failed.

@@ -1139,3 +1139,24 @@ fn past_the_last_request_a_reply_with_calls_is_stored_as_the_hooks_leave_it() {
         "regenerated past max_model_requests"
     );
 }
+
+/// Issue 31 #8: the turn's own model requests are under a dollar cap, checked with each
+/// request's worst case before it is sent: a cap too small for one sends none, and the
+/// turn says so.
+#[test]
+fn a_turn_whose_spend_cap_has_no_room_for_a_request_sends_none() {
+    let mock = Llmock::start();
+    let setup = Setup::new("spend-cap", &mock, "openai", "", "spend_cap_usd = 0.000001");
+    mock.script(json!([{"type": "reply", "text": "Too dear."}]));
+    let (events, output) = setup.turn(&["Hello?", "--conversation", "c-dear"]);
+    assert!(!output.status.success(), "{output:?}");
+    let stop = &done(&events)["stop"];
+    assert_eq!(stop["reason"], "limit", "{events:#?}");
+    assert_eq!(stop["limit"], "spend", "{events:#?}");
+    let error = of_type(&events, "error");
+    assert!(
+        error[0]["message"].as_str().unwrap().contains("spend cap"),
+        "{events:#?}"
+    );
+    assert!(mock.journal().is_empty(), "a request was sent");
+}
