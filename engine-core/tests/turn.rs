@@ -409,6 +409,8 @@ async fn an_identical_call_is_counted_whatever_the_spelling_of_its_arguments() {
             ("slow", r#"{"ms":2}"#),
             ("slow", "not json"),
             ("slow", "not json either"),
+            ("slow", "x"),
+            ("slow", r#""x""#),
         ])),
         Ok(text("done")),
     ]);

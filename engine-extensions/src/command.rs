@@ -171,17 +171,33 @@ impl Command {
     }
 }
 
-/// The file the program `program` of a file in `dir` runs, as the system will find it:
-/// [`program_path`], a bare name looked up on `PATH`; none when no file is there.
-pub(crate) fn program_file(program: &str, dir: &Path) -> Option<PathBuf> {
+/// Every file the `command` of a file in `dir` may run or read by name, whether it exists
+/// yet or not: its program ([`program_path`]; a bare name, in each directory of `PATH`
+/// it may be found in, relative ones taken from `dir`, where it runs) and each argument
+/// that names a path (`/` in it, whole or after a `key=`: a script an interpreter runs).
+/// What the program reads otherwise (its own configuration, the environment) is not seen.
+pub(crate) fn named_files(command: &[String], dir: &Path) -> Vec<PathBuf> {
+    let Some((program, arguments)) = command.split_first() else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
     let path = program_path(program, dir);
     if path.components().count() > 1 {
-        return Some(path);
+        files.push(path);
+    } else if let Some(paths) = std::env::var_os("PATH") {
+        files.extend(std::env::split_paths(&paths).map(|on_path| dir.join(on_path).join(&path)));
     }
-    let paths = std::env::var_os("PATH")?;
-    std::env::split_paths(&paths)
-        .map(|dir| dir.join(&path))
-        .find(|candidate| candidate.is_file())
+    for argument in arguments {
+        let named = argument
+            .split_once('=')
+            .map_or(argument.as_str(), |(_, value)| value);
+        for text in [argument.as_str(), named] {
+            if text.contains('/') {
+                files.push(dir.join(text));
+            }
+        }
+    }
+    files
 }
 
 /// The program a file's `command` names: a bare name is looked up on `PATH`; a relative

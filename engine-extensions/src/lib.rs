@@ -94,15 +94,13 @@ impl Loader {
             let manifest = manifest::read(&path);
             let dir = path.parent().unwrap_or(Path::new("."));
             let runs: Vec<PathBuf> = match &manifest {
-                Ok(Manifest::Command(command)) => command::program_file(&command.command[0], dir),
+                Ok(Manifest::Command(command)) => command::named_files(&command.command, dir),
                 Ok(Manifest::McpServer(McpManifest {
                     mcp_server: McpTransport::Stdio { command },
                     ..
-                })) => command::program_file(&command[0], dir),
-                _ => None,
-            }
-            .into_iter()
-            .collect();
+                })) => command::named_files(command, dir),
+                _ => Vec::new(),
+            };
             let refused = engine.refuses_extension(&path, &runs);
             let (kind, tools, degraded) = match (manifest, refused) {
                 (Err(error), _) => (

@@ -229,10 +229,13 @@ impl Engine {
             .replacing
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        configured.extensions.equip(
-            &self.extensions_now().current(),
-            configured.config.agents.values(),
-        );
+        // Again under the lock installs take: a file installed while this was built was
+        // checked against the roots before it.
+        let installed = self.extensions_now().current();
+        project_roots::refuse_overlaps(&configured.config, installed.files())?;
+        configured
+            .extensions
+            .equip(&installed, configured.config.agents.values());
         let names = |configured: &Configured| -> Vec<String> {
             configured.config.agents.keys().cloned().collect()
         };

@@ -71,9 +71,9 @@ pub struct LoadedFile {
     pub tools: Result<Vec<ExternalTool>, String>,
     /// Why its tools fail for now, when they are offered all the same.
     pub degraded: Option<String>,
-    /// The programs its tools run (a command's, an MCP stdio server's), as the loader
-    /// found them: like the file itself, none may lie in a project root, where the model
-    /// writes.
+    /// The files its tools run or name (a command's program, wherever `PATH` may find
+    /// it, and the paths its arguments name; an MCP stdio server's), as the loader found
+    /// them: like the file itself, none may lie in a project root, where the model writes.
     pub runs: Vec<PathBuf>,
 }
 

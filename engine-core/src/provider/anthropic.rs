@@ -258,17 +258,17 @@ impl StreamAssembler {
     }
 
     /// The reply, once the stream ended: one without `message_stop` was cut off, and
-    /// one that held no message (a bare `message_stop`: no block, no `stop_reason`) is
-    /// no reply either.
+    /// one that said nothing (no text, no tool use, no `stop_reason`: a bare
+    /// `message_stop`, or empty blocks) is no reply either.
     pub fn finish(self) -> Result<ProviderReply, ProviderError> {
         if !self.done {
             return Err(ProviderError::Truncated(
                 "the stream ended before message_stop".into(),
             ));
         }
-        if self.blocks.is_empty() && self.finish.is_none() {
+        if self.finish.is_none() && self.text.is_empty() && self.calls == 0 {
             return Err(ProviderError::Truncated(
-                "the stream ended without a reply: no content block, no stop_reason".into(),
+                "the stream ended without a reply: no text, no tool use, no stop_reason".into(),
             ));
         }
         let mut reply = ProviderReply {

@@ -48,6 +48,39 @@ pub struct TurnLease {
     conversation: String,
     #[cfg(feature = "postgres")]
     lock: Option<TurnLock>,
+    #[cfg(feature = "sqlite")]
+    hold: Option<SqliteHold>,
+}
+
+/// A SQLite store's hold on a conversation for a turn: let go by the turn's end, or, when
+/// that end failed or never came (a dropped future), when dropped, so that no other
+/// process finds the conversation held while this one lives.
+#[cfg(feature = "sqlite")]
+struct SqliteHold {
+    database: Arc<Database>,
+    conversation: String,
+    /// Whether the end let go of it already.
+    released: bool,
+}
+
+#[cfg(feature = "sqlite")]
+impl Drop for SqliteHold {
+    fn drop(&mut self) {
+        if self.released {
+            return;
+        }
+        // At once, on this thread (a short delete): within this process, the next turn of
+        // the conversation begins only after this (its RunningTurn is let go later), and
+        // a release done later could remove that turn's hold.
+        let connection = self
+            .database
+            .connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Err(error) = self.database.holder.end(&connection, &self.conversation) {
+            tracing::error!(conversation = self.conversation, %error, "a turn's hold on its conversation could not be let go: other processes find it busy until this one stops");
+        }
+    }
 }
 
 /// A turn as the store recorded it.
@@ -552,6 +585,8 @@ impl Conversations {
             return Ok(Some(TurnLease {
                 conversation: conversation.to_owned(),
                 lock: Some(lock),
+                #[cfg(feature = "sqlite")]
+                hold: None,
             }));
         }
         #[cfg(feature = "sqlite")]
@@ -570,6 +605,11 @@ impl Conversations {
             })
             .await?;
             return Ok(begun.map(|conversation| TurnLease {
+                hold: Some(SqliteHold {
+                    database: Arc::clone(database),
+                    conversation: conversation.clone(),
+                    released: false,
+                }),
                 conversation,
                 #[cfg(feature = "postgres")]
                 lock: None,
@@ -579,6 +619,8 @@ impl Conversations {
             conversation: conversation.to_owned(),
             #[cfg(feature = "postgres")]
             lock: None,
+            #[cfg(feature = "sqlite")]
+            hold: None,
         }))
     }
 
@@ -601,44 +643,53 @@ impl Conversations {
             Backend::Sqlite(connection) => {
                 let held = Arc::clone(connection);
                 let conversation = lease.conversation;
-                let Some((summary, state)) = ended else {
-                    return blocking(connection, move |connection| {
-                        held.holder.end(connection, &conversation).map_err(sql)
-                    })
-                    .await;
+                let ended = match ended {
+                    None => {
+                        blocking(connection, move |connection| {
+                            held.holder.end(connection, &conversation).map_err(sql)
+                        })
+                        .await
+                    }
+                    Some((summary, state)) => {
+                        let stop = serde_json::to_string(&summary.stop).expect("a stop serializes");
+                        let summary = summary.clone();
+                        blocking(connection, move |connection| {
+                            let now = std::time::SystemTime::now()
+                                .duration_since(std::time::UNIX_EPOCH)
+                                .map_or(0, |elapsed| elapsed.as_secs() as i64);
+                            let transaction = connection.transaction().map_err(sql)?;
+                            transaction
+                                .execute(
+                                    "INSERT INTO turns VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                    rusqlite::params![
+                                        conversation,
+                                        now,
+                                        stop,
+                                        summary.usage.input_tokens as i64,
+                                        summary.usage.output_tokens as i64,
+                                        summary.cost_usd,
+                                        summary.model_requests,
+                                    ],
+                                )
+                                .map_err(sql)?;
+                            transaction
+                                .execute(
+                                    "INSERT INTO states (conversation, body) VALUES (?1, ?2)
+                                     ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
+                                    rusqlite::params![conversation, state],
+                                )
+                                .map_err(sql)?;
+                            held.holder.end(&transaction, &conversation).map_err(sql)?;
+                            transaction.commit().map_err(sql)
+                        })
+                        .await
+                    }
                 };
-                let stop = serde_json::to_string(&summary.stop).expect("a stop serializes");
-                let summary = summary.clone();
-                blocking(connection, move |connection| {
-                    let now = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |elapsed| elapsed.as_secs() as i64);
-                    let transaction = connection.transaction().map_err(sql)?;
-                    transaction
-                        .execute(
-                            "INSERT INTO turns VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                            rusqlite::params![
-                                conversation,
-                                now,
-                                stop,
-                                summary.usage.input_tokens as i64,
-                                summary.usage.output_tokens as i64,
-                                summary.cost_usd,
-                                summary.model_requests,
-                            ],
-                        )
-                        .map_err(sql)?;
-                    transaction
-                        .execute(
-                            "INSERT INTO states (conversation, body) VALUES (?1, ?2)
-                             ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
-                            rusqlite::params![conversation, state],
-                        )
-                        .map_err(sql)?;
-                    held.holder.end(&transaction, &conversation).map_err(sql)?;
-                    transaction.commit().map_err(sql)
-                })
-                .await
+                // Let go with the end's transaction; if that failed, by the hold's drop.
+                if let (Ok(()), Some(mut hold)) = (&ended, lease.hold) {
+                    hold.released = true;
+                }
+                ended
             }
             #[cfg(feature = "postgres")]
             Backend::Postgres(database) => {
@@ -977,12 +1028,17 @@ fn sql(error: rusqlite::Error) -> ConversationError {
 /// turn holds is under way there, and left alone.
 #[cfg(feature = "sqlite")]
 fn settle_interrupted(
-    connection: &rusqlite::Connection,
+    connection: &mut rusqlite::Connection,
     holder: &Holder,
 ) -> Result<(), ConversationError> {
-    let held = holder.held_elsewhere(connection).map_err(sql)?;
+    // One write transaction: no process begins a turn (nor records a perform) between
+    // the reading of who holds what and the marking.
+    let transaction = connection
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(sql)?;
+    let held = holder.held_elsewhere(&transaction).map_err(sql)?;
     let held = serde_json::to_string(&held).expect("strings serialize");
-    let interrupted = connection
+    let interrupted = transaction
         .execute(
             "UPDATE actions SET state = 'unknown', detail = ?1
              WHERE state = 'performing'
@@ -990,6 +1046,7 @@ fn settle_interrupted(
             [INTERRUPTED, &held],
         )
         .map_err(sql)?;
+    transaction.commit().map_err(sql)?;
     if interrupted > 0 {
         tracing::warn!(
             actions = interrupted,
@@ -1015,7 +1072,7 @@ async fn blocking<T: Send + 'static>(
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         // Best effort: a failure is logged, and never fails the work at hand.
         if !database.settled.swap(true, Ordering::AcqRel) {
-            if let Err(error) = settle_interrupted(&connection, &database.holder) {
+            if let Err(error) = settle_interrupted(&mut connection, &database.holder) {
                 tracing::error!(%error, "actions an earlier run left performing could not be marked unknown");
             }
         }
@@ -1030,6 +1087,42 @@ async fn blocking<T: Send + 'static>(
 #[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
+
+    /// Two openings of one file are two processes' stores, as far as turns go: a turn
+    /// one holds is busy for the other, and a lease dropped without its end (an end that
+    /// failed, a dropped future) lets go all the same.
+    #[tokio::test]
+    async fn a_turn_held_by_one_opening_of_a_store_is_busy_for_another_until_let_go() {
+        let dir = std::env::temp_dir().join(format!("engine-two-stores-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("conversations.sqlite");
+        let (first, second) = (
+            Conversations::open(&path).unwrap(),
+            Conversations::open(&path).unwrap(),
+        );
+        let lease = first
+            .begin_turn("c")
+            .await
+            .unwrap()
+            .expect("the first takes it");
+        assert!(
+            second.begin_turn("c").await.unwrap().is_none(),
+            "taken twice"
+        );
+        assert!(second.begin_turn("other").await.unwrap().is_some());
+        drop(lease);
+        let lease = second
+            .begin_turn("c")
+            .await
+            .unwrap()
+            .expect("let go by the drop");
+        second.end_turn(lease, None).await.unwrap();
+        assert!(
+            first.begin_turn("c").await.unwrap().is_some(),
+            "let go by the end"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[tokio::test]
     async fn a_store_made_before_positions_gains_them_and_keeps_its_records() {

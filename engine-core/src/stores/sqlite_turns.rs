@@ -37,8 +37,13 @@ impl Holder {
         let mut random = [0u8; 12];
         getrandom::fill(&mut random).expect("the system's random source answers");
         let token: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
-        let alive = File::create(dir.join(format!("{token}.alive"))).map_err(failed)?;
-        alive.try_lock().map_err(|error| failed(error.into()))?;
+        // Locked under a name no other process reads, then renamed into place: a file
+        // another process finds as `.alive` is locked already, never taken for a dead
+        // holder's in the moment between its creation and its lock.
+        let starting = dir.join(format!("{token}.new"));
+        let alive = File::create(&starting).map_err(failed)?;
+        alive.lock().map_err(failed)?;
+        std::fs::rename(&starting, dir.join(format!("{token}.alive"))).map_err(failed)?;
         let holder = Self {
             dir,
             token,

@@ -895,8 +895,9 @@ fn anthropic_stream_without_message_stop_is_truncated() {
     ));
 }
 
-/// Issue 31 #8: `message_stop` alone, or after a `message_start` and nothing else, is
-/// no answer: the turn must not end "answered" with nothing said at no cost.
+/// Issue 31 #8: `message_stop` alone, after a `message_start` and nothing else, or after
+/// an empty text block, with no `stop_reason`, is no answer: the turn must not end
+/// "answered" with nothing said.
 #[test]
 fn anthropic_stream_that_holds_no_message_is_truncated() {
     let bare = sse(r#"
@@ -910,7 +911,20 @@ fn anthropic_stream_that_holds_no_message_is_truncated() {
         event: message_stop
         data: {"type":"message_stop"}
     "#);
-    for stream in [bare, started_only] {
+    let empty_block = sse(r#"
+        event: message_start
+        data: {"type":"message_start","message":{"id":"msg_6","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}
+
+        event: content_block_start
+        data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+        event: content_block_stop
+        data: {"type":"content_block_stop","index":0}
+
+        event: message_stop
+        data: {"type":"message_stop"}
+    "#);
+    for stream in [bare, started_only, empty_block] {
         match assemble_anthropic(&stream) {
             Err(ProviderError::Truncated(message)) => {
                 assert!(message.contains("without a reply"), "{message}")

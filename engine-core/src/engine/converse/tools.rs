@@ -25,7 +25,25 @@ pub(super) struct CallCounts {
     pub(super) run: u32,
     /// How many times each tool ran with each arguments: parsed, so that another
     /// spacing, key order or spelling of a number is the same call (as stagings are).
-    identical: FxHashMap<String, Vec<(Value, u32)>>,
+    identical: FxHashMap<String, Vec<(Arguments, u32)>>,
+}
+
+/// A call's arguments, as compared with another's.
+#[derive(Debug)]
+enum Arguments {
+    Json(Value),
+    /// Text that is not JSON: only ever the same as itself.
+    Text(String),
+}
+
+impl Arguments {
+    fn same_as(&self, other: &Arguments) -> bool {
+        match (self, other) {
+            (Self::Json(a), Self::Json(b)) => same_arguments(a, b),
+            (Self::Text(a), Self::Text(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// The limits of one step's calls.
@@ -75,14 +93,12 @@ pub(super) async fn run_calls(
             counts.run += 1;
             None
         } else {
-            // Text that is not JSON is only ever the same as itself.
-            let parsed: Value = serde_json::from_str(&call.arguments)
-                .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+            let parsed = match serde_json::from_str::<Value>(&call.arguments) {
+                Ok(json) => Arguments::Json(json),
+                Err(_) => Arguments::Text(call.arguments.clone()),
+            };
             let runs = counts.identical.entry(call.name.clone()).or_default();
-            let at = match runs
-                .iter()
-                .position(|(ran, _)| same_arguments(ran, &parsed))
-            {
+            let at = match runs.iter().position(|(ran, _)| ran.same_as(&parsed)) {
                 Some(at) => at,
                 None => {
                     runs.push((parsed, 0));

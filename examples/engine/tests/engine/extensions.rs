@@ -1184,6 +1184,11 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
     setup
         .write("absolute.json", &tool("absolute", script.to_str().unwrap()))
         .write("relative.json", &tool("relative", "../site/run.sh"))
+        // An interpreter outside, the script it runs inside.
+        .write(
+            "interpreted.json",
+            r#"{"namespace": "local", "name": "interpreted", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "../site/run.sh"]}"#,
+        )
         .write(
             "server.json",
             &format!(
@@ -1207,6 +1212,7 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
     for file in [
         "absolute.json",
         "relative.json",
+        "interpreted.json",
         "server.json",
         "linked.json",
     ] {
