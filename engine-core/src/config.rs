@@ -91,7 +91,8 @@ pub struct EngineConfig {
     #[serde(default)]
     pub extensions: ExtensionsConfig,
     /// A PostgreSQL database shared by every replica of the engine; absent: conversations
-    /// are kept in SQLite under the data directory, for this process alone.
+    /// are kept in SQLite under the data directory (processes that share it run a
+    /// conversation's turns one at a time).
     #[serde(default)]
     pub database: Option<DatabaseConfig>,
     /// The file it was read from, for problems to name.
