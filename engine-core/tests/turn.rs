@@ -869,10 +869,12 @@ impl Provider for Dear {
     }
 }
 
-fn dear_engine(spend_cap_usd: f64) -> (Engine, Arc<Scripted>) {
+/// An engine on [`Dear`] whose turns may spend `spend_cap_usd`, each reply reporting
+/// `reported` output tokens (`None`: no usage at all).
+fn dear_engine(spend_cap_usd: f64, reported: Option<u64>) -> (Engine, Arc<Scripted>) {
     let reply = || {
         let mut reply = calling(&[("slow", r#"{"ms":1}"#)]);
-        reply.usage.output_tokens = 3;
+        reply.usage.output_tokens = reported.unwrap_or(0);
         Ok(reply)
     };
     let scripted = Scripted::new((0..8).map(|_| reply()));
@@ -903,7 +905,7 @@ fn dear_engine(spend_cap_usd: f64) -> (Engine, Arc<Scripted>) {
 async fn the_turns_own_requests_stop_at_its_spend_cap_the_last_offering_no_tools() {
     let _serial = SERIAL.lock().await;
     reset();
-    let (engine, scripted) = dear_engine(10.0);
+    let (engine, scripted) = dear_engine(10.0, Some(3));
     let (_, summary) = converse(&engine, &TurnControl::default()).await;
     assert_eq!(
         summary.stop,
@@ -922,7 +924,7 @@ async fn the_turns_own_requests_stop_at_its_spend_cap_the_last_offering_no_tools
 async fn a_spend_cap_without_room_for_one_request_sends_none() {
     let _serial = SERIAL.lock().await;
     reset();
-    let (engine, scripted) = dear_engine(2.0);
+    let (engine, scripted) = dear_engine(2.0, Some(3));
     let (events, summary) = converse(&engine, &TurnControl::default()).await;
     assert_eq!(
         summary.stop,
@@ -938,4 +940,19 @@ async fn a_spend_cap_without_room_for_one_request_sends_none() {
         ),
         "{events:#?}"
     );
+}
+
+/// A request settles to what its usage says it cost ($1 of its $3 worst case here: the
+/// sixth, with $5 left, is the last), and one whose reply reports no usage is charged
+/// its worst case: it may have cost that.
+#[tokio::test(start_paused = true)]
+async fn a_request_settles_to_its_usage_and_one_without_usage_to_its_worst_case() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let (engine, _) = dear_engine(10.0, Some(1));
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!((summary.model_requests, summary.cost_usd), (6, 6.0));
+    let (engine, _) = dear_engine(10.0, None);
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!((summary.model_requests, summary.cost_usd), (3, 9.0));
 }

@@ -174,8 +174,10 @@ impl Command {
 /// Every file the `command` of a file in `dir` may run or read by name, whether it exists
 /// yet or not: its program ([`program_path`]; a bare name, in each directory of `PATH`
 /// it may be found in, relative ones taken from `dir`, where it runs) and each argument
-/// that names a path (`/` in it, whole or after a `key=`: a script an interpreter runs).
-/// What the program reads otherwise (its own configuration, the environment) is not seen.
+/// as a path from `dir`, whole and after a `key=` (a script an interpreter runs, maybe
+/// through a link; an argument that names no file resolves beside the tool file, which
+/// is no root). What the program reads otherwise (its own configuration, the files a
+/// script imports) is not seen.
 pub(crate) fn named_files(command: &[String], dir: &Path) -> Vec<PathBuf> {
     let Some((program, arguments)) = command.split_first() else {
         return Vec::new();
@@ -192,7 +194,7 @@ pub(crate) fn named_files(command: &[String], dir: &Path) -> Vec<PathBuf> {
             .split_once('=')
             .map_or(argument.as_str(), |(_, value)| value);
         for text in [argument.as_str(), named] {
-            if text.contains('/') {
+            if !text.is_empty() {
                 files.push(dir.join(text));
             }
         }

@@ -18,8 +18,8 @@ use crate::external::{ExtensionFile, FileState};
 
 /// What the engine reads from disk while it runs, each with the words that name it in a
 /// refusal: the extensions directory (tools it runs), the configuration file (what a
-/// reload applies), the data directory (its stores) and the engine's own executable
-/// (what the next start runs).
+/// reload applies), the data directory (its stores), the engine's own executable (what
+/// the next start runs) and the home directory (what the programs it runs read).
 fn loaded_paths(config: &EngineConfig) -> Vec<(PathBuf, &'static str, Relation)> {
     let mut paths = Vec::new();
     if let Some(extensions) = config.extensions_dir() {
@@ -47,6 +47,15 @@ fn loaded_paths(config: &EngineConfig) -> Vec<(PathBuf, &'static str, Relation)>
     ));
     if let Ok(executable) = std::env::current_exe() {
         paths.push((executable, "the engine's executable", Relation::RootHolds));
+    }
+    // Programs a tool runs read their settings and code from it (Python's per-user
+    // packages, a shell's profile), and so may the engine's libraries.
+    if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
+        paths.push((
+            PathBuf::from(home),
+            "the home directory (HOME)",
+            Relation::RootHolds,
+        ));
     }
     paths
 }
@@ -185,36 +194,60 @@ pub(super) fn create_roots(config: &EngineConfig) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// `path` with every symlink and `..` resolved, whether or not it exists yet: its
-/// longest existing ancestor resolved by the file system, the rest (which no symlink can
-/// be part of) by its text.
+/// `path` as the system will find it, whether or not it exists yet: absolute, with
+/// every link followed (a dangling one too: what it names is where a file written
+/// through it lands) and every `.` and `..` taken as the system takes them, after the
+/// links before them. Refused past [`MAX_LINKS`] links (a loop).
 fn resolved_path(path: &Path) -> std::io::Result<PathBuf> {
+    use std::path::Component;
+    /// Puts `path`'s parts before those `pending` holds (kept in reverse: the next part
+    /// is the last).
+    fn push_front(pending: &mut Vec<std::ffi::OsString>, path: &Path) {
+        let parts: Vec<_> = path
+            .components()
+            .filter_map(|part| match part {
+                Component::Normal(name) => Some(name.to_owned()),
+                Component::ParentDir => Some("..".into()),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => None,
+            })
+            .collect();
+        pending.extend(parts.into_iter().rev());
+    }
+    let mut pending = Vec::new();
     let absolute = std::path::absolute(path)?;
-    let mut existing = absolute.as_path();
-    let mut rest = Vec::new();
-    let mut resolved = loop {
-        match std::fs::canonicalize(existing) {
-            Ok(resolved) => break resolved,
-            Err(error) => match (existing.parent(), existing.components().next_back()) {
-                (Some(parent), Some(last)) => {
-                    rest.push(last.as_os_str().to_owned());
-                    existing = parent;
-                }
-                _ => return Err(error),
-            },
+    push_front(&mut pending, &absolute);
+    let mut resolved = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            resolved.pop();
+            continue;
         }
-    };
-    for name in rest.iter().rev() {
-        match name.to_str() {
-            Some("..") => {
-                resolved.pop();
+        let candidate = resolved.join(&part);
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(std::io::Error::other(format!(
+                        "{} leads through more than {MAX_LINKS} links",
+                        path.display()
+                    )));
+                }
+                let target = std::fs::read_link(&candidate)?;
+                if target.is_absolute() {
+                    resolved = PathBuf::from("/");
+                }
+                push_front(&mut pending, &target);
             }
-            Some(".") => {}
-            _ => resolved.push(name),
+            // A file or directory, or nothing yet: taken as it is named.
+            _ => resolved = candidate,
         }
     }
     Ok(resolved)
 }
+
+/// The most links one path may lead through, as Linux allows.
+const MAX_LINKS: usize = 40;
 
 fn overlap(project: &ProjectConfig, what: String) -> EngineError {
     EngineError::Project {

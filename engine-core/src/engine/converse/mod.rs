@@ -740,9 +740,14 @@ impl Run<'_> {
                 () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
             };
             let mut reply = answer.map_err(Interrupted::Provider)?;
-            reservation
-                .settle(self.provider.cost_usd(reply.usage))
-                .await;
+            // A reply that reported no usage is charged its worst case, here and in what
+            // the turn says it cost: it may have cost that much.
+            let cost_usd = if reply.usage == Usage::default() {
+                worst_usd
+            } else {
+                self.provider.cost_usd(reply.usage)
+            };
+            reservation.settle(cost_usd).await;
             let earlier = &progress.history[progress.turn_start..];
             for at in 0..reply.tool_calls.len() {
                 let (before, rest) = reply.tool_calls.split_at_mut(at);
@@ -754,7 +759,7 @@ impl Run<'_> {
                 }
             }
             progress.usage += reply.usage;
-            progress.cost_usd += self.provider.cost_usd(reply.usage);
+            progress.cost_usd += cost_usd;
             let wire = self.provider.wire().as_str();
             let calls = reply.tool_calls.clone();
             let text = reply.text.clone();

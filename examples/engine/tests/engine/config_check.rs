@@ -390,3 +390,53 @@ fn a_project_root_over_what_the_engine_reads_is_refused_with_the_fix() {
         );
     }
 }
+
+/// Issue 31 #1: the home directory holds what the programs a tool runs read (Python's
+/// per-user packages run at its start): a root that holds it is refused too.
+#[test]
+fn a_project_root_that_holds_the_home_directory_is_refused() {
+    let scratch = Scratch::new("home");
+    let home = scratch.0.join("site/home");
+    let home_text = home.to_str().unwrap();
+    let output = scratch.check(
+        "[agents.a]\nproject = { root = \"site\" }\n",
+        &[("HOME", home_text)],
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "it overlaps the home directory (HOME) {home_text}"
+        )),
+        "{stderr}"
+    );
+    // Beside it, the same root is fine.
+    let elsewhere = scratch.0.join("home");
+    let output = scratch.check(
+        "[agents.a]\nproject = { root = \"site\" }\n",
+        &[("HOME", elsewhere.to_str().unwrap())],
+    );
+    assert!(output.status.success(), "{output:?}");
+}
+
+/// A link that leads into a root, to a directory not made yet, is where the engine will
+/// read: an extensions directory given so is refused like the directory itself.
+#[test]
+fn an_extensions_directory_that_is_a_dangling_link_into_a_root_is_refused() {
+    let scratch = Scratch::new("dangling");
+    std::fs::create_dir_all(scratch.0.join("site")).unwrap();
+    std::os::unix::fs::symlink(scratch.0.join("site/ext"), scratch.0.join("ext")).unwrap();
+    let output = scratch.check(
+        "[extensions]\ndir = \"ext\"\n[agents.a]\nproject = { root = \"site\" }\n",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "it overlaps the extensions directory {}/ext",
+            scratch.0.display()
+        )),
+        "{stderr}"
+    );
+}

@@ -1189,6 +1189,16 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
             "interpreted.json",
             r#"{"namespace": "local", "name": "interpreted", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "../site/run.sh"]}"#,
         )
+        // The script named bare, through a link beside the file: one to the script, and
+        // one to a script the model has yet to write.
+        .write(
+            "through_link.json",
+            r#"{"namespace": "local", "name": "through_link", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "linked.sh"]}"#,
+        )
+        .write(
+            "dangling.json",
+            r#"{"namespace": "local", "name": "dangling", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "later.sh"]}"#,
+        )
         .write(
             "server.json",
             &format!(
@@ -1203,6 +1213,8 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
         setup.tools_d().join("linked.json"),
     )
     .unwrap();
+    std::os::unix::fs::symlink(&script, setup.tools_d().join("linked.sh")).unwrap();
+    std::os::unix::fs::symlink(site.join("later.sh"), setup.tools_d().join("later.sh")).unwrap();
     let check = setup.engine(&["check"]);
     let report = String::from_utf8(check.stdout).unwrap();
     let why = format!(
@@ -1213,6 +1225,8 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
         "absolute.json",
         "relative.json",
         "interpreted.json",
+        "through_link.json",
+        "dangling.json",
         "server.json",
         "linked.json",
     ] {
