@@ -414,6 +414,44 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// `engine turn` in `conversation`, whose action's perform hangs once it is recorded
+/// (returned then): the CRM book is made a FIFO with no reader, which blocks a writer
+/// opening it until the engine is killed. (The case's turns need a `tool_timeout_ms` far
+/// beyond the test's, and llmock a script that stages the action and then replies.)
+#[cfg(unix)]
+fn performing_on_a_fifo(case: &Case, conversation: &str) -> KillOnDrop {
+    let made = Command::new("mkfifo")
+        .arg(&case.crm)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let engine = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(case.setup.config())
+        .args([
+            "--agent",
+            "bot",
+            "turn",
+            "Hi",
+            "--conversation",
+            conversation,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let engine = KillOnDrop(engine);
+    let started = Instant::now();
+    while stored_actions_if_any(&case.setup, conversation).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the action was never recorded"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    engine
+}
+
 #[cfg(unix)]
 #[test]
 fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_again() {
@@ -422,36 +460,13 @@ fn an_engine_killed_mid_perform_leaves_the_action_unknown_and_never_performs_it_
     let Case {
         mock, crm, setup, ..
     } = &case;
-    // A FIFO with no reader: opening it to write blocks, so the perform hangs after the
-    // action was recorded, until the engine is killed.
-    let made = Command::new("mkfifo")
-        .arg(crm)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "Only once.")]},
         {"type": "reply", "text": "Logging it."},
         {"type": "reply", "text": "Hello again."},
         {"type": "reply", "text": "Back in c-7."}
     ]));
-    let engine = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .arg("--config")
-        .arg(setup.config())
-        .args(["--agent", "bot", "turn", "Hi", "--conversation", "c-7"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut engine = KillOnDrop(engine);
-    let started = Instant::now();
-    while stored_actions_if_any(setup, "c-7").is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the action was never recorded"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut engine = performing_on_a_fifo(&case, "c-7");
     assert_eq!(stored_actions(setup, "c-7")[0].1, "performing");
     engine.0.kill().unwrap();
     engine.0.wait().unwrap();
@@ -986,35 +1001,13 @@ fn a_second_process_on_one_data_directory_never_runs_a_conversation_the_first_ho
     let Case {
         mock, crm, setup, ..
     } = &case;
-    // The first process's perform blocks opening the FIFO, holding its turn.
-    let made = Command::new("mkfifo")
-        .arg(crm)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
     mock.script(json!([
         {"type": "reply", "tool_calls": [log_contact("interested", "Only once.")]},
         {"type": "reply", "text": "Logging it."},
         {"type": "reply", "text": "Another conversation."},
         {"type": "reply", "text": "Back in c-two."}
     ]));
-    let first = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .arg("--config")
-        .arg(setup.config())
-        .args(["--agent", "bot", "turn", "Hi", "--conversation", "c-two"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = KillOnDrop(first);
-    let started = Instant::now();
-    while stored_actions_if_any(setup, "c-two").is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the action was never recorded"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut first = performing_on_a_fifo(&case, "c-two");
     let (events, output) = setup.turn(&["Me too", "--conversation", "c-two"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stop = &done(&events)["stop"];
