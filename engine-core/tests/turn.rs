@@ -870,11 +870,15 @@ impl Provider for Dear {
 }
 
 /// An engine on [`Dear`] whose turns may spend `spend_cap_usd`, each reply reporting
-/// `reported` output tokens (`None`: no usage at all).
+/// `reported` output tokens (`None`: no usage at all) and 5 input tokens when it reports
+/// any (free here).
 fn dear_engine(spend_cap_usd: f64, reported: Option<u64>) -> (Engine, Arc<Scripted>) {
     let reply = || {
         let mut reply = calling(&[("slow", r#"{"ms":1}"#)]);
-        reply.usage.output_tokens = reported.unwrap_or(0);
+        if let Some(output_tokens) = reported {
+            reply.usage.input_tokens = 5;
+            reply.usage.output_tokens = output_tokens;
+        }
         Ok(reply)
     };
     let scripted = Scripted::new((0..8).map(|_| reply()));
@@ -943,8 +947,8 @@ async fn a_spend_cap_without_room_for_one_request_sends_none() {
 }
 
 /// A request settles to what its usage says it cost ($1 of its $3 worst case here: the
-/// sixth, with $5 left, is the last), and one whose reply reports no usage is charged
-/// its worst case: it may have cost that.
+/// sixth, with $5 left, is the last), and what a reply's usage does not report (all of
+/// it, or its output) is charged at its worst: it may have cost that.
 #[tokio::test(start_paused = true)]
 async fn a_request_settles_to_its_usage_and_one_without_usage_to_its_worst_case() {
     let _serial = SERIAL.lock().await;
@@ -953,6 +957,10 @@ async fn a_request_settles_to_its_usage_and_one_without_usage_to_its_worst_case(
     let (_, summary) = converse(&engine, &TurnControl::default()).await;
     assert_eq!((summary.model_requests, summary.cost_usd), (6, 6.0));
     let (engine, _) = dear_engine(10.0, None);
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!((summary.model_requests, summary.cost_usd), (3, 9.0));
+    // Usage that names its input but not its output: the output is charged at its worst.
+    let (engine, _) = dear_engine(10.0, Some(0));
     let (_, summary) = converse(&engine, &TurnControl::default()).await;
     assert_eq!((summary.model_requests, summary.cost_usd), (3, 9.0));
 }

@@ -174,7 +174,8 @@ impl Command {
 /// Every file the `command` of a file in `dir` may run or read by name, whether it exists
 /// yet or not: its program ([`program_path`]; a bare name, in each directory of `PATH`
 /// it may be found in, relative ones taken from `dir`, where it runs) and each argument
-/// as a path from `dir`, whole and after a `key=` (a script an interpreter runs, maybe
+/// as a path from `dir`, whole, after a `key=` and after a short option's letter
+/// (`-f../site/x.sed`) (a script an interpreter runs, maybe
 /// through a link; an argument that names no file resolves beside the tool file, which
 /// is no root). What the program reads otherwise (its own configuration, the files a
 /// script imports) is not seen.
@@ -190,10 +191,16 @@ pub(crate) fn named_files(command: &[String], dir: &Path) -> Vec<PathBuf> {
         files.extend(std::env::split_paths(&paths).map(|on_path| dir.join(on_path).join(&path)));
     }
     for argument in arguments {
-        let named = argument
-            .split_once('=')
-            .map_or(argument.as_str(), |(_, value)| value);
-        for text in [argument.as_str(), named] {
+        let after_key = argument.split_once('=').map(|(_, value)| value);
+        // A short option with its value glued on (`-f../site/script.sed`).
+        let after_short = argument
+            .strip_prefix('-')
+            .filter(|rest| !rest.starts_with('-'))
+            .and_then(|rest| rest.get(1..));
+        for text in std::iter::once(argument.as_str())
+            .chain(after_key)
+            .chain(after_short)
+        {
             if !text.is_empty() {
                 files.push(dir.join(text));
             }

@@ -54,7 +54,7 @@ fn loaded_paths(config: &EngineConfig) -> Vec<(PathBuf, &'static str, Relation)>
         paths.push((
             PathBuf::from(home),
             "the home directory (HOME)",
-            Relation::RootHolds,
+            Relation::RootHoldsOrInHidden,
         ));
     }
     paths
@@ -67,6 +67,18 @@ enum Relation {
     Either,
     /// The root may not hold the path (nor be it).
     RootHolds,
+    /// The root may not hold the directory, nor lie within one of its hidden entries
+    /// (`~/.local`, `~/.config`: where programs read their code and settings from); a
+    /// root elsewhere within it (`~/projects/site`) is fine.
+    RootHoldsOrInHidden,
+}
+
+/// Whether `root` lies within an entry of `dir` whose name starts with `.`.
+fn within_a_hidden_entry(dir: &Path, root: &Path) -> bool {
+    root.strip_prefix(dir)
+        .ok()
+        .and_then(|inside| inside.components().next())
+        .is_some_and(|first| first.as_os_str().to_string_lossy().starts_with('.'))
 }
 
 /// Refuses, creating nothing, a project root that holds, or (for a directory the
@@ -119,6 +131,9 @@ pub(super) fn refuse_overlaps(
             let meets = match relation {
                 Relation::Either => other.starts_with(&root) || root.starts_with(&other),
                 Relation::RootHolds => other.starts_with(&root),
+                Relation::RootHoldsOrInHidden => {
+                    other.starts_with(&root) || within_a_hidden_entry(&other, &root)
+                }
             };
             if meets {
                 return Err(overlap(

@@ -80,7 +80,7 @@ async fn channel(
     // turn route, do not share a history by a coincidence of ids. The id the engine keeps
     // is checked as the turn route checks its ids.
     let kept_as = format!("{name}{CHANNEL_MARK}{}", inbound.conversation);
-    if !valid_id(&kept_as) || !valid_id(&inbound.subscriber) {
+    if !valid_id(&inbound.conversation) || !valid_id(&kept_as) || !valid_id(&inbound.subscriber) {
         tracing::warn!(
             channel = name,
             "a channel gave a conversation or subscriber id the engine does not accept"

@@ -705,7 +705,8 @@ impl Run<'_> {
                 self.provider.wire().format(),
                 self.turn.locale().unwrap_or("en-US"),
             );
-            let worst_usd = self.worst_case_usd(&system, &progress.history, &offer.catalog);
+            let worst = self.worst_case_usage(&system, &progress.history, &offer.catalog);
+            let worst_usd = self.provider.cost_usd(worst);
             let limit = self.limit_reached(progress, worst_usd);
             if limit.is_some() {
                 progress.limit = limit;
@@ -740,13 +741,19 @@ impl Run<'_> {
                 () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
             };
             let mut reply = answer.map_err(Interrupted::Provider)?;
-            // A reply that reported no usage is charged its worst case, here and in what
-            // the turn says it cost: it may have cost that much.
-            let cost_usd = if reply.usage == Usage::default() {
-                worst_usd
-            } else {
-                self.provider.cost_usd(reply.usage)
+            // What a reply did not report (no usage, or only its input) is charged at its
+            // worst, here and in what the turn says it cost: it may have cost that much.
+            let charged = Usage {
+                input_tokens: match reply.usage.input_tokens {
+                    0 => worst.input_tokens,
+                    reported => reported,
+                },
+                output_tokens: match reply.usage.output_tokens {
+                    0 => worst.output_tokens,
+                    reported => reported,
+                },
             };
+            let cost_usd = self.provider.cost_usd(charged);
             reservation.settle(cost_usd).await;
             let earlier = &progress.history[progress.turn_start..];
             for at in 0..reply.tool_calls.len() {
@@ -853,20 +860,20 @@ impl Run<'_> {
         }
     }
 
-    /// What a request of `history` under `system` offering `tools` may cost at most: its
+    /// What a request of `history` under `system` offering `tools` may use at most: its
     /// input's bytes as tokens (no token is shorter than a byte), plus a few per message
     /// for the wire's framing, and `max_output_tokens` out.
-    fn worst_case_usd(&self, system: &[String], history: &[Message], tools: &[u8]) -> f64 {
+    fn worst_case_usage(&self, system: &[String], history: &[Message], tools: &[u8]) -> Usage {
         let bytes = system
             .iter()
             .map(|text| text.len() + FRAMING_BYTES)
             .sum::<usize>()
             + tools.len()
             + history.iter().map(message_bytes).sum::<usize>();
-        self.provider.cost_usd(Usage {
+        Usage {
             input_tokens: bytes as u64,
             output_tokens: u64::from(self.config.max_output_tokens),
-        })
+        }
     }
 
     /// Stores the messages not stored yet, as one step; `false` if the store failed.

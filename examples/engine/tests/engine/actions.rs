@@ -562,6 +562,10 @@ fn the_webhook_channel_runs_a_turn_over_http_behind_the_turn_routes_token_and_or
         "the adapter refused it: {head}"
     );
     assert!(body.contains("not a webhook message"), "{body}");
+    // An empty id would be one conversation every sender shares (`webhook:`).
+    let empty = r#"{"conversation":"","from":"u-7","text":"Call me back"}"#;
+    let (head, _) = exchange("/channels/webhook", empty, Some(token));
+    assert!(head.starts_with("HTTP/1.1 400"), "an empty id: {head}");
     let (head, _) = exchange("/channels/nowhere", message, Some(token));
     assert!(head.starts_with("HTTP/1.1 404"), "{head}");
     // A browser page of another origin is refused, as on the turn route.

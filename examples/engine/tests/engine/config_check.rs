@@ -410,13 +410,21 @@ fn a_project_root_that_holds_the_home_directory_is_refused() {
         )),
         "{stderr}"
     );
-    // Beside it, the same root is fine.
+    // Within one of its hidden entries (Python's per-user packages are under `.local`).
     let elsewhere = scratch.0.join("home");
     let output = scratch.check(
-        "[agents.a]\nproject = { root = \"site\" }\n",
+        "[agents.a]\nproject = { root = \"home/.local\" }\n",
         &[("HOME", elsewhere.to_str().unwrap())],
     );
-    assert!(output.status.success(), "{output:?}");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    // Beside it, or in a visible directory within it, the root is fine.
+    for root in ["site", "home/projects/site"] {
+        let output = scratch.check(
+            &format!("[agents.a]\nproject = {{ root = {root:?} }}\n"),
+            &[("HOME", elsewhere.to_str().unwrap())],
+        );
+        assert!(output.status.success(), "{root}: {output:?}");
+    }
 }
 
 /// A link that leads into a root, to a directory not made yet, is where the engine will

@@ -1195,6 +1195,11 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
             "through_link.json",
             r#"{"namespace": "local", "name": "through_link", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "linked.sh"]}"#,
         )
+        // A short option with its script glued on.
+        .write(
+            "glued.json",
+            r#"{"namespace": "local", "name": "glued", "description": "d", "input_schema": {"type": "object"}, "command": ["sed", "-n", "-f../site/run.sh"]}"#,
+        )
         .write(
             "dangling.json",
             r#"{"namespace": "local", "name": "dangling", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "later.sh"]}"#,
@@ -1226,6 +1231,7 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
         "relative.json",
         "interpreted.json",
         "through_link.json",
+        "glued.json",
         "dangling.json",
         "server.json",
         "linked.json",
