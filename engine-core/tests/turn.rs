@@ -964,3 +964,23 @@ async fn a_request_settles_to_its_usage_and_one_without_usage_to_its_worst_case(
     let (_, summary) = converse(&engine, &TurnControl::default()).await;
     assert_eq!((summary.model_requests, summary.cost_usd), (3, 9.0));
 }
+
+/// A provider's counts are its to choose: `u64::MAX` twice saturates, it does not panic
+/// (nor wrap to a turn that used almost nothing).
+#[tokio::test(start_paused = true)]
+async fn huge_usage_counts_saturate() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let huge = engine_core::provider::Usage {
+        input_tokens: u64::MAX,
+        output_tokens: u64::MAX,
+    };
+    let mut first = calling(&[("slow", r#"{"ms":1}"#)]);
+    first.usage = huge;
+    let mut last = text("done");
+    last.usage = huge;
+    let engine = engine(Scripted::new([Ok(first), Ok(last)]), |_| {});
+    let (_, summary) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(summary.stop, Stop::Answered);
+    assert_eq!(summary.usage, huge);
+}

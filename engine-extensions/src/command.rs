@@ -173,12 +173,11 @@ impl Command {
 
 /// Every file the `command` of a file in `dir` may run or read by name, whether it exists
 /// yet or not: its program ([`program_path`]; a bare name, in each directory of `PATH`
-/// it may be found in, relative ones taken from `dir`, where it runs) and each argument
-/// as a path from `dir`, whole, after a `key=` and after a short option's letter
-/// (`-f../site/x.sed`) (a script an interpreter runs, maybe
-/// through a link; an argument that names no file resolves beside the tool file, which
-/// is no root). What the program reads otherwise (its own configuration, the files a
-/// script imports) is not seen.
+/// it may be found in, relative ones taken from `dir`, where it runs) and what each
+/// argument names as a path from `dir` ([`named_in`]: a script an interpreter runs, maybe
+/// through a link; a word that names no file resolves beside the tool file, which is no
+/// root). What the program reads otherwise (its own configuration, the files a script
+/// imports, a path put together at run time) is not seen.
 pub(crate) fn named_files(command: &[String], dir: &Path) -> Vec<PathBuf> {
     let Some((program, arguments)) = command.split_first() else {
         return Vec::new();
@@ -191,22 +190,38 @@ pub(crate) fn named_files(command: &[String], dir: &Path) -> Vec<PathBuf> {
         files.extend(std::env::split_paths(&paths).map(|on_path| dir.join(on_path).join(&path)));
     }
     for argument in arguments {
-        let after_key = argument.split_once('=').map(|(_, value)| value);
-        // A short option with its value glued on (`-f../site/script.sed`).
-        let after_short = argument
-            .strip_prefix('-')
-            .filter(|rest| !rest.starts_with('-'))
-            .and_then(|rest| rest.get(1..));
-        for text in std::iter::once(argument.as_str())
-            .chain(after_key)
-            .chain(after_short)
-        {
-            if !text.is_empty() {
-                files.push(dir.join(text));
-            }
-        }
+        files.extend(named_in(argument).map(|named| dir.join(named)));
     }
     files
+}
+
+/// What an argument may name as a file: the argument, each of its words (split where a
+/// shell line, a list or a call in quotes separates them: `sh -c "sh ../site/x"`,
+/// `PYTHONPATH=a:../site/lib`, `-Mlib=a,../site`, `open('../site/x.py')`), and in each
+/// word every path that starts within it (`-nf../site/x.sed`).
+fn named_in(argument: &str) -> impl Iterator<Item = &str> {
+    const SEPARATORS: &[char] = &[
+        ' ', '\t', '\n', '\'', '"', '`', ':', ',', ';', '=', '(', ')', '[', ']', '{', '}', '<',
+        '>', '|', '&', '$',
+    ];
+    let words = argument
+        .split(SEPARATORS)
+        .filter(|word| !word.is_empty())
+        .flat_map(|word| {
+            let within = word
+                .char_indices()
+                .filter(move |&(at, c)| {
+                    at > 0
+                        && (c == '/'
+                            || word[at..].starts_with("./")
+                            || word[at..].starts_with("../"))
+                })
+                .map(move |(at, _)| &word[at..]);
+            std::iter::once(word).chain(within)
+        });
+    std::iter::once(argument)
+        .filter(|argument| !argument.is_empty())
+        .chain(words)
 }
 
 /// The program a file's `command` names: a bare name is looked up on `PATH`; a relative

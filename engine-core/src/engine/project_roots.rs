@@ -50,14 +50,43 @@ fn loaded_paths(config: &EngineConfig) -> Vec<(PathBuf, &'static str, Relation)>
     }
     // Programs a tool runs read their settings and code from it (Python's per-user
     // packages, a shell's profile), and so may the engine's libraries.
-    if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
+    if let Some(home) = home_directory() {
         paths.push((
-            PathBuf::from(home),
+            home,
             "the home directory (HOME)",
             Relation::RootHoldsOrInHidden,
         ));
     }
     paths
+}
+
+/// The home directory the programs a tool runs take as theirs: `HOME`; an empty one is
+/// `/` (as Python takes it); unset, the password file's entry for the user the engine
+/// runs as (where Python and a shell then look).
+fn home_directory() -> Option<PathBuf> {
+    match std::env::var_os("HOME") {
+        Some(home) if home.is_empty() => Some(PathBuf::from("/")),
+        Some(home) => Some(PathBuf::from(home)),
+        None => password_file_home(),
+    }
+}
+
+#[cfg(unix)]
+fn password_file_home() -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
+    // The process's own directory belongs to the user it runs as.
+    let uid = std::fs::metadata("/proc/self").ok()?.uid();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        let theirs = fields.len() >= 7 && fields[2].parse::<u32>().ok()? == uid;
+        theirs.then(|| PathBuf::from(fields[5]))
+    })
+}
+
+#[cfg(not(unix))]
+fn password_file_home() -> Option<PathBuf> {
+    None
 }
 
 /// Which way a root and a loaded path may not meet.

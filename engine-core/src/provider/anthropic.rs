@@ -166,8 +166,13 @@ impl StreamAssembler {
         })?;
         match event.kind.as_str() {
             "message_start" => {
+                // Its output count is a placeholder (the final one comes with
+                // `message_delta`): a stream that never gives one has not reported it.
                 if let Some(usage) = event.message.and_then(|message| message.usage) {
-                    self.usage(usage);
+                    self.usage(WireUsage {
+                        output_tokens: None,
+                        ..usage
+                    });
                 }
             }
             "content_block_start" => {

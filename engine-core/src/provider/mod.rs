@@ -134,9 +134,11 @@ pub struct Usage {
 }
 
 impl std::ops::AddAssign for Usage {
+    /// Saturating: a provider's counts are its to choose, and `u64::MAX` twice must not
+    /// wrap (to a turn that used almost nothing) nor panic.
     fn add_assign(&mut self, other: Self) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
     }
 }
 

@@ -895,6 +895,36 @@ fn anthropic_stream_without_message_stop_is_truncated() {
     ));
 }
 
+/// `message_start`'s output count is a placeholder: without a `message_delta` usage, the
+/// output is not reported (and the turn charges it at its worst), not 1 token.
+#[test]
+fn anthropic_output_counted_only_at_message_start_is_not_reported() {
+    let stream = sse(r#"
+        event: message_start
+        data: {"type":"message_start","message":{"id":"msg_7","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}
+
+        event: content_block_start
+        data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+        event: content_block_delta
+        data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Sure."}}
+
+        event: message_delta
+        data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null}}
+
+        event: message_stop
+        data: {"type":"message_stop"}
+    "#);
+    let reply = assemble_anthropic(&stream).unwrap();
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 12,
+            output_tokens: 0
+        }
+    );
+}
+
 /// Issue 31 #8: `message_stop` alone, after a `message_start` and nothing else, or after
 /// an empty text block, with no `stop_reason`, is no answer: the turn must not end
 /// "answered" with nothing said.

@@ -448,3 +448,36 @@ fn an_extensions_directory_that_is_a_dangling_link_into_a_root_is_refused() {
         "{stderr}"
     );
 }
+
+/// Without `HOME`, programs take the password file's home (and an empty one is `/`): a
+/// root that holds it, or lies in one of its hidden entries, is refused all the same.
+#[test]
+fn without_home_the_password_files_home_is_kept_out_of_roots() {
+    use std::os::unix::fs::MetadataExt as _;
+    let scratch = Scratch::new("no-home");
+    let uid = std::fs::metadata("/proc/self").unwrap().uid();
+    let home = std::fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .map(|line| line.split(':').collect::<Vec<_>>())
+        .find(|fields| fields.len() >= 7 && fields[2] == uid.to_string())
+        .map(|fields| fields[5].to_owned())
+        .expect("the password file names the test's user");
+    let output = scratch.check(
+        &format!(
+            "[agents.a]\nproject = {{ root = {:?} }}\n",
+            format!("{home}/.local")
+        ),
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1), "HOME unset: {output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("the home directory (HOME)"),
+        "{output:?}"
+    );
+    let output = scratch.check(
+        "[agents.a]\nproject = { root = \"/.local\" }\n",
+        &[("HOME", "")],
+    );
+    assert_eq!(output.status.code(), Some(1), "HOME empty: {output:?}");
+}

@@ -1195,10 +1195,22 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
             "through_link.json",
             r#"{"namespace": "local", "name": "through_link", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "linked.sh"]}"#,
         )
-        // A short option with its script glued on.
+        // A short option with its script glued on, bundled, or a script in a shell line.
         .write(
             "glued.json",
             r#"{"namespace": "local", "name": "glued", "description": "d", "input_schema": {"type": "object"}, "command": ["sed", "-n", "-f../site/run.sh"]}"#,
+        )
+        .write(
+            "bundled.json",
+            r#"{"namespace": "local", "name": "bundled", "description": "d", "input_schema": {"type": "object"}, "command": ["sed", "-nf../site/run.sh"]}"#,
+        )
+        .write(
+            "shell_line.json",
+            r#"{"namespace": "local", "name": "shell_line", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "-c", "cd /tmp && sh ../site/run.sh"]}"#,
+        )
+        .write(
+            "search_path.json",
+            r#"{"namespace": "local", "name": "search_path", "description": "d", "input_schema": {"type": "object"}, "command": ["env", "PYTHONPATH=/nowhere:../site", "python3", "-c", "import run"]}"#,
         )
         .write(
             "dangling.json",
@@ -1232,6 +1244,9 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
         "interpreted.json",
         "through_link.json",
         "glued.json",
+        "bundled.json",
+        "shell_line.json",
+        "search_path.json",
         "dangling.json",
         "server.json",
         "linked.json",
