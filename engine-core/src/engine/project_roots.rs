@@ -210,10 +210,22 @@ fn in_a_root(config: &EngineConfig, file: &Path, runs: &[PathBuf]) -> Option<Str
         .filter_map(|agent| agent.project.as_ref())
         .filter_map(|project| Some((resolved_path(&project.root).ok()?, project.root.as_path())))
         .collect();
+    if roots.is_empty() {
+        return None;
+    }
     std::iter::once(file)
         .chain(runs.iter().map(PathBuf::as_path))
         .find_map(|path| {
-            let resolved = resolved_path(path).ok()?;
+            // What cannot be told from here (a process's own entries, a loop of links)
+            // might be in a root.
+            let resolved = match resolved_path(path) {
+                Ok(resolved) => resolved,
+                Err(why) => {
+                    return Some(format!(
+                        "{why}: name the programs a tool runs by their own paths, so that none can lie in a project root"
+                    ))
+                }
+            };
             let (_, root) = roots.iter().find(|(root, _)| resolved.starts_with(root))?;
             Some(format!(
                 "{} lies in the project root {}, which the model writes: keep tool files and the programs they run outside every project root",
@@ -266,6 +278,19 @@ fn resolved_path(path: &Path) -> std::io::Result<PathBuf> {
         if part == ".." {
             resolved.pop();
             continue;
+        }
+        // A process's own entries (`/proc/self/cwd`, `/dev/fd`'s target) mean another
+        // thing in each process: what they name for a tool is not what they name here.
+        let own = |part: &std::ffi::OsStr| {
+            let part = part.to_string_lossy();
+            part == "self" || part == "thread-self" || part.bytes().all(|b| b.is_ascii_digit())
+        };
+        if resolved == Path::new("/proc") && own(&part) {
+            return Err(std::io::Error::other(format!(
+                "{} leads through /proc/{}, which names something else in each process",
+                path.display(),
+                part.to_string_lossy()
+            )));
         }
         let candidate = resolved.join(&part);
         match std::fs::symlink_metadata(&candidate) {

@@ -1195,6 +1195,8 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
             "through_link.json",
             r#"{"namespace": "local", "name": "through_link", "description": "d", "input_schema": {"type": "object"}, "command": ["sh", "linked.sh"]}"#,
         )
+        // The program through the tool's own working directory, as /proc names it.
+        .write("own_cwd.json", &tool("own_cwd", "/proc/self/cwd/../site/run.sh"))
         // A short option with its script glued on, bundled, or a script in a shell line.
         .write(
             "glued.json",
@@ -1260,6 +1262,14 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
             "{line}"
         );
     }
+    let own_cwd = report
+        .lines()
+        .find(|line| line.contains("own_cwd.json"))
+        .unwrap_or_else(|| panic!("own_cwd.json is not listed:\n{report}"));
+    assert!(
+        own_cwd.contains("skipped, 0 tools") && own_cwd.contains("leads through /proc/self"),
+        "{own_cwd}"
+    );
     assert!(
         report.contains("word_count.json loaded, 1 tools"),
         "{report}"
