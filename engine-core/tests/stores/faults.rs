@@ -68,8 +68,10 @@ async fn a_database_that_goes_away_fails_calls_clearly_and_serves_again_when_bac
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_database_is_bounded_by_the_timeout() {
+    // Long enough that the set-up below (a turn begun, on a loaded machine) never meets
+    // it; what is checked is that the engine's own bound ends the blocked step.
     let database = DatabaseConfig {
-        timeout_ms: 300,
+        timeout_ms: 2000,
         ..fresh_database().await
     };
     let stores = replica(&database).await;
@@ -81,19 +83,14 @@ async fn a_slow_database_is_bounded_by_the_timeout() {
         .batch_execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
         .await
         .unwrap();
-    let started = std::time::Instant::now();
     let slow = stores
         .conversations
         .append(&mut lease, 0, &[Message::user("waits")])
         .await
         .unwrap_err()
         .to_string();
-    assert!(slow.contains("did not answer within 300 ms"), "{slow}");
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
+    // Only the engine's bound says so: the lock would have held the step for ever.
+    assert!(slow.contains("did not answer within 2000 ms"), "{slow}");
     // The server gives the statement up too (its statement_timeout is the engine's
     // bound): soon no session of the engine waits for the lock, while it is still held.
     let observer = session(&database).await;
