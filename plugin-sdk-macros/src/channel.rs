@@ -104,7 +104,7 @@ fn expand(channel: &ChannelItem) -> TokenStream {
         "RenameOneOfTheChannelsOfThisCrateThatShareThisName",
         name,
         *name_span,
-        false,
+        crate::plugin::Item::Channel,
     );
     // Spanned at the struct's name: a struct without `impl Channel` is reported there.
     let adapter = quote_spanned!(ident.span()=> &#ident as &'static dyn #private::Channel);

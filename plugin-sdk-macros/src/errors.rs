@@ -29,6 +29,11 @@ impl Errors {
         }
     }
 
+    /// Whether nothing has been recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_none()
+    }
+
     /// `Ok` when nothing was recorded.
     pub fn finish(mut self) -> syn::Result<()> {
         self.finished = true;

@@ -121,7 +121,10 @@ fn params<'a>(
     let mut params = Vec::new();
     for input in &signature.inputs {
         match input {
-            FnArg::Typed(typed) => params.push(&*typed.ty),
+            FnArg::Typed(typed) => {
+                check_reference(&typed.ty, kind, errors);
+                params.push(&*typed.ty)
+            }
             FnArg::Receiver(receiver) => errors.at(
                 receiver.span(),
                 format_args!("a {kind} is a free function: remove `self`"),
@@ -129,6 +132,51 @@ fn params<'a>(
         }
     }
     params
+}
+
+/// The extractors a tool or a hook takes by value, by their last path segment.
+const BY_VALUE: &[&str] = &[
+    "Knowledge",
+    "Shared",
+    "Subscriber",
+    "Conversation",
+    "Option",
+];
+
+/// A reference no extractor is: `&mut` anything (every extractor is shared: `&State`
+/// writes through `&self`), or `&` before an extractor taken by value. Said here, with
+/// the fix, rather than by rustc's suggestion to borrow once more.
+fn check_reference(ty: &Type, kind: &str, errors: &mut Errors) {
+    let Type::Reference(reference) = ty else {
+        return;
+    };
+    let by_value = match &*reference.elem {
+        Type::Path(path) if path.qself.is_none() => path
+            .path
+            .segments
+            .last()
+            .map(|segment| segment.ident.to_string())
+            .filter(|name| BY_VALUE.contains(&name.as_str())),
+        _ => None,
+    };
+    let written = if reference.mutability.is_some() {
+        "&mut"
+    } else {
+        "&"
+    };
+    if let Some(name) = by_value {
+        errors.push(syn::Error::new_spanned(
+            ty,
+            format_args!(
+                "a {kind} takes `{name}` by value, not by reference: remove the `{written}`"
+            ),
+        ));
+    } else if reference.mutability.is_some() {
+        errors.push(syn::Error::new_spanned(
+            ty,
+            format_args!("a {kind} takes no `&mut` parameter: every extractor is shared (`&State` writes through `&self`); write `&` instead of `&mut`"),
+        ));
+    }
 }
 
 /// The span of the whole return type, or of the function name without one.

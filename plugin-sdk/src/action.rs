@@ -112,7 +112,7 @@ impl<const MAX: usize> crate::StrictDeserialize for Note<MAX> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot appear in the arguments of an action",
     label = "not allowed in an action's arguments",
-    note = "an action's arguments hold enums, numbers and booleans; free text only in a `Note<MAX>` field, at most MAX characters (spec 036: what the model writes must not reach the action unbounded)",
+    note = "an action's arguments hold enums, numbers and booleans; free text only in a `Note<MAX>` field, at most MAX characters: what the model writes must not reach the action unbounded",
     note = "a struct or enum of your own inside an action's arguments needs `#[tool_args(action)]` beside `#[derive(ToolArgs)]`, which checks its fields the same way"
 )]
 pub trait ActionField {
@@ -153,7 +153,7 @@ impl<T: ActionField> ActionField for Box<T> {}
     message = "an action cannot take `{Self}`",
     label = "not an action's arguments, `Subscriber`, `&Audit` or secrets",
     note = "if this is the action's arguments struct, add `#[tool_args(action)]` beside `#[derive(ToolArgs)]`: it checks that the fields hold no free text but a `Note<MAX>`",
-    note = "otherwise: an action is given its validated arguments, the turn's `Subscriber`, `&Audit` and its `#[derive(Secrets)]` structs, and nothing else; it runs after the reply and the guardrails, to do what the reply promised, so it reads no model, knowledge base, conversation state, artifacts or context that could change what it does (spec 036, \"What a plugin is never given\"). To read before acting, split the work: a `#[define_tool]` that reads, and the action that writes"
+    note = "otherwise: an action is given its validated arguments, the turn's `Subscriber`, `&Audit` and its `#[derive(Secrets)]` structs, and nothing else; it runs after the reply and the guardrails, to do what the reply promised, so it reads no model, knowledge base, conversation state, artifacts or context that could change what it does. To read before acting, split the work: a `#[define_tool]` that reads, and the action that writes"
 )]
 pub trait ActionParam {
     /// Named by generated code, so that the error stands at the parameter.
@@ -170,4 +170,6 @@ impl ActionParam for &Audit {}
 ///
 /// Version 0: actions follow the SDK's semver; the channel half ([`crate::channel`]) may
 /// change in any minor release until a second adapter has been built against it.
+/// (`#[define_action]`'s and `#[define_channel]`'s error for a `plugin!` without
+/// `api_version` names version 0: plugin-sdk-macros' `plugin/expand.rs`.)
 pub const API_VERSIONS: &[u32] = &[0];

@@ -61,7 +61,7 @@ pub const fn knowledge_need(candidates: &[Option<KnowledgeNeed>]) -> Option<Know
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`, `Shared<T>` (the plugin's state), `&Abort`",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`, `Shared<T>` (the plugin's state: `T` implements `plugin_sdk::shared::PluginState`), `&Abort`",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait Param {
@@ -108,6 +108,17 @@ impl<T: ToolParam> Param for T {
     fn extract<'a>(input: &CallInput<'a>) -> Result<T::Extracted<'a>, ToolError> {
         T::extract(input)
     }
+}
+
+/// Extracts a parameter of a tool from its call with `extract`, its `Param::extract`:
+/// generated code names that as a value, as it names the parameter's other items,
+/// since rustc words an unmet bound at a called path otherwise ("consider borrowing"
+/// at a value, the bound's own message at a call) and would report both.
+pub fn extract_with<'a, T>(
+    extract: fn(&CallInput<'a>) -> Result<T, ToolError>,
+    input: &CallInput<'a>,
+) -> Result<T, ToolError> {
+    extract(input)
 }
 
 /// How many of `flags` are set: the parameters of one kind among some.
@@ -169,6 +180,16 @@ at_most_one! {
     OneSharedState
 }
 
+at_most_one! {
+    /// Holds unless a hook's parameters take its event's payload a second time.
+    #[diagnostic::on_unimplemented(
+        message = "a hook takes its event's payload once, and this is a second time",
+        label = "the payload again",
+        note = "remove this parameter: the first one already holds the payload"
+    )]
+    OnePayload
+}
+
 /// Whether a tool's strict mode (`TOOL`) fits its arguments' (`ARGS`): `ParamStrict<true,
 /// false>` is the strict tool whose arguments opted out.
 pub struct ParamStrict<const TOOL: bool, const ARGS: bool>;
@@ -227,6 +248,8 @@ pub trait HookParameter<E: HookEvent>: Sized {
     const NEEDS: Needs;
     /// [`HookParam::SECRETS`].
     const SECRETS: &'static [SecretSpec];
+    /// [`HookParam::IS_PAYLOAD`].
+    const IS_PAYLOAD: bool;
     /// [`HookParam::Extracted`].
     type Extracted<'a>;
     /// [`HookParam::extract`].
@@ -237,10 +260,20 @@ pub trait HookParameter<E: HookEvent>: Sized {
 impl<E: HookEvent, T: HookParam<E>> HookParameter<E> for T {
     const NEEDS: Needs = T::NEEDS;
     const SECRETS: &'static [SecretSpec] = T::SECRETS;
+    const IS_PAYLOAD: bool = T::IS_PAYLOAD;
     type Extracted<'a> = T::Extracted<'a>;
     fn extract<'a>(input: HookInput<'a, E>) -> Result<T::Extracted<'a>, String> {
         T::extract(input)
     }
+}
+
+/// Extracts a parameter of a hook from its run with `extract`, its
+/// `HookParameter::extract` (named as a value: see `extract_with`).
+pub fn extract_hook_param_with<'a, E, T>(
+    extract: fn(HookInput<'a, E>) -> Result<T, String>,
+    input: HookInput<'a, E>,
+) -> Result<T, String> {
+    extract(input)
 }
 
 /// Builds a `#[derive(Secrets)]` struct from a hook run's secrets.
@@ -292,10 +325,15 @@ pub trait RenameOneOfTheChannelsOfThisCrateThatShareThisName<const NAME_HASH: u1
 /// a second hook of that name in the crate.
 pub trait RenameOneOfTheHooksOfThisCrateThatShareThisName<const NAME_HASH: u128> {}
 
-/// The crate's namespace, for the wire-name check of each tool.
+/// What `plugin!` declares that its crate's items check at compile time: the namespace,
+/// for the wire-name check of each tool; the API version, which an action or a channel
+/// needs.
 pub trait PluginNames {
     /// `plugin! { namespace = ... }`, or `""` in a crate without `plugin!`.
     const NAMESPACE: &'static str;
+    /// Whether `plugin!` declares `api_version`; `true` in a crate without `plugin!`,
+    /// where only the missing `plugin!` is reported.
+    const DECLARES_API_VERSION: bool;
 }
 
 /// The longest wire name (`<namespace>__<name>`) every provider accepts (OpenAI,

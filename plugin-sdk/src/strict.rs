@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 /// through it, never through a looser `Deserialize`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot appear in the arguments of a strict tool",
-    label = "not allowed in strict tool arguments",
+    label = "not allowed in strict tool arguments; your own struct or enum? add `ToolArgs` to its `#[derive(...)]`",
     note = "allowed: String, bool, integers, floats, Option<T>, Vec<T>, Box<T>, and your own structs and enums with `#[derive(Deserialize, JsonSchema, ToolArgs)]`",
     note = "maps (HashMap, BTreeMap) are open objects: use a struct with the known keys, or a `Vec` of a struct with `key` and `value` fields",
     note = "serde_json::Value and types whose schema has a string `format` (Uuid, Url, DateTime, IpAddr, ...) are not: take a `String` and parse or validate it in the tool body"

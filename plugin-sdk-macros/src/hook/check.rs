@@ -47,6 +47,13 @@ pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         ),
         errors,
     );
+    if event == Some(Event::ResponseSent) {
+        for ty in &common.params {
+            if takes_state(ty) {
+                errors.push(syn::Error::new_spanned(ty, "a `response_sent` hook cannot take `&State`: it runs once the turn is stored, so what it wrote would be lost; read or write the state in a `response_generated` hook, which runs before the turn is stored"));
+            }
+        }
+    }
     let mutates_response = match (attrs.mutates_response, event) {
         (Some((true, span)), Some(event)) if event != Event::ResponseGenerated => {
             errors.at(
@@ -85,6 +92,14 @@ pub fn hook<'a>(attrs: HookAttrs, function: &'a ItemFn, errors: &mut Errors) -> 
         fail_closed,
         params: common.params,
     })
+}
+
+/// `&State`, by its last path segment: no other reference a hook takes is named so
+/// (`&mut` is refused for every parameter).
+fn takes_state(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(reference) if reference.mutability.is_none() && matches!(&*reference.elem,
+        Type::Path(path) if path.qself.is_none()
+            && path.path.segments.last().is_some_and(|segment| segment.ident == "State")))
 }
 
 /// Whether a hook at `event` can fail closed: before the model it halts the turn, at

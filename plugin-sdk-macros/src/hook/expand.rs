@@ -25,40 +25,49 @@ pub fn hook(hook: &Hook) -> TokenStream {
     let payload = Ident::new(hook.event.payload(), Span::call_site());
     let payload = quote!(#private::#payload);
 
-    // Parameters are reached only through `HookParam`, spanned at the author's type, so
-    // a wrong one is reported there, naming the event.
+    // Parameters are reached only through `HookParameter`, spanned at the author's type,
+    // so a wrong one is reported there once, naming the event; each use names the item
+    // as a value (the extraction through `extract_hook_param_with`), as a tool's do.
     let bindings: Vec<_> = (0..hook.params.len())
         .map(|i| format_ident!("__param{i}"))
         .collect();
     let parameter = quote!(#private::HookParameter<#payload>);
+    let item = |ty: &syn::Type, item: &str| crate::tool::qualified(ty, &parameter, item);
     let is_async = function.sig.asyncness.is_some();
     let suspends = is_async && crate::suspend::may_suspend(&function.block);
     // A parameter the turn cannot give fails the run before the body starts.
     let extractions = hook.params.iter().zip(&bindings).map(|(ty, binding)| {
-        let extract = crate::tool::qualified(ty, &parameter, "extract");
-        let call = quote_spanned!(crate::tool::last_span(ty)=> (__input));
+        let extract = item(ty, "extract");
         let failed = if suspends {
             quote!(return #private::hook_failed::<#payload>(__error))
         } else {
             quote!(return ::core::result::Result::Err(__error))
         };
         quote! {
-            let #binding = match #extract #call {
+            let #binding = match #private::extract_hook_param_with(#extract, __input) {
                 ::core::result::Result::Ok(__value) => __value,
                 ::core::result::Result::Err(__error) => #failed,
             };
         }
     });
-    // What the parameters read, for the engine to build only that. Named through the
-    // same trait and spans as the extraction, so a wrong parameter is reported once.
-    let needs = hook
+    // What the parameters read, for the engine to build only that.
+    let needs = hook.params.iter().map(|ty| item(ty, "NEEDS"));
+    let secrets = hook.params.iter().map(|ty| item(ty, "SECRETS"));
+    // The payload once: a rule at each parameter, as a tool's (see `__private`).
+    let payloads: Vec<_> = hook
         .params
         .iter()
-        .map(|ty| crate::tool::qualified(ty, &parameter, "NEEDS"));
-    let secrets = hook
-        .params
-        .iter()
-        .map(|ty| crate::tool::qualified(ty, &parameter, "SECRETS"));
+        .map(|ty| item(ty, "IS_PAYLOAD"))
+        .collect();
+    let param_rules = hook.params.iter().enumerate().map(|(i, ty)| {
+        let span = syn::spanned::Spanned::span(ty);
+        let (is_payload, payloads_before) = (&payloads[i], &payloads[..i]);
+        let private = crate::errors::respan(private.clone(), span);
+        quote_spanned! {span=>
+            const _: () = <#private::ParamCount<{ #private::count(&[#(#payloads_before),*]) }, { #is_payload }>
+                as #private::OnePayload>::OK;
+        }
+    });
     // The return type is reached only through the event's return trait, at the return
     // type: its message names the event and what it allows.
     let returned = match &function.sig.output {
@@ -112,12 +121,14 @@ pub fn hook(hook: &Hook) -> TokenStream {
         "RenameOneOfTheHooksOfThisCrateThatShareThisName",
         name,
         hook.name_span,
-        false,
+        crate::plugin::Item::Hook,
     );
     quote! {
         #function
 
         const _: () = {
+            #(#param_rules)*
+
             #entry
 
             #plugin_lookup

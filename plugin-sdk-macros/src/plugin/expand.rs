@@ -9,13 +9,15 @@ use super::parse::Manifest;
 use crate::attr::sdk_path;
 use crate::localized::expand_option;
 
-pub fn manifest(manifest: &Manifest) -> TokenStream {
+/// The manifest's expansion; `checked` is false when `plugin!` itself has an error.
+pub fn manifest(manifest: &Manifest, checked: bool) -> TokenStream {
     let sdk = sdk_path(manifest.sdk.clone());
     let private = quote!(#sdk::__private);
     let namespace = &manifest.namespace;
     let engine = &manifest.engine;
     let display_name = expand_option(manifest.display_name.as_ref(), &sdk);
     let description = expand_option(manifest.description.as_ref(), &sdk);
+    let declares_api_version = manifest.api_version.is_some() || !checked;
     let api_version = match manifest.api_version {
         Some(version) => quote!(::core::option::Option::Some(#version)),
         None => quote!(::core::option::Option::None),
@@ -74,6 +76,7 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
 
             impl #private::PluginNames for Names {
                 const NAMESPACE: &'static str = #namespace;
+                const DECLARES_API_VERSION: bool = #declares_api_version;
             }
 
             #private::inventory::submit! { #private::PluginEntry(&MANIFEST) }
@@ -89,18 +92,29 @@ pub fn manifest(manifest: &Manifest) -> TokenStream {
     }
 }
 
-/// What every tool and hook of the crate emits: `fn __plugin() -> &'static
-/// PluginManifest`, which finds the trait that `plugin!` defines at the crate root (see
-/// `__private`), and the checks of its name against the crate's other items (`clash`,
-/// the trait a second item of that name implements again) and its namespace (for a
-/// tool, the wire name's length).
+/// The kind of item whose `crate_checks` are made.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Item {
+    Tool,
+    Action,
+    Hook,
+    Channel,
+}
+
+/// What every tool, action, hook and channel of the crate emits: `fn __plugin() ->
+/// &'static PluginManifest`, which finds the trait that `plugin!` defines at the crate
+/// root (see `__private`), and the checks of its name against the crate's other items
+/// (`clash`, the trait a second item of that name implements again), of its namespace
+/// (for a tool or an action, the wire name's length) and, for an action or a channel,
+/// that `plugin!` declares the API version they are written against.
 pub fn crate_checks(
     private: &TokenStream,
     clash: &str,
     name: &str,
     name_span: Span,
-    is_tool: bool,
+    item: Item,
 ) -> TokenStream {
+    let is_tool = matches!(item, Item::Tool | Item::Action);
     let clash = Ident::new(clash, name_span);
     let hash = crate::names::name_hash(name);
     let names = quote_spanned!(name_span=> __plugin_sdk_plugin::Names);
@@ -114,6 +128,18 @@ pub fn crate_checks(
         );
         quote_spanned!(name_span=>
             const _: () = if !#private::wire_name_fits::<#names>(#len) {
+                ::core::panic!(#message)
+            };
+        )
+    });
+    let api_version_check = matches!(item, Item::Action | Item::Channel).then(|| {
+        let noun = if item == Item::Action { "an action" } else { "a channel" };
+        // The version this SDK writes (plugin-sdk's `action::API_VERSIONS`).
+        let message = format!(
+            "{noun} is part of the action and channel API, whose version the plugin declares: add `api_version = 0` to the crate's `plugin!`"
+        );
+        quote_spanned!(name_span=>
+            const _: () = if !<#names as #private::PluginNames>::DECLARES_API_VERSION {
                 ::core::panic!(#message)
             };
         )
@@ -134,6 +160,7 @@ pub fn crate_checks(
             pub struct Names;
             impl #private::PluginNames for Names {
                 const NAMESPACE: &'static str = "";
+                const DECLARES_API_VERSION: bool = true;
             }
         }
         const _: () = {
@@ -141,6 +168,7 @@ pub fn crate_checks(
             use crate::*;
             #clash_impl
             #wire_check
+            #api_version_check
         };
     }
 }

@@ -4,7 +4,7 @@ mod expand;
 mod parse;
 mod system;
 
-pub use expand::crate_checks;
+pub use expand::{crate_checks, Item};
 
 use proc_macro2::TokenStream;
 
@@ -21,7 +21,9 @@ pub fn plugin(input: TokenStream) -> TokenStream {
             parse::Manifest::default()
         }
     };
-    let manifest = expand::manifest(&manifest);
+    // A mistake here is the one reported: the crate's actions then take an
+    // `api_version` as declared.
+    let manifest = expand::manifest(&manifest, errors.is_empty());
     let errors = errors.into_compile_errors();
     quote::quote!(#manifest #errors)
 }

@@ -50,13 +50,15 @@ pub fn tool(tool: &Tool) -> TokenStream {
     // diagnostics there, which rustc reports once.
     let param_fn = |ty: &syn::Type, item: &str| qualified(ty, &quote!(#private::Param), item);
     let param_const = param_fn;
+    // The extraction too names `<T as Param>::extract` as a value, passed to
+    // `extract_with`: called through its path, rustc words an unmet bound otherwise than
+    // at every other use (see `extract_with`).
     let extractions: Vec<_> = params
         .iter()
         .zip(&bindings)
         .map(|(ty, binding)| {
             let extract = param_fn(ty, "extract");
-            let call = quote_spanned!(last_span(ty)=> (&__input)?);
-            quote!(let #binding = #extract #call;)
+            quote!(let #binding = #private::extract_with(#extract, &__input)?;)
         })
         .collect();
     let arguments: Vec<_> = params
@@ -202,7 +204,10 @@ pub fn tool(tool: &Tool) -> TokenStream {
         "RenameOneOfTheToolsOfThisCrateThatShareThisName",
         name,
         tool.name_span,
-        true,
+        match tool.kind {
+            Kind::Tool => crate::plugin::Item::Tool,
+            Kind::Action => crate::plugin::Item::Action,
+        },
     );
 
     quote! {

@@ -6,7 +6,7 @@ mod check;
 mod expand;
 mod parse;
 
-pub use expand::{last_span, qualified};
+pub use expand::qualified;
 
 use proc_macro2::TokenStream;
 

@@ -63,21 +63,63 @@ pub fn rules(input: &Input, errors: &mut Errors) {
 
 fn check_fields(fields: &[Field], errors: &mut Errors) {
     for field in fields {
-        check_keys(&field.keys, Place::Field, errors);
+        check_field_keys(field, errors);
     }
+}
+
+/// A field's keys, where `default` on a field that is already an `Option` has its own
+/// fix: the attribute goes, the type stays.
+fn check_field_keys(field: &Field, errors: &mut Errors) {
+    for key in &field.keys {
+        if key.name == "default" && is_option(field.ty) && forbidden(key, Place::Field).is_some() {
+            errors.at(
+                key.span,
+                format_args!("`#[{}(default)]` is not allowed in tool arguments, and this field needs none: it is an `Option`, which strict mode lists as required and the model sends as `null` when it has no value; remove `default`", key.tool),
+            );
+        } else {
+            check_key(key, Place::Field, errors);
+        }
+    }
+}
+
+/// `Option<..>` by its last path segment, as written.
+fn is_option(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(path) if path.qself.is_none()
+        && path.path.segments.last().is_some_and(|segment| segment.ident == "Option"))
 }
 
 fn check_keys(keys: &[Key], place: Place, errors: &mut Errors) {
     for key in keys {
-        let rule = FORBIDDEN.iter().find(|(tool, name, places, _)| {
+        check_key(key, place, errors);
+    }
+}
+
+/// Whether one of the field's keys is refused: its type then goes unchecked, so that the
+/// key's error is the one reported (a flattened map is the flatten's mistake).
+pub fn refuses_field(field: &Field) -> bool {
+    field
+        .keys
+        .iter()
+        .any(|key| forbidden(key, Place::Field).is_some())
+}
+
+/// The rule that forbids `key` at `place`: (why, what to write instead).
+fn forbidden(key: &Key, place: Place) -> Option<&'static str> {
+    FORBIDDEN
+        .iter()
+        .find(|(tool, name, places, _)| {
             *tool == key.tool && *name == key.name && places.contains(&place)
-        });
-        if let Some((tool, name, _, why)) = rule {
-            errors.at(
-                key.span,
-                format_args!("`#[{tool}({name})]` is not allowed in tool arguments: {why}"),
-            );
-        }
+        })
+        .map(|(.., why)| *why)
+}
+
+fn check_key(key: &Key, place: Place, errors: &mut Errors) {
+    if let Some(why) = forbidden(key, place) {
+        let (tool, name) = (key.tool, &key.name);
+        errors.at(
+            key.span,
+            format_args!("`#[{tool}({name})]` is not allowed in tool arguments: {why}"),
+        );
     }
 }
 

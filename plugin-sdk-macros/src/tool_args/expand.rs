@@ -24,11 +24,13 @@ pub fn impls(input: &Input) -> TokenStream {
     }
     let action = action_impls(input);
 
-    let field_checks = fields(&input.shape).map(|field| {
-        let checked = innermost(field.ty);
-        let assert = crate::tool::qualified(checked, &quote!(#private::StrictSchema), "ASSERT");
-        quote!(let () = #assert;)
-    });
+    let field_checks = fields(&input.shape)
+        .filter(|field| !super::check::refuses_field(field))
+        .map(|field| {
+            let checked = innermost(field.ty);
+            let assert = crate::tool::qualified(checked, &quote!(#private::StrictSchema), "ASSERT");
+            quote!(let () = #assert;)
+        });
     let arguments = matches!(input.shape, Shape::Named(_)).then(|| {
         let mut generics = bounded.clone();
         generics
@@ -80,11 +82,13 @@ fn action_impls(input: &Input) -> TokenStream {
             TokenStream::new()
         };
     }
-    let field_checks = fields(&input.shape).map(|field| {
-        let checked = innermost(field.ty);
-        let assert = crate::tool::qualified(checked, &quote!(#private::ActionField), "ASSERT");
-        quote!(let () = #assert;)
-    });
+    let field_checks = fields(&input.shape)
+        .filter(|field| !super::check::refuses_field(field))
+        .map(|field| {
+            let checked = innermost(field.ty);
+            let assert = crate::tool::qualified(checked, &quote!(#private::ActionField), "ASSERT");
+            quote!(let () = #assert;)
+        });
     let param = matches!(input.shape, Shape::Named(_)).then(|| {
         quote! {
             #[diagnostic::do_not_recommend]

@@ -184,6 +184,8 @@ pub trait HookParam<E: HookEvent>: Sized {
     const NEEDS: Needs = Needs::NOTHING;
     /// The secrets it declares.
     const SECRETS: &'static [SecretSpec] = &[];
+    /// Whether it is the event's payload, which a hook takes once.
+    const IS_PAYLOAD: bool = false;
     /// What the hook function receives for it in a run that lives `'a`.
     type Extracted<'a>;
 
@@ -197,6 +199,7 @@ pub trait HookParam<E: HookEvent>: Sized {
 macro_rules! payloads {
     ($($event:ident),*) => {$(
         impl HookParam<$event> for &$event {
+            const IS_PAYLOAD: bool = true;
             type Extracted<'a> = &'a $event;
 
             fn extract<'a>(input: HookInput<'a, $event>) -> Result<&'a $event, String> {

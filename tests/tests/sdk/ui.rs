@@ -13,3 +13,53 @@ fn author_mistakes_fail_to_compile_with_a_message_that_says_the_fix() {
     test_support::overwrite_requested("TRYBUILD");
     trybuild::TestCases::new().compile_fail("ui/*/*.rs");
 }
+
+/// The cases whose expected output holds more than one error, each for a reason outside
+/// this SDK's macros: (case, why).
+const MORE_THAN_ONE_ERROR: &[(&str, &str)] = &[
+    (
+        "tool_args/schemars_0_8",
+        "each impl the derive writes names schemars 1.x's `JsonSchema` as a supertrait, and rustc reports the missing one at each",
+    ),
+    (
+        "tool_args/serde_with",
+        "schemars' own derive reads `with = \"upper\"` as a type, and says so beside our error",
+    ),
+];
+
+/// What `author_mistakes_fail_to_compile_...` holds every case to, read from the
+/// `.stderr` files it compares: one mistake, one error. A case that reports more either
+/// cascades (fix the macro) or makes two mistakes (split it), unless it is listed above.
+#[test]
+fn each_author_mistake_gives_exactly_one_error() {
+    let mut cases = 0;
+    let mut cascades = Vec::new();
+    for area in std::fs::read_dir("ui").unwrap() {
+        for file in std::fs::read_dir(area.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            if path
+                .extension()
+                .is_none_or(|extension| extension != "stderr")
+            {
+                continue;
+            }
+            cases += 1;
+            let errors = std::fs::read_to_string(&path)
+                .unwrap()
+                .lines()
+                .filter(|line| line.starts_with("error:") || line.starts_with("error["))
+                .count();
+            let case = path.strip_prefix("ui").unwrap().with_extension("");
+            let case = case.to_str().unwrap();
+            let allowed = MORE_THAN_ONE_ERROR.iter().any(|(name, _)| *name == case);
+            if (errors == 1) == allowed {
+                cascades.push(format!("{case}: {errors} errors"));
+            }
+        }
+    }
+    assert!(cases > 100, "the compile-fail cases under ui/ are missing");
+    assert!(
+        cascades.is_empty(),
+        "cases with other than one error (or listed as more and now one): {cascades:#?}"
+    );
+}

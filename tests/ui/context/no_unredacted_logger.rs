@@ -5,7 +5,7 @@ plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
 /// Logs around the redaction.
 #[define_tool]
 async fn log(audit: &Audit) -> bool {
-    audit.unredacted().is_some() || audit.inner().is_some()
+    audit.unredacted().is_some()
 }
 
 fn main() {}

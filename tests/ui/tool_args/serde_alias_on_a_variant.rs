@@ -4,8 +4,6 @@ plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
 
 #[derive(Deserialize, JsonSchema, ToolArgs)]
 struct Args {
-    #[serde(alias = "cty")]
-    city: String,
     unit: Unit,
 }
 

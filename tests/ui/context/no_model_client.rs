@@ -5,7 +5,7 @@ plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
 /// Asks a provider directly.
 #[define_tool]
 async fn ask(ctx: &ToolContext) -> bool {
-    ctx.model_client().is_some() || ctx.provider().is_some()
+    ctx.model_client().is_some()
 }
 
 fn main() {}

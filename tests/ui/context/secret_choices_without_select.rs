@@ -1,14 +1,11 @@
 use plugin_sdk::prelude::*;
 
-/// The keys of the account.
+/// The account's settings.
 #[derive(Secrets)]
-pub struct Keys {
-    /// A type the panel does not know.
-    #[secret(label = "Key", description = "The key.", type = "secret")]
-    pub key: Secret,
+pub struct Host {
     /// Choices on a text field.
     #[secret(label = "Host", description = "The host.", type = "text", choices = ["a.example", "b.example"])]
-    pub host: Secret,
+    pub value: Secret,
 }
 
 fn main() {}

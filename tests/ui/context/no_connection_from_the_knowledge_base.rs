@@ -3,10 +3,10 @@ use plugin_sdk::knowledge::Manage;
 
 plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
 
-/// Opens the engine database.
+/// Opens the knowledge base's database.
 #[define_tool]
-async fn raw(ctx: &ToolContext, kb: Knowledge<Manage>) -> bool {
-    ctx.database().is_some() || kb.connection().is_some()
+async fn raw(kb: Knowledge<Manage>) -> bool {
+    kb.connection().is_some()
 }
 
 fn main() {}

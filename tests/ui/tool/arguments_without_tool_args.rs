@@ -1,0 +1,20 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    city: String,
+}
+#[derive(Serialize, JsonSchema)]
+struct Out {
+    ok: bool,
+}
+
+/// Looks something up.
+#[define_tool]
+async fn lookup(args: Args) -> Out {
+    let _ = args;
+    Out { ok: true }
+}
+fn main() {}

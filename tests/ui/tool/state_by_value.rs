@@ -1,0 +1,11 @@
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }
+
+/// Counts.
+#[define_tool]
+async fn count(state: State) -> bool {
+    let _ = state;
+    true
+}
+fn main() {}
