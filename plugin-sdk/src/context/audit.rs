@@ -44,6 +44,15 @@ impl Audit {
         }
     }
 
+    /// A logger for a plugin's unit tests: it records to `tracing` as the engine's does,
+    /// redacting nothing but what [`ToolContext::with_secret`](crate::ToolContext::with_secret)
+    /// gives the context it is put in. Behind the `engine` feature, which a plugin names
+    /// in its dev-dependencies only, so that no plugin builds an unredacted logger.
+    #[cfg(feature = "engine")]
+    pub fn for_tests() -> Self {
+        Self::EMPTY
+    }
+
     pub(crate) fn redact_too(&mut self, value: &str) {
         self.own.push(value);
     }

@@ -400,11 +400,27 @@ impl<L: Level> Knowledge<L> {
     /// The same knowledge base at level `M`, when the agent grants it: take the least
     /// level the tool needs as its parameter, and ask for more where it would use it.
     ///
-    /// ```ignore
-    /// let notes = kb.search("invoice", 5).await?;
-    /// if let Some(kb) = kb.at_level::<Write>() {
-    ///     kb.write("seen-invoices.md", &summary).await?;
+    /// ```
+    /// # use plugin_sdk::prelude::*;
+    /// # use plugin_sdk::knowledge::{Read, Write};
+    /// # plugin_sdk::plugin! { namespace = "notes", engine = ">=0.1" }
+    /// # #[derive(Deserialize, JsonSchema, ToolArgs)]
+    /// # struct Args {
+    /// #     /// What to remember.
+    /// #     summary: String,
+    /// # }
+    /// /// Remembers the summary where the agent lets it write, and says whether it did.
+    /// #[define_tool]
+    /// async fn remember(args: Args, kb: Knowledge<Read>) -> Result<bool, ToolError> {
+    ///     let seen = kb.search("invoice", 5).await?;
+    ///     let Some(kb) = kb.at_level::<Write>() else {
+    ///         return Ok(false); // the agent grants reading only
+    ///     };
+    ///     let summary = format!("{} (after {} notes)", args.summary, seen.len());
+    ///     // A refusal is an answer for the model, not an error of the tool.
+    ///     Ok(kb.write("seen-invoices.md", &summary).await.is_ok())
     /// }
+    /// # fn main() {}
     /// ```
     pub fn at_level<M: Level>(&self) -> Option<Knowledge<M>> {
         (self.granted >= M::LEVEL).then(|| Knowledge {

@@ -2,6 +2,7 @@
 //! fixtures: what the macros register and emit, their schemas against snapshots and the
 //! OpenAI Agents SDK's strict check, the reserved names, and the compile-fail suite.
 
+mod docs;
 mod reserved_names;
 mod schemas;
 mod support;
