@@ -69,11 +69,58 @@ impl Plugin {
             },
         };
         crate_name(name)?;
+        if let Source::Path(dir) = &source {
+            check_plugin_crate(name, dir)?;
+        }
         Ok(Self {
             name: name.to_owned(),
             source,
         })
     }
+}
+
+/// The crate at `dir` is the plugin `name` says: a package of that name (`-` and `_`
+/// alike, as Cargo takes them) that depends on plugin-sdk. A registry or Git plugin is
+/// checked by Cargo when the image builds.
+fn check_plugin_crate(name: &str, dir: &Path) -> Result<(), String> {
+    let manifest_path = dir.join("Cargo.toml");
+    let shown = dir.display();
+    let text = std::fs::read_to_string(&manifest_path).map_err(|error| {
+        format!("`{name}=path:{shown}`: {shown} holds no readable Cargo.toml ({error}): give the directory of the plugin crate")
+    })?;
+    let manifest: toml::Table = text.parse().map_err(|error| {
+        format!(
+            "`{name}=path:{shown}`: {} is not valid TOML: {error}",
+            manifest_path.display()
+        )
+    })?;
+    let Some(package) = manifest
+        .get("package")
+        .and_then(|package| package.get("name"))
+        .and_then(toml::Value::as_str)
+    else {
+        return Err(format!("`{name}=path:{shown}`: {shown} is a workspace, not a package: give the directory of the plugin crate itself"));
+    };
+    if package.replace('_', "-") != name.replace('_', "-") {
+        return Err(format!(
+            "`{name}=path:{shown}`: the crate there is `{package}`: write `--plugin {package}=path:{shown}`"
+        ));
+    }
+    let depends_on_sdk = manifest
+        .get("dependencies")
+        .and_then(toml::Value::as_table)
+        .is_some_and(|dependencies| {
+            dependencies.iter().any(|(key, value)| {
+                key == "plugin-sdk"
+                    || value.get("package").and_then(toml::Value::as_str) == Some("plugin-sdk")
+            })
+        });
+    if !depends_on_sdk {
+        return Err(format!(
+            "`{name}=path:{shown}`: `{package}` does not depend on plugin-sdk, so it defines no plugin: give a plugin crate"
+        ));
+    }
+    Ok(())
 }
 
 impl Source {
@@ -290,8 +337,10 @@ mod tests {
                 rev: Some("v2".into())
             }
         );
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let acme = examples.join("plugins/acme-crm");
         assert!(matches!(
-            Plugin::parse("acme-crm=path:plugins/acme").unwrap().source,
+            Plugin::parse(&format!("acme-crm=path:{}", acme.display())).unwrap().source,
             Source::Path(dir) if dir.is_absolute()
         ));
         for wrong in [
@@ -304,6 +353,42 @@ mod tests {
         ] {
             assert!(Plugin::parse(wrong).is_err(), "{wrong}");
         }
+    }
+
+    #[test]
+    fn a_path_plugin_must_be_the_plugin_crate_it_names() {
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let refused = |spec: String| Plugin::parse(&spec).unwrap_err();
+        let acme = examples.join("plugins/acme-crm");
+        assert!(Plugin::parse(&format!("acme_crm=path:{}", acme.display())).is_ok());
+        let error = refused(format!("crm=path:{}", acme.display()));
+        assert!(
+            error.ends_with(&format!(
+                "the crate there is `acme-crm`: write `--plugin acme-crm=path:{}`",
+                acme.display()
+            )),
+            "{error}"
+        );
+        let error = refused(format!(
+            "nowhere=path:{}",
+            examples.join("nowhere").display()
+        ));
+        assert!(error.contains("holds no readable Cargo.toml"), "{error}");
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let error = refused(format!("main=path:{}", workspace.display()));
+        assert!(error.contains("is a workspace, not a package"), "{error}");
+        // The example engine links plugins, and is none.
+        let error = refused(format!(
+            "engine-example=path:{}",
+            examples.join("engine").display()
+        ));
+        assert!(error.contains("the crate there is `engine`"), "{error}");
+        let scaffold = env!("CARGO_MANIFEST_DIR");
+        let error = refused(format!("engine-scaffold=path:{scaffold}"));
+        assert!(
+            error.ends_with("`engine-scaffold` does not depend on plugin-sdk, so it defines no plugin: give a plugin crate"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -157,6 +157,18 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
             .contains("RUN support-engine image requirements --format packages > /tmp/packages"),
         "{dockerfile}"
     );
+    // Its data in a volume, at the absolute path its configuration names there.
+    let engine_toml = std::fs::read_to_string(out.join("engine.toml")).unwrap();
+    assert!(
+        engine_toml.contains("\ndata_dir = \"data\"\n"),
+        "{engine_toml}"
+    );
+    for line in [
+        "VOLUME /var/lib/support-engine",
+        " && sed -i 's|^data_dir = .*|data_dir = \"/var/lib/support-engine\"|' /etc/support-engine/engine.toml \\",
+    ] {
+        assert!(dockerfile.contains(line), "{line} is missing: {dockerfile}");
+    }
     // The workspace's own release profile, so that the build below shares its graph.
     let manifest = std::fs::read_to_string(out.join("Cargo.toml")).unwrap();
     let workspace_manifest = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();

@@ -69,6 +69,16 @@ pub enum EngineError {
         /// Why.
         source: ProviderError,
     },
+    /// The data directory (`data_dir`) could not be created.
+    #[error("`data_dir` is {}, and {} could not be created ({source}): set `data_dir` to an absolute path of a directory the engine's user may create or write", given.display(), absolute.display())]
+    DataDir {
+        /// As configured (`data` by default, relative to the working directory).
+        given: std::path::PathBuf,
+        /// The directory it names.
+        absolute: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The conversation store could not be opened.
     #[error("the conversation store could not be opened: {0}")]
     Conversations(#[from] ConversationError),
@@ -474,17 +484,33 @@ pub(super) fn open_conversations(config: &EngineConfig) -> Result<Conversations,
     let turns = config.agents.values().any(|agent| agent.turn.is_some());
     #[cfg(feature = "sqlite")]
     if turns {
-        return Ok(Conversations::open(
-            &config.data_dir().join("conversations.sqlite"),
-        )?);
+        let data_dir = create_data_dir(config)?;
+        return Ok(Conversations::open(&data_dir.join("conversations.sqlite"))?);
     }
     let _ = turns;
     Ok(Conversations::memory())
 }
 
+/// The data directory, created if missing; one that cannot be is refused naming the key
+/// and the directory it resolves to (a relative `data` in a container's `/` is the usual
+/// one).
+#[cfg(feature = "sqlite")]
+fn create_data_dir(config: &EngineConfig) -> Result<std::path::PathBuf, EngineError> {
+    let given = config.data_dir();
+    let absolute = std::path::absolute(&given).unwrap_or_else(|_| given.clone());
+    match std::fs::create_dir_all(&absolute) {
+        Ok(()) => Ok(given),
+        Err(source) => Err(EngineError::DataDir {
+            given,
+            absolute,
+            source,
+        }),
+    }
+}
+
 #[cfg(feature = "sqlite")]
 fn open_knowledge(config: &EngineConfig) -> Result<Arc<dyn KnowledgeStore>, EngineError> {
-    let path = config.data_dir().join("knowledge.sqlite");
+    let path = create_data_dir(config)?.join("knowledge.sqlite");
     let store = crate::stores::SqliteKnowledge::open(&path, config.knowledge)
         .map_err(|source| EngineError::Knowledge { path, source })?;
     Ok(Arc::new(store))
