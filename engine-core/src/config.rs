@@ -33,10 +33,11 @@ mod check;
 mod environment;
 mod problem;
 mod project;
+mod suggest;
 mod turn;
 
-pub(crate) use check::list;
 pub use problem::ConfigProblem;
+pub(crate) use suggest::fix_for_unknown;
 
 pub use project::{ProjectConfig, MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
 pub use turn::{ProviderConfig, TurnConfig, DEFAULT_TURN_SPEND_CAP_USD};
@@ -716,7 +717,7 @@ impl EngineConfig {
                 ConfigProblem::new(
                     key,
                     "is not a key the engine reads",
-                    "correct its spelling or remove it (the engine's keys are in the documentation of `EngineConfig`)",
+                    suggest::unknown_key_fix(key),
                 )
             })
             .collect();

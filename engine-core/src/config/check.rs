@@ -72,10 +72,11 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<ConfigProblem> {
             None => problems.push(ConfigProblem::new(
                 format!("channels.{name}.agent"),
                 format!("names `{}`, which is not a configured agent", channel.agent),
-                format!(
-                    "name one of {}, or add [agents.{}]",
-                    list(config.agents.keys()),
-                    channel.agent
+                super::suggest::fix_for_unknown(
+                    &channel.agent,
+                    config.agents.keys(),
+                    |names| format!("name one of {names}, or add [agents.{}]", channel.agent),
+                    &format!("add [agents.{}]", channel.agent),
                 ),
             )),
             Some(agent) if agent.turn.is_none() => problems.push(ConfigProblem::new(
@@ -431,16 +432,6 @@ fn money(problems: &mut Vec<ConfigProblem>, key: &str, usd: f64) {
             format!("is {usd}"),
             "give a finite amount of US dollars, 0 or more",
         ));
-    }
-}
-
-/// Names for a fix, as "`a`, `b`", or "none" when there are none.
-pub(crate) fn list<T: Display>(names: impl IntoIterator<Item = T>) -> String {
-    let names: Vec<String> = names.into_iter().map(|name| format!("`{name}`")).collect();
-    if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names.join(", ")
     }
 }
 

@@ -10,7 +10,7 @@ use plugin_sdk::engine::{linked_plugins, linked_tools};
 use plugin_sdk::secrets::SecretKind;
 
 use super::agent::missing;
-use crate::config::{list, AgentConfig, ConfigProblem, EngineConfig};
+use crate::config::{fix_for_unknown, AgentConfig, ConfigProblem, EngineConfig};
 use crate::hooks::Hook;
 use crate::provider::Provider;
 use crate::registry::Registry;
@@ -37,10 +37,16 @@ pub(super) fn problems(
                 problems.push(ConfigProblem::new(
                     format!("agents.{name}.turn.provider"),
                     format!("names `{}`, which is not configured", turn.provider),
-                    format!(
-                        "add [providers.{}], or name one of {}",
-                        turn.provider,
-                        list(config.providers.keys().chain(given.keys()))
+                    fix_for_unknown(
+                        &turn.provider,
+                        config.providers.keys().chain(given.keys()),
+                        |names| {
+                            format!("add [providers.{}], or name one of {names}", turn.provider)
+                        },
+                        &format!(
+                            "add [providers.{}]: no provider is configured",
+                            turn.provider
+                        ),
                     ),
                 ));
             }
@@ -51,9 +57,11 @@ pub(super) fn problems(
             problems.push(ConfigProblem::new(
                 format!("channels.{name}"),
                 "mounts a channel no linked plugin defines",
-                format!(
-                    "mount one of the linked channels ({}), or link the plugin that defines it",
-                    list(registry.channels.iter().map(|channel| channel.name))
+                fix_for_unknown(
+                    name,
+                    registry.channels.iter().map(|channel| channel.name),
+                    |names| format!("mount one of the linked channels ({names}), or link the plugin that defines it"),
+                    "link the plugin that defines it: this engine links no channel",
                 ),
             ));
         }
@@ -77,9 +85,15 @@ fn enabled_tools(
             None => problems.push(ConfigProblem::new(
                 &key,
                 format!("names `{id}`, which no linked plugin defines"),
-                format!(
-                    "name linked tools only ({}), or link the plugin that defines it",
-                    list(registry.tools().iter().map(Tool::id))
+                fix_for_unknown(
+                    id,
+                    registry.tools().iter().map(Tool::id),
+                    |names| {
+                        format!(
+                            "name linked tools only ({names}), or link the plugin that defines it"
+                        )
+                    },
+                    "link the plugin that defines it: this engine links no tool",
                 ),
             )),
             Some(tool) => {
@@ -112,9 +126,15 @@ fn enabled_hooks(
             problems.push(ConfigProblem::new(
                 &key,
                 format!("names `{id}`, which no linked plugin defines"),
-                format!(
-                    "name linked hooks only ({}), or link the plugin that defines it",
-                    list(linked.iter().map(|hook| hook.id()))
+                fix_for_unknown(
+                    id,
+                    linked.iter().map(|hook| hook.id()),
+                    |names| {
+                        format!(
+                            "name linked hooks only ({names}), or link the plugin that defines it"
+                        )
+                    },
+                    "link the plugin that defines it: this engine links no hook",
                 ),
             ));
             continue;
@@ -201,9 +221,15 @@ fn plugin_settings(name: &str, agent: &AgentConfig, problems: &mut Vec<ConfigPro
             problems.push(ConfigProblem::new(
                 key,
                 "configures a plugin nothing links",
-                format!(
-                    "name a linked plugin by its namespace ({}), or link the plugin",
-                    list(sorted(linked_plugins().map(|plugin| plugin.namespace)))
+                fix_for_unknown(
+                    namespace,
+                    sorted(linked_plugins().map(|plugin| plugin.namespace)),
+                    |names| {
+                        format!(
+                            "name a linked plugin by its namespace ({names}), or link the plugin"
+                        )
+                    },
+                    "link the plugin: this engine links none",
                 ),
             ));
             continue;
@@ -335,9 +361,11 @@ fn unused_secrets(
             problems.push(ConfigProblem::new(
                 format!("agents.{name}.secrets.{key}"),
                 "is a secret nothing the agent enables reads",
-                format!(
-                    "correct the key, or remove it (the agent's tools, hooks and provider read {})",
-                    list(&read)
+                fix_for_unknown(
+                    key,
+                    &read,
+                    |names| format!("correct the key, or remove it (the agent's tools, hooks and provider read {names})"),
+                    "remove it: the agent's tools, hooks and provider read no secret",
                 ),
             ));
         }
@@ -372,7 +400,12 @@ fn secret_choices(
             problems.push(ConfigProblem::new(
                 format!("agents.{name}.secrets.{}", spec.key),
                 "is not one of the values its `select` offers",
-                format!("set it to one of {}", list(choices.iter().copied())),
+                fix_for_unknown(
+                    value,
+                    choices.iter().copied(),
+                    |names| format!("set it to one of {names}"),
+                    "remove it: the select offers no value",
+                ),
             ));
         }
     }

@@ -98,7 +98,7 @@ fn a_good_configuration_passes_and_nothing_is_created() {
 }
 
 #[test]
-fn unknown_keys_are_reported_each_with_its_path() {
+fn unknown_keys_are_reported_each_with_its_path_and_the_nearest_key() {
     let scratch = Scratch::new("keys");
     let output = scratch.check(
         "data_dirr = \"d\"\n[agents.a]\nknowlege = \"read\"\n[agents.a.model]\nspend_cap_usd = 1.0\ncap = 2\n",
@@ -108,15 +108,29 @@ fn unknown_keys_are_reported_each_with_its_path() {
     assert_eq!(
         scratch.problems(&output),
         [
-            format!("`agents.a.knowlege` is not a key the engine reads: {fix}"),
+            format!("`agents.a.knowlege` is not a key the engine reads: did you mean `knowledge`? {fix}"),
             format!("`agents.a.model.cap` is not a key the engine reads: {fix}"),
-            format!("`data_dirr` is not a key the engine reads: {fix}"),
+            format!("`data_dirr` is not a key the engine reads: did you mean `data_dir`? {fix}"),
         ]
     );
 }
 
 #[test]
-fn a_tool_id_nothing_links_is_reported() {
+fn an_api_key_in_the_file_points_to_api_key_secret() {
+    let scratch = Scratch::new("api-key");
+    let output = scratch.check(
+        "[agents.bot]\n[providers.local]\nwire = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key = \"sk-live-1\"\n",
+        &[],
+    );
+    assert_eq!(
+        scratch.problems(&output),
+        ["`providers.local.api_key` is not a key the engine reads: a key is a secret, never in this file: name the secret that holds it with `api_key_secret = \"...\"`, and give its value as an agent's secret (`ENGINE_SECRET__<agent>__<secret>`)"]
+    );
+    assert!(!format!("{output:?}").contains("sk-live-1"), "{output:?}");
+}
+
+#[test]
+fn a_tool_id_nothing_links_is_reported_with_the_nearest_id() {
     let scratch = Scratch::new("ids");
     let output = scratch.check(
         "[agents.a]\ntools = [\"weather:weather\", \"weather:wether\"]\n",
@@ -127,7 +141,7 @@ fn a_tool_id_nothing_links_is_reported() {
     };
     assert!(
         problem.starts_with(
-            "`agents.a.tools` names `weather:wether`, which no linked plugin defines: name linked tools only (`acme:book_appointment`,"
+            "`agents.a.tools` names `weather:wether`, which no linked plugin defines: did you mean `weather:weather`? name linked tools only (`acme:book_appointment`,"
         ),
         "{problem}"
     );
@@ -148,9 +162,9 @@ fn a_secret_no_enabled_tool_reads_is_reported_from_the_file_or_the_environment()
     assert_eq!(
         scratch.problems(&output),
         [
-            "`agents.a.secrets.crm_api_kye` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools, hooks and provider read `crm_api_key`, `crm_book`)",
+            "`agents.a.secrets.crm_api_kye` is a secret nothing the agent enables reads: did you mean `crm_api_key`? correct the key, or remove it (the agent's tools, hooks and provider read `crm_api_key`, `crm_book`)",
             "`agents.a.secrets.other` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools, hooks and provider read `crm_api_key`, `crm_book`)",
-            "`agents.b.secrets.crm_api_key` is a secret nothing the agent enables reads: correct the key, or remove it (the agent's tools, hooks and provider read none)",
+            "`agents.b.secrets.crm_api_key` is a secret nothing the agent enables reads: remove it: the agent's tools, hooks and provider read no secret",
         ]
     );
 }
@@ -229,17 +243,26 @@ fn a_channel_no_linked_plugin_defines_is_reported() {
     );
     assert_eq!(
         scratch.problems(&output),
-        ["`channels.webhok` mounts a channel no linked plugin defines: mount one of the linked channels (`webhook`), or link the plugin that defines it"]
+        ["`channels.webhok` mounts a channel no linked plugin defines: did you mean `webhook`? mount one of the linked channels (`webhook`), or link the plugin that defines it"]
     );
 }
 
 #[test]
-fn a_turn_naming_a_provider_not_configured_is_reported() {
+fn a_turn_naming_a_provider_not_configured_is_reported_with_the_nearest_or_in_words() {
     let scratch = Scratch::new("provider");
     let output = scratch.check("[agents.bot.turn]\nprovider = \"locl\"\n", &[]);
     assert_eq!(
         scratch.problems(&output),
-        ["`agents.bot.turn.provider` names `locl`, which is not configured: add [providers.locl], or name one of none"]
+        ["`agents.bot.turn.provider` names `locl`, which is not configured: add [providers.locl]: no provider is configured"]
+    );
+    let output = scratch.check(
+        "[agents.bot.turn]\nprovider = \"locl\"\n\
+         [providers.local]\nwire = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+        &[],
+    );
+    assert_eq!(
+        scratch.problems(&output),
+        ["`agents.bot.turn.provider` names `locl`, which is not configured: did you mean `local`? add [providers.locl], or name one of `local`"]
     );
 }
 
