@@ -2,6 +2,7 @@
 //! the engine runs as a process (`engine turn`, `engine serve`), llmock scripts the
 //! model's replies and faults, and its journal shows what the engine sent.
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::turn_setup::{done, of_type, send, serve, serve_with, wait_until_asked, Setup};
@@ -1160,4 +1161,66 @@ fn a_turn_whose_spend_cap_has_no_room_for_a_request_sends_none() {
         "{events:#?}"
     );
     assert!(mock.journal().is_empty(), "a request was sent");
+}
+
+/// The README's first conversation, as written there: its llmock script, posted through
+/// this test's llmock, and its `turn` command on `examples/turns.toml` (pointed at that
+/// llmock), in a scratch directory; the weather tool it scripts must succeed.
+#[test]
+fn the_readme_s_first_conversation_calls_the_weather_tool_and_it_succeeds() {
+    let readme = include_str!("../../../../README.md");
+    let script = readme
+        .split_once("curl -s localhost:8000/_llmock/scenario")
+        .and_then(|(_, rest)| rest.split_once(" -d '"))
+        .and_then(|(_, rest)| rest.split_once('\''))
+        .map(|(script, _)| script)
+        .expect("the README scripts llmock with curl");
+    let script: Value = serde_json::from_str(script).expect("the README's script is JSON");
+    let message = readme
+        .split_once("--agent assistant turn \"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(message, _)| message)
+        .expect("the README runs a turn");
+    let scripted_reply = script["behaviors"][1]["text"].as_str().unwrap().to_owned();
+
+    let mock = Llmock::start();
+    mock.script(script["behaviors"].clone());
+    let dir = std::env::temp_dir().join(format!("engine-readme-turn-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = include_str!("../../../turns.toml")
+        .replace("http://127.0.0.1:8000/v1", &mock.openai_url())
+        .replace(
+            "model = \"gpt-4o-mini\"",
+            &format!("model = {:?}", mock.model()),
+        );
+    std::fs::write(dir.join("turns.toml"), config).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args([
+            "--config",
+            "turns.toml",
+            "--agent",
+            "assistant",
+            "turn",
+            message,
+        ])
+        .current_dir(&dir)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the engine runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(output.status.success(), "{output:?}");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results.len(), 1, "{events:#?}");
+    assert_eq!(results[0]["status"], "ok", "{events:#?}");
+    assert_eq!(
+        of_type(&events, "tool_call")[0]["tool_id"],
+        "weather:weather"
+    );
+    assert_eq!(of_type(&events, "chat")[0]["text"], scripted_reply.as_str());
+    assert_eq!(done(&events)["stop"]["reason"], "answered");
 }
