@@ -37,6 +37,7 @@ pub struct EngineBuilder {
     gateway: Option<Arc<dyn ModelGateway>>,
     providers: BTreeMap<String, Arc<dyn Provider>>,
     conversations: Option<Conversations>,
+    keep_conversations: bool,
     log_redaction: Option<LogRedaction>,
 }
 
@@ -173,6 +174,15 @@ impl EngineBuilder {
         self
     }
 
+    /// Keeps conversations where the configuration keeps those of turns (SQLite under
+    /// the data directory, or the shared database) even when no agent runs turns: for
+    /// calls in a conversation outside any turn, whose state is then kept across runs
+    /// ([`Engine::call_in_conversation`], `engine call --conversation`).
+    pub fn keep_conversations(mut self) -> Self {
+        self.keep_conversations = true;
+        self
+    }
+
     /// The redactor of the log writer and the panic hook (which redact every configured
     /// secret): [`Engine::reload`] widens it with the secrets a new configuration brings,
     /// so that they never reach the log either.
@@ -241,6 +251,7 @@ impl EngineBuilder {
             (None, None) => None,
         };
         let conversations_for_turns = self.conversations.is_some()
+            || self.keep_conversations
             || shared.is_some()
             || config.agents.values().any(|agent| agent.turn.is_some());
         let spend_ledger = shared.as_ref().map(|shared| Arc::clone(&shared.spend));
@@ -252,7 +263,7 @@ impl EngineBuilder {
             None => {
                 let conversations = match self.conversations {
                     Some(conversations) => conversations,
-                    None => open_conversations(&config)?,
+                    None => open_conversations(&config, self.keep_conversations)?,
                 };
                 let artifacts: Arc<dyn ArtifactStore> =
                     Arc::new(MemoryArtifacts::new(config.artifacts));
@@ -479,9 +490,12 @@ fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineErro
 }
 
 /// Where conversations are kept: SQLite under the data directory when an agent runs
-/// turns and the feature is in, memory otherwise.
-pub(super) fn open_conversations(config: &EngineConfig) -> Result<Conversations, EngineError> {
-    let turns = config.agents.values().any(|agent| agent.turn.is_some());
+/// turns (or `keep`) and the feature is in, memory otherwise.
+pub(super) fn open_conversations(
+    config: &EngineConfig,
+    keep: bool,
+) -> Result<Conversations, EngineError> {
+    let turns = keep || config.agents.values().any(|agent| agent.turn.is_some());
     #[cfg(feature = "sqlite")]
     if turns {
         let data_dir = create_data_dir(config)?;

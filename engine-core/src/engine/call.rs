@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::agent::Offer;
 use super::{Engine, Turn};
-use crate::dispatch::{self, unknown_tool, Bounds, CallError};
+use crate::dispatch::{self, unknown_tool, Bounds, CallError, CallErrorKind};
 use crate::external;
 use crate::tool::Tool;
 
@@ -146,7 +146,7 @@ impl Engine {
             None => turn.agent.external_tool(call.tool),
         };
         let Some(tool) = tool else {
-            return Started::Finished(Err(unknown_tool(call.tool)));
+            return Started::Finished(Err(self.not_offered(turn, call.tool)));
         };
         let bounds = Bounds {
             deadline: call.deadline,
@@ -154,6 +154,26 @@ impl Engine {
             limits: &self.registry.limits,
         };
         Started::Running(Box::pin(external::call(tool, call.arguments, bounds)))
+    }
+
+    /// Why `name` is not called: unknown, as if it were not linked, unless the agent
+    /// equips it and only the conversation is missing (an MCP session, a call without
+    /// one): then the error says so, since the caller named a tool it can use elsewhere.
+    fn not_offered(&self, turn: &Turn, name: &str) -> CallError {
+        let equipped_elsewhere = self.registry.tool_index(name).and_then(|index| {
+            let tool = &self.registry.tools()[index];
+            (self.agent_of(turn).equips[index] && tool.needs_conversation()).then_some(tool)
+        });
+        match equipped_elsewhere {
+            Some(tool) => CallError::new(
+                CallErrorKind::UnknownTool,
+                format!(
+                    "`{}` works only in a conversation (it reads the conversation's state, identity or files), and this call is in none: the agent offers it in its turns, not over MCP or to a call outside a conversation",
+                    tool.id()
+                ),
+            ),
+            None => unknown_tool(name),
+        }
     }
 
     /// The tool called `name`, if `turn` is offered it.

@@ -213,7 +213,7 @@ impl Engine {
         // are kept where start-up would have kept them.
         let runs_turns = config.agents.values().any(|agent| agent.turn.is_some());
         let conversations = if runs_turns && !self.conversations_for_turns.load(Ordering::Relaxed) {
-            Some(builder::open_conversations(&config)?)
+            Some(builder::open_conversations(&config, false)?)
         } else {
             None
         };

@@ -716,6 +716,46 @@ impl Conversations {
         }
     }
 
+    /// Lets go of `lease`'s conversation after a tool call outside a turn (`engine call
+    /// --conversation`), keeping `state`, the conversation's state then (a JSON object):
+    /// no turn is recorded, since none ran.
+    pub async fn end_call(&self, lease: TurnLease, state: String) -> Result<(), ConversationError> {
+        match &self.backend {
+            // The engine's own state store is all there is.
+            Backend::Memory(_) => {
+                let _ = (lease, state);
+                Ok(())
+            }
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(connection) => {
+                let held = Arc::clone(connection);
+                let conversation = lease.conversation;
+                let ended = blocking(connection, move |connection| {
+                    let transaction = connection.transaction().map_err(sql)?;
+                    transaction
+                        .execute(
+                            "INSERT INTO states (conversation, body) VALUES (?1, ?2)
+                             ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
+                            rusqlite::params![conversation, state],
+                        )
+                        .map_err(sql)?;
+                    held.holder.end(&transaction, &conversation).map_err(sql)?;
+                    transaction.commit().map_err(sql)
+                })
+                .await;
+                if let (Ok(()), Some(mut hold)) = (&ended, lease.hold) {
+                    hold.released = true;
+                }
+                ended
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(database) => match lease.lock {
+                Some(lock) => Ok(database.end_call(lock, &state).await?),
+                None => Ok(()),
+            },
+        }
+    }
+
     /// The turns of `conversation` the store recorded, oldest first (none in memory).
     pub async fn turns(&self, conversation: &str) -> Result<Vec<TurnRecord>, ConversationError> {
         match &self.backend {

@@ -48,6 +48,7 @@ on_both_backends!(
     a_conversation_is_its_first_agent_and_subscribers_only,
     a_turn_records_its_end_and_the_state_it_left,
     a_turn_that_keeps_no_trace_records_nothing,
+    a_call_outside_a_turn_keeps_its_state_and_records_no_turn,
     an_action_is_recorded_before_it_runs_and_settled_after,
     an_answer_is_replaced_only_where_it_answers_the_same_call,
     an_artifact_is_taken_once_and_only_in_its_conversation,

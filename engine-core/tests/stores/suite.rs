@@ -204,6 +204,36 @@ pub async fn a_turn_that_keeps_no_trace_records_nothing(stores: Stores) {
     assert!(next.is_some());
 }
 
+pub async fn a_call_outside_a_turn_keeps_its_state_and_records_no_turn(stores: Stores) {
+    let store = &stores.conversations;
+    let id = unique("c");
+    // Held while the call runs, as a turn holds it (the engine keeps this process's
+    // calls and turns apart; the store, those of other processes and replicas).
+    let lease = store.begin_turn(&id).await.unwrap().expect("no other turn");
+    store
+        .end_call(lease, r#"{"note":"kept"}"#.to_owned())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.load_state(&id).await.unwrap().as_deref(),
+        Some(r#"{"note":"kept"}"#)
+    );
+    assert_eq!(store.turns(&id).await.unwrap(), Vec::new());
+    let next = store
+        .begin_turn(&id)
+        .await
+        .unwrap()
+        .expect("the call let go");
+    store
+        .end_call(next, r#"{"note":"again"}"#.to_owned())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.load_state(&id).await.unwrap().as_deref(),
+        Some(r#"{"note":"again"}"#)
+    );
+}
+
 pub async fn an_action_is_recorded_before_it_runs_and_settled_after(stores: Stores) {
     let store = &stores.conversations;
     let id = unique("c");

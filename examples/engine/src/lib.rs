@@ -57,7 +57,8 @@ enum Command {
         locale: String,
     },
     /// Call one of the agent's tools once with JSON arguments and print its output.
-    /// Without `--conversation`, tools that need one are not offered.
+    /// Without `--conversation`, tools that need one are not offered; with it, the call
+    /// uses and keeps that conversation's state (under `data_dir`).
     Call {
         /// The end user the call is for; with `--conversation`, the call runs in a turn.
         #[arg(long, requires = "conversation")]
@@ -413,12 +414,18 @@ pub unsafe fn run(image: Image) -> ExitCode {
         );
     }
     let loader = engine_extensions::Loader::new(&config);
-    let engine = Arc::new(
-        Engine::builder()
-            .config(config)
-            .log_redaction(redact)
-            .build_or_exit(),
-    );
+    let mut builder = Engine::builder().config(config).log_redaction(redact);
+    // A call in a conversation keeps its state where turns keep theirs, turns or not.
+    if matches!(
+        &cli.command,
+        Command::Call {
+            conversation: Some(_),
+            ..
+        }
+    ) {
+        builder = builder.keep_conversations();
+    }
+    let engine = Arc::new(builder.build_or_exit());
     let extensions = loader.map(|loader| External::load(&engine, loader));
     let turn = match engine.turn(&cli.agent) {
         Ok(turn) => turn,
@@ -685,8 +692,10 @@ fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Dura
         .expect("a current-thread runtime starts");
     let outcome = runtime.block_on(async {
         let deadline = tokio::time::Instant::now() + timeout;
+        // In a conversation, with the state its tools kept there, keeping what this
+        // call writes: a state tool can be tried call by call.
         engine
-            .call(turn, Call::new(tool, arguments).deadline(deadline))
+            .call_in_conversation(turn, Call::new(tool, arguments).deadline(deadline))
             .await
     });
     match outcome {

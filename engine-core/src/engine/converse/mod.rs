@@ -5,6 +5,7 @@
 
 mod actions;
 mod events;
+mod kept_call;
 mod tools;
 
 use std::sync::Arc;

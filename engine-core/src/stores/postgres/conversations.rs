@@ -135,6 +135,14 @@ const END_TURN: &str = "WITH recorded AS (
      )
      DELETE FROM running_turns WHERE conversation = $1 AND turn = $9";
 
+/// The end of a tool call outside a turn (`engine call --conversation`): `$1` the
+/// conversation, `$2` its state, `$3` the holder's turn id; no turn is recorded.
+const END_CALL: &str = "WITH stated AS (
+         INSERT INTO states (conversation, body) VALUES ($1, $2)
+         ON CONFLICT (conversation) DO UPDATE SET body = excluded.body
+     )
+     DELETE FROM running_turns WHERE conversation = $1 AND turn = $3";
+
 /// [`END_TURN`] for a turn that keeps no trace: `$1` the conversation, `$2` the turn.
 const END_TURN_UNRECORDED: &str = "DELETE FROM running_turns WHERE conversation = $1 AND turn = $2";
 
@@ -505,6 +513,36 @@ impl Postgres {
         })
         .await?;
         // Unlocked: the connection goes back to its pool.
+        drop(lock.connection.take());
+        Ok(())
+    }
+
+    /// Keeps `state` as the conversation's and lets go of `lock`'s conversation, after a
+    /// tool call outside a turn.
+    pub(crate) async fn end_call(
+        &self,
+        mut lock: TurnLock,
+        state: &str,
+    ) -> Result<(), DatabaseError> {
+        let TurnLock {
+            turn,
+            conversation,
+            connection,
+        } = &mut lock;
+        let Some(connection) = connection.as_mut() else {
+            return Ok(());
+        };
+        let (turn, conversation) = (&*turn, &*conversation);
+        self.bounded(async {
+            let end = connection.prepare_cached(END_CALL).await?;
+            connection
+                .execute(&end, &[&conversation, &state, &turn])
+                .await?;
+            let unlock = connection.prepare_cached(UNLOCK).await?;
+            connection.execute(&unlock, &[&conversation]).await?;
+            Ok(())
+        })
+        .await?;
         drop(lock.connection.take());
         Ok(())
     }

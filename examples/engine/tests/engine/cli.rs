@@ -286,7 +286,8 @@ fn each_agent_gets_the_plugin_state_built_from_its_own_settings() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("engine.toml");
-    let mut toml = String::new();
+    // A call in a conversation keeps its state under the data directory.
+    let mut toml = format!("data_dir = {:?}\n", dir.join("data"));
     for (agent, region) in [("eu-desk", "eu"), ("us-desk", "us")] {
         toml += &format!(
             "[agents.{agent}]\nsecrets = {{ crm_api_key = \"a-key-of-some-length\" }}\n\
@@ -310,6 +311,61 @@ fn each_agent_gets_the_plugin_state_built_from_its_own_settings() {
         let card: Value = serde_json::from_str(&stdout(&output)).unwrap();
         assert_eq!(card["link"], link, "{agent}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_call_in_a_conversation_uses_and_keeps_its_state_call_by_call() {
+    let dir = std::env::temp_dir().join(format!("engine-cli-kept-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // No agent runs turns: the state is kept all the same.
+    let config = dir.join("engine.toml");
+    std::fs::write(&config, format!("data_dir = {:?}\n", dir.join("data"))).unwrap();
+    let call = |conversation: Option<&str>, tool: &str, arguments: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_engine"));
+        command.arg("--config").arg(&config).arg("call");
+        if let Some(conversation) = conversation {
+            command.args(["--subscriber", "u-1", "--conversation", conversation]);
+        }
+        let output = command
+            .args([tool, arguments])
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("the engine runs");
+        (output.status.success(), stdout(&output).trim().to_owned())
+    };
+    let remembered = call(
+        Some("c-1"),
+        "notes__remember",
+        r#"{"name": "a", "text": "hello"}"#,
+    );
+    assert_eq!(remembered, (true, "true".to_owned()));
+    // Another process, the same conversation: the note is there; in another, it is not.
+    let recalled = call(Some("c-1"), "notes__recall", r#"{"name": "a"}"#);
+    assert_eq!(recalled, (true, "\"hello\"".to_owned()));
+    assert_eq!(
+        call(Some("c-2"), "notes__recall", r#"{"name": "a"}"#),
+        (true, "null".to_owned())
+    );
+    // A later call overwrites what an earlier one kept.
+    let overwritten = call(
+        Some("c-1"),
+        "notes__remember",
+        r#"{"name": "a", "text": "again"}"#,
+    );
+    assert_eq!(overwritten, (true, "true".to_owned()));
+    assert_eq!(
+        call(Some("c-1"), "notes__recall", r#"{"name": "a"}"#),
+        (true, "\"again\"".to_owned())
+    );
+    // Outside a conversation, the answer says why the tool is not offered.
+    let (succeeded, outside) = call(None, "notes__recall", r#"{"name": "a"}"#);
+    assert!(!succeeded);
+    assert!(
+        outside.contains("`notes:recall` works only in a conversation"),
+        "{outside}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -295,7 +295,7 @@ fn a_server_serves_one_agent_with_that_agents_grants() {
                 { "call": "notes__save_note", "arguments": { "name": format!("{transport:?}"), "text": note } },
                 { "call": "notes__search_notes", "arguments": { "words": "parking" } },
                 // State needs a conversation, and an MCP session is not one: the tool
-                // is not offered, so calling it is calling an unknown tool.
+                // is not offered, and a call of it is answered with why.
                 { "call": "notes__remember", "arguments": { "name": "n", "text": "t" } },
             ]),
         );
@@ -320,7 +320,7 @@ fn a_server_serves_one_agent_with_that_agents_grants() {
             outside["message"]
                 .as_str()
                 .unwrap()
-                .contains("no tool named `notes__remember`"),
+                .contains("`notes:remember` works only in a conversation (it reads the conversation's state, identity or files), and this call is in none: the agent offers it in its turns, not over MCP"),
             "{outside}"
         );
     }
