@@ -163,12 +163,16 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
         engine_toml.contains("\ndata_dir = \"data\"\n"),
         "{engine_toml}"
     );
-    for line in [
-        "VOLUME /var/lib/support-engine",
-        " && sed -i 's|^data_dir = .*|data_dir = \"/var/lib/support-engine\"|' /etc/support-engine/engine.toml \\",
-    ] {
-        assert!(dockerfile.contains(line), "{line} is missing: {dockerfile}");
-    }
+    let volume = "RUN mkdir -p /var/lib/support-engine \\\n \
+         && chown engine /var/lib/support-engine \\\n \
+         && sed -i '1,/^\\[/ s|^data_dir = .*|data_dir = \"/var/lib/support-engine\"|' /etc/support-engine/engine.toml \\\n \
+         && grep -qx 'data_dir = \"/var/lib/support-engine\"' /etc/support-engine/engine.toml\n\
+         VOLUME /var/lib/support-engine\n\
+         USER engine\n";
+    assert!(
+        dockerfile.contains(volume),
+        "{volume} is missing: {dockerfile}"
+    );
     // The workspace's own release profile, so that the build below shares its graph.
     let manifest = std::fs::read_to_string(out.join("Cargo.toml")).unwrap();
     let workspace_manifest = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();

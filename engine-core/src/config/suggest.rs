@@ -8,12 +8,13 @@ use serde::de::{self, Deserialize, Deserializer, Visitor};
 use super::{AgentConfig, ChannelConfig, EngineConfig, ProviderConfig, TurnConfig};
 
 /// "did you mean `x`? " for the nearest of `names` to `name`, or nothing when none is
-/// near: at most a third of the name's characters differ (at least one), as a typo does.
+/// near: at most a quarter of the name's characters differ (at least one), as a typo
+/// does (a third took `builtin:delete_file` for `builtin:list_files`).
 pub(crate) fn did_you_mean<T: AsRef<str>>(
     name: &str,
     names: impl IntoIterator<Item = T>,
 ) -> String {
-    let most = (name.chars().count() / 3).max(1);
+    let most = (name.chars().count() / 4).max(1);
     names
         .into_iter()
         .map(|candidate| {
@@ -165,6 +166,16 @@ mod tests {
         );
         assert_eq!(did_you_mean("calendar:book", names), "");
         assert_eq!(did_you_mean("x", ["y"]), "did you mean `y`? ");
+        // At most a quarter of the characters differ: two of eight do, three do not.
+        assert_eq!(
+            did_you_mean("abcdefgh", ["abcdefxy"]),
+            "did you mean `abcdefxy`? "
+        );
+        assert_eq!(did_you_mean("abcdefgh", ["abcdexyz"]), "");
+        assert_eq!(
+            did_you_mean("builtin:delete_file", ["builtin:list_files"]),
+            ""
+        );
     }
 
     #[test]
@@ -199,6 +210,15 @@ mod tests {
     #[test]
     fn an_unknown_key_gets_its_confusion_or_the_nearest_key() {
         assert!(unknown_key_fix("providers.openai.api_key").starts_with("a key is a secret"));
+        assert!(
+            unknown_key_fix("agents.support.api_key").starts_with("a key is a secret of the agent")
+        );
+        assert!(unknown_key_fix("agents.support.provider")
+            .starts_with("an agent's provider is in its turn"));
+        assert!(
+            unknown_key_fix("agents.support.turn.provder").starts_with("did you mean `provider`? ")
+        );
+        assert!(unknown_key_fix("channels.webhook.agnt").starts_with("did you mean `agent`? "));
         assert!(unknown_key_fix("data_dirr").starts_with("did you mean `data_dir`? "));
         assert!(unknown_key_fix("agents.support.secrts").starts_with("did you mean `secrets`? "));
         assert!(unknown_key_fix("zzz").starts_with("correct its spelling"));

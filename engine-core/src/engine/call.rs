@@ -168,7 +168,7 @@ impl Engine {
             Some(tool) => CallError::new(
                 CallErrorKind::UnknownTool,
                 format!(
-                    "`{}` works only in a conversation (it reads the conversation's state, identity or files), and this call is in none: the agent offers it in its turns, not over MCP or to a call outside a conversation",
+                    "`{}` works only in a conversation (it reads the conversation's state, identity or files), and this call is in none: the agent offers it in conversations, not over MCP or to a call outside one",
                     tool.id()
                 ),
             ),

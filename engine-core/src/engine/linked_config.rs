@@ -400,11 +400,14 @@ fn secret_choices(
             problems.push(ConfigProblem::new(
                 format!("agents.{name}.secrets.{}", spec.key),
                 "is not one of the values its `select` offers",
-                fix_for_unknown(
-                    value,
-                    choices.iter().copied(),
-                    |names| format!("set it to one of {names}"),
-                    "remove it: the select offers no value",
+                // No nearest choice: that would tell how far the secret's value is from it.
+                format!(
+                    "set it to one of {}",
+                    choices
+                        .iter()
+                        .map(|choice| format!("`{choice}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         }

@@ -296,14 +296,11 @@ impl Conversations {
         }
     }
 
-    /// Whether other replicas share the store: then what it holds is newer than
-    /// anything this process remembers.
-    pub fn is_shared(&self) -> bool {
-        #[cfg(feature = "postgres")]
-        if let Backend::Postgres(_) = self.backend {
-            return true;
-        }
-        false
+    /// Whether the store keeps conversations' state beyond this process (SQLite, which
+    /// other processes may open too, or the database replicas share): then what it holds
+    /// is newer than anything this process remembers.
+    pub fn keeps_state(&self) -> bool {
+        !matches!(self.backend, Backend::Memory(_))
     }
 
     /// Makes `conversation` `agent`'s with `subscriber`, if it is no one's yet; refuses a
@@ -672,24 +669,12 @@ impl Conversations {
                                     ],
                                 )
                                 .map_err(sql)?;
-                            transaction
-                                .execute(
-                                    "INSERT INTO states (conversation, body) VALUES (?1, ?2)
-                                     ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
-                                    rusqlite::params![conversation, state],
-                                )
-                                .map_err(sql)?;
-                            held.holder.end(&transaction, &conversation).map_err(sql)?;
-                            transaction.commit().map_err(sql)
+                            keep_state_and_let_go(transaction, &held.holder, &conversation, &state)
                         })
                         .await
                     }
                 };
-                // Let go with the end's transaction; if that failed, by the hold's drop.
-                if let (Ok(()), Some(mut hold)) = (&ended, lease.hold) {
-                    hold.released = true;
-                }
-                ended
+                released(ended, lease.hold)
             }
             #[cfg(feature = "postgres")]
             Backend::Postgres(database) => {
@@ -732,21 +717,10 @@ impl Conversations {
                 let conversation = lease.conversation;
                 let ended = blocking(connection, move |connection| {
                     let transaction = connection.transaction().map_err(sql)?;
-                    transaction
-                        .execute(
-                            "INSERT INTO states (conversation, body) VALUES (?1, ?2)
-                             ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
-                            rusqlite::params![conversation, state],
-                        )
-                        .map_err(sql)?;
-                    held.holder.end(&transaction, &conversation).map_err(sql)?;
-                    transaction.commit().map_err(sql)
+                    keep_state_and_let_go(transaction, &held.holder, &conversation, &state)
                 })
                 .await;
-                if let (Ok(()), Some(mut hold)) = (&ended, lease.hold) {
-                    hold.released = true;
-                }
-                ended
+                released(ended, lease.hold)
             }
             #[cfg(feature = "postgres")]
             Backend::Postgres(database) => match lease.lock {
@@ -1056,6 +1030,40 @@ fn not_this_turns(at: usize) -> ConversationError {
     ConversationError(format!(
         "the conversation's message {at} is not the one this turn stores: another turn wrote it"
     ))
+}
+
+/// Stores `state` as `conversation`'s and lets go of it, committing `transaction`: how
+/// a turn that keeps its trace ends (after its record) and how a call outside a turn
+/// does.
+#[cfg(feature = "sqlite")]
+fn keep_state_and_let_go(
+    transaction: rusqlite::Transaction<'_>,
+    holder: &Holder,
+    conversation: &str,
+    state: &str,
+) -> Result<(), ConversationError> {
+    transaction
+        .execute(
+            "INSERT INTO states (conversation, body) VALUES (?1, ?2)
+             ON CONFLICT (conversation) DO UPDATE SET body = excluded.body",
+            rusqlite::params![conversation, state],
+        )
+        .map_err(sql)?;
+    holder.end(&transaction, conversation).map_err(sql)?;
+    transaction.commit().map_err(sql)
+}
+
+/// `ended`, with `hold` marked released when the end let go in its transaction; if it
+/// failed, the hold's drop lets go.
+#[cfg(feature = "sqlite")]
+fn released(
+    ended: Result<(), ConversationError>,
+    hold: Option<SqliteHold>,
+) -> Result<(), ConversationError> {
+    if let (Ok(()), Some(mut hold)) = (&ended, hold) {
+        hold.released = true;
+    }
+    ended
 }
 
 #[cfg(feature = "sqlite")]

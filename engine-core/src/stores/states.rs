@@ -91,16 +91,6 @@ impl ConversationStates {
         state
     }
 
-    /// Restores `conversation`'s `state` as stored by an earlier run of the engine (the
-    /// caller checked that it has none in memory).
-    pub(crate) fn restore(&self, conversation: &str, state: StateMap) -> Result<(), StateRefusal> {
-        let writes = state
-            .into_iter()
-            .map(|(key, value)| (key, Some(value)))
-            .collect();
-        self.apply(conversation, writes)
-    }
-
     /// Makes `state` the whole of `conversation`'s state: keys it lacks are removed.
     pub(crate) fn replace(&self, conversation: &str, state: StateMap) -> Result<(), StateRefusal> {
         let mut writes: StateWrites = self

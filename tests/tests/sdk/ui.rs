@@ -32,7 +32,7 @@ const MORE_THAN_ONE_ERROR: &[(&str, &str)] = &[
 /// cascades (fix the macro) or makes two mistakes (split it), unless it is listed above.
 #[test]
 fn each_author_mistake_gives_exactly_one_error() {
-    let mut cases = 0;
+    let mut cases = Vec::new();
     let mut cascades = Vec::new();
     for area in std::fs::read_dir("ui").unwrap() {
         for file in std::fs::read_dir(area.unwrap().path()).unwrap() {
@@ -43,21 +43,30 @@ fn each_author_mistake_gives_exactly_one_error() {
             {
                 continue;
             }
-            cases += 1;
             let errors = std::fs::read_to_string(&path)
                 .unwrap()
                 .lines()
                 .filter(|line| line.starts_with("error:") || line.starts_with("error["))
                 .count();
             let case = path.strip_prefix("ui").unwrap().with_extension("");
-            let case = case.to_str().unwrap();
+            let case = case.to_str().unwrap().to_owned();
             let allowed = MORE_THAN_ONE_ERROR.iter().any(|(name, _)| *name == case);
             if (errors == 1) == allowed {
                 cascades.push(format!("{case}: {errors} errors"));
             }
+            cases.push(case);
         }
     }
-    assert!(cases > 100, "the compile-fail cases under ui/ are missing");
+    assert!(
+        cases.len() > 100,
+        "the compile-fail cases under ui/ are missing"
+    );
+    for (listed, _) in MORE_THAN_ONE_ERROR {
+        assert!(
+            cases.iter().any(|case| case == listed),
+            "{listed} is listed as giving more than one error, and is no case"
+        );
+    }
     assert!(
         cascades.is_empty(),
         "cases with other than one error (or listed as more and now one): {cascades:#?}"

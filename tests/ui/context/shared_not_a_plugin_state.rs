@@ -1,5 +1,5 @@
 // A tool shares its plugin's state as `Shared<T>`, T implementing `PluginState` (a plain
-// client hidden in a static is what this replaces): any other T says how to make one.
+// client hidden in a static is what this replaces): any other T is refused, naming it.
 use plugin_sdk::prelude::*;
 
 plugin_sdk::plugin! { namespace = "demo", engine = ">=0.1" }

@@ -39,6 +39,20 @@ impl Engine {
                 )))
             }
         };
+        // Another's conversation is refused before anything of it is read, as a turn
+        // refuses it; one that is no one's becomes the caller's once a call keeps state
+        // in it.
+        let owned = match turn.subscriber() {
+            Some(subscriber) => store.may_continue(id, turn.agent(), subscriber).await,
+            None => Ok(true),
+        };
+        let unclaimed = match owned {
+            Ok(owned) => !owned,
+            Err(error) => {
+                let _ = store.end_turn(lease, None).await;
+                return Err(failed(error.to_string()));
+            }
+        };
         if let Err(error) = self.restore_state(&store, id).await {
             let _ = store.end_turn(lease, None).await;
             return Err(failed(format!(
@@ -46,18 +60,30 @@ impl Engine {
             )));
         }
         let result = self.call(turn, call).await;
-        // The state as the call left it: written only if it succeeded (see `call`).
-        let state = serde_json::to_string(&*self.states.snapshot(id)).expect("state serializes");
-        let ended = match result {
-            Ok(_) => store.end_call(lease, state).await,
-            Err(_) => store.end_turn(lease, None).await,
-        };
-        drop(running);
-        match ended {
-            Ok(()) => result,
-            Err(error) => Err(failed(format!(
-                "the call's state could not be kept: {error}"
-            ))),
+        if result.is_err() {
+            // Nothing the call wrote was applied (see `call`): only let go.
+            let _ = store.end_turn(lease, None).await;
+            return result;
         }
+        let state = self.states.snapshot(id);
+        if unclaimed {
+            // A call that kept nothing in a conversation no one has claims nothing, as
+            // a turn that stores nothing does.
+            if state.is_empty() {
+                let _ = store.end_turn(lease, None).await;
+                return result;
+            }
+            if let Some(subscriber) = turn.subscriber() {
+                if let Err(error) = store.claim(id, turn.agent(), subscriber).await {
+                    let _ = store.end_turn(lease, None).await;
+                    return Err(failed(error.to_string()));
+                }
+            }
+        }
+        let state = serde_json::to_string(&*state).expect("state serializes");
+        let kept = store.end_call(lease, state).await;
+        drop(running);
+        kept.map_err(|error| failed(format!("the call's state could not be kept: {error}")))?;
+        result
     }
 }

@@ -430,34 +430,25 @@ impl Engine {
 }
 
 impl Engine {
-    /// Brings back the state `conversation`'s tools kept in an earlier run of the engine,
-    /// or, in a store replicas share, at the end of its last turn on any replica.
-    ///
-    /// In a shared store the stored state is the conversation's state, whatever this
-    /// replica holds from an earlier turn of it: one that cannot be read or taken in
-    /// fails the turn (`Err`), since going on would store this replica's older state
-    /// over it. In a store of this process's own, what memory holds is this run's and
-    /// newer than anything stored; a stored state that cannot be brought back is logged
-    /// and the turn goes on without it.
+    /// Brings back the state `conversation`'s tools kept, as the store holds it: at the
+    /// end of its last turn (or call) in any process or replica sharing the store, which
+    /// is newer than what this process remembers (another process may have written it
+    /// since). A stored state that cannot be read or taken in fails the turn (`Err`),
+    /// since going on would store this process's older state over it. A store in memory
+    /// holds none: this process's memory is all there is.
     async fn restore_state(&self, store: &Conversations, conversation: &str) -> Result<(), String> {
-        if !store.is_shared() {
-            if self.states.snapshot(conversation).is_empty() {
-                if let Err(error) = self.restore_stored(store, conversation, false).await {
-                    tracing::warn!(conversation, %error, "the conversation's stored state was not restored");
-                }
-            }
+        if !store.keeps_state() {
             return Ok(());
         }
-        self.restore_stored(store, conversation, true).await
+        self.restore_stored(store, conversation).await
     }
 
-    /// Reads `conversation`'s stored state into memory: over what memory holds when
-    /// `replace` (none stored: empty), else added to it.
+    /// Reads `conversation`'s stored state into memory, over what memory holds (none
+    /// stored: empty).
     async fn restore_stored(
         &self,
         store: &Conversations,
         conversation: &str,
-        replace: bool,
     ) -> Result<(), String> {
         let stored = store
             .load_state(conversation)
@@ -465,15 +456,11 @@ impl Engine {
             .map_err(|error| error.to_string())?;
         let state = match stored {
             Some(stored) => serde_json::from_str(&stored).map_err(|error| error.to_string())?,
-            None if replace => Default::default(),
-            None => return Ok(()),
+            None => Default::default(),
         };
-        let restored = if replace {
-            self.states.replace(conversation, state)
-        } else {
-            self.states.restore(conversation, state)
-        };
-        restored.map_err(|error| error.to_string())
+        self.states
+            .replace(conversation, state)
+            .map_err(|error| error.to_string())
     }
 }
 

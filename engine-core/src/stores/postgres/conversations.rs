@@ -7,6 +7,7 @@
 //! again.
 
 use deadpool_postgres::Object;
+use tokio_postgres::types::ToSql;
 
 use super::{DatabaseError, Postgres};
 use crate::stores::conversations::{ActionRecord, ActionState, TurnRecord, INTERRUPTED};
@@ -124,24 +125,26 @@ const SETTLE_LEFT_BEHIND: &str = concat!(
 /// Records how the turn `$9` of `$1` ended and the state it left, and that it no longer
 /// runs: `$2` its stop, `$3` and `$4` its tokens, `$5` its cost, `$6` its requests, `$7`
 /// the replica, `$8` the state.
+/// The end of a turn that keeps its trace: `$1` the conversation, `$2` the turn (its
+/// holder's id), `$3` to `$8` its record, `$9` the conversation's state then.
 const END_TURN: &str = "WITH recorded AS (
          INSERT INTO turns (conversation, stop, input_tokens, output_tokens, cost_usd,
                             model_requests, replica)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         VALUES ($1, $3, $4, $5, $6, $7, $8)
      ),
      stated AS (
-         INSERT INTO states (conversation, body) VALUES ($1, $8)
+         INSERT INTO states (conversation, body) VALUES ($1, $9)
          ON CONFLICT (conversation) DO UPDATE SET body = excluded.body
      )
-     DELETE FROM running_turns WHERE conversation = $1 AND turn = $9";
+     DELETE FROM running_turns WHERE conversation = $1 AND turn = $2";
 
 /// The end of a tool call outside a turn (`engine call --conversation`): `$1` the
-/// conversation, `$2` its state, `$3` the holder's turn id; no turn is recorded.
+/// conversation, `$2` the holder's id, `$3` the conversation's state; no turn is recorded.
 const END_CALL: &str = "WITH stated AS (
-         INSERT INTO states (conversation, body) VALUES ($1, $2)
+         INSERT INTO states (conversation, body) VALUES ($1, $3)
          ON CONFLICT (conversation) DO UPDATE SET body = excluded.body
      )
-     DELETE FROM running_turns WHERE conversation = $1 AND turn = $3";
+     DELETE FROM running_turns WHERE conversation = $1 AND turn = $2";
 
 /// [`END_TURN`] for a turn that keeps no trace: `$1` the conversation, `$2` the turn.
 const END_TURN_UNRECORDED: &str = "DELETE FROM running_turns WHERE conversation = $1 AND turn = $2";
@@ -467,8 +470,40 @@ impl Postgres {
     /// trace) and lets go of its conversation.
     pub(crate) async fn end_turn(
         &self,
-        mut lock: TurnLock,
+        lock: TurnLock,
         ended: Option<TurnEnded<'_>>,
+    ) -> Result<(), DatabaseError> {
+        match &ended {
+            Some(ended) => {
+                let record: [&(dyn ToSql + Sync); 7] = [
+                    &ended.stop,
+                    &ended.input_tokens,
+                    &ended.output_tokens,
+                    &ended.cost_usd,
+                    &ended.model_requests,
+                    &self.replica,
+                    &ended.state,
+                ];
+                self.end_hold(lock, END_TURN, &record).await
+            }
+            None => self.end_hold(lock, END_TURN_UNRECORDED, &[]).await,
+        }
+    }
+
+    /// Keeps `state` as the conversation's and lets go of `lock`'s conversation, after a
+    /// tool call outside a turn.
+    pub(crate) async fn end_call(&self, lock: TurnLock, state: &str) -> Result<(), DatabaseError> {
+        self.end_hold(lock, END_CALL, &[&state]).await
+    }
+
+    /// Runs `end` (`$1` the conversation, `$2` the holder's id, then `rest`) and unlocks
+    /// the conversation, on the lock's own connection: what is recorded is committed (one
+    /// statement) before the lock goes, so the next turn, on any replica, finds it.
+    async fn end_hold(
+        &self,
+        mut lock: TurnLock,
+        end: &str,
+        rest: &[&(dyn ToSql + Sync)],
     ) -> Result<(), DatabaseError> {
         let TurnLock {
             turn,
@@ -479,70 +514,19 @@ impl Postgres {
             return Ok(());
         };
         let (turn, conversation) = (&*turn, &*conversation);
+        let params: Vec<&(dyn ToSql + Sync)> = [&conversation as &(dyn ToSql + Sync), &turn]
+            .into_iter()
+            .chain(rest.iter().copied())
+            .collect();
         self.bounded(async {
-            // Recorded and committed (one statement) before the lock goes: the next
-            // turn, on any replica, finds this one ended.
-            match &ended {
-                Some(ended) => {
-                    let end = connection.prepare_cached(END_TURN).await?;
-                    connection
-                        .execute(
-                            &end,
-                            &[
-                                &conversation,
-                                &ended.stop,
-                                &ended.input_tokens,
-                                &ended.output_tokens,
-                                &ended.cost_usd,
-                                &ended.model_requests,
-                                &self.replica,
-                                &ended.state,
-                                &turn,
-                            ],
-                        )
-                        .await?
-                }
-                None => {
-                    let end = connection.prepare_cached(END_TURN_UNRECORDED).await?;
-                    connection.execute(&end, &[&conversation, &turn]).await?
-                }
-            };
+            let end = connection.prepare_cached(end).await?;
+            connection.execute(&end, &params).await?;
             let unlock = connection.prepare_cached(UNLOCK).await?;
             connection.execute(&unlock, &[&conversation]).await?;
             Ok(())
         })
         .await?;
         // Unlocked: the connection goes back to its pool.
-        drop(lock.connection.take());
-        Ok(())
-    }
-
-    /// Keeps `state` as the conversation's and lets go of `lock`'s conversation, after a
-    /// tool call outside a turn.
-    pub(crate) async fn end_call(
-        &self,
-        mut lock: TurnLock,
-        state: &str,
-    ) -> Result<(), DatabaseError> {
-        let TurnLock {
-            turn,
-            conversation,
-            connection,
-        } = &mut lock;
-        let Some(connection) = connection.as_mut() else {
-            return Ok(());
-        };
-        let (turn, conversation) = (&*turn, &*conversation);
-        self.bounded(async {
-            let end = connection.prepare_cached(END_CALL).await?;
-            connection
-                .execute(&end, &[&conversation, &state, &turn])
-                .await?;
-            let unlock = connection.prepare_cached(UNLOCK).await?;
-            connection.execute(&unlock, &[&conversation]).await?;
-            Ok(())
-        })
-        .await?;
         drop(lock.connection.take());
         Ok(())
     }

@@ -322,18 +322,22 @@ fn a_call_in_a_conversation_uses_and_keeps_its_state_call_by_call() {
     // No agent runs turns: the state is kept all the same.
     let config = dir.join("engine.toml");
     std::fs::write(&config, format!("data_dir = {:?}\n", dir.join("data"))).unwrap();
-    let call = |conversation: Option<&str>, tool: &str, arguments: &str| {
+    let call_as = |subscriber: &str, conversation: Option<&str>, tool: &str, arguments: &str| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_engine"));
         command.arg("--config").arg(&config).arg("call");
         if let Some(conversation) = conversation {
-            command.args(["--subscriber", "u-1", "--conversation", conversation]);
+            command.args(["--subscriber", subscriber, "--conversation", conversation]);
         }
+        // Only this test's configuration, whatever the runner's environment.
         let output = command
             .args([tool, arguments])
-            .env_remove("RUST_LOG")
+            .env_clear()
             .output()
             .expect("the engine runs");
         (output.status.success(), stdout(&output).trim().to_owned())
+    };
+    let call = |conversation: Option<&str>, tool: &str, arguments: &str| {
+        call_as("u-1", conversation, tool, arguments)
     };
     let remembered = call(
         Some("c-1"),
@@ -359,6 +363,11 @@ fn a_call_in_a_conversation_uses_and_keeps_its_state_call_by_call() {
         call(Some("c-1"), "notes__recall", r#"{"name": "a"}"#),
         (true, "\"again\"".to_owned())
     );
+    // The conversation became u-1's with the first call that kept state: another
+    // subscriber neither reads nor writes it.
+    let (succeeded, refused) = call_as("u-2", Some("c-1"), "notes__recall", r#"{"name": "a"}"#);
+    assert!(!succeeded, "{refused}");
+    assert!(!refused.contains("again"), "{refused}");
     // Outside a conversation, the answer says why the tool is not offered.
     let (succeeded, outside) = call(None, "notes__recall", r#"{"name": "a"}"#);
     assert!(!succeeded);
@@ -371,17 +380,34 @@ fn a_call_in_a_conversation_uses_and_keeps_its_state_call_by_call() {
 
 #[test]
 fn a_call_in_a_turn_gets_the_subscriber_from_the_turn_and_audits_it() {
-    let output = configured_engine(&[
-        "--agent",
-        "support",
-        "call",
-        "--subscriber",
-        "c-12",
-        "--conversation",
-        "conversation-1",
-        "acme__contact_card",
-        "{}",
-    ]);
+    // The example configuration, with the conversation's state kept in a directory of
+    // this test's (a call in a conversation keeps it under `data_dir`).
+    let dir = std::env::temp_dir().join(format!("engine-cli-audit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let example = std::fs::read_to_string("../../examples/engine.toml").unwrap();
+    let data_dir = "data_dir = \"target/engine-data\"";
+    assert!(
+        example.contains(data_dir),
+        "examples/engine.toml moved its data_dir"
+    );
+    let config = dir.join("engine.toml");
+    let own = format!("data_dir = {:?}", dir.join("data"));
+    std::fs::write(&config, example.replace(data_dir, &own)).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(&config)
+        .args(["--agent", "support", "call", "--subscriber", "c-12"])
+        .args([
+            "--conversation",
+            "conversation-1",
+            "acme__contact_card",
+            "{}",
+        ])
+        .env("ENGINE_SECRET__support__crm_api_key", SUPPORT_KEY)
+        .output()
+        .expect("the engine runs");
+    std::fs::remove_dir_all(&dir).unwrap();
     assert!(output.status.success(), "{output:?}");
     assert_eq!(
         stdout(&output).trim(),

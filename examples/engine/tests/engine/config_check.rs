@@ -126,7 +126,11 @@ fn an_api_key_in_the_file_points_to_api_key_secret() {
         scratch.problems(&output),
         ["`providers.local.api_key` is not a key the engine reads: a key is a secret, never in this file: name the secret that holds it with `api_key_secret = \"...\"`, and give its value as an agent's secret (`ENGINE_SECRET__<agent>__<secret>`)"]
     );
-    assert!(!format!("{output:?}").contains("sk-live-1"), "{output:?}");
+    let printed = [&output.stdout, &output.stderr].map(|bytes| String::from_utf8_lossy(bytes));
+    assert!(
+        printed.iter().all(|text| !text.contains("sk-live-1")),
+        "{printed:?}"
+    );
 }
 
 #[test]

@@ -228,28 +228,35 @@ fn a_tools_list_naming_a_tool_nobody_links_refuses_start_up() {
 fn a_data_dir_that_cannot_be_created_is_refused_naming_the_key_and_the_absolute_directory() {
     let scratch = Scratch::new("bad-data-dir");
     std::fs::write(scratch.0.join("a-file"), "").unwrap();
-    // Relative, as the default `data` is: the engine runs in the scratch directory.
-    std::fs::write(
-        scratch.0.join("engine.toml"),
-        "data_dir = \"a-file/data\"\n[agents.docs]\nknowledge = \"read\"\n",
-    )
-    .unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(["--config", "engine.toml", "--agent", "docs", "tools"])
-        .current_dir(&scratch.0)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the engine runs");
-    assert_eq!(output.status.code(), Some(1));
-    let message = stderr(&output);
     let absolute = scratch.0.canonicalize().unwrap().join("a-file/data");
-    assert!(
-        message.contains(&format!(
-            "`data_dir` is a-file/data, and {} could not be created",
-            absolute.display()
-        )) && message.contains("set `data_dir` to an absolute path"),
-        "{message}"
-    );
+    // The knowledge store's, then the conversation store's (an agent that runs turns).
+    for agent in [
+        "[agents.docs]\nknowledge = \"read\"\n",
+        "[providers.p]\nwire = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+         [agents.docs.turn]\nprovider = \"p\"\n",
+    ] {
+        // Relative, as the default `data` is: the engine runs in the scratch directory.
+        std::fs::write(
+            scratch.0.join("engine.toml"),
+            format!("data_dir = \"a-file/data\"\n{agent}"),
+        )
+        .unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+            .args(["--config", "engine.toml", "--agent", "docs", "tools"])
+            .current_dir(&scratch.0)
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("the engine runs");
+        assert_eq!(output.status.code(), Some(1), "{agent}");
+        let message = stderr(&output);
+        assert!(
+            message.contains(&format!(
+                "`data_dir` is a-file/data, and {} could not be created",
+                absolute.display()
+            )) && message.contains("set `data_dir` to an absolute path"),
+            "{message}"
+        );
+    }
 }
 
 #[test]

@@ -262,7 +262,8 @@ fn a_server_serves_one_agent_with_that_agents_grants() {
     std::fs::write(
         &config,
         format!(
-            "data_dir = {:?}\n[agents.default]\n[agents.support]\nknowledge = \"write\"\n",
+            "data_dir = {:?}\n[agents.default]\n[agents.support]\nknowledge = \"write\"\n\
+             [agents.forecaster]\ntools = [\"weather:weather\"]\n",
             dir.display().to_string()
         ),
     )
@@ -320,8 +321,22 @@ fn a_server_serves_one_agent_with_that_agents_grants() {
             outside["message"]
                 .as_str()
                 .unwrap()
-                .contains("`notes:remember` works only in a conversation (it reads the conversation's state, identity or files), and this call is in none: the agent offers it in its turns, not over MCP"),
+                .contains("`notes:remember` works only in a conversation (it reads the conversation's state, identity or files), and this call is in none: the agent offers it in conversations, not over MCP"),
             "{outside}"
+        );
+        // An agent that does not equip the tool says nothing of it: it is unknown.
+        let forecaster = drive(
+            ENGINE,
+            &["--config", config, "--agent", "forecaster"],
+            transport,
+            json!([{ "call": "notes__remember", "arguments": { "name": "n", "text": "t" } }]),
+        );
+        let unknown = step(&forecaster, 0)["error"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            unknown.starts_with("there is no tool named `notes__remember`"),
+            "{forecaster}"
         );
     }
 }

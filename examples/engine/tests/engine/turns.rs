@@ -1188,12 +1188,16 @@ fn the_readme_s_first_conversation_calls_the_weather_tool_and_it_succeeds() {
     let dir = std::env::temp_dir().join(format!("engine-readme-turn-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let config = include_str!("../../../turns.toml")
-        .replace("http://127.0.0.1:8000/v1", &mock.openai_url())
-        .replace(
-            "model = \"gpt-4o-mini\"",
-            &format!("model = {:?}", mock.model()),
-        );
+    // The README's llmock (port 8000) is the one examples/turns.toml names.
+    let example = include_str!("../../../turns.toml");
+    let (url, model) = ("http://127.0.0.1:8000/v1", "model = \"gpt-4o-mini\"");
+    assert!(
+        example.contains(url) && example.contains(model),
+        "{example}"
+    );
+    let config = example
+        .replace(url, &mock.openai_url())
+        .replace(model, &format!("model = {:?}", mock.model()));
     std::fs::write(dir.join("turns.toml"), config).unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_engine"))
         .args([
