@@ -122,16 +122,6 @@ impl Called for Tool {
     }
 }
 
-impl Called for crate::external::ExternalTool {
-    fn id(&self) -> &str {
-        crate::external::ExternalTool::id(self)
-    }
-
-    fn wire_name(&self) -> &str {
-        crate::external::ExternalTool::wire_name(self)
-    }
-}
-
 /// The longest part of an unknown name echoed back, so that a runaway model cannot make
 /// the error as large as its request.
 const ECHO_LIMIT: usize = 64;

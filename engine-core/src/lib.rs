@@ -11,11 +11,14 @@ pub mod config;
 pub mod conversation;
 mod dispatch;
 mod engine;
+mod equip;
 pub mod external;
+mod format;
 mod gemini;
 mod hooks;
 mod limits;
 pub mod model;
+mod outcome;
 mod parallel;
 pub mod provider;
 mod redact;
@@ -27,16 +30,19 @@ mod validate;
 pub mod wire;
 
 pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
-pub use catalog::{Format, UnknownFormat};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
-    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, LeftOut, Limit, LogRedaction,
-    ModelInput, Reloaded, Session, Stop, Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome,
-    TurnSummary, UnknownAgent,
+    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, ModelInput, Reloaded, Session,
+    Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome, UnknownAgent,
 };
+pub use equip::LeftOut;
+pub use format::{Format, UnknownFormat};
 pub use hooks::Hook;
 pub use limits::Limits;
-pub use redact::{install_redacting_panic_hook, redactor, redactor_with, RedactingWriter};
+pub use outcome::{Limit, Stop, TurnSummary};
+pub use redact::{
+    install_redacting_panic_hook, redactor, redactor_with, LogRedaction, RedactingWriter,
+};
 pub use system::{SystemRequirements, VariableConflict, VariableDefault};
 pub use tool::Tool;
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};

@@ -6,11 +6,11 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use plugin_sdk::engine::{Redact, RedactValues};
+use tracing_subscriber::fmt::MakeWriter;
 
 use crate::config::EngineConfig;
-use crate::engine::LogRedaction;
-use tracing_subscriber::fmt::MakeWriter;
 
 /// Every configured secret value, for the log writer (and, inside the engine, the audit
 /// logger).
@@ -147,5 +147,35 @@ mod tests {
             redact.redact(&format!("authorization: Bearer {token}, key k-123")),
             "authorization: Bearer [REDACTED], key [REDACTED]"
         );
+    }
+}
+
+/// The redactor a log writer and the panic hook read for each line, which a reload of the
+/// engine's configuration widens with the secrets it brings: give it to both and to
+/// [`EngineBuilder::log_redaction`](crate::EngineBuilder::log_redaction).
+#[derive(Clone)]
+pub struct LogRedaction(Arc<ArcSwap<RedactValues>>);
+
+impl LogRedaction {
+    /// Starts with `redact`.
+    pub fn new(redact: Arc<RedactValues>) -> Self {
+        Self(Arc::new(ArcSwap::new(redact)))
+    }
+
+    /// The redactor now.
+    pub fn current(&self) -> Arc<RedactValues> {
+        self.0.load_full()
+    }
+
+    /// Redacts `secrets` too, from the next line on.
+    pub(crate) fn widen(&self, secrets: &[String]) {
+        self.0
+            .rcu(|current| Arc::new(current.extended(secrets.iter().cloned())));
+    }
+}
+
+impl From<Arc<RedactValues>> for LogRedaction {
+    fn from(redact: Arc<RedactValues>) -> Self {
+        Self::new(redact)
     }
 }

@@ -13,7 +13,9 @@ mod body_deadline;
 mod channels;
 mod connections;
 mod extensions;
+mod ids;
 mod in_flight;
+mod problem;
 mod same_site;
 mod turns;
 

@@ -10,6 +10,7 @@ pub mod action;
 pub mod channel;
 mod context;
 mod error;
+mod future;
 pub mod hook;
 mod json_path;
 mod localized;
@@ -52,10 +53,10 @@ pub use plugin_sdk_macros::ToolArgs;
 pub use plugin_sdk_macros::Secrets;
 
 // Names the crate's own modules use; the public path of each is in a module below.
+pub(crate) use future::BoxFuture;
 pub(crate) use localized::LocalizedText;
-pub(crate) use param::{CallInput, ToolParam};
+pub(crate) use param::CallInput;
 pub(crate) use plugin::PluginManifest;
-pub(crate) use tool::BoxFuture;
 
 /// The secrets a tool declares: a `#[derive(Secrets)]` struct of [`Secret`](secrets::Secret)
 /// fields, taken as a parameter.
@@ -129,18 +130,18 @@ pub mod engine {
         ModelAccess, Redact, RedactValues, Scope, SecretBundle, SecretSpec, SettingsProblem,
         StateBuilder, StateMap, StateType, StateWrites,
     };
-    pub use crate::hook::event::HookEvent;
+    pub use crate::future::BoxFuture;
     pub use crate::hook::registration::{
-        linked_hooks, AsyncHookFn, HookDescriptor, HookEntry, HookHandler, HookInput, HookParam,
-        HookResult, ReadyHookFn,
+        linked_hooks, AsyncHookFn, HookDescriptor, HookEntry, HookEvent, HookHandler, HookInput,
+        HookParam, HookResult, ReadyHookFn,
     };
     pub use crate::localized::LocalizedText;
     pub use crate::output::{IntoToolResult, ToolOutput};
     pub use crate::param::{CallInput, Needs, ToolParam};
     pub use crate::plugin::{linked_plugins, PluginManifest, System};
     pub use crate::tool::{
-        linked_tools, BoxFuture, CallFn, ReadyFn, SourceLocation, StageFn, ToolAnnotations,
-        ToolDescriptor, ToolEntry,
+        linked_tools, CallFn, ReadyFn, SourceLocation, StageFn, ToolAnnotations, ToolDescriptor,
+        ToolEntry,
     };
 
     /// Schemas as the engine checks and renders them.

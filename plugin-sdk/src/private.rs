@@ -13,11 +13,12 @@ pub use crate::channel::{Channel, ChannelDescriptor};
 pub use crate::context::{
     FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretKind, SecretSpec, StateBuilder,
 };
-pub use crate::hook::event::HookEvent;
+pub use crate::future::BoxFuture;
 pub use crate::hook::outcome::{
     ConversationStartReturn, MessageReceivedReturn, MutatingResponseGeneratedReturn,
     ResponseGeneratedReturn, ResponseSentReturn,
 };
+pub use crate::hook::registration::HookEvent;
 pub use crate::hook::registration::{
     HookDescriptor, HookEntry, HookHandler, HookInput, HookParam, HookResult,
 };
@@ -31,12 +32,12 @@ pub use crate::strict::{StrictSchema, ToolArgs};
 pub use crate::strict_deserialize::{
     deserialize_buffered, NotStrict, Probe, StrictDeserialize, ViaStrict,
 };
-pub use crate::tool::{BoxFuture, SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
+pub use crate::tool::{SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{ToolContext, ToolError};
 
 /// Builds a `#[derive(Secrets)]` struct from the call's secrets.
 pub fn secret_bundle<B: SecretBundle>(input: &CallInput<'_>) -> Result<B, ToolError> {
-    crate::context::secret_bundle(input)
+    crate::param::secret_bundle(input)
 }
 
 /// The knowledge a tool needs: its knowledge extractor's, if any. A second extractor is

@@ -1,16 +1,10 @@
 //! The descriptor `#[define_tool]` registers: everything the engine needs about a tool.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use schemars::Schema;
 
 use crate::context::{KnowledgeNeed, SecretSpec};
 use crate::param::Needs;
-use crate::{CallInput, LocalizedText, PluginManifest, ToolError};
-
-/// A boxed future a tool call returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::{BoxFuture, CallInput, LocalizedText, PluginManifest, ToolError};
 
 /// The type-erased entry of a tool: JSON arguments in, JSON output text out.
 pub type CallFn = for<'a> fn(CallInput<'a>) -> BoxFuture<'a, Result<String, ToolError>>;

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::external::ExternalTool;
+use super::ExternalEntry;
 use crate::tool::Tool;
 
 #[derive(Serialize)]
@@ -31,12 +31,12 @@ pub(super) fn tool(tool: &Tool) -> AnthropicTool<'_> {
 }
 
 /// An external tool's entry: `strict` always said (see `openai::external`).
-pub(super) fn external(tool: &ExternalTool) -> AnthropicTool<'_> {
+pub(super) fn external<'a>(tool: &ExternalEntry<'a>) -> AnthropicTool<'a> {
     AnthropicTool {
-        name: tool.wire_name(),
-        description: tool.description(),
-        input_schema: tool.input_json(),
+        name: tool.wire_name,
+        description: tool.description,
+        input_schema: tool.input,
         input_examples: Vec::new(),
-        strict: Some(tool.not_strict().is_none()),
+        strict: Some(tool.strict),
     }
 }

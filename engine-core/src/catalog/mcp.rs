@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::external::ExternalTool;
+use super::ExternalEntry;
 use crate::tool::Tool;
 
 /// Which summary text each tool shows for a locale: the addresses of the resolved
@@ -84,12 +84,12 @@ pub(super) fn tool<'a>(tool: &'a Tool, locale: &str) -> McpTool<'a> {
 
 /// An external tool's entry: its summary as the title, no output schema (its output is
 /// whatever JSON the command or server gives), no hints.
-pub(super) fn external(tool: &ExternalTool) -> McpTool<'_> {
+pub(super) fn external<'a>(tool: &ExternalEntry<'a>) -> McpTool<'a> {
     McpTool {
-        name: tool.wire_name(),
-        title: tool.summary(),
-        description: tool.description(),
-        input_schema: tool.input_json(),
+        name: tool.wire_name,
+        title: tool.summary,
+        description: tool.description,
+        input_schema: tool.input,
         output_schema: None,
         annotations: Annotations {
             read_only_hint: None,

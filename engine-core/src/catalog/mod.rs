@@ -13,67 +13,15 @@ mod mcp;
 mod openai;
 
 use std::collections::HashMap;
-use std::fmt;
-use std::str::FromStr;
 use std::sync::{OnceLock, RwLock};
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::external::ExternalTool;
+use crate::format::Format;
 use crate::parallel;
 use crate::tool::Tool;
-
-/// A catalog rendering.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// OpenAI chat completions: `[{"type": "function", "function": {...}}]`.
-    OpenAi,
-    /// Anthropic messages: `[{"name", "description", "input_schema"}]`.
-    Anthropic,
-    /// Gemini: `[{"functionDeclarations": [...]}]`, in its OpenAPI schema subset.
-    Gemini,
-    /// MCP: the `tools/list` result, `{"tools": [...]}`.
-    Mcp,
-}
-
-impl Format {
-    /// Every format, in the order the command line lists them.
-    pub const ALL: [Format; 4] = [Self::OpenAi, Self::Anthropic, Self::Gemini, Self::Mcp];
-
-    /// The format's name on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenAi => "openai",
-            Self::Anthropic => "anthropic",
-            Self::Gemini => "gemini",
-            Self::Mcp => "mcp",
-        }
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-/// A catalog format's name that is none of [`Format::ALL`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown catalog format `{0}`: use openai, anthropic, gemini or mcp")]
-pub struct UnknownFormat(pub String);
-
-impl FromStr for Format {
-    type Err = UnknownFormat;
-
-    fn from_str(text: &str) -> Result<Self, UnknownFormat> {
-        Self::ALL
-            .into_iter()
-            .find(|format| format.as_str() == text)
-            .ok_or_else(|| UnknownFormat(text.to_owned()))
-    }
-}
 
 /// The rendered catalogs of a registry.
 pub(crate) struct Catalogs {
@@ -163,9 +111,23 @@ impl Catalogs {
     }
 }
 
+/// What a catalog shows of a tool that is not linked (an external one): its schema as
+/// written, never rewritten, and `strict` always said.
+pub(crate) struct ExternalEntry<'a> {
+    pub(crate) wire_name: &'a str,
+    pub(crate) description: &'a str,
+    /// MCP's title.
+    pub(crate) summary: &'a str,
+    /// The input schema as JSON text, and as a value (for Gemini's conversion).
+    pub(crate) input: &'a RawValue,
+    pub(crate) input_schema: &'a serde_json::Value,
+    /// Whether strict mode takes the schema as it is.
+    pub(crate) strict: bool,
+}
+
 /// An external tool's entry in a catalog of `format`, as JSON text; none for Gemini when
 /// its schema is outside Gemini's subset (the listing says so).
-pub(crate) fn external_entry(format: Format, tool: &ExternalTool) -> Option<Box<RawValue>> {
+pub(crate) fn external_entry(format: Format, tool: &ExternalEntry<'_>) -> Option<Box<RawValue>> {
     fn json(entry: &impl Serialize) -> Box<RawValue> {
         serde_json::value::to_raw_value(entry).expect("catalog entries have string keys only")
     }
@@ -174,8 +136,7 @@ pub(crate) fn external_entry(format: Format, tool: &ExternalTool) -> Option<Box<
         Format::Anthropic => Some(json(&anthropic::external(tool))),
         Format::Mcp => Some(json(&mcp::external(tool))),
         Format::Gemini => {
-            crate::gemini::declaration(tool.wire_name(), tool.description(), tool.input_schema())
-                .ok()
+            crate::gemini::declaration(tool.wire_name, tool.description, tool.input_schema).ok()
         }
     }
 }

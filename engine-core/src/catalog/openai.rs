@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::external::ExternalTool;
+use super::ExternalEntry;
 use crate::tool::Tool;
 
 #[derive(Serialize)]
@@ -38,14 +38,14 @@ pub(super) fn tool(tool: &Tool) -> OpenAiTool<'_> {
 
 /// An external tool's entry: `strict` always said, `false` for a schema strict mode
 /// would refuse (rendered as written, not rewritten).
-pub(super) fn external(tool: &ExternalTool) -> OpenAiTool<'_> {
+pub(super) fn external<'a>(tool: &ExternalEntry<'a>) -> OpenAiTool<'a> {
     OpenAiTool {
         kind: "function",
         function: Function {
-            name: tool.wire_name(),
-            description: tool.description(),
-            parameters: tool.input_json(),
-            strict: Some(tool.not_strict().is_none()),
+            name: tool.wire_name,
+            description: tool.description,
+            parameters: tool.input,
+            strict: Some(tool.strict),
         },
     }
 }

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use crate::config::SpendWindow;
-use crate::provider::Wire;
+use crate::format::Wire;
 
 /// A model provider agents' turns can use.
 ///

@@ -10,9 +10,11 @@ use plugin_sdk::engine::RedactValues;
 use plugin_sdk::hook::Event;
 use plugin_sdk::project::Project;
 
-use crate::catalog::{Catalogs, Format};
+use crate::catalog::Catalogs;
 use crate::config::AgentConfig;
+use crate::equip::{missing, LeftOut};
 use crate::external::{Extensions, ExternalTool, Installed};
+use crate::format::Format;
 use crate::hooks::{Hook, Hooks};
 use crate::model::Meter;
 use crate::provider::Provider;
@@ -75,16 +77,6 @@ impl std::fmt::Debug for Agent {
 
 /// A plugin's state, built from the agent's settings for it.
 pub(super) type AnyState = Arc<dyn Any + Send + Sync>;
-
-/// A tool an agent does not equip, and why: shown to people (`check`, `tools`), never
-/// to the model.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeftOut {
-    /// The tool's id.
-    pub tool: String,
-    /// What the agent lacks.
-    pub reasons: Vec<String>,
-}
 
 impl Agent {
     pub(super) fn new(
@@ -278,42 +270,4 @@ impl Offer {
     pub(crate) fn external_tool(&self, name: &str) -> Option<Arc<ExternalTool>> {
         self.external.offered(self.agent, name).cloned()
     }
-}
-
-/// Why the agent `name` configured as `config` leaves `tool` out: it is not in the
-/// agent's `tools` list; or its secrets are not configured, the knowledge grant is below
-/// its need, the agent has no project root for it.
-pub(super) fn missing(name: &str, config: &AgentConfig, tool: &Tool) -> Vec<String> {
-    if let Some(enabled) = &config.tools {
-        if !enabled.iter().any(|id| id == tool.id()) {
-            return vec![format!("it is not in `agents.{name}.tools`")];
-        }
-    }
-    let descriptor = tool.descriptor();
-    let mut reasons: Vec<String> = descriptor
-        .secret_specs()
-        .filter(|spec| !config.secrets.contains_key(spec.key))
-        .map(|spec| format!("the secret `{}` is not configured", spec.key))
-        .collect();
-    if let Some(need) = descriptor.knowledge.filter(|need| need.required) {
-        if config.knowledge.is_none_or(|granted| granted < need.level) {
-            let granted = config.knowledge.map_or("nothing", |level| level.as_str());
-            reasons.push(format!(
-                "it needs the knowledge base at `{}`, and the agent grants {granted}",
-                need.level.as_str()
-            ));
-        }
-    }
-    if descriptor.needs.state.is_some() && !config.plugins.contains_key(tool.plugin().namespace) {
-        let namespace = tool.plugin().namespace;
-        reasons.push(format!(
-            "its plugin's settings are not configured (`[agents.{name}.plugins.{namespace}]`)"
-        ));
-    }
-    if descriptor.needs.project && config.project.is_none() {
-        reasons.push(format!(
-            "it works on project files, and the agent has no project root (`[agents.{name}.project] root = \"...\"`)"
-        ));
-    }
-    reasons
 }

@@ -5,19 +5,19 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use plugin_sdk::engine::{ArtifactStore, HookDescriptor, KnowledgeStore, ToolDescriptor};
-use plugin_sdk::project::Project;
 
-use super::agent::{Agent, AnyState};
-use super::reload::{Configured, LogRedaction};
+use super::backends::{open_conversations, open_gateway, open_knowledge, open_shared};
+use super::error::EngineError;
+use super::reload::Configured;
 use super::Engine;
 use super::{linked_config, project_roots};
-use crate::config::{AgentConfig, EngineConfig, ProjectConfig};
+use crate::config::EngineConfig;
 use crate::limits::Limits;
-use crate::model::{ModelGateway, SpendLedger};
-use crate::provider::{Provider, ProviderError};
+use crate::model::ModelGateway;
+use crate::provider::Provider;
+use crate::redact::LogRedaction;
 use crate::registry::{Linked, Registry};
-use crate::stores::{ConversationError, ConversationStates, Conversations, MemoryArtifacts};
-use crate::validate::StartupError;
+use crate::stores::{ConversationStates, Conversations, MemoryArtifacts};
 use plugin_sdk::channel::ChannelDescriptor;
 
 /// How an [`Engine`] is made: [`Engine::builder`], then what differs from the defaults,
@@ -39,84 +39,6 @@ pub struct EngineBuilder {
     conversations: Option<Conversations>,
     keep_conversations: bool,
     log_redaction: Option<LogRedaction>,
-}
-
-/// Why an engine did not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum EngineError {
-    /// A linked plugin, tool or hook is invalid: every problem, with its fix.
-    #[error(transparent)]
-    Startup(#[from] StartupError),
-    /// A configuration value is out of range (see [`EngineConfig::check`]).
-    #[error("the configuration is not valid: {0}")]
-    Config(#[from] crate::config::ConfigError),
-    /// An agent grants knowledge and the knowledge store could not be opened.
-    #[error("the knowledge store {} could not be opened: {source}", path.display())]
-    Knowledge {
-        /// The store's file.
-        path: std::path::PathBuf,
-        /// Why it could not be opened.
-        source: plugin_sdk::knowledge::KnowledgeError,
-    },
-    /// The configured model gateway is not usable.
-    #[error("the model gateway is not usable: {0}")]
-    Gateway(#[from] crate::model::GatewayError),
-    /// An agent's model provider is not usable.
-    #[error("the provider `{name}` is not usable: {source}")]
-    Provider {
-        /// The provider's name.
-        name: String,
-        /// Why.
-        source: ProviderError,
-    },
-    /// The data directory (`data_dir`) could not be created.
-    #[error("`data_dir` is {}, and {} could not be created ({source}): set `data_dir` to an absolute path of a directory the engine's user may create or write", given.display(), absolute.display())]
-    DataDir {
-        /// As configured (`data` by default, relative to the working directory).
-        given: std::path::PathBuf,
-        /// The directory it names.
-        absolute: std::path::PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The conversation store could not be opened.
-    #[error("the conversation store could not be opened: {0}")]
-    Conversations(#[from] ConversationError),
-    /// The shared database (`[database]`) could not be reached or migrated.
-    #[error("the shared database could not be used: {0}")]
-    Database(String),
-    /// A plugin's state could not be built from the agent's settings for it.
-    #[error("the plugin `{namespace}` refused the settings `[agents.{agent}.plugins.{namespace}]`: {message}")]
-    PluginState {
-        /// The agent.
-        agent: String,
-        /// The plugin's namespace.
-        namespace: String,
-        /// The plugin's reason, with its fix.
-        message: String,
-    },
-    /// An agent's project root could not be created or opened.
-    #[error("the project root {} could not be opened: {source}", root.display())]
-    Project {
-        /// The configured root.
-        root: std::path::PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A reload changes what only a restart applies.
-    #[error("these changes need a restart: {}", .0.join(", "))]
-    NeedsRestart(Vec<String>),
-    /// The configuration asks for a part this build of engine-core leaves out.
-    #[error("the configuration needs {part}, and engine-core was built without the `{feature}` feature: enable it, or give the engine your own with `EngineBuilder::{setter}`")]
-    MissingFeature {
-        /// What the configuration asks for.
-        part: &'static str,
-        /// The Cargo feature that brings it.
-        feature: &'static str,
-        /// The builder method that takes one instead.
-        setter: &'static str,
-    },
 }
 
 impl EngineBuilder {
@@ -307,69 +229,6 @@ impl EngineBuilder {
     }
 }
 
-/// The state of each plugin the agent configures, built from its settings (which
-/// [`linked_config`] checked); or, when the agent's configuration `before` a reload had
-/// the same settings, its state then (a reload does not reconnect what is unchanged).
-pub(super) fn build_plugin_states(
-    name: &str,
-    agent: &AgentConfig,
-    registry: &Registry,
-    before: Option<&Agent>,
-) -> Result<BTreeMap<String, AnyState>, EngineError> {
-    let mut states = BTreeMap::new();
-    for (namespace, settings) in &agent.plugins {
-        // A state may connect somewhere: none for a plugin whose tools the agent's list
-        // leaves out.
-        let enables_one = agent.tools.as_ref().is_none_or(|ids| {
-            ids.iter()
-                .any(|id| id.split_once(':').is_some_and(|(of, _)| of == namespace))
-        });
-        if !enables_one {
-            continue;
-        }
-        let Some(builder) = registry
-            .plugins()
-            .find(|(plugin, _)| plugin.namespace == namespace)
-            .and_then(|(plugin, _)| plugin.state)
-        else {
-            continue;
-        };
-        if let Some(state) = before.and_then(|before| before.plugin_state(namespace, settings)) {
-            states.insert(namespace.clone(), state);
-            continue;
-        }
-        // Checked: `linked_config` refuses settings that do not convert.
-        let Ok(settings) = linked_config::settings_value(settings) else {
-            continue;
-        };
-        let state = builder
-            .build(settings)
-            .map_err(|message| EngineError::PluginState {
-                agent: name.to_owned(),
-                namespace: namespace.clone(),
-                message,
-            })?;
-        states.insert(namespace.clone(), state);
-    }
-    Ok(states)
-}
-
-/// Opens a project root (created by [`project_roots::create_roots`]).
-pub(super) fn open_project(config: &ProjectConfig) -> Result<Project, EngineError> {
-    let failed = |source| EngineError::Project {
-        root: config.root.clone(),
-        source,
-    };
-    let root = std::fs::File::open(&config.root).map_err(failed)?;
-    if !root.metadata().map_err(failed)?.is_dir() {
-        return Err(failed(std::io::Error::new(
-            std::io::ErrorKind::NotADirectory,
-            "not a directory",
-        )));
-    }
-    Ok(Project::new(root, config.limits()))
-}
-
 /// Each configured channel with its linked adapter and its agent (every configured one
 /// is linked: [`linked_config`] checked).
 fn mount_channels(
@@ -387,171 +246,4 @@ fn mount_channels(
             Some((*linked, mounted.agent.clone()))
         })
         .collect()
-}
-
-/// The provider of `agent`'s turns: the builder's, or the configuration's over HTTP.
-pub(super) fn agent_provider(
-    config: &EngineConfig,
-    agent: &AgentConfig,
-    given: &BTreeMap<String, Arc<dyn Provider>>,
-) -> Result<Option<Arc<dyn Provider>>, EngineError> {
-    let Some(turn) = &agent.turn else {
-        return Ok(None);
-    };
-    if let Some(provider) = given.get(&turn.provider) {
-        return Ok(Some(Arc::clone(provider)));
-    }
-    // Configured or given: `linked_config` checked.
-    let Some(described) = config.providers.get(&turn.provider) else {
-        return Ok(None);
-    };
-    http_provider(&turn.provider, described, agent)
-}
-
-#[cfg(feature = "http")]
-fn http_provider(
-    name: &str,
-    described: &crate::config::ProviderConfig,
-    agent: &AgentConfig,
-) -> Result<Option<Arc<dyn Provider>>, EngineError> {
-    let client = crate::provider::shared_client();
-    let key = described
-        .api_key_secret
-        .as_ref()
-        .and_then(|secret| agent.secrets.get(secret));
-    let provider = crate::provider::HttpProvider::new(described, key.map(String::as_str), client)
-        .map_err(|source| EngineError::Provider {
-        name: name.to_owned(),
-        source,
-    })?;
-    Ok(Some(Arc::new(provider)))
-}
-
-#[cfg(not(feature = "http"))]
-fn http_provider(
-    _: &str,
-    _: &crate::config::ProviderConfig,
-    _: &AgentConfig,
-) -> Result<Option<Arc<dyn Provider>>, EngineError> {
-    Err(EngineError::MissingFeature {
-        part: "a model provider over HTTP (`[providers]`)",
-        feature: "http",
-        setter: "provider",
-    })
-}
-
-/// The stores replicas share.
-struct SharedStores {
-    conversations: Conversations,
-    artifacts: Arc<dyn ArtifactStore>,
-    knowledge: Arc<dyn KnowledgeStore>,
-    spend: Arc<dyn SpendLedger>,
-}
-
-/// The stores replicas share, in the database `[database]` names. Connecting migrates
-/// the database.
-#[cfg(feature = "postgres")]
-fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineError> {
-    use crate::stores::postgres::{Postgres, PostgresArtifacts, PostgresKnowledge};
-    let Some(described) = &config.database else {
-        return Ok(None);
-    };
-    let database = Arc::new(
-        Postgres::connect(described).map_err(|error| EngineError::Database(error.to_string()))?,
-    );
-    tracing::info!(
-        replica = database.replica(),
-        "conversations, artifacts and knowledge are kept in the shared database"
-    );
-    Ok(Some(SharedStores {
-        artifacts: Arc::new(PostgresArtifacts::new(
-            Arc::clone(&database),
-            config.artifacts,
-        )),
-        knowledge: Arc::new(PostgresKnowledge::new(
-            Arc::clone(&database),
-            config.knowledge,
-        )),
-        spend: Arc::clone(&database) as _,
-        conversations: Conversations::postgres(database),
-    }))
-}
-
-#[cfg(not(feature = "postgres"))]
-fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineError> {
-    match config.database {
-        None => Ok(None),
-        Some(_) => Err(EngineError::MissingFeature {
-            part: "a shared database (`[database]`)",
-            feature: "postgres",
-            setter: "conversations",
-        }),
-    }
-}
-
-/// Where conversations are kept: SQLite under the data directory when an agent runs
-/// turns (or `keep`) and the feature is in, memory otherwise.
-pub(super) fn open_conversations(
-    config: &EngineConfig,
-    keep: bool,
-) -> Result<Conversations, EngineError> {
-    let turns = keep || config.agents.values().any(|agent| agent.turn.is_some());
-    #[cfg(feature = "sqlite")]
-    if turns {
-        let data_dir = create_data_dir(config)?;
-        return Ok(Conversations::open(&data_dir.join("conversations.sqlite"))?);
-    }
-    let _ = turns;
-    Ok(Conversations::memory())
-}
-
-/// The data directory, created if missing; one that cannot be is refused naming the key
-/// and the directory it resolves to (a relative `data` in a container's `/` is the usual
-/// one).
-#[cfg(feature = "sqlite")]
-fn create_data_dir(config: &EngineConfig) -> Result<std::path::PathBuf, EngineError> {
-    let given = config.data_dir();
-    let absolute = std::path::absolute(&given).unwrap_or_else(|_| given.clone());
-    match std::fs::create_dir_all(&absolute) {
-        Ok(()) => Ok(given),
-        Err(source) => Err(EngineError::DataDir {
-            given,
-            absolute,
-            source,
-        }),
-    }
-}
-
-#[cfg(feature = "sqlite")]
-fn open_knowledge(config: &EngineConfig) -> Result<Arc<dyn KnowledgeStore>, EngineError> {
-    let path = create_data_dir(config)?.join("knowledge.sqlite");
-    let store = crate::stores::SqliteKnowledge::open(&path, config.knowledge)
-        .map_err(|source| EngineError::Knowledge { path, source })?;
-    Ok(Arc::new(store))
-}
-
-#[cfg(not(feature = "sqlite"))]
-fn open_knowledge(_: &EngineConfig) -> Result<Arc<dyn KnowledgeStore>, EngineError> {
-    Err(EngineError::MissingFeature {
-        part: "a knowledge store (an agent grants knowledge)",
-        feature: "sqlite",
-        setter: "knowledge_store",
-    })
-}
-
-#[cfg(feature = "http")]
-fn open_gateway(
-    described: &crate::config::GatewayConfig,
-) -> Result<Arc<dyn ModelGateway>, EngineError> {
-    let gateway = crate::model::OpenAiCompatibleGateway::new(described)?;
-    Ok(Arc::new(gateway))
-}
-
-#[cfg(not(feature = "http"))]
-fn open_gateway(_: &crate::config::GatewayConfig) -> Result<Arc<dyn ModelGateway>, EngineError> {
-    Err(EngineError::MissingFeature {
-        part: "a model gateway (`[gateway]`)",
-        feature: "http",
-        setter: "model_gateway",
-    })
 }

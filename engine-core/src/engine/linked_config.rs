@@ -9,8 +9,8 @@ use std::sync::Arc;
 use plugin_sdk::engine::{linked_plugins, linked_tools};
 use plugin_sdk::secrets::SecretKind;
 
-use super::agent::missing;
 use crate::config::{fix_for_unknown, AgentConfig, ConfigProblem, EngineConfig};
+use crate::equip::missing;
 use crate::hooks::Hook;
 use crate::provider::Provider;
 use crate::registry::Registry;

@@ -2,10 +2,14 @@
 //! it lists, renders, calls and runs turns.
 
 mod agent;
+mod assemble;
+mod backends;
 mod builder;
 mod call;
 mod context;
 mod converse;
+mod error;
+mod extensions;
 mod linked_config;
 mod project_roots;
 mod reload;
@@ -21,18 +25,20 @@ use plugin_sdk::channel::ChannelDescriptor;
 use plugin_sdk::engine::{ArtifactStore, KnowledgeStore, PluginManifest, RedactValues};
 use plugin_sdk::hook::Event;
 
-pub use agent::{Agent, LeftOut};
-pub use builder::{EngineBuilder, EngineError};
+pub use agent::Agent;
+pub use builder::EngineBuilder;
 pub use call::{Call, CallFuture};
-pub use converse::{Limit, Stop, TurnControl, TurnEvent, TurnSummary};
-pub use reload::{LogRedaction, Reloaded};
+pub use converse::{TurnControl, TurnEvent};
+pub use error::EngineError;
+pub use reload::Reloaded;
 pub use session::Session;
 pub use turn::{ModelInput, Turn, TurnEnd, TurnOutcome, UnknownAgent};
 
-use crate::catalog::Format;
+use crate::format::Format;
 use crate::hooks::Hook;
 use crate::model::{ModelGateway, SpendLedger};
 use crate::provider::Provider;
+use crate::redact::LogRedaction;
 use crate::registry::Registry;
 use crate::stores::{ConversationStates, Conversations};
 use crate::tool::Tool;

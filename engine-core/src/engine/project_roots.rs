@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::builder::EngineError;
+use super::error::EngineError;
 use super::Engine;
 use crate::config::{EngineConfig, ProjectConfig};
 use crate::external::{ExtensionFile, FileState};

@@ -8,12 +8,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use plugin_sdk::engine::RedactValues;
 
 use super::agent::{Agent, AgentParts};
-use super::builder::{self, EngineError};
-use super::{linked_config, project_roots, Engine};
+use super::error::EngineError;
+use super::{assemble, backends, linked_config, project_roots, Engine};
 use crate::config::{EngineConfig, SpendWindow};
 use crate::external::{Extensions, Installed};
 use crate::model::Meter;
@@ -70,13 +69,13 @@ impl Configured {
         for (index, (name, agent)) in config.agents.iter().enumerate() {
             let before = previous.and_then(|previous| previous.agent(name));
             let parts = AgentParts {
-                provider: builder::agent_provider(&config, agent, given)?,
+                provider: backends::agent_provider(&config, agent, given)?,
                 project: agent
                     .project
                     .as_ref()
-                    .map(builder::open_project)
+                    .map(assemble::open_project)
                     .transpose()?,
-                states: builder::build_plugin_states(name, agent, registry, before.map(|a| &**a))?,
+                states: assemble::build_plugin_states(name, agent, registry, before.map(|a| &**a))?,
                 extensions: (Arc::clone(&extensions), index),
                 redact: Arc::clone(&redact),
                 spend_window: agent
@@ -123,36 +122,6 @@ fn window_of(
     let meter = Arc::new(meter);
     windows.insert(name.to_owned(), Arc::clone(&meter));
     meter
-}
-
-/// The redactor a log writer and the panic hook read for each line, which a reload of the
-/// engine's configuration widens with the secrets it brings: give it to both and to
-/// [`EngineBuilder::log_redaction`](super::EngineBuilder::log_redaction).
-#[derive(Clone)]
-pub struct LogRedaction(Arc<ArcSwap<RedactValues>>);
-
-impl LogRedaction {
-    /// Starts with `redact`.
-    pub fn new(redact: Arc<RedactValues>) -> Self {
-        Self(Arc::new(ArcSwap::new(redact)))
-    }
-
-    /// The redactor now.
-    pub fn current(&self) -> Arc<RedactValues> {
-        self.0.load_full()
-    }
-
-    /// Redacts `secrets` too, from the next line on.
-    fn widen(&self, secrets: &[String]) {
-        self.0
-            .rcu(|current| Arc::new(current.extended(secrets.iter().cloned())));
-    }
-}
-
-impl From<Arc<RedactValues>> for LogRedaction {
-    fn from(redact: Arc<RedactValues>) -> Self {
-        Self::new(redact)
-    }
 }
 
 /// What a reload changed, for the log and the operator.
@@ -213,7 +182,7 @@ impl Engine {
         // are kept where start-up would have kept them.
         let runs_turns = config.agents.values().any(|agent| agent.turn.is_some());
         let conversations = if runs_turns && !self.conversations_for_turns.load(Ordering::Relaxed) {
-            Some(builder::open_conversations(&config, false)?)
+            Some(backends::open_conversations(&config, false)?)
         } else {
             None
         };

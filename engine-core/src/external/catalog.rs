@@ -4,7 +4,8 @@
 use bytes::Bytes;
 
 use super::tool::ExternalTool;
-use crate::catalog::{self, Format};
+use crate::catalog;
+use crate::format::Format;
 
 /// `linked` (a catalog in `format`) with `tools` added at the end of its list. Each
 /// rendering ends with its list's `]` followed by a fixed suffix, so the entries go in
@@ -22,7 +23,7 @@ pub(super) fn extend(format: Format, linked: &[u8], tools: &[&ExternalTool]) -> 
     bytes.extend_from_slice(&linked[..close]);
     let mut first = linked[close - 1] == b'[';
     for tool in tools {
-        let Some(entry) = catalog::external_entry(format, tool) else {
+        let Some(entry) = catalog::external_entry(format, &tool.catalog_entry()) else {
             continue;
         };
         if !first {

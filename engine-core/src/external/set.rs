@@ -9,9 +9,9 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::tool::ExternalTool;
-use crate::catalog::Format;
 use crate::config::AgentConfig;
-use crate::engine::Engine;
+use crate::format::Format;
+use crate::registry::Registry;
 use crate::BUILTIN_TOOL_NAMES;
 
 /// What kind of file declared the tools.
@@ -128,9 +128,15 @@ impl Installed {
         }
     }
 
-    /// Checks `files` in path order against what `engine` links and the files before
-    /// each: a file with a clash is skipped whole, with every clash in its error.
-    pub(super) fn check(mut files: Vec<LoadedFile>, engine: &Engine, previous: &Installed) -> Self {
+    /// Checks `files` in path order against what `registry` links and the files before
+    /// each: a file with a clash is skipped whole, with every clash in its error. Equipped
+    /// as `agents` (in the engine's order) equip it.
+    pub(crate) fn check<'a>(
+        mut files: Vec<LoadedFile>,
+        registry: &Registry,
+        agents: impl IntoIterator<Item = &'a AgentConfig>,
+        previous: &Installed,
+    ) -> Self {
         // Files that offered tools before are checked first, so that a new file cannot
         // take an id from one that works; then path order.
         let offered_before = |path: &Path| {
@@ -146,7 +152,7 @@ impl Installed {
             let (state, error, tools) = match file.tools {
                 Err(error) => (FileState::Skipped, Some(error), Vec::new()),
                 Ok(tools) => {
-                    let clashes = clashes(&tools, &file.path, engine, &owners);
+                    let clashes = clashes(&tools, &file.path, registry, &owners);
                     if clashes.is_empty() {
                         match file.degraded {
                             Some(why) => (FileState::Degraded, Some(why), tools),
@@ -176,10 +182,9 @@ impl Installed {
             installed.by_name.insert(tool.id().into(), index);
             installed.by_name.insert(tool.wire_name().into(), index);
         }
-        installed.agents = engine
-            .agents()
-            .iter()
-            .map(|agent| AgentExtras::of(agent.config(), &installed.tools))
+        installed.agents = agents
+            .into_iter()
+            .map(|config| AgentExtras::of(config, &installed.tools))
             .collect();
         installed
     }
@@ -203,7 +208,7 @@ impl Installed {
 
     /// Whether `other` offers what this set offers: the same files in the same states,
     /// and the same tools with the same names, texts and schemas.
-    pub(super) fn offers_the_same_as(&self, other: &Installed) -> bool {
+    pub(crate) fn offers_the_same_as(&self, other: &Installed) -> bool {
         fn files(set: &Installed) -> Vec<(&PathBuf, FileState, &Option<String>, &Vec<String>)> {
             set.files
                 .iter()
@@ -312,18 +317,18 @@ pub(crate) fn enables(entry: &str, tool: &ExternalTool) -> bool {
             .is_some_and(|namespace| namespace == tool.namespace())
 }
 
-/// Why the tools of the file at `path` cannot be installed beside what `engine` links
+/// Why the tools of the file at `path` cannot be installed beside what `registry` links
 /// and the tools of earlier files (`owners`: id to file).
 fn clashes(
     tools: &[ExternalTool],
     path: &Path,
-    engine: &Engine,
+    registry: &Registry,
     owners: &HashMap<String, PathBuf>,
 ) -> Vec<String> {
     let mut clashes = Vec::new();
     let mut linked_namespaces = Vec::new();
     for (at, tool) in tools.iter().enumerate() {
-        if let Some((plugin, _)) = engine
+        if let Some((plugin, _)) = registry
             .plugins()
             .find(|(plugin, _)| plugin.namespace == tool.namespace())
         {

@@ -172,6 +172,18 @@ impl ExternalTool {
         self.gemini_problem.as_deref()
     }
 
+    /// What a catalog shows of it.
+    pub(crate) fn catalog_entry(&self) -> crate::catalog::ExternalEntry<'_> {
+        crate::catalog::ExternalEntry {
+            wire_name: self.wire_name(),
+            description: self.description(),
+            summary: self.summary(),
+            input: self.input_json(),
+            input_schema: self.input_schema(),
+            strict: self.not_strict().is_none(),
+        }
+    }
+
     pub(crate) fn input_json(&self) -> &RawValue {
         &self.input_json
     }

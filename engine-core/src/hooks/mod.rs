@@ -20,7 +20,7 @@ use plugin_sdk::hook::Event;
 use plugin_sdk::ToolContext;
 
 use crate::config::HookChoice;
-use crate::engine::LeftOut;
+use crate::equip::LeftOut;
 
 use left_behind::LeftBehind;
 

@@ -25,6 +25,7 @@ pub use http::{install_tls_provider, HttpProvider};
 pub use sse::SseSplitter;
 
 use crate::conversation::{Message, ToolCall};
+pub use crate::format::Wire;
 
 /// What a turn asks of its model, once per step.
 #[derive(Clone, Copy, Debug)]
@@ -203,34 +204,5 @@ pub trait Provider: Send + Sync {
     fn cost_usd(&self, usage: Usage) -> f64 {
         let _ = usage;
         0.0
-    }
-}
-
-/// The wire formats the engine speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Wire {
-    /// OpenAI-compatible chat completions (`/chat/completions`): OpenAI, and the many
-    /// servers and gateways that copy it.
-    Openai,
-    /// Anthropic's Messages API (`/v1/messages`).
-    Anthropic,
-}
-
-impl Wire {
-    /// The name provider fields are kept under in the history.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Openai => "openai",
-            Self::Anthropic => "anthropic",
-        }
-    }
-
-    /// The catalog format its tools are offered in.
-    pub fn format(self) -> crate::Format {
-        match self {
-            Self::Openai => crate::Format::OpenAi,
-            Self::Anthropic => crate::Format::Anthropic,
-        }
     }
 }

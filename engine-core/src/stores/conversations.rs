@@ -12,20 +12,18 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 use crate::conversation::Message;
-use crate::engine::TurnSummary;
+use crate::outcome::TurnSummary;
 #[cfg(feature = "postgres")]
 use crate::stores::postgres::{DatabaseError, Postgres, TurnEnded, TurnLock};
+#[cfg(feature = "sqlite")]
+use crate::stores::records::INTERRUPTED;
+use crate::stores::records::{ActionRecord, ActionState, ConversationError, TurnRecord};
 #[cfg(feature = "sqlite")]
 use crate::stores::sqlite_turns::Holder;
 
 /// How long a step waits for the database while another process writes.
 #[cfg(feature = "sqlite")]
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Why the conversation store failed.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConversationError(pub(crate) String);
 
 /// Where conversations are kept.
 pub struct Conversations {
@@ -83,20 +81,6 @@ impl Drop for SqliteHold {
     }
 }
 
-/// A turn as the store recorded it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct TurnRecord {
-    /// Why it ended, as the [`Stop`](crate::engine::Stop) of its `done` event (JSON), or
-    /// `{"reason":"interrupted"}` for a turn whose replica stopped before its end.
-    pub stop: String,
-    /// What its model requests cost, in US dollars.
-    pub cost_usd: f64,
-    /// How many model requests it made.
-    pub model_requests: u32,
-    /// The replica that ran it (a shared database only).
-    pub replica: Option<String>,
-}
-
 /// The SQLite database, and whether this process has settled what an earlier one left
 /// running.
 #[cfg(feature = "sqlite")]
@@ -117,71 +101,6 @@ struct Memory {
     owners: HashMap<String, (String, String)>,
     actions: Vec<(String, ActionRecord)>,
 }
-
-/// Where a staged action stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionState {
-    /// Recorded, and running (or the engine stopped while it ran, until its next start).
-    Performing,
-    /// It ran to the end.
-    Performed,
-    /// It ran and failed; it is not retried.
-    Failed,
-    /// Whether it took effect is not known: it timed out, or the engine stopped while it
-    /// ran. It is not run again.
-    Unknown,
-}
-
-impl ActionState {
-    #[cfg(feature = "sqlite")]
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Performing => "performing",
-            Self::Performed => "performed",
-            Self::Failed => "failed",
-            Self::Unknown => "unknown",
-        }
-    }
-
-    #[cfg(feature = "sqlite")]
-    pub(crate) fn parse(text: &str) -> Self {
-        match text {
-            "performing" => Self::Performing,
-            "performed" => Self::Performed,
-            "failed" => Self::Failed,
-            _ => Self::Unknown,
-        }
-    }
-}
-
-/// A staged action, as the store keeps it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct ActionRecord {
-    /// Its number in the store.
-    pub id: i64,
-    /// The model's call that staged it (an id the model, or the engine for a call
-    /// without one, gave; it may repeat across turns).
-    pub call_id: String,
-    /// Where that call's answer is in the conversation's history: what settles the
-    /// answer, since a position holds one message. `None` in a record kept before stores
-    /// had positions.
-    pub position: Option<u64>,
-    /// The action's id (`acme:log_contact`).
-    pub action: String,
-    /// Its arguments, as the model sent them (JSON text).
-    pub arguments: String,
-    /// The subscriber it was performed for.
-    pub subscriber: String,
-    /// Where it stands.
-    pub state: ActionState,
-    /// Its output (performed) or why not (failed, unknown).
-    pub detail: Option<String>,
-}
-
-/// What a process that stopped left running: marked when another takes over.
-#[cfg(feature = "sqlite")]
-pub(crate) const INTERRUPTED: &str = "the engine stopped while it ran; it is not run again";
 
 impl std::fmt::Debug for Conversations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

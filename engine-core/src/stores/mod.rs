@@ -10,6 +10,7 @@ pub(crate) mod conversations;
 mod held_bytes;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+mod records;
 #[cfg(feature = "sqlite")]
 mod sqlite_knowledge;
 #[cfg(feature = "sqlite")]
@@ -17,9 +18,8 @@ mod sqlite_turns;
 mod states;
 
 pub use artifacts::MemoryArtifacts;
-pub use conversations::{
-    ActionRecord, ActionState, ConversationError, Conversations, TurnLease, TurnRecord,
-};
+pub use conversations::{Conversations, TurnLease};
+pub use records::{ActionRecord, ActionState, ConversationError, TurnRecord};
 #[cfg(feature = "sqlite")]
 pub use sqlite_knowledge::{SqliteKnowledge, MAX_ANSWERED_DOCUMENTS};
 pub(crate) use states::ConversationStates;

@@ -16,12 +16,8 @@ use axum::Router;
 use engine_core::{CancellationToken, Engine, Stop, TurnControl, TurnEvent};
 use plugin_sdk::channel::{ActionReport, ChannelRequest, ChannelResponse, FinishedTurn};
 
-use super::turns::{problem, valid_id};
-
-/// What separates a channel's name from its own id in the id the engine keeps for a
-/// channel's conversation (`webhook:c-42`). The turn route refuses ids that hold it, so
-/// that no client of the route can take a channel's conversation first.
-pub(super) const CHANNEL_MARK: char = ':';
+use super::ids::{valid_id, CHANNEL_MARK};
+use super::problem::problem;
 
 /// The route, over `engine`; turns under way are cancelled when `shutdown` is.
 pub(super) fn router(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {

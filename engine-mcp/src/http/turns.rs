@@ -17,6 +17,9 @@ use engine_core::{CancellationToken, Engine, Stop, TurnControl, TurnEvent};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::ids::{valid_id, CHANNEL_MARK};
+use super::problem::problem;
+
 /// The body of `POST /v1/agents/{agent}/turns`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,14 +51,6 @@ pub(super) fn router(engine: Arc<Engine>, shutdown: CancellationToken) -> Router
 struct Served {
     engine: Arc<Engine>,
     shutdown: CancellationToken,
-}
-
-/// What a conversation or subscriber id may be: it travels in a header and in logs.
-pub(super) fn valid_id(id: &str) -> bool {
-    (1..=128).contains(&id.len())
-        && id
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || b"-_.:@".contains(&byte))
 }
 
 async fn turn(
@@ -102,12 +97,12 @@ async fn turn(
     if request
         .conversation
         .as_ref()
-        .is_some_and(|id| id.contains(super::channels::CHANNEL_MARK))
+        .is_some_and(|id| id.contains(CHANNEL_MARK))
     {
         let message = format!(
             "a `conversation` of this route holds no `{}`: that marks a channel's conversations (`<channel>{}<id>`), which only their channel continues",
-            super::channels::CHANNEL_MARK,
-            super::channels::CHANNEL_MARK,
+            CHANNEL_MARK,
+            CHANNEL_MARK,
         );
         return problem(StatusCode::BAD_REQUEST, &message);
     }
@@ -199,10 +194,6 @@ async fn conversation(
         }
         Err(error) => problem(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
     }
-}
-
-pub(super) fn problem(status: StatusCode, message: &str) -> Response {
-    (status, Json(json!({ "error": message }))).into_response()
 }
 
 /// A new conversation's id: 128 random bits, as hex.

@@ -9,9 +9,6 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use crate::param::Needs;
-use crate::{CallInput, ToolError, ToolParam};
-
 /// Whether the engine still waits for a call: take it as `abort: &Abort`.
 ///
 /// It is aborted once the call's deadline passes, once the turn is cancelled (the user
@@ -160,17 +157,5 @@ pub(crate) struct FireOnDrop(pub(crate) Abort);
 impl Drop for FireOnDrop {
     fn drop(&mut self) {
         self.0.fire();
-    }
-}
-
-impl ToolParam for &Abort {
-    const NEEDS: Needs = Needs {
-        abort: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = &'a Abort;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Abort, ToolError> {
-        Ok(input.context().abort())
     }
 }

@@ -52,8 +52,7 @@ pub use shared::{dotted_key, PluginState, SettingsProblem, Shared, StateBuilder,
 pub use state::{State, StateMap, StateWrites};
 pub use turn::{Conversation, Subscriber, TurnIdentity};
 
-use crate::param::Needs;
-use crate::{CallInput, ToolError, ToolParam};
+use crate::ToolError;
 
 /// The context of one tool call, built by the engine for the agent and turn it runs in.
 ///
@@ -226,6 +225,22 @@ impl ToolContext {
         &self.audit
     }
 
+    pub(crate) fn artifacts(&self) -> Option<&Artifacts> {
+        self.artifacts.as_ref()
+    }
+
+    pub(crate) fn knowledge(&self) -> Option<&KnowledgeGrant> {
+        self.knowledge.as_ref()
+    }
+
+    pub(crate) fn project(&self) -> Option<&Project> {
+        self.project.as_ref()
+    }
+
+    pub(crate) fn plugin_state(&self) -> Option<&AnyState> {
+        self.plugin_state.as_ref()
+    }
+
     pub(crate) fn model(&self) -> Option<Model> {
         self.model.clone()
     }
@@ -255,122 +270,6 @@ impl fmt::Debug for ToolContext {
             .field("project", &self.project)
             .finish_non_exhaustive()
     }
-}
-
-impl ToolParam for &ToolContext {
-    const NEEDS: Needs = Needs {
-        locale: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = &'a ToolContext;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a ToolContext, ToolError> {
-        Ok(input.context())
-    }
-}
-
-impl ToolParam for &Audit {
-    const NEEDS: Needs = Needs {
-        audit: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = &'a Audit;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Audit, ToolError> {
-        Ok(&input.context().audit)
-    }
-}
-
-impl ToolParam for &State {
-    const NEEDS: Needs = Needs {
-        conversation: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = &'a State;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a State, ToolError> {
-        input.context().state.as_ref().ok_or_else(|| {
-            ToolError::new(
-                "this tool keeps conversation state, and was called outside a conversation",
-            )
-        })
-    }
-}
-
-impl ToolParam for &Artifacts {
-    const NEEDS: Needs = Needs {
-        conversation: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = &'a Artifacts;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Artifacts, ToolError> {
-        input.context().artifacts.as_ref().ok_or_else(|| {
-            ToolError::new("this tool hands files over through the conversation's artifacts, and was called outside a conversation")
-        })
-    }
-}
-
-impl<L: Level> ToolParam for Knowledge<L> {
-    const KNOWLEDGE: Option<KnowledgeNeed> = Some(KnowledgeNeed {
-        level: L::LEVEL,
-        required: true,
-    });
-    // Every knowledge call is audited, with the tool and the subscriber.
-    const NEEDS: Needs = Needs {
-        audit: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = Knowledge<L>;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<Knowledge<L>, ToolError> {
-        knowledge_at(input).ok_or_else(|| {
-            ToolError::new(format!(
-                "this tool needs the knowledge base at `{}`, which this agent does not grant",
-                L::LEVEL.as_str()
-            ))
-        })
-    }
-}
-
-impl<L: Level> ToolParam for Option<Knowledge<L>> {
-    const KNOWLEDGE: Option<KnowledgeNeed> = Some(KnowledgeNeed {
-        level: L::LEVEL,
-        required: false,
-    });
-    // Every knowledge call is audited, with the tool and the subscriber.
-    const NEEDS: Needs = Needs {
-        audit: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = Option<Knowledge<L>>;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<Option<Knowledge<L>>, ToolError> {
-        Ok(knowledge_at(input))
-    }
-}
-
-fn knowledge_at<L: Level>(input: &CallInput<'_>) -> Option<Knowledge<L>> {
-    let context = input.context();
-    context.knowledge.as_ref()?.at(&context.audit)
-}
-
-impl ToolParam for Option<Model> {
-    const NEEDS: Needs = Needs {
-        model: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = Option<Model>;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<Option<Model>, ToolError> {
-        Ok(input.context().model())
-    }
-}
-
-/// Builds a secret bundle from the call's secrets, for the code `#[derive(Secrets)]`
-/// generates.
-pub(crate) fn secret_bundle<B: SecretBundle>(input: &CallInput<'_>) -> Result<B, ToolError> {
-    secret_bundle_from(input.context())
 }
 
 /// Builds a secret bundle from the secrets `context` holds.

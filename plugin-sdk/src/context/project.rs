@@ -5,9 +5,6 @@ use std::fmt;
 use std::fs::File;
 use std::sync::Arc;
 
-use crate::param::Needs;
-use crate::{CallInput, ToolError, ToolParam};
-
 /// The agent's project root, for a tool that works on its files (the engine's built-in
 /// file tools take it): an open handle to the directory and the limits of work in it.
 ///
@@ -65,21 +62,5 @@ impl fmt::Debug for Project {
         f.debug_struct("Project")
             .field("limits", &self.inner.limits)
             .finish_non_exhaustive()
-    }
-}
-
-impl ToolParam for &Project {
-    const NEEDS: Needs = Needs {
-        project: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = &'a Project;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a Project, ToolError> {
-        input.context().project.as_ref().ok_or_else(|| {
-            ToolError::new(
-                "this tool works on the agent's project files, and the agent has no project root",
-            )
-        })
     }
 }

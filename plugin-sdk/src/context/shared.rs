@@ -9,9 +9,6 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use crate::param::Needs;
-use crate::{CallInput, ToolError, ToolParam};
-
 /// What a plugin's tools share, built once per agent from the plugin's settings.
 /// Declared in `plugin! { state = T }`; tools take it as [`Shared<T>`].
 ///
@@ -76,6 +73,11 @@ impl<T: PluginState> Shared<T> {
     pub(crate) fn into_any(self) -> AnyState {
         self.0
     }
+
+    /// The state `state` holds, if it is a `T`.
+    pub(crate) fn from_any(state: &AnyState) -> Option<Self> {
+        Arc::clone(state).downcast::<T>().ok().map(Self)
+    }
 }
 
 impl<T> Clone for Shared<T> {
@@ -100,27 +102,6 @@ impl<T> fmt::Debug for Shared<T> {
 
 /// A plugin's state, type-erased, as a context carries it.
 pub(crate) type AnyState = Arc<dyn Any + Send + Sync>;
-
-impl<T: PluginState> ToolParam for Shared<T> {
-    const NEEDS: Needs = Needs {
-        state: Some(StateType::of::<T>()),
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = Shared<T>;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<Shared<T>, ToolError> {
-        let state = input.context().plugin_state.as_ref().ok_or_else(|| {
-            ToolError::new("this tool needs its plugin's settings, and the agent configures none")
-        })?;
-        let state = Arc::clone(state).downcast::<T>().map_err(|_| {
-            ToolError::new(format!(
-                "this tool takes `Shared<{}>`, which is not its plugin's state",
-                std::any::type_name::<T>()
-            ))
-        })?;
-        Ok(Shared(state))
-    }
-}
 
 /// A state type, as the engine compares a tool's with its plugin's.
 #[derive(Clone, Copy)]

@@ -1,8 +1,5 @@
 //! Who a turn is for, and which conversation: from the turn, never from the model.
 
-use crate::param::Needs;
-use crate::{CallInput, ToolError, ToolParam};
-
 /// The end user the turn is for, as the engine knows them (an id). A tool that takes it
 /// gets it from the turn: the model can neither see nor choose it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -13,7 +10,7 @@ pub struct Subscriber(String);
 pub struct Conversation(String);
 
 macro_rules! turn_id {
-    ($name:ident, $field:ident, $what:literal) => {
+    ($name:ident, $field:ident) => {
         impl $name {
             /// The id the engine gave; a constructor for unit tests that call a tool
             /// directly (an engine fills it from the turn).
@@ -30,30 +27,11 @@ macro_rules! turn_id {
                 Self(turn.$field.clone())
             }
         }
-
-        impl ToolParam for $name {
-            const NEEDS: Needs = Needs {
-                conversation: true,
-                ..Needs::NOTHING
-            };
-            type Extracted<'a> = $name;
-
-            fn extract<'a>(input: &CallInput<'a>) -> Result<$name, ToolError> {
-                match input.context().turn() {
-                    Some(turn) => Ok($name::from_turn(turn)),
-                    None => Err(ToolError::new(concat!(
-                        "this tool needs the ",
-                        $what,
-                        " of a turn, and was called outside a conversation"
-                    ))),
-                }
-            }
-        }
     };
 }
 
-turn_id!(Subscriber, subscriber, "subscriber");
-turn_id!(Conversation, conversation, "conversation");
+turn_id!(Subscriber, subscriber);
+turn_id!(Conversation, conversation);
 
 /// The turn a call belongs to, as the engine sets it on the context.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,9 +3,6 @@
 //! Payloads are built by the engine (and by an author's unit tests) through their
 //! constructors; a hook reads them through accessors, so new fields never break a plugin.
 
-use super::registration::{HookEntry, HookHandler};
-use super::{PreModelOutcome, ResponseOutcome};
-
 /// The conversation a turn belongs to, and the locale of the person it is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Turn {
@@ -76,21 +73,6 @@ impl std::fmt::Display for Event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.pad(self.as_str())
     }
-}
-
-/// An event's payload type, which names the event, what its hooks return, and where a
-/// hook's entry for it sits in a [`HookHandler`]. Implemented by the four payloads only.
-pub trait HookEvent: Sized + Send + Sync + 'static + sealed::Sealed {
-    /// The event.
-    const EVENT: Event;
-    /// What a hook at this event tells the engine.
-    type Outcome: Send + 'static;
-    /// The entry of `handler`, when the hook runs at this event.
-    fn entry(handler: &HookHandler) -> Option<HookEntry<Self>>;
-}
-
-mod sealed {
-    pub trait Sealed {}
 }
 
 /// `conversation_start`: the first turn of a conversation, before the model sees it.
@@ -245,29 +227,4 @@ impl ResponseSent {
     pub fn response(&self) -> &str {
         &self.response
     }
-}
-
-macro_rules! events {
-    ($($payload:ident, $outcome:ty;)*) => {$(
-        impl sealed::Sealed for $payload {}
-
-        impl HookEvent for $payload {
-            const EVENT: Event = Event::$payload;
-            type Outcome = $outcome;
-
-            fn entry(handler: &HookHandler) -> Option<HookEntry<Self>> {
-                match handler {
-                    HookHandler::$payload(entry) => Some(*entry),
-                    _ => None,
-                }
-            }
-        }
-    )*};
-}
-
-events! {
-    ConversationStart, PreModelOutcome;
-    MessageReceived, PreModelOutcome;
-    ResponseGenerated, ResponseOutcome;
-    ResponseSent, ();
 }

@@ -2,18 +2,61 @@
 
 use std::time::Duration;
 
-use super::event::HookEvent;
-use super::{ConversationStart, Event, MessageReceived, ResponseGenerated, ResponseSent};
+use super::{
+    ConversationStart, Event, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,
+    ResponseSent,
+};
 use crate::abort::Abort;
 use crate::audit::Audit;
 use crate::context::{secret_bundle_from, SecretBundle, SecretSpec};
+use crate::future::BoxFuture;
 use crate::model::Model;
 use crate::param::Needs;
 use crate::plugin::PluginManifest;
 use crate::state::State;
-use crate::tool::{BoxFuture, SourceLocation};
+use crate::tool::SourceLocation;
 use crate::turn::{Conversation, Subscriber};
 use crate::{LocalizedText, ToolContext};
+
+/// An event's payload type, which names the event, what its hooks return, and where a
+/// hook's entry for it sits in a [`HookHandler`]. Implemented by the four payloads only.
+pub trait HookEvent: Sized + Send + Sync + 'static + sealed::Sealed {
+    /// The event.
+    const EVENT: Event;
+    /// What a hook at this event tells the engine.
+    type Outcome: Send + 'static;
+    /// The entry of `handler`, when the hook runs at this event.
+    fn entry(handler: &HookHandler) -> Option<HookEntry<Self>>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! events {
+    ($($payload:ident, $outcome:ty;)*) => {$(
+        impl sealed::Sealed for $payload {}
+
+        impl HookEvent for $payload {
+            const EVENT: Event = Event::$payload;
+            type Outcome = $outcome;
+
+            fn entry(handler: &HookHandler) -> Option<HookEntry<Self>> {
+                match handler {
+                    HookHandler::$payload(entry) => Some(*entry),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+events! {
+    ConversationStart, PreModelOutcome;
+    MessageReceived, PreModelOutcome;
+    ResponseGenerated, ResponseOutcome;
+    ResponseSent, ();
+}
 
 /// A hook, as `#[define_hook]` registers it: a constant built at compile time.
 pub struct HookDescriptor {

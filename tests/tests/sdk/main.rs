@@ -3,6 +3,7 @@
 //! OpenAI Agents SDK's strict check, the reserved names, and the compile-fail suite.
 
 mod docs;
+mod layers;
 mod reserved_names;
 mod schemas;
 mod support;

@@ -11,8 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use super::events::{arguments_json, json_string, TurnEvent};
-use super::tools::result_event;
+use super::events::{arguments_json, json_string, result_event, TurnEvent};
 use super::Progress;
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{self, CallErrorKind};

@@ -1,12 +1,11 @@
 //! What a turn tells its client as it runs: the events of the NDJSON stream.
 
-use std::borrow::Cow;
-
-use plugin_sdk::engine::{Redact, RedactValues};
+use plugin_sdk::engine::RedactValues;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::conversation::ToolStatus;
+use crate::conversation::{ToolCall, ToolStatus};
+use crate::outcome::{clean, Stop};
 use crate::provider::Usage;
 
 /// One event of a running turn. On the wire (`application/x-ndjson`) each is one line,
@@ -120,58 +119,6 @@ impl TurnEvent {
     }
 }
 
-/// Why a turn ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Stop {
-    /// The model answered.
-    Answered,
-    /// A limit was reached; the model was then asked to answer without tools, and its
-    /// answer is the reply.
-    Limit {
-        /// Which: `model_requests`, `tool_calls`, `tokens` or `spend`.
-        limit: Limit,
-    },
-    /// The turn's deadline passed.
-    Deadline,
-    /// The client cancelled, or went away.
-    Cancelled,
-    /// A hook halted the turn before the model.
-    Halted {
-        /// The hook.
-        hook: String,
-    },
-    /// A hook replaced the model's reply.
-    Replaced {
-        /// The hook.
-        hook: String,
-    },
-    /// A `fail_closed` hook failed: its text is the reply.
-    FailedClosed {
-        /// The hook.
-        hook: String,
-    },
-    /// The engine could not run the turn: the agent has no `turn` configuration, the
-    /// conversation store failed, or there was nothing to resume.
-    Failed {
-        /// What.
-        message: String,
-    },
-    /// The provider failed (after its retries).
-    ProviderError {
-        /// What it said.
-        message: String,
-    },
-    /// Another turn of the conversation was under way, on this replica or another: this
-    /// one did nothing (no model request, nothing stored). Send it again once that one
-    /// ends. Over HTTP, the route answers `409 Conflict` instead of a stream.
-    Busy {
-        /// Which conversation, and what to do.
-        message: String,
-    },
-}
-
 impl TurnEvent {
     /// The event with every secret redacted from the texts the engine wrote into it: an
     /// error's message quotes what a provider or a store answered, which may quote a key
@@ -198,57 +145,6 @@ impl TurnEvent {
     }
 }
 
-impl Stop {
-    /// The stop with every secret redacted from its message, as it is stored and sent.
-    pub(super) fn redacted(self, redact: &RedactValues) -> Self {
-        match self {
-            Self::Failed { message } => Self::Failed {
-                message: clean(message, redact),
-            },
-            Self::ProviderError { message } => Self::ProviderError {
-                message: clean(message, redact),
-            },
-            Self::Busy { message } => Self::Busy {
-                message: clean(message, redact),
-            },
-            other => other,
-        }
-    }
-}
-
-/// The most characters of a message the engine sends or stores: enough for what a
-/// provider's error body says; the rest of a body of up to 4 KiB is dropped.
-const MAX_MESSAGE_CHARS: usize = 600;
-
-/// `text` redacted, then cut to [`MAX_MESSAGE_CHARS`]: in that order, so that no secret
-/// is cut in two and half of it kept.
-fn clean(text: String, redact: &RedactValues) -> String {
-    let clean = match redact.redact(&text) {
-        Cow::Owned(clean) => clean,
-        Cow::Borrowed(_) => text,
-    };
-    match clean.char_indices().nth(MAX_MESSAGE_CHARS) {
-        Some((end, _)) => format!("{}…", &clean[..end]),
-        None => clean,
-    }
-}
-
-/// The limits that end a turn gracefully.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Limit {
-    /// `max_model_requests`.
-    ModelRequests,
-    /// `max_tool_calls`.
-    ToolCalls,
-    /// `max_tokens`.
-    Tokens,
-    /// `spend_cap_usd`: the turn's own requests, at their worst case, left no room for
-    /// another one.
-    Spend,
-}
-
 /// A JSON value for the arguments of a call: the model's text when it is JSON, the text
 /// as a string when it is not.
 pub(super) fn arguments_json(arguments: &str) -> Box<RawValue> {
@@ -261,4 +157,21 @@ pub(super) fn arguments_json(arguments: &str) -> Box<RawValue> {
 pub(super) fn json_string(text: &str) -> Box<RawValue> {
     RawValue::from_string(serde_json::to_string(text).expect("a string serializes"))
         .expect("a JSON string is JSON")
+}
+
+/// The `tool_result` event of `call`.
+pub(super) fn result_event(
+    call: &ToolCall,
+    status: ToolStatus,
+    result: Option<Box<RawValue>>,
+    error: Option<String>,
+    duration_ms: u64,
+) -> TurnEvent {
+    TurnEvent::ToolResult {
+        id: call.id.clone(),
+        status,
+        result,
+        error,
+        duration_ms,
+    }
 }

@@ -15,7 +15,9 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-pub use events::{Limit, Stop, TurnEvent};
+pub use events::TurnEvent;
+
+use crate::outcome::{Limit, Stop, TurnSummary};
 
 use super::{Engine, Turn, TurnEnd, TurnOutcome};
 use crate::config::TurnConfig;
@@ -24,7 +26,6 @@ use crate::model::{RequestSpend, SharedWindow};
 use crate::provider::{Provider, ProviderError, ProviderRequest, Usage};
 use crate::stores::{ActionRecord, ConversationError, Conversations, TurnLease};
 use actions::StagedActions;
-use plugin_sdk::engine::RedactValues;
 use tools::{run_calls, unrun, CallCounts, StepLimits};
 
 /// How a client stops a running turn.
@@ -42,21 +43,6 @@ pub struct TurnControl {
     /// to choose its answer's status before any event exists, which may be the turn's
     /// end. (Cancelling it does nothing to the turn.)
     pub begun: CancellationToken,
-}
-
-/// What a turn did, once it ended.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TurnSummary {
-    /// Why it ended.
-    pub stop: Stop,
-    /// The reply sent (empty when none).
-    pub reply: String,
-    /// Tokens over its model requests.
-    pub usage: Usage,
-    /// Their cost, in US dollars.
-    pub cost_usd: f64,
-    /// How many model requests it made.
-    pub model_requests: u32,
 }
 
 /// Why the model loop stopped without an answer.
@@ -574,28 +560,6 @@ fn calls(message: &Message, id: &str) -> bool {
 fn set_content(message: &mut Message, text: &str) {
     if let Message::Assistant { content, .. } = message {
         text.clone_into(content);
-    }
-}
-
-impl TurnSummary {
-    fn failed(message: String) -> Self {
-        Self::stopped(Stop::Failed { message })
-    }
-
-    fn redacted(mut self, redact: &RedactValues) -> Self {
-        self.stop = self.stop.redacted(redact);
-        self
-    }
-
-    /// A turn that ended before it began, for `stop`.
-    fn stopped(stop: Stop) -> Self {
-        Self {
-            stop,
-            reply: String::new(),
-            usage: Usage::default(),
-            cost_usd: 0.0,
-            model_requests: 0,
-        }
     }
 }
 

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::actions::{same_arguments, StagedActions};
-use super::events::{arguments_json, TurnEvent};
+use super::events::{arguments_json, result_event, TurnEvent};
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{CallError, CallErrorKind};
 use crate::engine::agent::Offer;
@@ -243,21 +243,5 @@ fn answer(call: &ToolCall, status: ToolStatus, content: String) -> Message {
         name: call.name.clone(),
         status,
         content,
-    }
-}
-
-pub(super) fn result_event(
-    call: &ToolCall,
-    status: ToolStatus,
-    result: Option<Box<RawValue>>,
-    error: Option<String>,
-    duration_ms: u64,
-) -> TurnEvent {
-    TurnEvent::ToolResult {
-        id: call.id.clone(),
-        status,
-        result,
-        error,
-        duration_ms,
     }
 }

@@ -1,9 +1,13 @@
 //! Parameters of a tool function: the arguments and the extractors.
 
+mod extractors;
+
 use schemars::Schema;
 
 use crate::context::{KnowledgeNeed, SecretSpec};
 use crate::{ToolContext, ToolError};
+
+pub(crate) use extractors::secret_bundle;
 
 /// What a call hands to the parameters of a tool: the model's JSON arguments and the
 /// call's context.
