@@ -23,7 +23,9 @@ use axum::Router;
 use common::chunk;
 use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
 use engine_core::conversation::Message;
-use engine_core::stores::postgres::{Postgres, PostgresArtifacts, PostgresKnowledge};
+use engine_core::stores::postgres::{
+    Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge,
+};
 use engine_core::stores::{Conversations, MemoryArtifacts, SqliteKnowledge};
 use engine_core::{Engine, Stop, TurnControl};
 use plugin_sdk::artifacts::Artifact;
@@ -175,7 +177,7 @@ fn postgres_stores() -> Stores {
             Arc::clone(&database),
             KnowledgeLimits::default(),
         )),
-        conversations: Conversations::postgres(database),
+        conversations: Conversations::new(PostgresConversations::new(database)),
     }
 }
 

@@ -75,7 +75,9 @@ pub(super) struct SharedStores {
 /// the database.
 #[cfg(feature = "postgres")]
 pub(super) fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineError> {
-    use crate::stores::postgres::{Postgres, PostgresArtifacts, PostgresKnowledge};
+    use crate::stores::postgres::{
+        Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge,
+    };
     let Some(described) = &config.database else {
         return Ok(None);
     };
@@ -96,7 +98,7 @@ pub(super) fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>,
             config.knowledge,
         )),
         spend: Arc::clone(&database) as _,
-        conversations: Conversations::postgres(database),
+        conversations: Conversations::new(PostgresConversations::new(database)),
     }))
 }
 

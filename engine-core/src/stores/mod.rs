@@ -18,7 +18,9 @@ mod sqlite_turns;
 mod states;
 
 pub use artifacts::MemoryArtifacts;
-pub use conversations::{Conversations, TurnLease};
+#[cfg(feature = "sqlite")]
+pub use conversations::SqliteConversations;
+pub use conversations::{ConversationStore, Conversations, MemoryConversations, Owner, TurnLease};
 pub use records::{ActionRecord, ActionState, ConversationError, TurnRecord};
 #[cfg(feature = "sqlite")]
 pub use sqlite_knowledge::{SqliteKnowledge, MAX_ANSWERED_DOCUMENTS};

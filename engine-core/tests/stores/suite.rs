@@ -341,7 +341,10 @@ fn scope(agent: &str, origin: &str, level: KnowledgeLevel) -> Scope {
 }
 
 pub async fn knowledge_is_searched_within_the_agents_own_documents(stores: Stores) {
-    let store = &stores.knowledge;
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
     let support = scope("support", "notes", KnowledgeLevel::Write);
     let sales = scope("sales", "notes", KnowledgeLevel::Write);
     let refunds = store
@@ -403,7 +406,10 @@ pub async fn knowledge_is_searched_within_the_agents_own_documents(stores: Store
 }
 
 pub async fn knowledge_below_manage_changes_only_its_plugins_documents(stores: Stores) {
-    let store = &stores.knowledge;
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
     let notes = scope("support", "notes", KnowledgeLevel::Write);
     let crm = scope("support", "crm", KnowledgeLevel::Write);
     let admin = scope("support", "admin", KnowledgeLevel::Manage);
@@ -435,7 +441,10 @@ pub async fn knowledge_below_manage_changes_only_its_plugins_documents(stores: S
 }
 
 pub async fn knowledge_refuses_past_its_limits(stores: Stores) {
-    let store = &stores.knowledge;
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
     let notes = scope("support", "notes", KnowledgeLevel::Write);
     for n in 0..3 {
         store.write(&notes, &format!("{n}.md"), "x").await.unwrap();

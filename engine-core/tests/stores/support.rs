@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
-use engine_core::stores::postgres::{Postgres, PostgresArtifacts, PostgresKnowledge};
+use engine_core::stores::postgres::{
+    Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge,
+};
 use engine_core::stores::{Conversations, MemoryArtifacts, SqliteKnowledge};
 use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
 use tokio::net::{TcpListener, TcpStream};
@@ -16,7 +18,8 @@ use tokio::task::JoinHandle;
 pub struct Stores {
     pub conversations: Conversations,
     pub artifacts: Arc<dyn ArtifactStore>,
-    pub knowledge: Arc<dyn KnowledgeStore>,
+    /// None for the memory backend, which has no knowledge store.
+    pub knowledge: Option<Arc<dyn KnowledgeStore>>,
 }
 
 /// The knowledge limits of every store in the suite: few documents, to reach the cap.
@@ -38,15 +41,24 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
+/// Conversations and artifacts in memory (no knowledge store).
+pub fn memory() -> Stores {
+    Stores {
+        conversations: Conversations::memory(),
+        artifacts: Arc::new(MemoryArtifacts::new(ArtifactLimits::default())),
+        knowledge: None,
+    }
+}
+
 /// SQLite in a directory of its own, artifacts in memory: the embedded default.
 pub fn sqlite() -> Stores {
     let dir = std::env::temp_dir().join(unique("engine-stores"));
     Stores {
         conversations: Conversations::open(&dir.join("conversations.sqlite")).unwrap(),
         artifacts: Arc::new(MemoryArtifacts::new(ArtifactLimits::default())),
-        knowledge: Arc::new(
+        knowledge: Some(Arc::new(
             SqliteKnowledge::open(&dir.join("knowledge.sqlite"), knowledge_limits()).unwrap(),
-        ),
+        )),
     }
 }
 
@@ -99,11 +111,11 @@ pub async fn replica(config: &DatabaseConfig) -> Stores {
             Arc::clone(&database),
             ArtifactLimits::default(),
         )),
-        knowledge: Arc::new(PostgresKnowledge::new(
+        knowledge: Some(Arc::new(PostgresKnowledge::new(
             Arc::clone(&database),
             knowledge_limits(),
-        )),
-        conversations: Conversations::postgres(database),
+        ))),
+        conversations: Conversations::new(PostgresConversations::new(database)),
     }
 }
 

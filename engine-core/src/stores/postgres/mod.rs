@@ -12,6 +12,7 @@
 //! `knowledge:`), so no conversation id can hold an agent's ledger or knowledge.
 
 mod artifacts;
+mod conversation_store;
 mod conversations;
 mod knowledge;
 mod migrations;
@@ -27,6 +28,7 @@ use tokio_postgres::NoTls;
 use crate::config::DatabaseConfig;
 
 pub use artifacts::PostgresArtifacts;
+pub use conversation_store::PostgresConversations;
 pub(crate) use conversations::{TurnEnded, TurnLock};
 pub use knowledge::PostgresKnowledge;
 pub use migrations::SCHEMA_VERSION;
