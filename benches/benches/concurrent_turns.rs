@@ -88,6 +88,9 @@ fn provider() -> String {
 
 fn engine(base_url: &str) -> Engine {
     Engine::builder()
+        .backends(engine_providers::backends(engine_sqlite::backends(
+            engine_core::Backends::NONE,
+        )))
         .config(common::one_agent(base_url))
         .hooks([])
         .build()

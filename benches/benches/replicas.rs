@@ -23,11 +23,10 @@ use axum::Router;
 use common::chunk;
 use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
 use engine_core::conversation::Message;
-use engine_core::stores::postgres::{
-    Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge,
-};
-use engine_core::stores::{Conversations, MemoryArtifacts, SqliteKnowledge};
+use engine_core::stores::{Conversations, MemoryArtifacts};
 use engine_core::{Engine, Stop, TurnControl};
+use engine_postgres::{Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge};
+use engine_sqlite::SqliteKnowledge;
 use plugin_sdk::artifacts::Artifact;
 use plugin_sdk::engine::{ArtifactStore, KnowledgeStore, Scope};
 use plugin_sdk::knowledge::KnowledgeLevel;
@@ -102,6 +101,9 @@ fn engine(base_url: &str, data_dir: &std::path::Path, database: Option<&Database
     config.data_dir = Some(data_dir.to_owned());
     config.database = database.cloned();
     Engine::builder()
+        .backends(engine_providers::backends(engine_postgres::backends(
+            engine_sqlite::backends(engine_core::Backends::NONE),
+        )))
         .config(config)
         .hooks([])
         .build()
@@ -157,7 +159,8 @@ struct Stores {
 fn sqlite_stores() -> Stores {
     let dir = scratch("stores");
     Stores {
-        conversations: Conversations::open(&dir.join("conversations.sqlite")).unwrap(),
+        conversations: engine_sqlite::open_conversations(&dir.join("conversations.sqlite"))
+            .unwrap(),
         artifacts: Arc::new(MemoryArtifacts::new(ArtifactLimits::default())),
         knowledge: Arc::new(
             SqliteKnowledge::open(&dir.join("knowledge.sqlite"), KnowledgeLimits::default())

@@ -32,8 +32,9 @@ pub mod wire;
 pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
-    Agent, Call, CallFuture, Engine, EngineBuilder, EngineError, ModelInput, Reloaded, Session,
-    Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome, UnknownAgent,
+    Agent, Backends, Call, CallFuture, Engine, EngineBuilder, EngineError, ModelInput,
+    OpenConversations, OpenGateway, OpenKnowledge, OpenProvider, OpenShared, Reloaded, Session,
+    SharedStores, Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome, UnknownAgent,
 };
 pub use equip::LeftOut;
 pub use format::{Format, UnknownFormat};

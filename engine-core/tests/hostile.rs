@@ -7,8 +7,9 @@
 use std::time::Duration;
 
 use engine_core::config::{ArtifactLimits, EngineConfig, KnowledgeLimits};
-use engine_core::stores::{MemoryArtifacts, SqliteKnowledge, MAX_ANSWERED_DOCUMENTS};
+use engine_core::stores::{MemoryArtifacts, MAX_ANSWERED_DOCUMENTS};
 use engine_core::{Call, CallErrorKind, Engine, Limits, Turn};
+use engine_sqlite::SqliteKnowledge;
 use plugin_sdk::artifacts::{Artifact, ArtifactError};
 use plugin_sdk::engine::{KnowledgeStore, Redact, RedactValues, Scope};
 use plugin_sdk::knowledge::{KnowledgeLevel, SearchError};

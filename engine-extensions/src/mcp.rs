@@ -349,7 +349,7 @@ async fn connect(file: &Path, endpoint: &Endpoint) -> Result<Connection, String>
                 }
                 // rmcp builds a reqwest client of its own, which needs rustls's provider:
                 // installed here too, for a loader used before any engine is built.
-                engine_core::provider::install_tls_provider();
+                engine_providers::install_tls_provider();
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let running = client
                     .serve(transport)

@@ -80,6 +80,7 @@ impl EngineContender {
             },
         );
         let engine = Engine::builder()
+            .backends(engine_providers::backends(engine_core::Backends::NONE))
             .config(config)
             .build()
             .expect("the engine starts");

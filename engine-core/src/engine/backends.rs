@@ -1,22 +1,130 @@
-//! What the configuration opens: the providers of turns, the stores (embedded, or shared
-//! by replicas) and the tools' model gateway.
+//! What the configuration opens, through the backends an image gives the builder: the
+//! providers of turns, the stores (embedded under the data directory, or shared by
+//! replicas) and the tools' model gateway. The kernel links none of them: a part the
+//! configuration asks for without its backend is refused at start-up, naming both.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
+use plugin_sdk::knowledge::KnowledgeError;
 
 use super::error::EngineError;
-use crate::config::{AgentConfig, EngineConfig};
-use crate::model::{ModelGateway, SpendLedger};
-use crate::provider::Provider;
-use crate::stores::Conversations;
+use crate::config::{AgentConfig, DatabaseConfig, EngineConfig, GatewayConfig, KnowledgeLimits};
+use crate::config::{ArtifactLimits, ProviderConfig};
+use crate::model::{GatewayError, ModelGateway, SpendLedger};
+use crate::provider::{Provider, ProviderError};
+use crate::stores::{ConversationError, Conversations};
 
-/// The provider of `agent`'s turns: the builder's, or the configuration's over HTTP.
+/// The stores several replicas share, opened from `[database]`.
+pub struct SharedStores {
+    /// Conversations.
+    pub conversations: Conversations,
+    /// Artifacts.
+    pub artifacts: Arc<dyn ArtifactStore>,
+    /// The knowledge base.
+    pub knowledge: Arc<dyn KnowledgeStore>,
+    /// What agents spent on model calls.
+    pub spend: Arc<dyn SpendLedger>,
+}
+
+/// Opens conversations in the file at the path given.
+pub type OpenConversations = fn(&Path) -> Result<Conversations, ConversationError>;
+/// Opens the knowledge store in the file at the path given.
+pub type OpenKnowledge =
+    fn(&Path, KnowledgeLimits) -> Result<Arc<dyn KnowledgeStore>, KnowledgeError>;
+/// Opens the stores replicas share (the database's name for the log is the backend's).
+pub type OpenShared =
+    fn(&DatabaseConfig, ArtifactLimits, KnowledgeLimits) -> Result<SharedStores, String>;
+/// Makes the provider a `[providers.*]` table describes, with its key.
+pub type OpenProvider =
+    fn(&ProviderConfig, Option<&str>) -> Result<Arc<dyn Provider>, ProviderError>;
+/// Makes the model gateway `[gateway]` describes.
+pub type OpenGateway = fn(&GatewayConfig) -> Result<Arc<dyn ModelGateway>, GatewayError>;
+
+/// The I/O backends an engine opens its configured parts with, each a function of the
+/// crate that implements it (`engine-sqlite`, `engine-postgres`, `engine-providers`);
+/// an image's crate gives them all at once (`engine_cli::default_backends`). A part the
+/// builder is given directly ([`EngineBuilder::conversations`](super::EngineBuilder::conversations),
+/// [`provider`](super::EngineBuilder::provider), ...) needs none.
+#[derive(Clone, Copy, Default)]
+#[non_exhaustive]
+pub struct Backends {
+    /// Runs once before any plugin code: what a backend needs installed process-wide
+    /// (rustls's crypto provider, which a plugin's own HTTP client finds too).
+    pub prepare: Option<fn()>,
+    /// Conversations under the data directory, when an agent runs turns.
+    pub conversations: Option<OpenConversations>,
+    /// The knowledge store under the data directory, when an agent grants knowledge.
+    pub knowledge: Option<OpenKnowledge>,
+    /// Every store on the database `[database]` names.
+    pub shared: Option<OpenShared>,
+    /// The providers `[providers]` describes.
+    pub provider: Option<OpenProvider>,
+    /// The tools' model gateway `[gateway]` describes.
+    pub gateway: Option<OpenGateway>,
+}
+
+impl Backends {
+    /// No backend: every store in memory, and only the parts the builder is given.
+    pub const NONE: Self = Self {
+        prepare: None,
+        conversations: None,
+        knowledge: None,
+        shared: None,
+        provider: None,
+        gateway: None,
+    };
+
+    /// These backends, with conversations and knowledge under the data directory opened
+    /// by `conversations` and `knowledge`.
+    pub fn with_embedded(
+        mut self,
+        conversations: OpenConversations,
+        knowledge: OpenKnowledge,
+    ) -> Self {
+        self.conversations = Some(conversations);
+        self.knowledge = Some(knowledge);
+        self
+    }
+
+    /// These backends, with the stores replicas share opened by `shared`.
+    pub fn with_shared(mut self, shared: OpenShared) -> Self {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// These backends, with providers and the gateway made by `provider` and `gateway`,
+    /// and `prepare` run before any plugin code.
+    pub fn with_http(
+        mut self,
+        prepare: fn(),
+        provider: OpenProvider,
+        gateway: OpenGateway,
+    ) -> Self {
+        self.prepare = Some(prepare);
+        self.provider = Some(provider);
+        self.gateway = Some(gateway);
+        self
+    }
+}
+
+/// The part the configuration asks for, without the backend that opens it.
+fn missing(part: &'static str, backend: &'static str, setter: &'static str) -> EngineError {
+    EngineError::MissingBackend {
+        part,
+        backend,
+        setter,
+    }
+}
+
+/// The provider of `agent`'s turns: the builder's, or the configuration's.
 pub(super) fn agent_provider(
     config: &EngineConfig,
     agent: &AgentConfig,
     given: &BTreeMap<String, Arc<dyn Provider>>,
+    backends: &Backends,
 ) -> Result<Option<Arc<dyn Provider>>, EngineError> {
     let Some(turn) = &agent.turn else {
         return Ok(None);
@@ -28,113 +136,68 @@ pub(super) fn agent_provider(
     let Some(described) = config.providers.get(&turn.provider) else {
         return Ok(None);
     };
-    http_provider(&turn.provider, described, agent)
-}
-
-#[cfg(feature = "http")]
-fn http_provider(
-    name: &str,
-    described: &crate::config::ProviderConfig,
-    agent: &AgentConfig,
-) -> Result<Option<Arc<dyn Provider>>, EngineError> {
-    let client = crate::provider::shared_client();
+    let open = backends.provider.ok_or_else(|| {
+        missing(
+            "a model provider (`[providers]`)",
+            "engine-providers",
+            "provider",
+        )
+    })?;
     let key = described
         .api_key_secret
         .as_ref()
         .and_then(|secret| agent.secrets.get(secret));
-    let provider = crate::provider::HttpProvider::new(described, key.map(String::as_str), client)
-        .map_err(|source| EngineError::Provider {
-        name: name.to_owned(),
-        source,
-    })?;
-    Ok(Some(Arc::new(provider)))
-}
-
-#[cfg(not(feature = "http"))]
-fn http_provider(
-    _: &str,
-    _: &crate::config::ProviderConfig,
-    _: &AgentConfig,
-) -> Result<Option<Arc<dyn Provider>>, EngineError> {
-    Err(EngineError::MissingFeature {
-        part: "a model provider over HTTP (`[providers]`)",
-        feature: "http",
-        setter: "provider",
-    })
-}
-
-/// The stores replicas share.
-pub(super) struct SharedStores {
-    pub(super) conversations: Conversations,
-    pub(super) artifacts: Arc<dyn ArtifactStore>,
-    pub(super) knowledge: Arc<dyn KnowledgeStore>,
-    pub(super) spend: Arc<dyn SpendLedger>,
+    let provider =
+        open(described, key.map(String::as_str)).map_err(|source| EngineError::Provider {
+            name: turn.provider.clone(),
+            source,
+        })?;
+    Ok(Some(provider))
 }
 
 /// The stores replicas share, in the database `[database]` names. Connecting migrates
 /// the database.
-#[cfg(feature = "postgres")]
-pub(super) fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineError> {
-    use crate::stores::postgres::{
-        Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge,
-    };
+pub(super) fn open_shared(
+    config: &EngineConfig,
+    backends: &Backends,
+) -> Result<Option<SharedStores>, EngineError> {
     let Some(described) = &config.database else {
         return Ok(None);
     };
-    let database = Arc::new(
-        Postgres::connect(described).map_err(|error| EngineError::Database(error.to_string()))?,
-    );
-    tracing::info!(
-        replica = database.replica(),
-        "conversations, artifacts and knowledge are kept in the shared database"
-    );
-    Ok(Some(SharedStores {
-        artifacts: Arc::new(PostgresArtifacts::new(
-            Arc::clone(&database),
-            config.artifacts,
-        )),
-        knowledge: Arc::new(PostgresKnowledge::new(
-            Arc::clone(&database),
-            config.knowledge,
-        )),
-        spend: Arc::clone(&database) as _,
-        conversations: Conversations::new(PostgresConversations::new(database)),
-    }))
+    let open = backends.shared.ok_or_else(|| {
+        missing(
+            "a shared database (`[database]`)",
+            "engine-postgres",
+            "conversations",
+        )
+    })?;
+    let shared =
+        open(described, config.artifacts, config.knowledge).map_err(EngineError::Database)?;
+    tracing::info!("conversations, artifacts and knowledge are kept in the shared database");
+    Ok(Some(shared))
 }
 
-#[cfg(not(feature = "postgres"))]
-pub(super) fn open_shared(config: &EngineConfig) -> Result<Option<SharedStores>, EngineError> {
-    match config.database {
-        None => Ok(None),
-        Some(_) => Err(EngineError::MissingFeature {
-            part: "a shared database (`[database]`)",
-            feature: "postgres",
-            setter: "conversations",
-        }),
-    }
-}
-
-/// Where conversations are kept: SQLite under the data directory when an agent runs
-/// turns (or `keep`) and the feature is in, memory otherwise.
+/// Where conversations are kept: under the data directory when an agent runs turns (or
+/// `keep`) and a backend opens them there, memory otherwise.
 pub(super) fn open_conversations(
     config: &EngineConfig,
     keep: bool,
+    backends: &Backends,
 ) -> Result<Conversations, EngineError> {
     let turns = keep || config.agents.values().any(|agent| agent.turn.is_some());
-    #[cfg(feature = "sqlite")]
-    if turns {
-        let data_dir = create_data_dir(config)?;
-        return Ok(Conversations::open(&data_dir.join("conversations.sqlite"))?);
+    match backends.conversations {
+        Some(open) if turns => {
+            let data_dir = create_data_dir(config)?;
+            Ok(open(&data_dir.join("conversations.sqlite"))?)
+        }
+        _ => Ok(Conversations::memory()),
     }
-    let _ = turns;
-    Ok(Conversations::memory())
 }
 
 /// The data directory, created if missing; one that cannot be is refused naming the key
 /// and the directory it resolves to (a relative `data` in a container's `/` is the usual
 /// one).
-#[cfg(feature = "sqlite")]
-pub(super) fn create_data_dir(config: &EngineConfig) -> Result<std::path::PathBuf, EngineError> {
+fn create_data_dir(config: &EngineConfig) -> Result<PathBuf, EngineError> {
     let given = config.data_dir();
     let absolute = std::path::absolute(&given).unwrap_or_else(|_| given.clone());
     match std::fs::create_dir_all(&absolute) {
@@ -147,40 +210,31 @@ pub(super) fn create_data_dir(config: &EngineConfig) -> Result<std::path::PathBu
     }
 }
 
-#[cfg(feature = "sqlite")]
 pub(super) fn open_knowledge(
     config: &EngineConfig,
+    backends: &Backends,
 ) -> Result<Arc<dyn KnowledgeStore>, EngineError> {
+    let open = backends.knowledge.ok_or_else(|| {
+        missing(
+            "a knowledge store (an agent grants knowledge)",
+            "engine-sqlite",
+            "knowledge_store",
+        )
+    })?;
     let path = create_data_dir(config)?.join("knowledge.sqlite");
-    let store = crate::stores::SqliteKnowledge::open(&path, config.knowledge)
-        .map_err(|source| EngineError::Knowledge { path, source })?;
-    Ok(Arc::new(store))
+    open(&path, config.knowledge).map_err(|source| EngineError::Knowledge { path, source })
 }
 
-#[cfg(not(feature = "sqlite"))]
-pub(super) fn open_knowledge(_: &EngineConfig) -> Result<Arc<dyn KnowledgeStore>, EngineError> {
-    Err(EngineError::MissingFeature {
-        part: "a knowledge store (an agent grants knowledge)",
-        feature: "sqlite",
-        setter: "knowledge_store",
-    })
-}
-
-#[cfg(feature = "http")]
 pub(super) fn open_gateway(
-    described: &crate::config::GatewayConfig,
+    described: &GatewayConfig,
+    backends: &Backends,
 ) -> Result<Arc<dyn ModelGateway>, EngineError> {
-    let gateway = crate::model::OpenAiCompatibleGateway::new(described)?;
-    Ok(Arc::new(gateway))
-}
-
-#[cfg(not(feature = "http"))]
-pub(super) fn open_gateway(
-    _: &crate::config::GatewayConfig,
-) -> Result<Arc<dyn ModelGateway>, EngineError> {
-    Err(EngineError::MissingFeature {
-        part: "a model gateway (`[gateway]`)",
-        feature: "http",
-        setter: "model_gateway",
-    })
+    let open = backends.gateway.ok_or_else(|| {
+        missing(
+            "a model gateway (`[gateway]`)",
+            "engine-providers",
+            "model_gateway",
+        )
+    })?;
+    Ok(open(described)?)
 }

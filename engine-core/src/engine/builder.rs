@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use plugin_sdk::engine::{ArtifactStore, HookDescriptor, KnowledgeStore, ToolDescriptor};
 
-use super::backends::{open_conversations, open_gateway, open_knowledge, open_shared};
+use super::backends::{open_conversations, open_gateway, open_knowledge, open_shared, Backends};
 use super::error::EngineError;
 use super::reload::Configured;
 use super::Engine;
@@ -39,6 +39,7 @@ pub struct EngineBuilder {
     conversations: Option<Conversations>,
     keep_conversations: bool,
     log_redaction: Option<LogRedaction>,
+    backends: Backends,
 }
 
 impl EngineBuilder {
@@ -96,6 +97,14 @@ impl EngineBuilder {
         self
     }
 
+    /// The backends the configuration's parts are opened with (stores under the data
+    /// directory, a shared database, providers, the model gateway): without one, a part
+    /// the configuration asks for is refused, and conversations are kept in memory.
+    pub fn backends(mut self, backends: Backends) -> Self {
+        self.backends = backends;
+        self
+    }
+
     /// Keeps conversations where the configuration keeps those of turns (SQLite under
     /// the data directory, or the shared database) even when no agent runs turns: for
     /// calls in a conversation outside any turn, whose state is then kept across runs
@@ -145,14 +154,15 @@ impl EngineBuilder {
     pub fn build(mut self) -> Result<Engine, EngineError> {
         // Before any plugin code runs (a plugin's state is built below): a plugin's own
         // reqwest client needs rustls's provider as much as the engine's does.
-        #[cfg(feature = "http")]
-        crate::provider::install_tls_provider();
+        if let Some(prepare) = self.backends.prepare {
+            prepare();
+        }
         let registry = Arc::new(self.validated()?);
         // Before any store is opened: a refused start creates nothing.
         project_roots::refuse_overlaps(&self.config, &[])?;
         let config = self.config;
         let channels = mount_channels(&config, &registry);
-        let shared = open_shared(&config)?;
+        let shared = open_shared(&config, &self.backends)?;
         let knowledge = match self.knowledge {
             Some(store) => Some(store),
             None if config
@@ -162,14 +172,14 @@ impl EngineBuilder {
             {
                 match &shared {
                     Some(shared) => Some(Arc::clone(&shared.knowledge)),
-                    None => Some(open_knowledge(&config)?),
+                    None => Some(open_knowledge(&config, &self.backends)?),
                 }
             }
             None => None,
         };
         let gateway = match (self.gateway, &config.gateway) {
             (Some(gateway), _) => Some(gateway),
-            (None, Some(described)) => Some(open_gateway(described)?),
+            (None, Some(described)) => Some(open_gateway(described, &self.backends)?),
             (None, None) => None,
         };
         let conversations_for_turns = self.conversations.is_some()
@@ -185,7 +195,7 @@ impl EngineBuilder {
             None => {
                 let conversations = match self.conversations {
                     Some(conversations) => conversations,
-                    None => open_conversations(&config, self.keep_conversations)?,
+                    None => open_conversations(&config, self.keep_conversations, &self.backends)?,
                 };
                 let artifacts: Arc<dyn ArtifactStore> =
                     Arc::new(MemoryArtifacts::new(config.artifacts));
@@ -193,13 +203,15 @@ impl EngineBuilder {
             }
         };
         let states = ConversationStates::new(config.state);
-        let configured = Configured::build(config, &registry, &self.providers, None)?;
+        let configured =
+            Configured::build(config, &registry, &self.providers, &self.backends, None)?;
         Ok(Engine {
             id: super::EngineId::next(),
             configured: ArcSwap::from_pointee(configured),
             replacing: std::sync::Mutex::default(),
             reloading: std::sync::Mutex::default(),
             given_providers: self.providers,
+            backends: self.backends,
             log_redaction: self.log_redaction,
             offers_changed: Arc::new(tokio::sync::watch::Sender::new(0)),
             conversations_for_turns: conversations_for_turns.into(),

@@ -70,13 +70,13 @@ pub enum EngineError {
     /// A reload changes what only a restart applies.
     #[error("these changes need a restart: {}", .0.join(", "))]
     NeedsRestart(Vec<String>),
-    /// The configuration asks for a part this build of engine-core leaves out.
-    #[error("the configuration needs {part}, and engine-core was built without the `{feature}` feature: enable it, or give the engine your own with `EngineBuilder::{setter}`")]
-    MissingFeature {
+    /// The configuration asks for a part the engine was given no backend for.
+    #[error("the configuration needs {part}, and the engine was built without a backend for it: give the builder `{backend}`'s (`EngineBuilder::backends`), or your own with `EngineBuilder::{setter}`")]
+    MissingBackend {
         /// What the configuration asks for.
         part: &'static str,
-        /// The Cargo feature that brings it.
-        feature: &'static str,
+        /// The crate that opens it.
+        backend: &'static str,
         /// The builder method that takes one instead.
         setter: &'static str,
     },

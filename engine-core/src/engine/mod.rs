@@ -26,6 +26,9 @@ use plugin_sdk::engine::{ArtifactStore, KnowledgeStore, PluginManifest, RedactVa
 use plugin_sdk::hook::Event;
 
 pub use agent::Agent;
+pub use backends::{
+    Backends, OpenConversations, OpenGateway, OpenKnowledge, OpenProvider, OpenShared, SharedStores,
+};
 pub use builder::EngineBuilder;
 pub use call::{Call, CallFuture};
 pub use converse::{TurnControl, TurnEvent};
@@ -82,6 +85,8 @@ pub struct Engine {
     reloading: std::sync::Mutex<()>,
     /// The providers the builder was given, which a reload keeps.
     given_providers: BTreeMap<String, Arc<dyn Provider>>,
+    /// What opens the configuration's parts, at start-up and at each reload.
+    backends: Backends,
     /// The log's redactor, which a reload widens with the secrets it brings.
     log_redaction: Option<LogRedaction>,
     /// Ticks when what an agent is offered may have changed: a set of external tools or a

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use plugin_sdk::engine::RedactValues;
 
 use super::agent::{Agent, AgentParts};
+use super::backends::{self, Backends};
 use super::error::EngineError;
-use super::{assemble, backends, linked_config, project_roots, Engine};
+use super::{assemble, linked_config, project_roots, Engine};
 use crate::config::{EngineConfig, SpendWindow};
 use crate::external::{Extensions, Installed};
 use crate::model::Meter;
@@ -46,6 +47,7 @@ impl Configured {
         config: EngineConfig,
         registry: &Arc<Registry>,
         given: &BTreeMap<String, Arc<dyn Provider>>,
+        opened: &Backends,
         previous: Option<&Configured>,
     ) -> Result<Self, EngineError> {
         // Refused by the caller (start-up, reload) before anything was opened.
@@ -69,7 +71,7 @@ impl Configured {
         for (index, (name, agent)) in config.agents.iter().enumerate() {
             let before = previous.and_then(|previous| previous.agent(name));
             let parts = AgentParts {
-                provider: backends::agent_provider(&config, agent, given)?,
+                provider: backends::agent_provider(&config, agent, given, opened)?,
                 project: agent
                     .project
                     .as_ref()
@@ -182,7 +184,11 @@ impl Engine {
         // are kept where start-up would have kept them.
         let runs_turns = config.agents.values().any(|agent| agent.turn.is_some());
         let conversations = if runs_turns && !self.conversations_for_turns.load(Ordering::Relaxed) {
-            Some(backends::open_conversations(&config, false)?)
+            Some(backends::open_conversations(
+                &config,
+                false,
+                &self.backends,
+            )?)
         } else {
             None
         };
@@ -192,6 +198,7 @@ impl Engine {
             config,
             &self.registry,
             &self.given_providers,
+            &self.backends,
             Some(&previous),
         )?;
         let _replacing = self

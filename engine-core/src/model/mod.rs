@@ -9,8 +9,6 @@
 
 use std::sync::Arc;
 
-#[cfg(feature = "http")]
-mod openai;
 mod spend;
 
 use plugin_sdk::engine::{BoxFuture, ModelAccess};
@@ -29,10 +27,9 @@ pub struct GatewayReply {
     pub cost_usd: f64,
 }
 
-#[cfg(feature = "http")]
-pub use openai::OpenAiCompatibleGateway;
-pub(crate) use spend::{Meter, RequestSpend, SharedWindow, SpendLedger};
+pub(crate) use spend::{Meter, RequestSpend};
 pub use spend::{ModelCall, TurnSpend};
+pub use spend::{SharedWindow, SpendLedger};
 
 /// Where model calls go: the engine's connection to its providers. A tool never sees it.
 pub trait ModelGateway: Send + Sync {

@@ -183,8 +183,9 @@ pub struct TurnSpend {
     calls: Mutex<Vec<ModelCall>>,
 }
 
-/// A ledger of what agents spent that several replicas of an engine share.
-pub(crate) trait SpendLedger: Send + Sync {
+/// A ledger of what agents spent that several replicas of an engine share: what a shared
+/// database backend implements (`engine-postgres`).
+pub trait SpendLedger: Send + Sync {
     /// Reserves `usd` on `window` if its cap has room beside what every replica charged
     /// and reserved within it: the reservation's id, or (refused) what the window holds.
     fn reserve<'a>(
@@ -199,11 +200,14 @@ pub(crate) trait SpendLedger: Send + Sync {
 
 /// An agent's spend window in a [`SpendLedger`].
 #[derive(Clone)]
-pub(crate) struct SharedWindow {
+pub struct SharedWindow {
     pub(crate) ledger: Arc<dyn SpendLedger>,
-    pub(crate) agent: String,
-    pub(crate) cap_usd: f64,
-    pub(crate) secs: u64,
+    /// The agent's name.
+    pub agent: String,
+    /// Its cap, in US dollars.
+    pub cap_usd: f64,
+    /// Its length, in seconds.
+    pub secs: u64,
 }
 
 impl std::fmt::Debug for SharedWindow {

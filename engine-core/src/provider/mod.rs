@@ -9,8 +9,6 @@
 
 pub mod anthropic;
 mod fields;
-#[cfg(feature = "http")]
-mod http;
 pub mod openai;
 mod sse;
 
@@ -18,10 +16,6 @@ use plugin_sdk::engine::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-#[cfg(feature = "http")]
-pub(crate) use http::shared_client;
-#[cfg(feature = "http")]
-pub use http::{install_tls_provider, HttpProvider};
 pub use sse::SseSplitter;
 
 use crate::conversation::{Message, ToolCall};
@@ -65,35 +59,6 @@ impl ProviderReply {
     /// The reply as the assistant's message in the history, for provider `wire`.
     pub fn into_message(self, wire: &str) -> Message {
         Message::assistant(self.text, self.tool_calls, wire, self.extra)
-    }
-}
-
-/// A wire format's stream assembler: the data of each event in, the reply out.
-#[cfg(feature = "http")]
-pub(crate) trait Assemble: Default {
-    /// Takes one event's data, handing its text to `text`.
-    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError>;
-    /// The reply, once the stream ended.
-    fn finish(self) -> Result<ProviderReply, ProviderError>;
-}
-
-#[cfg(feature = "http")]
-impl Assemble for openai::StreamAssembler {
-    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
-        Self::event(self, data, text)
-    }
-    fn finish(self) -> Result<ProviderReply, ProviderError> {
-        Self::finish(self)
-    }
-}
-
-#[cfg(feature = "http")]
-impl Assemble for anthropic::StreamAssembler {
-    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
-        Self::event(self, data, text)
-    }
-    fn finish(self) -> Result<ProviderReply, ProviderError> {
-        Self::finish(self)
     }
 }
 
@@ -186,7 +151,7 @@ impl ProviderError {
     }
 }
 
-/// A model provider. The engine's `HttpProvider` (feature `http`) speaks both wire formats over HTTP;
+/// A model provider. `engine-providers`'s `HttpProvider` speaks both wire formats over HTTP;
 /// a test or a benchmark can bring its own.
 pub trait Provider: Send + Sync {
     /// The wire format the provider speaks: which catalog its tools are rendered in, and

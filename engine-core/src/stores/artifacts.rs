@@ -51,7 +51,7 @@ impl Entry {
 }
 
 /// What `artifact` of `conversation` counts for against the store's capacity.
-pub(crate) fn footprint(conversation: &str, artifact: &Artifact) -> usize {
+pub fn footprint(conversation: &str, artifact: &Artifact) -> usize {
     [
         artifact.bytes.len(),
         artifact.filename.len(),
@@ -87,7 +87,7 @@ impl MemoryArtifacts {
 }
 
 /// Refuses what `limits` refuse of `artifact` on its own, before any store is asked.
-pub(crate) fn check(limits: &ArtifactLimits, artifact: &Artifact) -> Result<(), ArtifactError> {
+pub fn check(limits: &ArtifactLimits, artifact: &Artifact) -> Result<(), ArtifactError> {
     let size = artifact.bytes.len();
     if size > limits.max_bytes {
         return Err(ArtifactError::TooLarge {
@@ -141,7 +141,7 @@ impl Entries {
 }
 
 /// 128 random bits as hex: a handle nobody guesses.
-pub(crate) fn new_handle() -> String {
+pub fn new_handle() -> String {
     let mut bytes = [0u8; HANDLE_LEN / 2];
     getrandom::fill(&mut bytes).expect("the system's random source answers");
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()

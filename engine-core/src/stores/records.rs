@@ -4,7 +4,7 @@
 /// Why the conversation store failed.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct ConversationError(pub(crate) String);
+pub struct ConversationError(pub String);
 
 /// A turn as the store recorded it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -36,8 +36,8 @@ pub enum ActionState {
 }
 
 impl ActionState {
-    #[cfg(feature = "sqlite")]
-    pub(crate) fn as_str(self) -> &'static str {
+    /// Its name in a store.
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Performing => "performing",
             Self::Performed => "performed",
@@ -46,8 +46,8 @@ impl ActionState {
         }
     }
 
-    #[cfg(feature = "sqlite")]
-    pub(crate) fn parse(text: &str) -> Self {
+    /// The state a store named (`unknown` for a name it does not know).
+    pub fn parse(text: &str) -> Self {
         match text {
             "performing" => Self::Performing,
             "performed" => Self::Performed,
@@ -82,5 +82,4 @@ pub struct ActionRecord {
 }
 
 /// What a process that stopped left running: marked when another takes over.
-#[cfg(feature = "sqlite")]
-pub(crate) const INTERRUPTED: &str = "the engine stopped while it ran; it is not run again";
+pub const INTERRUPTED: &str = "the engine stopped while it ran; it is not run again";

@@ -247,8 +247,7 @@ async fn below_manage_a_plugin_updates_only_its_own_documents() {
     use plugin_sdk::knowledge::{KnowledgeLevel, Refusal};
     let dir = temp_dir("manage");
     let store =
-        engine_core::stores::SqliteKnowledge::open(&dir.join("k.sqlite"), Default::default())
-            .unwrap();
+        engine_sqlite::SqliteKnowledge::open(&dir.join("k.sqlite"), Default::default()).unwrap();
     let scope = |origin: &str, level| Scope {
         agent: "a".into(),
         origin: origin.into(),
@@ -301,7 +300,7 @@ async fn a_read_fails_on_a_store_error_which_is_not_not_found() {
     use plugin_sdk::knowledge::KnowledgeLevel;
     let dir = temp_dir("broken");
     let path = dir.join("k.sqlite");
-    let store = engine_core::stores::SqliteKnowledge::open(&path, Default::default()).unwrap();
+    let store = engine_sqlite::SqliteKnowledge::open(&path, Default::default()).unwrap();
     let scope = Scope {
         agent: "a".into(),
         origin: "ctx".into(),
@@ -327,9 +326,9 @@ async fn a_read_fails_on_a_store_error_which_is_not_not_found() {
 fn store_with(
     name: &str,
     limits: engine_core::config::KnowledgeLimits,
-) -> (engine_core::stores::SqliteKnowledge, std::path::PathBuf) {
+) -> (engine_sqlite::SqliteKnowledge, std::path::PathBuf) {
     let path = temp_dir(name).join("k.sqlite");
-    let store = engine_core::stores::SqliteKnowledge::open(&path, limits).unwrap();
+    let store = engine_sqlite::SqliteKnowledge::open(&path, limits).unwrap();
     (store, path)
 }
 
@@ -464,7 +463,11 @@ async fn a_damaged_database_file_stops_start_up_with_an_error_that_says_so() {
         dir.display().to_string()
     ))
     .unwrap();
-    let error = match engine_core::Engine::builder().config(config).build() {
+    let error = match engine_core::Engine::builder()
+        .backends(test_support::backends())
+        .config(config)
+        .build()
+    {
         Ok(_) => panic!("a damaged store must stop start-up"),
         Err(error) => error.to_string(),
     };
@@ -684,7 +687,7 @@ async fn a_store_made_by_an_earlier_version_is_migrated_with_its_documents() {
     let earlier = rusqlite::Connection::open(&path).unwrap();
     earlier
         .execute_batch(include_str!(
-            "../../src/stores/sqlite_knowledge/migrations/001_documents.sql"
+            "../../../engine-sqlite/src/knowledge/migrations/001_documents.sql"
         ))
         .unwrap();
     earlier
@@ -695,7 +698,7 @@ async fn a_store_made_by_an_earlier_version_is_migrated_with_its_documents() {
         )
         .unwrap();
     drop(earlier);
-    let store = engine_core::stores::SqliteKnowledge::open(&path, Default::default()).unwrap();
+    let store = engine_sqlite::SqliteKnowledge::open(&path, Default::default()).unwrap();
     let hits = store.search(&writer("a"), "refunds", 10).await.unwrap();
     assert_eq!(
         hits.iter().map(|hit| hit.id).collect::<Vec<_>>(),

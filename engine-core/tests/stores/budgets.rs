@@ -69,6 +69,7 @@ fn replica(database: &DatabaseConfig) -> Engine {
         database.url, database.password_env
     );
     Engine::builder()
+        .backends(test_support::backends())
         .config(EngineConfig::parse(&config).unwrap())
         .tools(probe_tools())
         .model_gateway(Arc::new(Fixed))

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use engine_core::config::DatabaseConfig;
 use engine_core::conversation::Message;
-use engine_core::stores::postgres::{Postgres, SCHEMA_VERSION};
+use engine_postgres::{Postgres, SCHEMA_VERSION};
 use plugin_sdk::artifacts::ArtifactError;
 
 use crate::replicas::wait_for_turn;

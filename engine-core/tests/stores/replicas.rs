@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use engine_core::config::DatabaseConfig;
 use engine_core::conversation::Message;
-use engine_core::stores::postgres::SCHEMA_VERSION;
 use engine_core::stores::ActionState;
+use engine_postgres::SCHEMA_VERSION;
 use futures::future::join_all;
 
 use crate::suite::{action, answered, text};

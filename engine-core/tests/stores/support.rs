@@ -6,10 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
-use engine_core::stores::postgres::{
-    Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge,
-};
-use engine_core::stores::{Conversations, MemoryArtifacts, SqliteKnowledge};
+use engine_core::stores::{Conversations, MemoryArtifacts};
+use engine_postgres::{Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge};
+use engine_sqlite::SqliteKnowledge;
 use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -54,7 +53,8 @@ pub fn memory() -> Stores {
 pub fn sqlite() -> Stores {
     let dir = std::env::temp_dir().join(unique("engine-stores"));
     Stores {
-        conversations: Conversations::open(&dir.join("conversations.sqlite")).unwrap(),
+        conversations: engine_sqlite::open_conversations(&dir.join("conversations.sqlite"))
+            .unwrap(),
         artifacts: Arc::new(MemoryArtifacts::new(ArtifactLimits::default())),
         knowledge: Some(Arc::new(
             SqliteKnowledge::open(&dir.join("knowledge.sqlite"), knowledge_limits()).unwrap(),

@@ -19,7 +19,9 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use engine_core::config::EngineConfig;
-use engine_core::{Call, CallErrorKind, CancellationToken, Engine, EngineError, Format, Turn};
+use engine_core::{
+    Backends, Call, CallErrorKind, CancellationToken, Engine, EngineError, Format, Turn,
+};
 use engine_mcp::McpServer;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
@@ -288,6 +290,15 @@ pub struct Image {
     pub about: &'static str,
 }
 
+/// Every backend this engine opens its configured parts with: conversations and knowledge
+/// on SQLite under the data directory, every store on PostgreSQL with `[database]`,
+/// providers and the tools' model gateway over HTTP. The one list of them.
+pub fn default_backends() -> Backends {
+    let backends = engine_sqlite::backends(Backends::NONE);
+    let backends = engine_postgres::backends(backends);
+    engine_providers::backends(backends)
+}
+
 /// The [`Image`] of the crate that calls it, described by `about`:
 /// `engine::image!("Acme's support engine")`.
 #[macro_export]
@@ -414,7 +425,10 @@ pub unsafe fn run(image: Image) -> ExitCode {
         );
     }
     let loader = engine_extensions::Loader::new(&config);
-    let mut builder = Engine::builder().config(config).log_redaction(redact);
+    let mut builder = Engine::builder()
+        .config(config)
+        .log_redaction(redact)
+        .backends(default_backends());
     // A call in a conversation keeps its state where turns keep theirs, turns or not.
     if matches!(
         &cli.command,

@@ -4,14 +4,11 @@
 //! A backend implements [`ConversationStore`]; the engine reaches it through
 //! [`Conversations`], which holds what every backend shares (who may continue a
 //! conversation, what a replaced answer must be). In memory ([`MemoryConversations`]),
-//! in `conversations.sqlite` under the data directory (the `sqlite` feature; WAL, one
-//! transaction per step, so a crash loses at most the step under way and never leaves a
-//! tool call without its answer), or in PostgreSQL, shared by every replica
-//! ([`crate::stores::postgres`]).
+//! in SQLite (`engine-sqlite`), or in PostgreSQL, shared by every replica
+//! (`engine-postgres`). The functions below are for backends: the errors and the
+//! message encoding every store gives alike.
 
 mod memory;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -23,8 +20,6 @@ use crate::outcome::TurnSummary;
 use crate::stores::records::{ActionRecord, ActionState, ConversationError, TurnRecord};
 
 pub use memory::MemoryConversations;
-#[cfg(feature = "sqlite")]
-pub use sqlite::SqliteConversations;
 
 /// Whose a conversation is: the agent and the end user its first stored turn was for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,12 +217,6 @@ impl Conversations {
         Self::new(MemoryConversations::default())
     }
 
-    /// Conversations kept in the SQLite database at `path`, created if missing.
-    #[cfg(feature = "sqlite")]
-    pub fn open(path: &std::path::Path) -> Result<Self, ConversationError> {
-        Ok(Self::new(SqliteConversations::open(path)?))
-    }
-
     /// Whether the store keeps conversations' state beyond this process: see
     /// [`ConversationStore::keeps_state`].
     pub fn keeps_state(&self) -> bool {
@@ -398,22 +387,21 @@ fn anothers(conversation: &str) -> ConversationError {
 }
 
 /// A turn's step would start past the conversation's end.
-pub(crate) fn a_gap(at: usize) -> ConversationError {
+pub fn a_gap(at: usize) -> ConversationError {
     ConversationError(format!(
         "the conversation has fewer than {at} messages: this turn's steps would leave a gap"
     ))
 }
 
 /// A turn's step met another message where it would store its own.
-pub(crate) fn not_this_turns(at: usize) -> ConversationError {
+pub fn not_this_turns(at: usize) -> ConversationError {
     ConversationError(format!(
         "the conversation's message {at} is not the one this turn stores: another turn wrote it"
     ))
 }
 
 /// Each message as a store keeps it (JSON text).
-#[cfg(feature = "sqlite")]
-pub(crate) fn bodies(messages: &[Message]) -> Vec<String> {
+pub fn bodies(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
         .map(|message| serde_json::to_string(message).expect("a message serializes"))
@@ -421,8 +409,7 @@ pub(crate) fn bodies(messages: &[Message]) -> Vec<String> {
 }
 
 /// A stored message, read back.
-#[cfg(feature = "sqlite")]
-pub(crate) fn parse_message(body: &str) -> Result<Message, ConversationError> {
+pub fn parse_message(body: &str) -> Result<Message, ConversationError> {
     serde_json::from_str(body)
         .map_err(|error| ConversationError(format!("a stored message is unreadable: {error}")))
 }

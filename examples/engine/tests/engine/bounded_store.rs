@@ -39,7 +39,7 @@ fn configured(name: &str, connections: usize) -> (PathBuf, PathBuf) {
 fn fill(dir: &Path, count: usize, words: &str) {
     let path = dir.join("knowledge.sqlite");
     // The store makes its schema; the documents go in with one statement.
-    drop(engine_core::stores::SqliteKnowledge::open(&path, Default::default()).unwrap());
+    drop(engine_sqlite::SqliteKnowledge::open(&path, Default::default()).unwrap());
     rusqlite::Connection::open(&path)
         .unwrap()
         .execute(

@@ -6,12 +6,11 @@ use std::time::Duration;
 use plugin_sdk::engine::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
 
-use super::sse::SseSplitter;
-use super::{
-    anthropic, openai, Assemble, Provider, ProviderError, ProviderReply, ProviderRequest, Usage,
+use engine_core::config::ProviderConfig;
+use engine_core::provider::{
+    anthropic, openai, Provider, ProviderError, ProviderReply, ProviderRequest, SseSplitter, Usage,
     Wire,
 };
-use crate::config::ProviderConfig;
 
 /// The longest wait a `Retry-After` may ask for before the engine gives up instead.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
@@ -195,7 +194,7 @@ pub fn install_tls_provider() {
 }
 
 /// The engine's one client (its connection pool), made on first use.
-pub(crate) fn shared_client() -> reqwest::Client {
+pub fn shared_client() -> reqwest::Client {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     CLIENT.get_or_init(HttpProvider::client).clone()
 }
@@ -284,4 +283,30 @@ fn retry_after(headers: &HeaderMap) -> Option<u64> {
     header(RETRY_AFTER.as_str())
         .and_then(|secs| secs.trim().parse::<f64>().ok())
         .map(|secs| (secs.max(0.0) * 1000.0) as u64)
+}
+
+/// A wire format's stream assembler: the data of each event in, the reply out.
+trait Assemble: Default {
+    /// Takes one event's data, handing its text to `text`.
+    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError>;
+    /// The reply, once the stream ended.
+    fn finish(self) -> Result<ProviderReply, ProviderError>;
+}
+
+impl Assemble for openai::StreamAssembler {
+    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
+        Self::event(self, data, text)
+    }
+    fn finish(self) -> Result<ProviderReply, ProviderError> {
+        Self::finish(self)
+    }
+}
+
+impl Assemble for anthropic::StreamAssembler {
+    fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
+        Self::event(self, data, text)
+    }
+    fn finish(self) -> Result<ProviderReply, ProviderError> {
+        Self::finish(self)
+    }
 }

@@ -6,10 +6,12 @@ use std::sync::Arc;
 use plugin_sdk::engine::BoxFuture;
 
 use super::{DatabaseError, Postgres, TurnEnded, TurnLock};
-use crate::conversation::Message;
-use crate::outcome::TurnSummary;
-use crate::stores::conversations::{bodies, parse_message, ConversationStore, Owner, TurnLease};
-use crate::stores::records::{ActionRecord, ActionState, ConversationError, TurnRecord};
+use engine_core::conversation::Message;
+use engine_core::stores::conversations::{
+    bodies, parse_message, ConversationStore, Owner, TurnLease,
+};
+use engine_core::stores::{ActionRecord, ActionState, ConversationError, TurnRecord};
+use engine_core::TurnSummary;
 
 /// Conversations kept in the PostgreSQL database replicas share.
 pub struct PostgresConversations {

@@ -10,7 +10,7 @@ use deadpool_postgres::Object;
 use tokio_postgres::types::ToSql;
 
 use super::{DatabaseError, Postgres};
-use crate::stores::records::{ActionRecord, ActionState, TurnRecord, INTERRUPTED};
+use engine_core::stores::{ActionRecord, ActionState, TurnRecord, INTERRUPTED};
 
 /// What a turn interrupted is recorded with, in the shape of a [`Stop`](crate::engine::Stop).
 const INTERRUPTED_STOP: &str = r#"{"reason":"interrupted"}"#;

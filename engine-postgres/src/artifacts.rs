@@ -10,8 +10,8 @@ use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle};
 use plugin_sdk::engine::{ArtifactStore, BoxFuture};
 
 use super::{DatabaseError, Postgres};
-use crate::config::ArtifactLimits;
-use crate::stores::artifacts::{check, footprint, new_handle};
+use engine_core::config::ArtifactLimits;
+use engine_core::stores::artifacts::{check, footprint, new_handle};
 
 /// Deletes the expired artifacts and keeps the one given, if it fits beside the others
 /// that have not expired: `$1` the handle, `$2` the conversation, `$3` to `$5` the file,

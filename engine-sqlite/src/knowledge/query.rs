@@ -1,57 +1,8 @@
 //! Free text as an FTS5 expression: each distinct word once, quoted (so no query syntax
 //! reaches FTS5), any of them matching, within one agent's documents.
 
-use std::collections::HashSet;
-
+use engine_core::stores::knowledge::search_words;
 use plugin_sdk::knowledge::SearchError;
-
-/// The longest query searched, in bytes. FTS5 splits words on its own character classes
-/// (a combining mark separates, for one), so what reads here as one word can be many
-/// terms, which FTS5 parses in one step that nothing interrupts: the length of the text
-/// bounds them, whatever the words.
-pub(super) const MAX_QUERY_BYTES: usize = 4096;
-
-/// The longest word searched, in characters: longer is no word a person searches for,
-/// and may be many FTS5 terms in one phrase.
-pub(super) const MAX_WORD_CHARS: usize = 64;
-
-/// The distinct words of `text`, folded to lower case, in order: more than `max_words`
-/// is refused (each costs a pass over the index), then a word longer than
-/// [`MAX_WORD_CHARS`], then a text longer than [`MAX_QUERY_BYTES`]. Every knowledge
-/// store searches these, so a query is bounded alike whichever the store.
-pub(crate) fn search_words(text: &str, max_words: usize) -> Result<Vec<String>, SearchError> {
-    let mut seen = HashSet::new();
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        // Both stores fold case, so words that differ only in case are one word.
-        .map(str::to_lowercase)
-        .filter(|word| seen.insert(word.clone()))
-        .collect();
-    if words.len() > max_words {
-        return Err(SearchError::TooManyWords {
-            words: words.len(),
-            limit: max_words,
-        });
-    }
-    if let Some(chars) = words
-        .iter()
-        .map(|word| word.chars().count())
-        .find(|&chars| chars > MAX_WORD_CHARS)
-    {
-        return Err(SearchError::WordTooLong {
-            chars,
-            limit: MAX_WORD_CHARS,
-        });
-    }
-    if text.len() > MAX_QUERY_BYTES {
-        return Err(SearchError::QueryTooLong {
-            bytes: text.len(),
-            limit: MAX_QUERY_BYTES,
-        });
-    }
-    Ok(words)
-}
 
 /// The FTS5 expression for `text` in `agent`'s documents; `None` without words. Bounded
 /// as [`search_words`] says.
@@ -85,6 +36,7 @@ fn owner_token(agent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine_core::stores::knowledge::{MAX_QUERY_BYTES, MAX_WORD_CHARS};
 
     #[test]
     fn words_are_deduplicated_quoted_and_kept_to_the_agent() {

@@ -6,8 +6,8 @@
 use plugin_sdk::engine::BoxFuture;
 
 use super::Postgres;
-use crate::config::MAX_SPEND_WINDOW_SECS;
-use crate::model::{SharedWindow, SpendLedger};
+use engine_core::config::MAX_SPEND_WINDOW_SECS;
+use engine_core::model::{SharedWindow, SpendLedger};
 
 /// How long a charge is kept: the longest window a configuration may give.
 const KEPT_SECS: f64 = MAX_SPEND_WINDOW_SECS as f64;

@@ -19,12 +19,9 @@ use plugin_sdk::knowledge::{
 };
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
-use crate::config::KnowledgeLimits;
 use connections::Connections;
-
-/// The most documents one search or list answers, whatever limit the tool asks for:
-/// each answered document is read, held and sent to the model.
-pub const MAX_ANSWERED_DOCUMENTS: usize = 1000;
+use engine_core::config::KnowledgeLimits;
+use engine_core::stores::knowledge::{refuse_write, sql_limit};
 
 /// The SQLite knowledge store. Its futures run their work on Tokio's blocking pool, so
 /// they need a Tokio runtime, as the engine's calls do.
@@ -80,11 +77,6 @@ fn read_error(error: rusqlite::Error) -> KnowledgeError {
 fn unavailable(error: rusqlite::Error) -> Refusal {
     tracing::error!(%error, meaning = describe(&error), "the knowledge store failed a mutation");
     Refusal::Unavailable
-}
-
-/// A `LIMIT` of `limit`, at most [`MAX_ANSWERED_DOCUMENTS`].
-pub(crate) fn sql_limit(limit: usize) -> i64 {
-    i64::try_from(limit.min(MAX_ANSWERED_DOCUMENTS)).expect("the maximum fits in an i64")
 }
 
 fn document(connection: &Connection, agent: &str, id: i64) -> rusqlite::Result<Option<Document>> {
@@ -233,30 +225,6 @@ fn list(
         })
     })?;
     rows.collect()
-}
-
-/// What `limits` and the scope's level refuse of a write before any store is reached.
-pub(crate) fn refuse_write(
-    limits: &KnowledgeLimits,
-    scope: &Scope,
-    filename: &str,
-    content: &str,
-) -> Option<Refusal> {
-    if scope.level < KnowledgeLevel::Write {
-        Some(Refusal::NotGranted)
-    } else if filename.len() > limits.max_filename_bytes {
-        Some(Refusal::NameTooLong {
-            size: filename.len(),
-            limit: limits.max_filename_bytes,
-        })
-    } else if content.len() > limits.max_document_bytes {
-        Some(Refusal::TooLarge {
-            size: content.len(),
-            limit: limits.max_document_bytes,
-        })
-    } else {
-        None
-    }
 }
 
 impl KnowledgeStore for SqliteKnowledge {

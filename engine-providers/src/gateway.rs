@@ -9,8 +9,8 @@ use plugin_sdk::model::{ChatRequest, Role, Tier};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{max_input_tokens, GatewayError, GatewayReply, ModelGateway};
-use crate::config::{GatewayConfig, TierConfig};
+use engine_core::config::{GatewayConfig, TierConfig};
+use engine_core::model::{max_input_tokens, GatewayError, GatewayReply, ModelGateway};
 
 /// POSTs `{base_url}/chat/completions` with the tier's model and `max_tokens`, reads at
 /// most `max_response_bytes` of the answer, and prices it from its `usage`.
@@ -32,7 +32,7 @@ impl OpenAiCompatibleGateway {
             .ok_or_else(|| GatewayError::Url(config.base_url.clone()))?;
         let authority = rest.split('/').next().unwrap_or(rest).to_owned();
         Ok(Self {
-            client: crate::provider::shared_client(),
+            client: crate::shared_client(),
             authority,
             url: format!("{}/chat/completions", config.base_url.trim_end_matches('/')),
             tiers: config.tiers.clone(),

@@ -7,13 +7,14 @@ use std::sync::{Arc, Mutex};
 
 use plugin_sdk::engine::BoxFuture;
 
-use super::{a_gap, bodies, not_this_turns, parse_message, ConversationStore, Owner, TurnLease};
-use crate::conversation::Message;
-use crate::outcome::TurnSummary;
-use crate::stores::records::{
-    ActionRecord, ActionState, ConversationError, TurnRecord, INTERRUPTED,
+use engine_core::conversation::Message;
+use engine_core::stores::conversations::{
+    a_gap, bodies, not_this_turns, parse_message, ConversationStore, Owner, TurnLease,
 };
-use crate::stores::sqlite_turns::Holder;
+use engine_core::stores::{ActionRecord, ActionState, ConversationError, TurnRecord, INTERRUPTED};
+use engine_core::TurnSummary;
+
+use crate::holder::Holder;
 
 /// How long a step waits for the database while another process writes.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -75,8 +76,7 @@ impl SqliteConversations {
         let connection = rusqlite::Connection::open(path).map_err(sql)?;
         // The knowledge store's settings: WAL with full syncing, a bounded wait on a lock
         // another process holds.
-        crate::stores::sqlite_knowledge::connections::configure(&connection, BUSY_TIMEOUT)
-            .map_err(sql)?;
+        crate::knowledge::connections::configure(&connection, BUSY_TIMEOUT).map_err(sql)?;
         connection
             .execute_batch(
                 "CREATE TABLE IF NOT EXISTS messages (
@@ -657,7 +657,6 @@ async fn blocking<T: Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stores::Conversations;
 
     /// Two openings of one file are two processes' stores, as far as turns go: a turn
     /// one holds is busy for the other, and a lease dropped without its end (an end that
@@ -668,8 +667,8 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("conversations.sqlite");
         let (first, second) = (
-            Conversations::open(&path).unwrap(),
-            Conversations::open(&path).unwrap(),
+            crate::open_conversations(&path).unwrap(),
+            crate::open_conversations(&path).unwrap(),
         );
         let lease = first
             .begin_turn("c")
@@ -714,7 +713,7 @@ mod tests {
                  VALUES ('c', 'call_0', 'acme:log', '{}', 'ada', 'performed');",
             )
             .unwrap();
-        let store = Conversations::open(&path).unwrap();
+        let store = crate::open_conversations(&path).unwrap();
         let mut lease = store.begin_turn("c").await.unwrap().unwrap();
         let record = ActionRecord {
             id: 0,

@@ -9,7 +9,7 @@
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
-use super::records::{ConversationError, INTERRUPTED};
+use engine_core::stores::{ConversationError, INTERRUPTED};
 
 /// This opening of the store, as other processes see it: a token, and the locked file
 /// that says it is alive.

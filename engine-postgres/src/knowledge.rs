@@ -15,9 +15,9 @@ use plugin_sdk::knowledge::{
 use tokio_postgres::Row;
 
 use super::{DatabaseError, Postgres};
-use crate::config::KnowledgeLimits;
-use crate::stores::sqlite_knowledge::query::search_words;
-use crate::stores::sqlite_knowledge::{refuse_write, sql_limit};
+use engine_core::config::KnowledgeLimits;
+use engine_core::stores::knowledge::search_words;
+use engine_core::stores::knowledge::{refuse_write, sql_limit};
 
 /// The knowledge store in the shared database, under [`KnowledgeLimits`].
 pub struct PostgresKnowledge {

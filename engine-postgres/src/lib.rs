@@ -25,13 +25,40 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
-use crate::config::DatabaseConfig;
+use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
+use engine_core::stores::Conversations;
+use engine_core::{Backends, SharedStores};
 
 pub use artifacts::PostgresArtifacts;
 pub use conversation_store::PostgresConversations;
 pub(crate) use conversations::{TurnEnded, TurnLock};
 pub use knowledge::PostgresKnowledge;
 pub use migrations::SCHEMA_VERSION;
+
+/// `backends` with every store on the database `[database]` names.
+pub fn backends(backends: Backends) -> Backends {
+    backends.with_shared(open_shared)
+}
+
+/// The stores replicas share, in the database `described` names. Connecting migrates
+/// the database.
+pub fn open_shared(
+    described: &DatabaseConfig,
+    artifacts: ArtifactLimits,
+    knowledge: KnowledgeLimits,
+) -> Result<SharedStores, String> {
+    let database = Arc::new(Postgres::connect(described).map_err(|error| error.to_string())?);
+    tracing::info!(
+        replica = database.replica(),
+        "connected to the shared database"
+    );
+    Ok(SharedStores {
+        artifacts: Arc::new(PostgresArtifacts::new(Arc::clone(&database), artifacts)),
+        knowledge: Arc::new(PostgresKnowledge::new(Arc::clone(&database), knowledge)),
+        spend: Arc::clone(&database) as _,
+        conversations: Conversations::new(PostgresConversations::new(database)),
+    })
+}
 
 /// How long a connection may be silent before keepalives probe it, how often they
 /// probe, and how many unanswered probes end it.
