@@ -30,7 +30,7 @@ struct Args {
     #[arg(long = "plugin", value_name = "SPEC", value_parser = Plugin::parse, required = true)]
     plugins: Vec<Plugin>,
     /// Where the engine's command line comes from (`path:DIR` or `git:URL[#REV]`);
-    /// default: this workspace's `examples/engine`.
+    /// default: this workspace's `engine-cli`.
     #[arg(long, value_parser = Source::parse)]
     engine: Option<Source>,
     /// What the image is, in one sentence (`--help` starts with it).
@@ -173,11 +173,11 @@ fn crate_name(name: &str) -> Result<(), String> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if valid && name != "engine" {
+    if valid && name.replace('_', "-") != "engine-cli" {
         Ok(())
     } else {
         Err(format!(
-            "`{name}` is not a plugin crate's name: letters, digits, `-` and `_`, starting with a letter (and not `engine`, the command line's)"
+            "`{name}` is not a plugin crate's name: letters, digits, `-` and `_`, starting with a letter (and not `engine-cli`, the command line's)"
         ))
     }
 }
@@ -187,7 +187,7 @@ fn image_name(name: &str) -> Result<String, String> {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if valid && name != "engine" {
+    if valid && name != "engine-cli" {
         Ok(name.to_owned())
     } else {
         Err(format!(
@@ -196,11 +196,11 @@ fn image_name(name: &str) -> Result<String, String> {
     }
 }
 
-/// This workspace's example engine, whose library is the engine's command line. Its path
-/// without `..`: Cargo tells packages apart by the path written, so the image's build
-/// shares this workspace's only when the two spell it alike.
+/// This workspace's `engine-cli`, the engine's command line. Its path without `..`: Cargo
+/// tells packages apart by the path written, so the image's build shares this
+/// workspace's only when the two spell it alike.
 fn default_engine() -> Source {
-    let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/engine");
+    let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine-cli");
     Source::Path(engine.canonicalize().unwrap_or(engine))
 }
 
@@ -224,7 +224,7 @@ fn files(args: &Args) -> Vec<(&'static str, String)> {
     let mut manifest = format!(
         "[package]\nname = {}\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
          # An image is its own workspace.\n[workspace]\n\n\
-         [dependencies]\n# The engine's command line.\nengine = {}\n\
+         [dependencies]\n# The engine's command line.\nengine-cli = {}\n\
          # The plugins: every other dependency is linked into the image (build.rs).\n",
         toml_string(&args.name),
         engine.toml()
@@ -337,7 +337,8 @@ mod tests {
             "weather",
             "weather@",
             "we ather@1",
-            "engine@1",
+            "engine-cli@1",
+            "engine_cli@1",
             "x=ftp:y",
             "1x@1",
         ] {

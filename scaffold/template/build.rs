@@ -1,5 +1,5 @@
 //! Links every plugin this image depends on: each dependency in Cargo.toml's
-//! `[dependencies]` except `engine` is named once (`use <crate> as _;`), so that adding
+//! `[dependencies]` except `engine-cli` is named once (`use <crate> as _;`), so that adding
 //! or removing a plugin is one edit, there. (Not `[target.*.dependencies]`, nor
 //! optional ones.)
 
@@ -17,7 +17,7 @@ fn main() {
         .cloned()
         .unwrap_or_default();
     let mut uses = String::new();
-    for name in dependencies.keys().filter(|name| *name != "engine") {
+    for name in dependencies.keys().filter(|name| *name != "engine-cli") {
         writeln!(uses, "use {} as _;", name.replace('-', "_")).unwrap();
     }
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");

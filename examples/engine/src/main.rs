@@ -14,7 +14,7 @@ use webhook as _;
 fn main() -> ExitCode {
     // SAFETY: the first thing `main` does; no other thread exists yet.
     unsafe {
-        engine::run(engine::image!(
+        engine_cli::run(engine_cli::image!(
             "An example engine built from engine-core and the example plugins"
         ))
     }

@@ -6,5 +6,9 @@ use mcp_faults as _;
 
 fn main() -> ExitCode {
     // SAFETY: the first thing `main` does; no other thread exists yet.
-    unsafe { engine::run(engine::image!("An engine with only the fault tools linked")) }
+    unsafe {
+        engine_cli::run(engine_cli::image!(
+            "An engine with only the fault tools linked"
+        ))
+    }
 }

@@ -7,7 +7,7 @@ use secret_leaks as _;
 fn main() -> ExitCode {
     // SAFETY: the first thing `main` does; no other thread exists yet.
     unsafe {
-        engine::run(engine::image!(
+        engine_cli::run(engine_cli::image!(
             "An engine with only the leaking tools linked"
         ))
     }

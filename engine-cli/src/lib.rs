@@ -1,5 +1,6 @@
-//! The example engine's command line, for any set of linked plugins: a binary names its
-//! plugin crates and calls [`run`]. `src/main.rs` is the example image.
+//! The engine's command line, for any set of linked plugins: an image's binary names its
+//! plugin crates and calls [`run`] (`examples/engine/src/main.rs` is the example image;
+//! the scaffold writes one per image). It links no plugin of its own.
 //!
 //! Every command starts the engine first, and the engine refuses to start on any problem
 //! with the linked plugins (exit status 1, every problem on stderr).
@@ -300,7 +301,7 @@ pub fn default_backends() -> Backends {
 }
 
 /// The [`Image`] of the crate that calls it, described by `about`:
-/// `engine::image!("Acme's support engine")`.
+/// `engine_cli::image!("Acme's support engine")`.
 #[macro_export]
 macro_rules! image {
     ($about:expr) => {
