@@ -32,3 +32,23 @@ fn the_readme_and_the_crate_docs_give_one_plugin_sdk_dependency_line() {
         }
     }
 }
+
+#[test]
+fn every_guide_in_docs_compiles_its_snippets_as_doctests() {
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let included = include_str!("../../src/lib.rs");
+    let mut guides: Vec<String> = std::fs::read_dir(&docs)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".md"))
+        .collect();
+    guides.sort();
+    assert!(guides.len() >= 10, "{guides:?}");
+    for guide in guides {
+        let line = format!("#[doc = include_str!(\"../../docs/{guide}\")]");
+        assert!(
+            included.contains(&line),
+            "docs/{guide} is not among tests/src/lib.rs's guides, so its snippets are not compiled: add `{line}`"
+        );
+    }
+}

@@ -207,13 +207,12 @@ fn an_unknown_tool_and_an_unknown_method_are_json_rpc_errors() {
 }
 
 #[test]
-fn the_readme_client_configuration_serves_the_tools() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("README.md");
-    let section = readme
-        .split_once("## Using the example engine from an MCP client")
-        .expect("the MCP section")
-        .1;
+fn the_documented_client_configuration_serves_the_tools() {
+    let section = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/mcp-clients.md"
+    ))
+    .expect("docs/mcp-clients.md");
     let snippet = section
         .split_once("```json\n")
         .and_then(|(_, rest)| rest.split_once("```"))
