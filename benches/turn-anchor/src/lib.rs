@@ -19,6 +19,13 @@ plugin_sdk::plugin! {
     description = "The anchor's weather tool.",
 }
 
+/// What the engine installs before any plugin code runs, for the anchor's `main` to run
+/// before it builds any client: the floor's and rig's reqwest is the engine's build
+/// (rustls without a provider of its own), so every client needs the engine's provider.
+pub fn prepare() {
+    engine_providers::install_tls_provider();
+}
+
 /// The arguments of `weather`, as the anchor's tool takes them.
 #[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
 pub struct WeatherArgs {
