@@ -4,7 +4,7 @@
 //! flight, and deadlines for a request's head and body: [`HttpOptions`]). Beside `/mcp`,
 //! the same server runs the engine's agent turns, behind the same guards:
 //! `POST /v1/agents/{agent}/turns` answers the turn's events as NDJSON, and
-//! `GET /v1/conversations/{id}` a conversation's history (see the repository's README).
+//! `GET /v1/conversations/{id}` a conversation's history (see the repository's docs/turns.md).
 //!
 //! One server serves one agent: `tools/list` is that agent's MCP catalog (rendered once
 //! per set of titles), in the client's locale; `tools/call` goes through `Engine::call`,

@@ -96,7 +96,7 @@ impl Backends {
     }
 
     /// These backends, with providers and the gateway made by `provider` and `gateway`,
-    /// and `prepare` run before any plugin code.
+    /// and `prepare` run before any plugin code (in place of any `prepare` before).
     pub fn with_http(
         mut self,
         prepare: fn(),
@@ -168,7 +168,7 @@ pub(super) fn open_shared(
         missing(
             "a shared database (`[database]`)",
             "engine-postgres",
-            "conversations",
+            "backends",
         )
     })?;
     let shared =
@@ -178,7 +178,8 @@ pub(super) fn open_shared(
 }
 
 /// Where conversations are kept: under the data directory when an agent runs turns (or
-/// `keep`) and a backend opens them there, memory otherwise.
+/// `keep`) and a backend opens them there, memory otherwise. Asked to `keep` them
+/// without a backend that can, it refuses: memory would lose them with the process.
 pub(super) fn open_conversations(
     config: &EngineConfig,
     keep: bool,
@@ -190,6 +191,11 @@ pub(super) fn open_conversations(
             let data_dir = create_data_dir(config)?;
             Ok(open(&data_dir.join("conversations.sqlite"))?)
         }
+        None if keep => Err(missing(
+            "conversations kept across runs (`keep_conversations`)",
+            "engine-sqlite",
+            "conversations",
+        )),
         _ => Ok(Conversations::memory()),
     }
 }

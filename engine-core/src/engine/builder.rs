@@ -24,8 +24,10 @@ use plugin_sdk::channel::ChannelDescriptor;
 /// then [`build`](Self::build).
 ///
 /// By default the engine serves every tool and hook the binary linked, under the default
-/// configuration, and opens the embedded stores the configuration asks for. A
-/// configuration without agents gets one, `default`, that grants nothing.
+/// configuration, with its stores in memory: the [`backends`](Self::backends) it is given
+/// open what the configuration asks for (SQLite under the data directory, a shared
+/// database, providers). A configuration without agents gets one, `default`, that grants
+/// nothing.
 #[derive(Default)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct EngineBuilder {
@@ -70,7 +72,7 @@ impl EngineBuilder {
         self
     }
 
-    /// The knowledge store, instead of the SQLite file the configuration implies.
+    /// The knowledge store, instead of the one the backends open.
     pub fn knowledge_store(mut self, store: Arc<dyn KnowledgeStore>) -> Self {
         self.knowledge = Some(store);
         self
@@ -89,9 +91,9 @@ impl EngineBuilder {
         self
     }
 
-    /// The conversation store, instead of the one the configuration implies
-    /// (`conversations.sqlite` under the data directory with the `sqlite` feature, when
-    /// an agent runs turns; memory otherwise).
+    /// The conversation store, instead of the one the backends open (when an agent runs
+    /// turns: `conversations.sqlite` under the data directory with engine-sqlite's;
+    /// memory without a backend).
     pub fn conversations(mut self, conversations: Conversations) -> Self {
         self.conversations = Some(conversations);
         self
@@ -108,7 +110,8 @@ impl EngineBuilder {
     /// Keeps conversations where the configuration keeps those of turns (SQLite under
     /// the data directory, or the shared database) even when no agent runs turns: for
     /// calls in a conversation outside any turn, whose state is then kept across runs
-    /// ([`Engine::call_in_conversation`], `engine call --conversation`).
+    /// ([`Engine::call_in_conversation`], `engine call --conversation`). Without a
+    /// backend that keeps them (or a store given), the build is refused.
     pub fn keep_conversations(mut self) -> Self {
         self.keep_conversations = true;
         self

@@ -4,6 +4,7 @@
 //! each define a plugin, and what an engine finds linked is what they check, so they stay
 //! apart.
 
+mod backends;
 mod catalogs;
 mod registry;
 mod stream_assembly;

@@ -10,6 +10,7 @@ const DEV_DEPENDENCY: &str =
 fn the_readme_and_the_crate_docs_give_one_plugin_sdk_dependency_line() {
     let docs = [
         ("README.md", include_str!("../../../README.md")),
+        ("docs/authors.md", include_str!("../../../docs/authors.md")),
         (
             "plugin-sdk/docs/crate.md",
             include_str!("../../../plugin-sdk/docs/crate.md"),

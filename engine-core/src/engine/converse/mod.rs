@@ -420,8 +420,8 @@ impl Engine {
     /// end of its last turn (or call) in any process or replica sharing the store, which
     /// is newer than what this process remembers (another process may have written it
     /// since). A stored state that cannot be read or taken in fails the turn (`Err`),
-    /// since going on would store this process's older state over it. A store in memory
-    /// holds none: this process's memory is all there is.
+    /// since going on would store this process's older state over it. A store of this
+    /// process only (memory) is not read: what it holds is what this process remembers.
     async fn restore_state(&self, store: &Conversations, conversation: &str) -> Result<(), String> {
         if !store.keeps_state() {
             return Ok(());

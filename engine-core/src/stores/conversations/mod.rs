@@ -30,12 +30,13 @@ pub struct Owner {
     pub subscriber: String,
 }
 
-/// A store of conversations: what a backend implements. Every backend runs the kernel's
-/// store suite (`engine-core/tests/stores`).
+/// A store of conversations: what a backend implements. This workspace's backends run
+/// the kernel's store suite (`engine-core/tests/stores`); another backend should too.
 ///
 /// A turn holds its conversation from [`begin_turn`](Self::begin_turn) to
 /// [`end_turn`](Self::end_turn): a store shared by processes or replicas lets no other
-/// begin a turn of it meanwhile (within a process, the engine keeps turns apart).
+/// begin a turn of it meanwhile (within one engine, the engine keeps turns apart; give
+/// each engine a store of its own). A backend is given back only the leases it made.
 pub trait ConversationStore: Send + Sync + 'static {
     /// The backend's name, for the log (`memory`, `sqlite`, `postgres`).
     fn kind(&self) -> &'static str;
@@ -191,7 +192,8 @@ impl TurnLease {
 }
 
 /// Where conversations are kept: a [`ConversationStore`], with what every backend shares.
-#[derive(Clone)]
+/// Not `Clone`: one engine's store, since the engine is what keeps its turns apart within
+/// a process.
 pub struct Conversations {
     store: Arc<dyn ConversationStore>,
 }

@@ -14,7 +14,7 @@ use test_support::mcp::run_client;
 
 const ENGINE: &str = env!("CARGO_BIN_EXE_engine");
 
-/// A test file (`tests/extensions/`), or a template the README ships
+/// A test file (`tests/extensions/`), or a template the repository ships
 /// (`examples/extensions/`), which the tests use as they are.
 fn fixture(name: &str) -> PathBuf {
     let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));

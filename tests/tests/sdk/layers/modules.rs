@@ -233,20 +233,35 @@ fn path_attribute(attrs: &[syn::Attribute]) -> Option<String> {
     })
 }
 
-/// `#[cfg(test)]`, or a `cfg` whose predicate names `test` (`all(test, ...)`).
+/// `#[cfg(test)]`, or `#[cfg(all(.., test, ..))]`: only compiled for the crate's own
+/// tests. (`not(test)` and `any(test, ..)` are compiled in other builds too.)
 fn is_test_only(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|attr| {
         attr.path().is_ident("cfg")
-            && matches!(&attr.meta, syn::Meta::List(list) if names_test(list.tokens.clone()))
+            && matches!(&attr.meta, syn::Meta::List(list) if requires_test(list.tokens.clone()))
     })
 }
 
-fn names_test(tokens: TokenStream) -> bool {
-    tokens.into_iter().any(|token| match token {
-        TokenTree::Ident(ident) => ident == "test",
-        TokenTree::Group(group) => names_test(group.stream()),
+fn requires_test(predicate: TokenStream) -> bool {
+    let tokens: Vec<TokenTree> = predicate.into_iter().collect();
+    match tokens.as_slice() {
+        [TokenTree::Ident(ident)] => ident == "test",
+        [TokenTree::Ident(all), TokenTree::Group(group)] if all == "all" => {
+            // `all(a, b, ..)`: test-only when one of its top-level predicates is.
+            let mut predicate = TokenStream::new();
+            let mut found = false;
+            for token in group.stream() {
+                match &token {
+                    TokenTree::Punct(comma) if comma.as_char() == ',' => {
+                        found |= requires_test(std::mem::take(&mut predicate));
+                    }
+                    _ => predicate.extend([token]),
+                }
+            }
+            found || requires_test(predicate)
+        }
         _ => false,
-    })
+    }
 }
 
 fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
