@@ -62,7 +62,7 @@ async fn a_plugins_own_reqwest_client_works_in_an_engine_without_a_built_in_prov
         "nothing before the engine installs a provider in this process"
     );
     let engine = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(EngineConfig::parse("[agents.fetcher]\n").unwrap())
         .build()
         .expect("the fetcher tool is valid");

@@ -42,7 +42,7 @@ async fn echo_in(engine: &Engine, turn: &engine_core::Turn) -> Result<String, Ca
 #[tokio::test]
 async fn a_reload_adds_and_removes_agents_and_a_turn_keeps_the_agent_it_started_with() {
     let engine = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config(ONE_AGENT))
         .build()
         .unwrap();
@@ -80,7 +80,7 @@ async fn a_reload_adds_and_removes_agents_and_a_turn_keeps_the_agent_it_started_
 #[tokio::test]
 async fn a_configuration_with_a_problem_is_refused_whole_and_the_engine_keeps_its_own() {
     let engine = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config(ONE_AGENT))
         .build()
         .unwrap();
@@ -99,7 +99,7 @@ async fn a_configuration_with_a_problem_is_refused_whole_and_the_engine_keeps_it
 #[test]
 fn a_change_only_a_restart_applies_is_refused_with_what_needs_it() {
     let engine = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config(ONE_AGENT))
         .build()
         .unwrap();
@@ -140,7 +140,7 @@ fn a_reload_widens_the_log_redaction_with_the_secrets_it_brings_and_keeps_the_ol
     let first = with_key("first-secret-value");
     let log = LogRedaction::new(engine_core::redactor(&first));
     let engine = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(first)
         .log_redaction(log.clone())
         .build()
@@ -160,7 +160,7 @@ fn a_reload_widens_the_log_redaction_with_the_secrets_it_brings_and_keeps_the_ol
 #[test]
 fn mcp_clients_are_told_after_a_reload_and_not_after_a_refused_one() {
     let engine = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config(ONE_AGENT))
         .build()
         .unwrap();
@@ -177,7 +177,7 @@ fn mcp_clients_are_told_after_a_reload_and_not_after_a_refused_one() {
 #[tokio::test]
 async fn a_session_sees_its_agents_new_tools_and_is_refused_once_the_agent_is_removed() {
     let engine = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config(&format!("{ONE_AGENT}[agents.b]\n")))
         .build()
         .unwrap();
@@ -207,7 +207,7 @@ async fn the_first_agent_that_runs_turns_opens_the_conversation_store_start_up_w
     let data = std::env::temp_dir().join(format!("engine-reload-turns-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let engine = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config(&format!("data_dir = {data:?}\n{ONE_AGENT}")))
         .build()
         .unwrap();

@@ -1,10 +1,6 @@
 //! An engine's agent over MCP, built on rmcp (the official Rust MCP SDK): one handler,
-//! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`serve_http`], with
-//! a bearer token, `Origin` and `Host` checks, bounds on open connections and requests in
-//! flight, and deadlines for a request's head and body: [`HttpOptions`]). Beside `/mcp`,
-//! the same server runs the engine's agent turns, behind the same guards:
-//! `POST /v1/agents/{agent}/turns` answers the turn's events as NDJSON, and
-//! `GET /v1/conversations/{id}` a conversation's history (see the repository's docs/turns.md).
+//! served over stdio ([`serve_stdio`]) or streamable HTTP at `/mcp` ([`streamable_http`]:
+//! a router that an HTTP server mounts behind its guards, as engine-server does).
 //!
 //! One server serves one agent: `tools/list` is that agent's MCP catalog (rendered once
 //! per set of titles), in the client's locale; `tools/call` goes through `Engine::call`,
@@ -22,7 +18,7 @@
 //! // Secrets: see `engine_core::config::take_environment`, called first thing in `main`.
 //! let config = EngineConfig::load(None, Vec::new())?;
 //! let engine = Engine::builder().config(config).build()?;
-//! let server = McpServer::new(Arc::new(engine), "default".into(), Options::default());
+//! let server = McpServer::new(Arc::new(engine), "default", Options::default())?;
 //! engine_mcp::serve_stdio(server).await?;
 //! # Ok(()) }
 //! ```
@@ -30,10 +26,8 @@
 #![warn(missing_docs)]
 
 mod call;
-mod http;
 mod locale;
-
-pub use http::{serve_http, HttpError, HttpOptions, TOKEN_ENV};
+pub mod streamable_http;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,17 +92,16 @@ impl McpServer {
         &self.engine
     }
 
-    /// Serves the tools `agent` (which must exist) equips in `engine`, with `options`.
-    pub fn new(engine: Arc<Engine>, agent: String, options: Options) -> Self {
-        let session = engine
-            .session(&agent)
-            .unwrap_or_else(|error| panic!("{error}"));
-        Self {
+    /// Serves the tools `agent` equips in `engine`, with `options`; refused if `engine`
+    /// has no such agent.
+    pub fn new(engine: Arc<Engine>, agent: &str, options: Options) -> Result<Self, UnknownAgent> {
+        let session = engine.session(agent)?;
+        Ok(Self {
             engine,
             options: Arc::new(options),
             session,
             list_changed: Default::default(),
-        }
+        })
     }
 
     /// The same server for another session, with a budget of its own; refused once a

@@ -29,13 +29,38 @@ struct Args {
     /// `NAME=git:URL` (optionally `#REV`). Repeat for each.
     #[arg(long = "plugin", value_name = "SPEC", value_parser = Plugin::parse, required = true)]
     plugins: Vec<Plugin>,
-    /// Where the engine's command line comes from (`path:DIR` or `git:URL[#REV]`);
-    /// default: this workspace's `engine-cli`.
+    /// Where the engine comes from: the directory of its workspace (`path:DIR`, which
+    /// holds `engine/` and `engine-cli/`) or its Git repository (`git:URL[#REV]`);
+    /// default: this workspace.
     #[arg(long, value_parser = Source::parse)]
     engine: Option<Source>,
+    /// A backend the image opens its configured parts with: `sqlite` (conversations and
+    /// knowledge under the data directory), `postgres` (every store on one PostgreSQL,
+    /// for replicas), `http` (model providers and the tools' gateway). Repeat for each;
+    /// default: sqlite and http. An image builds only the backends it names.
+    #[arg(long = "backend", value_name = "BACKEND", value_enum)]
+    backends: Vec<Backend>,
     /// What the image is, in one sentence (`--help` starts with it).
     #[arg(long, default_value = "An engine image")]
     about: String,
+}
+
+/// A backend: a feature of the `engine` crate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+enum Backend {
+    Sqlite,
+    Postgres,
+    Http,
+}
+
+impl Backend {
+    fn feature(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres => "postgres",
+            Self::Http => "http",
+        }
+    }
 }
 
 /// A plugin dependency.
@@ -136,18 +161,28 @@ impl Source {
 
     /// The dependency's value in Cargo.toml.
     fn toml(&self) -> String {
+        format!("{{ {} }}", self.keys())
+    }
+
+    /// The keys that say where a dependency comes from (`path = ..`, `git = ..`).
+    fn keys(&self) -> String {
         match self {
-            Self::Registry(version) => toml_string(version),
-            Self::Path(dir) => format!("{{ path = {} }}", toml_string(&dir.to_string_lossy())),
-            Self::Git { url, rev: None } => format!("{{ git = {} }}", toml_string(url)),
+            Self::Registry(version) => format!("version = {}", toml_string(version)),
+            Self::Path(dir) => format!("path = {}", toml_string(&dir.to_string_lossy())),
+            Self::Git { url, rev: None } => format!("git = {}", toml_string(url)),
             Self::Git {
                 url,
                 rev: Some(rev),
-            } => format!(
-                "{{ git = {}, rev = {} }}",
-                toml_string(url),
-                toml_string(rev)
-            ),
+            } => format!("git = {}, rev = {}", toml_string(url), toml_string(rev)),
+        }
+    }
+
+    /// The package `name` of the engine's workspace at this source: a path's is the
+    /// directory of that name in it; a Git repository's, found by name.
+    fn package(&self, name: &str) -> Self {
+        match self {
+            Self::Path(dir) => Self::Path(dir.join(name)),
+            other => other.clone(),
         }
     }
 }
@@ -173,11 +208,11 @@ fn crate_name(name: &str) -> Result<(), String> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if valid && name.replace('_', "-") != "engine-cli" {
+    if valid && !ENGINE_CRATES.contains(&name.replace('_', "-").as_str()) {
         Ok(())
     } else {
         Err(format!(
-            "`{name}` is not a plugin crate's name: letters, digits, `-` and `_`, starting with a letter (and not `engine-cli`, the command line's)"
+            "`{name}` is not a plugin crate's name: letters, digits, `-` and `_`, starting with a letter (and not `engine` or `engine-cli`, the image's own dependencies)"
         ))
     }
 }
@@ -187,7 +222,7 @@ fn image_name(name: &str) -> Result<String, String> {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if valid && name != "engine-cli" {
+    if valid && !ENGINE_CRATES.contains(&name) {
         Ok(name.to_owned())
     } else {
         Err(format!(
@@ -196,12 +231,36 @@ fn image_name(name: &str) -> Result<String, String> {
     }
 }
 
-/// This workspace's `engine-cli`, the engine's command line. Its path without `..`: Cargo
+/// The crates every image depends on besides its plugins: the engine with its backends,
+/// and its command line. The template's build.rs links every other dependency.
+const ENGINE_CRATES: [&str; 2] = ["engine", "engine-cli"];
+
+/// This workspace, where the engine comes from by default. Its path without `..`: Cargo
 /// tells packages apart by the path written, so the image's build shares this
 /// workspace's only when the two spell it alike.
 fn default_engine() -> Source {
-    let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine-cli");
-    Source::Path(engine.canonicalize().unwrap_or(engine))
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    Source::Path(workspace.canonicalize().unwrap_or(workspace))
+}
+
+/// The `engine` dependency: the backends chosen, as its features, and no others.
+fn engine_dependency(engine: &Source, backends: &[Backend]) -> String {
+    let mut backends = if backends.is_empty() {
+        vec![Backend::Sqlite, Backend::Http]
+    } else {
+        backends.to_vec()
+    };
+    backends.sort();
+    backends.dedup();
+    let features: Vec<String> = backends
+        .iter()
+        .map(|backend| toml_string(backend.feature()))
+        .collect();
+    format!(
+        "{{ {}, default-features = false, features = [{}] }}",
+        engine.package("engine").keys(),
+        features.join(", ")
+    )
 }
 
 /// The image's profiles, this workspace's own: an image ships with LTO, and its debug
@@ -224,10 +283,12 @@ fn files(args: &Args) -> Vec<(&'static str, String)> {
     let mut manifest = format!(
         "[package]\nname = {}\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
          # An image is its own workspace.\n[workspace]\n\n\
-         [dependencies]\n# The engine's command line.\nengine-cli = {}\n\
+         [dependencies]\n# The engine and the backends it opens its configured parts with.\n\
+         engine = {}\n# The engine's command line.\nengine-cli = {}\n\
          # The plugins: every other dependency is linked into the image (build.rs).\n",
         toml_string(&args.name),
-        engine.toml()
+        engine_dependency(&engine, &args.backends),
+        engine.package("engine-cli").toml()
     );
     for plugin in &args.plugins {
         manifest += &format!("{} = {}\n", plugin.name, plugin.source.toml());
@@ -339,6 +400,7 @@ mod tests {
             "we ather@1",
             "engine-cli@1",
             "engine_cli@1",
+            "engine@1",
             "x=ftp:y",
             "1x@1",
         ] {
@@ -385,6 +447,27 @@ mod tests {
             "the plugin `acme_crm` is given twice"
         );
         assert!(distinct(&plugins[..1]).is_ok());
+    }
+
+    #[test]
+    fn the_engine_dependency_turns_on_the_backends_named_and_no_default() {
+        let engine = Source::Path("/src/engine-workspace".into());
+        assert_eq!(
+            engine_dependency(&engine, &[]),
+            "{ path = \"/src/engine-workspace/engine\", default-features = false, features = [\"sqlite\", \"http\"] }"
+        );
+        let git = Source::Git {
+            url: "https://example.com/engine".into(),
+            rev: Some("v1".into()),
+        };
+        assert_eq!(
+            engine_dependency(&git, &[Backend::Http, Backend::Postgres, Backend::Http]),
+            "{ git = \"https://example.com/engine\", rev = \"v1\", default-features = false, features = [\"postgres\", \"http\"] }"
+        );
+        assert_eq!(
+            engine.package("engine-cli").toml(),
+            "{ path = \"/src/engine-workspace/engine-cli\" }"
+        );
     }
 
     #[test]

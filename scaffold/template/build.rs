@@ -1,5 +1,5 @@
 //! Links every plugin this image depends on: each dependency in Cargo.toml's
-//! `[dependencies]` except `engine-cli` is named once (`use <crate> as _;`), so that adding
+//! `[dependencies]` except `engine` and `engine-cli` is named once (`use <crate> as _;`), so that adding
 //! or removing a plugin is one edit, there. (Not `[target.*.dependencies]`, nor
 //! optional ones.)
 
@@ -17,7 +17,8 @@ fn main() {
         .cloned()
         .unwrap_or_default();
     let mut uses = String::new();
-    for name in dependencies.keys().filter(|name| *name != "engine-cli") {
+    let engine = ["engine", "engine-cli"];
+    for name in dependencies.keys().filter(|name| !engine.contains(&name.as_str())) {
         writeln!(uses, "use {} as _;", name.replace('-', "_")).unwrap();
     }
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");

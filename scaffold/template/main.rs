@@ -7,5 +7,5 @@ include!(concat!(env!("OUT_DIR"), "/plugins.rs"));
 
 fn main() -> ExitCode {
     // SAFETY: the first thing `main` does; no other thread exists yet.
-    unsafe { engine_cli::run(engine_cli::image!({{about}})) }
+    unsafe { engine_cli::run(engine_cli::image!({{about}}), engine::default_backends()) }
 }

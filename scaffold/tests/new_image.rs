@@ -17,7 +17,7 @@ fn workspace() -> PathBuf {
 
 /// This workspace's target directory, which the image builds into: with the example
 /// engine's lock file, profile and paths, its dependencies are the ones the workspace
-/// builds (`cargo build --release -p engine` there finds them built, and the other way
+/// builds (`cargo build --release -p example-engine` there finds them built, and the other way
 /// round).
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -194,6 +194,22 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
             "--message-format=json",
         ],
     );
+    // It builds the backends it names (the scaffold's default: SQLite and HTTP) and no
+    // other: PostgreSQL's, which the example engine links, is not in its graph.
+    let graph = text(&built.stdout);
+    for (package, built_here) in [
+        ("engine-sqlite", true),
+        ("engine-providers", true),
+        ("engine-postgres", false),
+        ("tokio-postgres", false),
+    ] {
+        assert_eq!(
+            graph.contains(&format!("{package}#")) || graph.contains(&format!("#{package}@")),
+            built_here,
+            "{package} is {}in the image's build",
+            if built_here { "not " } else { "" }
+        );
+    }
     let image = target_dir().join("release/support-engine");
     let debug_engine = target_dir().join("debug/engine");
     assert!(

@@ -45,7 +45,7 @@ pub type OpenGateway = fn(&GatewayConfig) -> Result<Arc<dyn ModelGateway>, Gatew
 
 /// The I/O backends an engine opens its configured parts with, each a function of the
 /// crate that implements it (`engine-sqlite`, `engine-postgres`, `engine-providers`);
-/// an image's crate gives them all at once (`engine_cli::default_backends`). A part the
+/// an image's crate gives them all at once (`engine::default_backends`, the façade's). A part the
 /// builder is given directly ([`EngineBuilder::conversations`](super::EngineBuilder::conversations),
 /// [`provider`](super::EngineBuilder::provider), ...) needs none.
 #[derive(Clone, Copy, Default)]
@@ -111,13 +111,34 @@ impl Backends {
 }
 
 /// The part the configuration asks for, without the backend that opens it.
-fn missing(part: &'static str, backend: &'static str, setter: &'static str) -> EngineError {
+fn missing(part: &'static str, backend: Crate, setter: &'static str) -> EngineError {
     EngineError::MissingBackend {
         part,
-        backend,
+        backend: backend.name,
+        feature: backend.feature,
         setter,
     }
 }
+
+/// A backend's crate, and the `engine` façade's feature that links it.
+#[derive(Clone, Copy)]
+struct Crate {
+    name: &'static str,
+    feature: &'static str,
+}
+
+const SQLITE: Crate = Crate {
+    name: "engine-sqlite",
+    feature: "sqlite",
+};
+const POSTGRES: Crate = Crate {
+    name: "engine-postgres",
+    feature: "postgres",
+};
+const PROVIDERS: Crate = Crate {
+    name: "engine-providers",
+    feature: "http",
+};
 
 /// The provider of `agent`'s turns: the builder's, or the configuration's.
 pub(super) fn agent_provider(
@@ -139,7 +160,7 @@ pub(super) fn agent_provider(
     let open = backends.provider.ok_or_else(|| {
         missing(
             "a model provider (`[providers]`)",
-            "engine-providers",
+            PROVIDERS,
             "provider",
         )
     })?;
@@ -167,7 +188,7 @@ pub(super) fn open_shared(
     let open = backends.shared.ok_or_else(|| {
         missing(
             "a shared database (`[database]`)",
-            "engine-postgres",
+            POSTGRES,
             "backends",
         )
     })?;
@@ -193,7 +214,7 @@ pub(super) fn open_conversations(
         }
         None if keep => Err(missing(
             "conversations kept across runs (`keep_conversations`)",
-            "engine-sqlite",
+            SQLITE,
             "conversations",
         )),
         _ => Ok(Conversations::memory()),
@@ -223,7 +244,7 @@ pub(super) fn open_knowledge(
     let open = backends.knowledge.ok_or_else(|| {
         missing(
             "a knowledge store (an agent grants knowledge)",
-            "engine-sqlite",
+            SQLITE,
             "knowledge_store",
         )
     })?;
@@ -238,7 +259,7 @@ pub(super) fn open_gateway(
     let open = backends.gateway.ok_or_else(|| {
         missing(
             "a model gateway (`[gateway]`)",
-            "engine-providers",
+            PROVIDERS,
             "model_gateway",
         )
     })?;

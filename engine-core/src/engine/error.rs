@@ -71,12 +71,14 @@ pub enum EngineError {
     #[error("these changes need a restart: {}", .0.join(", "))]
     NeedsRestart(Vec<String>),
     /// The configuration asks for a part the engine was given no backend for.
-    #[error("the configuration needs {part}, and the engine was built without a backend for it: give the builder `{backend}`'s (`EngineBuilder::backends`), or your own with `EngineBuilder::{setter}`")]
+    #[error("the configuration needs {part}, and the engine was built without a backend for it: turn on the `engine` crate's feature `{feature}` (what `engine::default_backends()` gives the builder), give the builder `{backend}`'s (`EngineBuilder::backends`), or your own with `EngineBuilder::{setter}`")]
     MissingBackend {
         /// What the configuration asks for.
         part: &'static str,
         /// The crate that opens it.
         backend: &'static str,
+        /// The `engine` façade's feature that links that crate.
+        feature: &'static str,
         /// The builder method that takes one instead.
         setter: &'static str,
     },

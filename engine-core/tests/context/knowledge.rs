@@ -464,7 +464,7 @@ async fn a_damaged_database_file_stops_start_up_with_an_error_that_says_so() {
     ))
     .unwrap();
     let error = match engine_core::Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config)
         .build()
     {

@@ -202,7 +202,7 @@ async fn a_select_secret_takes_one_of_its_choices_unredacted_and_a_refusal_never
 
     let parsed = EngineConfig::parse(&config("mars-1")).unwrap();
     let error = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(parsed)
         .tools(plugin_sdk::engine::linked_tools().filter(|tool| (tool.plugin)().namespace == "ctx"))
         .build()

@@ -13,7 +13,7 @@ pub const KEY: &str = "crm-KEY-9f8e7d6c5b4a";
 pub fn engine(config: &str) -> Engine {
     let config = EngineConfig::parse(config).expect("the test configuration parses");
     Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config)
         .tools(ctx_tools())
         .build()

@@ -135,7 +135,7 @@ fn engine(names: &[&str], config: &str) -> Engine {
             .unwrap_or_else(|| panic!("no hook `{name}` is linked"))
     });
     Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(EngineConfig::parse(config).expect("the configuration parses"))
         .limits(Limits::default())
         .hooks(hooks)
@@ -282,7 +282,7 @@ async fn an_agent_without_a_hooks_secret_leaves_the_hook_out_and_a_list_naming_i
     let config = "[agents.a]\nhooks = [\"turns:report_sent\"]\n";
     let hooks = plugin_sdk::engine::linked_hooks().filter(|hook| hook.name == "report_sent");
     let error = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(EngineConfig::parse(config).unwrap())
         .hooks(hooks)
         .build()

@@ -33,7 +33,7 @@ pub fn engine_with(names: &[&str], limits: Limits) -> Engine {
 pub fn build(hooks: Vec<&'static HookDescriptor>, limits: Limits) -> Result<Engine, StartupError> {
     let config = EngineConfig::load(None, []).expect("no file, no variables");
     match Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config)
         .limits(limits)
         .hooks(hooks)

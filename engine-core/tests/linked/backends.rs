@@ -63,7 +63,7 @@ fn each_configured_part_without_its_backend_is_refused_naming_the_crate_that_ope
 fn the_same_configuration_starts_with_its_backends() {
     for (name, text) in [("knowledge-given", KNOWLEDGE), ("provider-given", PROVIDER)] {
         let built = Engine::builder()
-            .backends(test_support::backends())
+            .backends(engine::default_backends())
             .config(config(name, text))
             .build();
         assert!(
@@ -83,7 +83,7 @@ fn conversations_asked_to_be_kept_without_a_backend_are_refused_not_kept_in_memo
     let (backend, message) = missing_backend(built);
     assert_eq!(backend, "engine-sqlite", "{message}");
     let kept = Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config("keep-given", "[agents.a]\n"))
         .keep_conversations()
         .build();

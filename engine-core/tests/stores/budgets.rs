@@ -69,7 +69,7 @@ fn replica(database: &DatabaseConfig) -> Engine {
         database.url, database.password_env
     );
     Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(EngineConfig::parse(&config).unwrap())
         .tools(probe_tools())
         .model_gateway(Arc::new(Fixed))

@@ -57,7 +57,7 @@ fn replica_with(database: &DatabaseConfig, provider: Arc<dyn Provider>, tools: &
     );
     let tools: Vec<String> = tools.iter().map(|tool| (*tool).to_owned()).collect();
     Engine::builder()
-        .backends(test_support::backends())
+        .backends(engine::default_backends())
         .config(config)
         .tools(
             plugin_sdk::engine::linked_tools()

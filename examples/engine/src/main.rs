@@ -14,8 +14,9 @@ use webhook as _;
 fn main() -> ExitCode {
     // SAFETY: the first thing `main` does; no other thread exists yet.
     unsafe {
-        engine_cli::run(engine_cli::image!(
-            "An example engine built from engine-core and the example plugins"
-        ))
+        engine_cli::run(
+            engine_cli::image!("An example engine built from engine-core and the example plugins"),
+            engine::default_backends(),
+        )
     }
 }

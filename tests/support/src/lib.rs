@@ -12,14 +12,6 @@ pub mod refusal;
 
 use std::path::{Path, PathBuf};
 
-/// Every backend, as an image has them: SQLite under the data directory, PostgreSQL with
-/// `[database]`, providers and the gateway over HTTP.
-pub fn backends() -> engine_core::Backends {
-    let backends = engine_sqlite::backends(engine_core::Backends::NONE);
-    let backends = engine_postgres::backends(backends);
-    engine_providers::backends(backends)
-}
-
 /// The test venv's Python (`scripts/test` creates `.venv` with the pinned packages of
 /// `tests/oracle/requirements.txt`), or `PLUGIN_SDK_PYTHON`; `needs` says what for.
 pub fn python(needs: &str) -> PathBuf {

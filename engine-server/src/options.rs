@@ -1,46 +1,20 @@
-//! The streamable HTTP transport, guarded: a bearer token (required when other hosts can
-//! reach the server, directly or through a proxy), `Origin` and `Host` checks, a bound on
-//! the connections open and on the requests served at once, and deadlines for a request's
-//! head and body, so that slow clients cannot hold the server.
-//!
-//! The server keeps no sessions: protocol 2026-07-28 has none, and older clients are served
-//! statelessly too, so there is no session state for clients to pile up. Each request is
-//! answered once it has its result (JSON, not an event stream), which is what makes the
-//! in-flight bound count every tool call until it ends.
-
-mod bearer;
-mod body_deadline;
-mod channels;
-mod connections;
-mod extensions;
-mod ids;
-mod in_flight;
-mod problem;
-mod same_site;
-mod turns;
+//! Who may use the HTTP server and how much it serves at once ([`HttpOptions`]), checked
+//! before it listens; and why it would not ([`HttpError`]).
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::uri::Authority;
 use axum::http::Uri;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
-use tower_http::validate_request::ValidateRequestHeaderLayer;
 
-use crate::McpServer;
-use bearer::Bearer;
+use crate::bearer;
 
-/// The environment variable an engine reads the server's token from (the example engine
-/// does, and removes it from its environment once read).
+/// The environment variable an engine reads the server's token from (engine-cli does,
+/// and removes it from its environment once read).
 pub const TOKEN_ENV: &str = "ENGINE_MCP_TOKEN";
 
 /// The browser origins always allowed: pages served from this machine.
-const LOOPBACK_ORIGINS: [&str; 6] = [
+pub(crate) const LOOPBACK_ORIGINS: [&str; 6] = [
     "http://localhost:*",
     "http://127.0.0.1:*",
     "http://[::1]:*",
@@ -50,7 +24,7 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 ];
 
 /// The `Host`s always allowed (rmcp's guard against DNS rebinding).
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+pub(crate) const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// Who may use the HTTP server, and how much it serves at once.
 #[derive(Clone)]
@@ -98,7 +72,7 @@ impl HttpOptions {
     /// Whether these options may serve on `addr`: the limits are usable, every allowed
     /// origin and host parses, the token (if any) is strong enough, and there is one if
     /// other hosts can reach the server: `addr` is not loopback, or an allowed origin or
-    /// host is not (the server is then exposed through a proxy). [`serve_http`] checks it;
+    /// host is not (the server is then exposed through a proxy). [`serve`](crate::serve) checks it;
     /// a caller that announces the address checks first.
     pub fn check(&self, addr: SocketAddr) -> Result<(), HttpError> {
         for (name, value) in [
@@ -159,7 +133,7 @@ impl HttpOptions {
         }
     }
 
-    fn token(&self) -> Option<&str> {
+    pub(crate) fn token(&self) -> Option<&str> {
         self.token.as_deref().filter(|token| !token.is_empty())
     }
 }
@@ -255,86 +229,6 @@ pub enum HttpError {
     /// The listener failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
-}
-
-/// Serves `server` over streamable HTTP at `/mcp`, and its engine's turns at
-/// `/v1/agents/{agent}/turns` (see the crate's documentation), on `listener`, guarded as `options` say,
-/// until `shutdown` is cancelled. Refuses to start on options that [`HttpOptions::check`]
-/// refuses.
-pub async fn serve_http(
-    server: McpServer,
-    listener: TcpListener,
-    options: HttpOptions,
-    shutdown: CancellationToken,
-) -> Result<(), HttpError> {
-    options.check(listener.local_addr()?)?;
-    let bearer = options.token().map(Bearer::new);
-    // One list for rmcp's checks of `/mcp` and ours of the turn routes.
-    let same_site = same_site::SameSite {
-        hosts: LOOPBACK_HOSTS
-            .iter()
-            .map(|host| host.to_string())
-            .chain(options.allowed_hosts)
-            .collect(),
-        origins: LOOPBACK_ORIGINS
-            .iter()
-            .map(|origin| origin.to_string())
-            .chain(options.allowed_origins)
-            .collect(),
-    };
-    let config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(shutdown.child_token())
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_allowed_hosts(same_site.hosts.clone())
-        .with_allowed_origins(same_site.origins.clone())
-        .enforce_origin_validation();
-    let (body_timeout, max_body_bytes) = (options.body_read_timeout, config.max_request_body_bytes);
-    // rmcp asks for a service per request: each is a session of its own, with its own
-    // session budget (the agent's window cap bounds them together).
-    let engine = Arc::clone(server.engine());
-    let service: StreamableHttpService<McpServer, LocalSessionManager> = StreamableHttpService::new(
-        move || server.for_new_session().map_err(std::io::Error::other),
-        Default::default(),
-        config,
-    );
-    let permits = Arc::new(Semaphore::new(options.max_in_flight));
-    let router = axum::Router::new()
-        .nest_service("/mcp", service)
-        .merge(
-            turns::router(Arc::clone(&engine), shutdown.child_token())
-                .merge(channels::router(
-                    Arc::clone(&engine),
-                    shutdown.child_token(),
-                ))
-                .merge(extensions::router(engine))
-                .layer(axum::middleware::from_fn(
-                    move |request: axum::extract::Request, next: axum::middleware::Next| {
-                        same_site.clone().check(request, next)
-                    },
-                )),
-        )
-        // Inside the in-flight bound: a slow body holds its place until the deadline only.
-        .layer(axum::middleware::from_fn(move |request, next| {
-            body_deadline::read_body(body_timeout, max_body_bytes, request, next)
-        }))
-        .layer(axum::middleware::from_fn(move |request, next| {
-            in_flight::bounded(Arc::clone(&permits), request, next)
-        }));
-    // The last layer is the outermost: a request without the token takes no permit.
-    let router = match bearer {
-        Some(bearer) => router.layer(ValidateRequestHeaderLayer::custom(bearer)),
-        None => router,
-    };
-    connections::serve(
-        listener,
-        router,
-        options.max_connections,
-        options.header_read_timeout,
-        shutdown,
-    )
-    .await;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,122 @@
+//! The engine's HTTP server: an agent's MCP at `/mcp` (engine-mcp's router), its turns at
+//! `/v1` (`POST /v1/agents/{agent}/turns` answers the turn's events as NDJSON,
+//! `GET /v1/conversations/{id}` a conversation's history: the repository's docs/turns.md),
+//! the channels at `/channels/{name}` and the external tools' status, all behind one set of
+//! guards ([`HttpOptions`]): a bearer token (required when other hosts can reach the
+//! server, directly or through a proxy), `Origin` and `Host` checks, a bound on the
+//! connections open and on the requests served at once, and deadlines for a request's
+//! head and body, so that slow clients cannot hold the server.
+//!
+//! ```no_run
+//! # async fn run(engine: std::sync::Arc<engine_core::Engine>) -> Result<(), Box<dyn std::error::Error>> {
+//! use engine_mcp::{McpServer, Options};
+//! use engine_server::HttpOptions;
+//!
+//! let server = McpServer::new(engine, "default", Options::default())?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! let shutdown = tokio_util::sync::CancellationToken::new();
+//! engine_server::serve(server, listener, HttpOptions::default(), shutdown).await?;
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod bearer;
+mod body_deadline;
+mod channels;
+mod connections;
+mod extensions;
+mod ids;
+mod in_flight;
+mod options;
+mod problem;
+mod same_site;
+mod turns;
+
+pub use options::{HttpError, HttpOptions, TOKEN_ENV};
+
+use std::sync::Arc;
+
+use engine_mcp::streamable_http::{self, HttpTransport};
+use engine_mcp::McpServer;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tower_http::validate_request::ValidateRequestHeaderLayer;
+
+use bearer::Bearer;
+use options::{LOOPBACK_HOSTS, LOOPBACK_ORIGINS};
+
+/// Serves `server`'s MCP at `/mcp`, and its engine's turns, channels and external tools'
+/// status (see the crate's documentation), on `listener`, guarded as `options` say, until
+/// `shutdown` is cancelled. Refuses to start on options that [`HttpOptions::check`]
+/// refuses.
+pub async fn serve(
+    server: McpServer,
+    listener: TcpListener,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+) -> Result<(), HttpError> {
+    options.check(listener.local_addr()?)?;
+    let bearer = options.token().map(Bearer::new);
+    // One list for rmcp's checks of `/mcp` and ours of the other routes.
+    let same_site = same_site::SameSite {
+        hosts: LOOPBACK_HOSTS
+            .iter()
+            .map(|host| host.to_string())
+            .chain(options.allowed_hosts)
+            .collect(),
+        origins: LOOPBACK_ORIGINS
+            .iter()
+            .map(|origin| origin.to_string())
+            .chain(options.allowed_origins)
+            .collect(),
+    };
+    let body_timeout = options.body_read_timeout;
+    let max_body_bytes = streamable_http::max_request_body_bytes();
+    let engine = Arc::clone(server.engine());
+    let mcp = streamable_http::router(
+        server,
+        HttpTransport {
+            allowed_hosts: same_site.hosts.clone(),
+            allowed_origins: same_site.origins.clone(),
+            shutdown: shutdown.child_token(),
+        },
+    );
+    let permits = Arc::new(Semaphore::new(options.max_in_flight));
+    let router = mcp
+        .merge(
+            turns::router(Arc::clone(&engine), shutdown.child_token())
+                .merge(channels::router(
+                    Arc::clone(&engine),
+                    shutdown.child_token(),
+                ))
+                .merge(extensions::router(engine))
+                .layer(axum::middleware::from_fn(
+                    move |request: axum::extract::Request, next: axum::middleware::Next| {
+                        same_site.clone().check(request, next)
+                    },
+                )),
+        )
+        // Inside the in-flight bound: a slow body holds its place until the deadline only.
+        .layer(axum::middleware::from_fn(move |request, next| {
+            body_deadline::read_body(body_timeout, max_body_bytes, request, next)
+        }))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            in_flight::bounded(Arc::clone(&permits), request, next)
+        }));
+    // The last layer is the outermost: a request without the token takes no permit.
+    let router = match bearer {
+        Some(bearer) => router.layer(ValidateRequestHeaderLayer::custom(bearer)),
+        None => router,
+    };
+    connections::serve(
+        listener,
+        router,
+        options.max_connections,
+        options.header_read_timeout,
+        shutdown,
+    )
+    .await;
+    Ok(())
+}
