@@ -126,9 +126,10 @@ fn bench(c: &mut Criterion) {
                 .build()
                 .expect("the bench plugin is valid"),
         ),
-        "default".into(),
+        "default",
         Options::default(),
-    );
+    )
+    .expect("an engine has the default agent");
     let ours: Value = serde_json::from_str(&engine_mcp_call(&mcp, &peer)).unwrap();
     let theirs: Value = serde_json::from_str(&rmcp_call(&router, &peer)).unwrap();
     assert_eq!(ours, theirs, "the MCP results differ");

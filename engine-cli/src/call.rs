@@ -5,7 +5,13 @@ use std::time::Duration;
 
 use engine_core::{Call, CallErrorKind, Engine, Turn};
 
-pub(crate) fn call(engine: &Engine, turn: &Turn, tool: &str, arguments: &str, timeout: Duration) -> ExitCode {
+pub(crate) fn call(
+    engine: &Engine,
+    turn: &Turn,
+    tool: &str,
+    arguments: &str,
+    timeout: Duration,
+) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -57,4 +63,3 @@ pub(crate) fn explain_left_out(engine: &Engine, turn: &Turn, tool: &str) {
         );
     }
 }
-

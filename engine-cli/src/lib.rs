@@ -259,12 +259,14 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
                 Ok(server) => server,
                 Err(error) => return unknown_agent(error),
             };
-            return serving::serve(serving::serve_http(server, addr, http.options(token)), reloading);
+            return serving::serve(
+                serving::serve_http(server, addr, http.options(token)),
+                reloading,
+            );
         }
     }
     ExitCode::SUCCESS
 }
-
 
 /// `--agent` names no agent of the configuration: a usage error (exit status 2).
 fn unknown_agent(error: engine_core::UnknownAgent) -> ExitCode {

@@ -60,4 +60,3 @@ pub(crate) unsafe fn apply_variable_defaults() {
         std::env::set_var(name, value);
     }
 }
-

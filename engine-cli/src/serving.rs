@@ -135,4 +135,3 @@ pub(crate) async fn serve_http(
     });
     engine_server::serve(server, listener, options, shutdown).await
 }
-

@@ -31,8 +31,14 @@ const KEPT: &[&str] = &[
 
 /// Why Gemini cannot take `schema`, if it cannot: what [`declaration`] would refuse,
 /// found without building anything (start-up checks every tool; the declarations are
-/// rendered when the Gemini catalog is first asked for).
-pub(crate) fn check(schema: &Value) -> Result<(), String> {
+/// rendered when the Gemini catalog is first asked for). A verdict a tool keeps, not a
+/// failure.
+pub(crate) fn problem(schema: &Value) -> Option<String> {
+    check(schema).err()
+}
+
+/// [`problem`], as `Err`, for `?` down the schema.
+fn check(schema: &Value) -> Result<(), String> {
     let Some(node) = schema.as_object() else {
         return Err(UNTYPED.into());
     };

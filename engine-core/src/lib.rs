@@ -5,6 +5,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod backend_error;
 mod builtins;
 mod catalog;
 pub mod config;
@@ -29,6 +30,7 @@ mod tool;
 mod validate;
 pub mod wire;
 
+pub use backend_error::BackendError;
 pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{

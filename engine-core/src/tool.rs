@@ -49,7 +49,7 @@ impl Tool {
         } else {
             Vec::new()
         };
-        let gemini_problem = gemini::check(&input_schema).err();
+        let gemini_problem = gemini::problem(&input_schema);
         let id = descriptor.id();
         Self {
             descriptor,

@@ -586,6 +586,9 @@ async fn a_conversation_is_continued_only_by_its_subscriber() {
         2,
         "and added nothing"
     );
+    // The refused turn let the conversation go: its subscriber goes on at once.
+    let (_, again) = converse(&engine, &TurnControl::default()).await;
+    assert_eq!(again.stop, Stop::Answered, "{again:?}");
 }
 
 #[tokio::test(start_paused = true)]

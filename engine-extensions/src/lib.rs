@@ -239,7 +239,8 @@ impl Loader {
             spec,
             path.to_owned(),
             Arc::new(runner),
-        )?])
+        )
+        .map_err(|error| error.to_string())?])
     }
 }
 

@@ -162,6 +162,7 @@ impl McpServer {
             arguments,
         };
         ExternalTool::new(spec, self.shared.file.clone(), Arc::new(runner))
+            .map_err(|error| error.to_string())
     }
 }
 

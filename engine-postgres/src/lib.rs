@@ -27,7 +27,7 @@ use tokio_postgres::NoTls;
 
 use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
 use engine_core::stores::Conversations;
-use engine_core::{Backends, SharedStores};
+use engine_core::{BackendError, Backends, SharedStores};
 
 pub use artifacts::PostgresArtifacts;
 pub use conversation_store::PostgresConversations;
@@ -46,8 +46,8 @@ pub fn open_shared(
     described: &DatabaseConfig,
     artifacts: ArtifactLimits,
     knowledge: KnowledgeLimits,
-) -> Result<SharedStores, String> {
-    let database = Arc::new(Postgres::connect(described).map_err(|error| error.to_string())?);
+) -> Result<SharedStores, BackendError> {
+    let database = Arc::new(Postgres::connect(described).map_err(BackendError::new)?);
     tracing::info!(
         replica = database.replica(),
         "connected to the shared database"

@@ -7,7 +7,8 @@ use plugin_sdk::engine::BoxFuture;
 
 use super::Postgres;
 use engine_core::config::MAX_SPEND_WINDOW_SECS;
-use engine_core::model::{SharedWindow, SpendLedger};
+use engine_core::model::{SharedWindow, SpendLedger, WindowReservation};
+use engine_core::BackendError;
 
 /// How long a charge is kept: the longest window a configuration may give.
 const KEPT_SECS: f64 = MAX_SPEND_WINDOW_SECS as f64;
@@ -17,7 +18,7 @@ impl SpendLedger for Postgres {
         &'a self,
         window: &'a SharedWindow,
         usd: f64,
-    ) -> BoxFuture<'a, Result<Result<i64, f64>, String>> {
+    ) -> BoxFuture<'a, Result<WindowReservation, BackendError>> {
         Box::pin(async move {
             let secs = window.secs as f64;
             self.bounded(async {
@@ -52,7 +53,7 @@ impl SpendLedger for Postgres {
                     (spent + usd).partial_cmp(&window.cap_usd),
                     Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
                 ) {
-                    return Ok(Err(spent));
+                    return Ok(WindowReservation::Refused { spent_usd: spent });
                 }
                 let id: i64 = transaction
                     .query_one(
@@ -62,14 +63,14 @@ impl SpendLedger for Postgres {
                     .await?
                     .get(0);
                 transaction.commit().await?;
-                Ok(Ok(id))
+                Ok(WindowReservation::Reserved { id })
             })
             .await
-            .map_err(|error| error.to_string())
+            .map_err(BackendError::new)
         })
     }
 
-    fn settle(&self, id: i64, usd: f64) -> BoxFuture<'_, Result<(), String>> {
+    fn settle(&self, id: i64, usd: f64) -> BoxFuture<'_, Result<(), BackendError>> {
         Box::pin(async move {
             self.bounded(async {
                 self.connection()
@@ -82,7 +83,7 @@ impl SpendLedger for Postgres {
                 Ok(())
             })
             .await
-            .map_err(|error| error.to_string())
+            .map_err(BackendError::new)
         })
     }
 }

@@ -24,32 +24,32 @@ use crate::tool::Tool;
 /// An agent: its configuration, the tools it equips, and the catalogs of those tools.
 pub struct Agent {
     name: String,
-    pub(super) config: AgentConfig,
+    config: AgentConfig,
     registry: Arc<Registry>,
     /// Indexes into the registry's tools, in its order.
     equipped: Vec<usize>,
     /// Whether it equips each of the registry's tools, by index: one look-up per call.
-    pub(super) equips: Vec<bool>,
+    equips: Vec<bool>,
     left_out: Vec<LeftOut>,
     /// The registry's own when the agent equips every tool: rendered once for both.
     catalogs: Arc<Catalogs>,
     /// The agent's spend over every client, when it grants model access.
-    pub(super) spend_window: Option<Arc<Meter>>,
+    spend_window: Option<Arc<Meter>>,
     /// What its turns' own model requests spend over its window, when it runs turns.
-    pub(super) turn_window: Option<Arc<Meter>>,
+    turn_window: Option<Arc<Meter>>,
     /// The model its turns ask, when it has a `turn` configuration.
-    pub(super) provider: Option<Arc<dyn Provider>>,
+    provider: Option<Arc<dyn Provider>>,
     /// Its project root, open, when it has a `project` configuration.
-    pub(super) project: Option<Project>,
+    project: Option<Project>,
     /// The state of each tool's plugin, by the registry's index, for the tools that
     /// share it (`Shared<T>`).
-    pub(super) plugin_states: Vec<Option<AnyState>>,
+    plugin_states: Vec<Option<AnyState>>,
     /// The external tools of the agent's configuration, and its index among its agents.
     extensions: (Arc<Extensions>, usize),
     /// Every secret the engine's configuration held when the agent was configured.
-    pub(super) redact: Arc<RedactValues>,
+    redact: Arc<RedactValues>,
     /// The hooks its turns run, in order, at its positions and timeouts.
-    pub(super) hooks: Hooks,
+    hooks: Hooks,
     /// The hooks it would run but for a secret it does not configure, and why.
     hooks_left_out: Vec<LeftOut>,
 }
@@ -159,6 +159,46 @@ impl Agent {
     /// Its configuration.
     pub fn config(&self) -> &AgentConfig {
         &self.config
+    }
+
+    /// Whether it equips the registry's tool at `index`.
+    pub(crate) fn equips(&self, index: usize) -> bool {
+        self.equips[index]
+    }
+
+    /// Its spend window over every client, when it grants model access.
+    pub(crate) fn spend_window(&self) -> Option<&Arc<Meter>> {
+        self.spend_window.as_ref()
+    }
+
+    /// Its turns' window over their own model requests, when it runs turns.
+    pub(crate) fn turn_window(&self) -> Option<&Arc<Meter>> {
+        self.turn_window.as_ref()
+    }
+
+    /// The model its turns ask, when it has a `turn` configuration.
+    pub(crate) fn provider(&self) -> Option<&Arc<dyn Provider>> {
+        self.provider.as_ref()
+    }
+
+    /// Its project root, open, when it has a `project` configuration.
+    pub(crate) fn project(&self) -> Option<&Project> {
+        self.project.as_ref()
+    }
+
+    /// The state shared by the plugin of the registry's tool at `index`, if it has one.
+    pub(crate) fn state_of(&self, index: usize) -> Option<&AnyState> {
+        self.plugin_states[index].as_ref()
+    }
+
+    /// Every secret the engine's configuration held when it was configured.
+    pub(crate) fn redaction(&self) -> &Arc<RedactValues> {
+        &self.redact
+    }
+
+    /// The hooks its turns run.
+    pub(crate) fn hook_pipeline(&self) -> &Hooks {
+        &self.hooks
     }
 
     /// The tools it equips, in the registry's order.

@@ -16,6 +16,7 @@ use crate::config::{ArtifactLimits, ProviderConfig};
 use crate::model::{GatewayError, ModelGateway, SpendLedger};
 use crate::provider::{Provider, ProviderError};
 use crate::stores::{ConversationError, Conversations};
+use crate::BackendError;
 
 /// The stores several replicas share, opened from `[database]`.
 pub struct SharedStores {
@@ -36,7 +37,7 @@ pub type OpenKnowledge =
     fn(&Path, KnowledgeLimits) -> Result<Arc<dyn KnowledgeStore>, KnowledgeError>;
 /// Opens the stores replicas share (the database's name for the log is the backend's).
 pub type OpenShared =
-    fn(&DatabaseConfig, ArtifactLimits, KnowledgeLimits) -> Result<SharedStores, String>;
+    fn(&DatabaseConfig, ArtifactLimits, KnowledgeLimits) -> Result<SharedStores, BackendError>;
 /// Makes the provider a `[providers.*]` table describes, with its key.
 pub type OpenProvider =
     fn(&ProviderConfig, Option<&str>) -> Result<Arc<dyn Provider>, ProviderError>;
@@ -157,13 +158,9 @@ pub(super) fn agent_provider(
     let Some(described) = config.providers.get(&turn.provider) else {
         return Ok(None);
     };
-    let open = backends.provider.ok_or_else(|| {
-        missing(
-            "a model provider (`[providers]`)",
-            PROVIDERS,
-            "provider",
-        )
-    })?;
+    let open = backends
+        .provider
+        .ok_or_else(|| missing("a model provider (`[providers]`)", PROVIDERS, "provider"))?;
     let key = described
         .api_key_secret
         .as_ref()
@@ -185,13 +182,9 @@ pub(super) fn open_shared(
     let Some(described) = &config.database else {
         return Ok(None);
     };
-    let open = backends.shared.ok_or_else(|| {
-        missing(
-            "a shared database (`[database]`)",
-            POSTGRES,
-            "backends",
-        )
-    })?;
+    let open = backends
+        .shared
+        .ok_or_else(|| missing("a shared database (`[database]`)", POSTGRES, "backends"))?;
     let shared =
         open(described, config.artifacts, config.knowledge).map_err(EngineError::Database)?;
     tracing::info!("conversations, artifacts and knowledge are kept in the shared database");
@@ -256,12 +249,8 @@ pub(super) fn open_gateway(
     described: &GatewayConfig,
     backends: &Backends,
 ) -> Result<Arc<dyn ModelGateway>, EngineError> {
-    let open = backends.gateway.ok_or_else(|| {
-        missing(
-            "a model gateway (`[gateway]`)",
-            PROVIDERS,
-            "model_gateway",
-        )
-    })?;
+    let open = backends
+        .gateway
+        .ok_or_else(|| missing("a model gateway (`[gateway]`)", PROVIDERS, "model_gateway"))?;
     Ok(open(described)?)
 }

@@ -89,7 +89,7 @@ impl Engine {
     pub fn call<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> CallFuture<'a> {
         CallFuture {
             state: CallState::Start(self, turn, call),
-            redact: &turn.agent.redact,
+            redact: turn.agent.redaction(),
         }
     }
 
@@ -162,7 +162,7 @@ impl Engine {
     fn not_offered(&self, turn: &Turn, name: &str) -> CallError {
         let equipped_elsewhere = self.registry.tool_index(name).and_then(|index| {
             let tool = &self.registry.tools()[index];
-            (self.agent_of(turn).equips[index] && tool.needs_conversation()).then_some(tool)
+            (self.agent_of(turn).equips(index) && tool.needs_conversation()).then_some(tool)
         });
         match equipped_elsewhere {
             Some(tool) => CallError::new(
@@ -181,7 +181,7 @@ impl Engine {
     pub(super) fn offered(&self, turn: &Turn, name: &str) -> Option<&Tool> {
         let index = self.registry.tool_index(name)?;
         let tool = &self.registry.tools()[index];
-        let equipped = self.agent_of(turn).equips[index];
+        let equipped = self.agent_of(turn).equips(index);
         let placed = turn.conversation.is_some() || !tool.needs_conversation();
         (equipped && placed).then_some(tool)
     }

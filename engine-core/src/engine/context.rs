@@ -51,19 +51,19 @@ impl Engine {
             }
         }
         for spec in descriptor.secret_specs() {
-            if let Some(value) = agent.config.secrets.get(spec.key) {
+            if let Some(value) = agent.config().secrets.get(spec.key) {
                 context = with_secret(context, spec, value);
             }
         }
         if needs.audit {
             context = context.with_audit(Audit::new(
-                Arc::clone(&agent.redact) as _,
+                Arc::clone(agent.redaction()) as _,
                 tool.audit_source(),
             ));
         }
         if let (Some(_), Some(level), Some(store)) = (
             descriptor.knowledge,
-            agent.config.knowledge,
+            agent.config().knowledge,
             &self.knowledge,
         ) {
             let grant = KnowledgeGrant::new(
@@ -80,17 +80,17 @@ impl Engine {
             .state
             .filter(|_| !tool.is_action())
             .and_then(|_| self.registry.tool_index(tool.id()))
-            .and_then(|index| agent.plugin_states[index].as_ref());
+            .and_then(|index| agent.state_of(index));
         if let Some(state) = state {
             context = context.with_any_plugin_state(Arc::clone(state));
         }
         if needs.abort {
             context = context.with_abort(abort_signal(bounds));
         }
-        if let (true, Some(project)) = (needs.project, &agent.project) {
+        if let (true, Some(project)) = (needs.project, agent.project()) {
             context = context.with_project(project.clone());
         }
-        if let (true, Some(_), Some(gateway)) = (needs.model, agent.config.model, &self.gateway) {
+        if let (true, Some(_), Some(gateway)) = (needs.model, agent.config().model, &self.gateway) {
             context = context.with_model(Model::new(Arc::new(MeteredModel {
                 gateway: Arc::clone(gateway),
                 spend: Arc::clone(&turn.spend),
@@ -139,17 +139,17 @@ impl Engine {
             }
         }
         for spec in descriptor.secret_specs() {
-            if let Some(value) = agent.config.secrets.get(spec.key) {
+            if let Some(value) = agent.config().secrets.get(spec.key) {
                 context = with_secret(context, spec, value);
             }
         }
         if needs.audit {
             context = context.with_audit(Audit::new(
-                Arc::clone(&agent.redact) as _,
+                Arc::clone(agent.redaction()) as _,
                 Arc::from(hook.id()),
             ));
         }
-        if let (true, Some(_), Some(gateway)) = (needs.model, agent.config.model, &self.gateway) {
+        if let (true, Some(_), Some(gateway)) = (needs.model, agent.config().model, &self.gateway) {
             context = context.with_model(Model::new(Arc::new(MeteredModel {
                 gateway: Arc::clone(gateway),
                 spend: Arc::clone(&turn.spend),

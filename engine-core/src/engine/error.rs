@@ -3,6 +3,7 @@
 use crate::provider::ProviderError;
 use crate::stores::ConversationError;
 use crate::validate::StartupError;
+use crate::BackendError;
 
 /// Why an engine did not start.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +49,7 @@ pub enum EngineError {
     Conversations(#[from] ConversationError),
     /// The shared database (`[database]`) could not be reached or migrated.
     #[error("the shared database could not be used: {0}")]
-    Database(String),
+    Database(BackendError),
     /// A plugin's state could not be built from the agent's settings for it.
     #[error("the plugin `{namespace}` refused the settings `[agents.{agent}.plugins.{namespace}]`: {message}")]
     PluginState {

@@ -47,7 +47,7 @@ impl Engine {
     /// removed the agent: a session cannot keep an agent the operator took away.
     pub fn turn_in(&self, session: &Session) -> Result<Turn, UnknownAgent> {
         let agent = self.session_agent(session)?;
-        let spend = agent.config.model.map(|grant| {
+        let spend = agent.config().model.map(|grant| {
             let cap = grant.session_cap_usd();
             Arc::clone(
                 session

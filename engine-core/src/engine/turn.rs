@@ -187,13 +187,16 @@ impl Engine {
     /// A turn of `agent`, within `session`'s spend if it has one: the turn's model calls
     /// count against the turn's cap, the session's and the agent's window.
     pub(super) fn new_turn(&self, agent: Arc<Agent>, session: Option<Arc<Meter>>) -> Turn {
-        let cap = agent.config.model.map_or(0.0, |grant| grant.spend_cap_usd);
+        let cap = agent
+            .config()
+            .model
+            .map_or(0.0, |grant| grant.spend_cap_usd);
         let shared = session
             .into_iter()
-            .chain(agent.spend_window.clone())
+            .chain(agent.spend_window().cloned())
             .collect();
         let window = agent
-            .config
+            .config()
             .model
             .zip(self.spend_ledger.as_ref())
             .map(|(grant, ledger)| SharedWindow {
@@ -254,7 +257,7 @@ impl Engine {
         G: FnMut(ModelInput) -> F,
         F: Future<Output = Result<String, E>>,
     {
-        let hooks = &turn.agent.hooks;
+        let hooks = turn.agent.hook_pipeline();
         let seen = turn.for_hooks();
         let start = first.then(|| Arc::new(ConversationStart::new(seen.clone(), message)));
         let received = Arc::new(MessageReceived::new(seen.clone(), message));
@@ -368,6 +371,9 @@ impl Engine {
     pub async fn response_sent(&self, turn: &Turn, message: &str, response: &str) {
         let sent = ResponseSent::new(turn.for_hooks(), message, response);
         let runs = |hook: &Hook, pending: &Written| self.hook_run(turn, hook, pending);
-        turn.agent.hooks.response_sent(Arc::new(sent), &runs).await;
+        turn.agent
+            .hook_pipeline()
+            .response_sent(Arc::new(sent), &runs)
+            .await;
     }
 }

@@ -16,7 +16,7 @@ use arc_swap::ArcSwap;
 
 pub(crate) use set::enables;
 pub use set::{ExtensionFile, ExtensionKind, FileState, Installed, LoadedFile};
-pub use tool::{ExternalTool, ExternalToolSpec, RunError, Runner};
+pub use tool::{ExternalTool, ExternalToolSpec, InvalidTool, RunError, Runner};
 
 use crate::config::AgentConfig;
 use crate::dispatch::{self, Bounds, CallError, CallErrorKind};

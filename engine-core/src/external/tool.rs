@@ -7,7 +7,36 @@ use plugin_sdk::engine::schema::check_strict;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::wire::NameRules;
 use crate::{gemini, wire};
+
+/// Why an external tool's declaration is refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidTool {
+    /// The namespace is not kebab-case, or too long.
+    #[error("`{0}` is not a valid namespace: use kebab-case (lowercase words joined by `-`, starting with a letter), at most 32 characters, such as `my-tools`")]
+    Namespace(String),
+    /// The namespace is one the engine keeps.
+    #[error("the namespace `{0}` is kept for the engine (with {list}): choose another", list = crate::RESERVED_NAMESPACES.join(", "))]
+    ReservedNamespace(String),
+    /// The tool's name is empty or holds a `:`.
+    #[error("the tool name `{0}` is not valid: use letters, digits, `_` and `-`")]
+    Name(String),
+    /// A provider would refuse the tool's wire name.
+    #[error("the tool `{name}` would be `{wire_name}` on the wire, which {} refuses: use {} and at most {} bytes with the namespace", rules.surface, rules.alphabet, rules.max_len)]
+    WireName {
+        /// The tool's name.
+        name: String,
+        /// Its wire name.
+        wire_name: String,
+        /// The rules of the surface that refuses it.
+        rules: &'static NameRules,
+    },
+    /// The input schema is not an object schema.
+    #[error("the input schema of `{0}` must be an object schema (`\"type\": \"object\"`)")]
+    NotAnObject(String),
+}
 
 /// What an extension file declares of one tool, before the engine checks it.
 #[derive(Clone, Debug)]
@@ -74,34 +103,29 @@ impl ExternalTool {
         spec: ExternalToolSpec,
         source: PathBuf,
         runner: Arc<dyn Runner>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, InvalidTool> {
         check_namespace(&spec.namespace)?;
         let wire_name = wire::wire_name(&spec.namespace, &spec.name);
         if spec.name.is_empty() || spec.name.contains(':') {
-            return Err(format!(
-                "the tool name `{}` is not valid: use letters, digits, `_` and `-`",
-                spec.name
-            ));
+            return Err(InvalidTool::Name(spec.name));
         }
         if let Some(rules) = wire::SURFACES
             .iter()
             .find(|rules| !rules.accepts(&wire_name))
         {
-            return Err(format!(
-                "the tool `{}` would be `{wire_name}` on the wire, which {} refuses: use {} and at most {} bytes with the namespace",
-                spec.name, rules.surface, rules.alphabet, rules.max_len
-            ));
+            return Err(InvalidTool::WireName {
+                name: spec.name,
+                wire_name,
+                rules,
+            });
         }
         if spec.input_schema.get("type") != Some(&Value::from("object")) {
-            return Err(format!(
-                "the input schema of `{}` must be an object schema (`\"type\": \"object\"`)",
-                spec.name
-            ));
+            return Err(InvalidTool::NotAnObject(spec.name));
         }
         let not_strict = check_strict(&spec.input_schema)
             .first()
             .map(ToString::to_string);
-        let gemini_problem = gemini::check(&spec.input_schema).err();
+        let gemini_problem = gemini::problem(&spec.input_schema);
         let input_json = serde_json::value::to_raw_value(&spec.input_schema)
             .expect("a JSON value always serializes");
         Ok(Self {
@@ -195,7 +219,7 @@ impl ExternalTool {
 
 /// A namespace an external file may take: kebab-case (so that the first `__` of a wire
 /// name ends it), at most 32 characters, none of the engine's own.
-fn check_namespace(namespace: &str) -> Result<(), String> {
+fn check_namespace(namespace: &str) -> Result<(), InvalidTool> {
     let words_ok = namespace.split('-').all(|word| {
         !word.is_empty()
             && word
@@ -206,13 +230,10 @@ fn check_namespace(namespace: &str) -> Result<(), String> {
         && namespace.starts_with(|c: char| c.is_ascii_lowercase())
         && namespace.len() <= 32)
     {
-        return Err(format!("`{namespace}` is not a valid namespace: use kebab-case (lowercase words joined by `-`, starting with a letter), at most 32 characters, such as `my-tools`"));
+        return Err(InvalidTool::Namespace(namespace.to_owned()));
     }
     if crate::RESERVED_NAMESPACES.contains(&namespace) {
-        return Err(format!(
-            "the namespace `{namespace}` is kept for the engine (with {}): choose another",
-            crate::RESERVED_NAMESPACES.join(", ")
-        ));
+        return Err(InvalidTool::ReservedNamespace(namespace.to_owned()));
     }
     Ok(())
 }

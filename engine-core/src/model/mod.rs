@@ -29,7 +29,7 @@ pub struct GatewayReply {
 
 pub(crate) use spend::{Meter, RequestSpend};
 pub use spend::{ModelCall, TurnSpend};
-pub use spend::{SharedWindow, SpendLedger};
+pub use spend::{SharedWindow, SpendLedger, WindowReservation};
 
 /// Where model calls go: the engine's connection to its providers. A tool never sees it.
 pub trait ModelGateway: Send + Sync {

@@ -16,4 +16,4 @@ pub use artifacts::MemoryArtifacts;
 pub use conversations::{ConversationStore, Conversations, MemoryConversations, Owner, TurnLease};
 pub use knowledge::MAX_ANSWERED_DOCUMENTS;
 pub use records::{ActionRecord, ActionState, ConversationError, TurnRecord, INTERRUPTED};
-pub(crate) use states::ConversationStates;
+pub(crate) use states::{ConversationStates, StateRefusal};

@@ -239,7 +239,7 @@ fn unsettled_staging(content: &str) -> Option<Unsettled> {
 
 /// Drops every action staged in `progress`, for `reason`.
 pub(super) async fn drop_staged(
-    progress: &mut Progress<'_>,
+    progress: &mut Progress<'_, '_>,
     store: Option<(&Conversations, &str)>,
     reason: &str,
 ) {
@@ -268,10 +268,10 @@ pub(super) async fn perform_staged(
     turn: &Turn,
     store: Option<(&Conversations, &str)>,
     timeout: Duration,
-    progress: &mut Progress<'_>,
+    progress: &mut Progress<'_, '_>,
 ) {
-    let (Some((conversations, _)), Some(subscriber), Some(mut lease)) =
-        (store, turn.subscriber(), progress.lease.take())
+    let (Some((conversations, _)), Some(subscriber), Some(mut held)) =
+        (store, turn.subscriber(), progress.held.take())
     else {
         drop_staged(
             progress,
@@ -292,7 +292,7 @@ pub(super) async fn perform_staged(
             state: ActionState::Performing,
             detail: None,
         };
-        let id = match conversations.record_action(&mut lease, record).await {
+        let id = match conversations.record_action(held.lease(), record).await {
             Ok(id) => id,
             Err(error) => {
                 tracing::error!(action = staged.action, %error, "a staged action was not performed: it could not be recorded first");
@@ -361,14 +361,14 @@ pub(super) async fn perform_staged(
         settle_answers(progress, store, &staged.answers, status, &answer).await;
         (progress.events)(event);
     }
-    progress.lease = Some(lease);
+    progress.held = Some(held);
 }
 
 /// Rewrites the answers at `answers` (position, call id) with `status` and `answer`, in
 /// the history and, where stored, in the store (a message's position in the history is
 /// its place there; the call id is checked at both).
 async fn settle_answers(
-    progress: &mut Progress<'_>,
+    progress: &mut Progress<'_, '_>,
     store: Option<(&Conversations, &str)>,
     answers: &[(usize, String)],
     status: ToolStatus,

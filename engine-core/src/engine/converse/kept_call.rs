@@ -1,9 +1,15 @@
 //! A tool call outside a turn that uses and keeps its conversation's state: what lets a
 //! person try a state tool call by call (`engine call --conversation`).
 
-use super::{Engine, RunningTurn, Turn};
+use super::held::{Held, NotHeld};
+use super::{Engine, Turn};
 use crate::dispatch::{CallError, CallErrorKind};
 use crate::engine::Call;
+use crate::stores::Conversations;
+
+fn failed(message: String) -> CallError {
+    CallError::new(CallErrorKind::Failed, message)
+}
 
 impl Engine {
     /// Calls a tool as [`Engine::call`] does, in `turn`'s conversation: with the state
@@ -20,70 +26,78 @@ impl Engine {
         let Some(id) = turn.conversation() else {
             return self.call(turn, call).await;
         };
-        let failed = |message: String| CallError::new(CallErrorKind::Failed, message);
-        let busy = |where_: &str| {
-            failed(format!(
-                "a turn of the conversation `{id}` is under way{where_}: call again once it ends"
-            ))
-        };
-        let Some(running) = RunningTurn::start(&self.running, id) else {
-            return Err(busy(""));
-        };
         let store = self.conversations.load_full();
-        let lease = match store.begin_turn(id).await {
-            Ok(Some(lease)) => lease,
-            Ok(None) => return Err(busy(" in another process or replica")),
-            Err(error) => {
+        let held = match Held::begin(&self.running, &store, id).await {
+            Ok(held) => held,
+            Err(NotHeld::Busy(where_)) => return Err(failed(format!(
+                "a turn of the conversation `{id}` is under way{where_}: call again once it ends"
+            ))),
+            Err(NotHeld::Failed(error)) => {
                 return Err(failed(format!(
                     "the conversation could not be begun: {error}"
                 )))
             }
         };
+        // One way out: the state to keep, or nothing kept and the conversation let go.
+        match self.call_held(turn, call, held.store(), id).await {
+            Ok((output, Some(state))) => {
+                held.end_call(state).await.map_err(|error| {
+                    failed(format!("the call's state could not be kept: {error}"))
+                })?;
+                Ok(output)
+            }
+            Ok((output, None)) => {
+                held.let_go().await;
+                Ok(output)
+            }
+            Err(error) => {
+                held.let_go().await;
+                Err(error)
+            }
+        }
+    }
+
+    /// The call, in the held conversation `id` of `store`: its output, and the state to
+    /// keep (`None`: nothing to keep).
+    async fn call_held(
+        &self,
+        turn: &Turn,
+        call: Call<'_>,
+        store: &Conversations,
+        id: &str,
+    ) -> Result<(String, Option<String>), CallError> {
         // Another's conversation is refused before anything of it is read, as a turn
         // refuses it; one that is no one's becomes the caller's once a call keeps state
         // in it.
-        let owned = match turn.subscriber() {
-            Some(subscriber) => store.may_continue(id, turn.agent(), subscriber).await,
-            None => Ok(true),
+        let unclaimed = match turn.subscriber() {
+            Some(subscriber) => !store
+                .may_continue(id, turn.agent(), subscriber)
+                .await
+                .map_err(|error| failed(error.to_string()))?,
+            None => false,
         };
-        let unclaimed = match owned {
-            Ok(owned) => !owned,
-            Err(error) => {
-                let _ = store.end_turn(lease, None).await;
-                return Err(failed(error.to_string()));
-            }
-        };
-        if let Err(error) = self.restore_state(&store, id).await {
-            let _ = store.end_turn(lease, None).await;
-            return Err(failed(format!(
+        self.restore_state(store, id).await.map_err(|error| {
+            failed(format!(
                 "the conversation's state could not be restored: {error}"
-            )));
-        }
-        let result = self.call(turn, call).await;
-        if result.is_err() {
-            // Nothing the call wrote was applied (see `call`): only let go.
-            let _ = store.end_turn(lease, None).await;
-            return result;
-        }
+            ))
+        })?;
+        // An error applied nothing the call wrote (see `call`): nothing to keep.
+        let output = self.call(turn, call).await?;
         let state = self.states.snapshot(id);
         if unclaimed {
             // A call that kept nothing in a conversation no one has claims nothing, as
             // a turn that stores nothing does.
             if state.is_empty() {
-                let _ = store.end_turn(lease, None).await;
-                return result;
+                return Ok((output, None));
             }
             if let Some(subscriber) = turn.subscriber() {
-                if let Err(error) = store.claim(id, turn.agent(), subscriber).await {
-                    let _ = store.end_turn(lease, None).await;
-                    return Err(failed(error.to_string()));
-                }
+                store
+                    .claim(id, turn.agent(), subscriber)
+                    .await
+                    .map_err(|error| failed(error.to_string()))?;
             }
         }
         let state = serde_json::to_string(&*state).expect("state serializes");
-        let kept = store.end_call(lease, state).await;
-        drop(running);
-        kept.map_err(|error| failed(format!("the call's state could not be kept: {error}")))?;
-        result
+        Ok((output, Some(state)))
     }
 }

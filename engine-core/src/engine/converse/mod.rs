@@ -5,7 +5,10 @@
 
 mod actions;
 mod events;
+mod generate;
+mod held;
 mod kept_call;
+mod state;
 mod tools;
 
 use std::sync::Arc;
@@ -17,16 +20,16 @@ use tokio_util::sync::CancellationToken;
 
 pub use events::TurnEvent;
 
-use crate::outcome::{Limit, Stop, TurnSummary};
-
-use super::{Engine, Turn, TurnEnd, TurnOutcome};
-use crate::config::TurnConfig;
-use crate::conversation::{Message, ToolStatus};
+use super::{Engine, Turn, TurnEnd};
+use crate::conversation::Message;
 use crate::model::{RequestSpend, SharedWindow};
-use crate::provider::{Provider, ProviderError, ProviderRequest, Usage};
-use crate::stores::{ActionRecord, ConversationError, Conversations, TurnLease};
+use crate::outcome::{Limit, Stop, TurnSummary};
+use crate::provider::{ProviderError, Usage};
+use crate::stores::{ActionRecord, ConversationError, Conversations};
 use actions::StagedActions;
-use tools::{run_calls, unrun, CallCounts, StepLimits};
+use generate::{set_content, Run};
+use held::{Held, NotHeld};
+use tools::CallCounts;
 
 /// How a client stops a running turn.
 #[derive(Clone, Debug, Default)]
@@ -57,7 +60,7 @@ enum Interrupted {
 }
 
 /// What the loop shares with the hook pipeline's `generate` calls.
-struct Progress<'a> {
+struct Progress<'a, 'h> {
     history: Vec<Message>,
     /// How many messages of `history` are stored.
     stored: usize,
@@ -69,7 +72,7 @@ struct Progress<'a> {
     /// The actions staged for the reply being generated.
     actions: StagedActions,
     /// The turn's hold on its conversation, in a conversation.
-    lease: Option<TurnLease>,
+    held: Option<Held<'h>>,
     /// Whether the conversation is no one's yet: the first step stored claims it.
     unclaimed: bool,
     /// Where this turn's messages begin in `history`: a call id that repeats one of the
@@ -113,7 +116,7 @@ impl Engine {
             done(events, summary)
         };
         let agent = self.agent_of(turn);
-        let (Some(config), Some(provider)) = (agent.config.turn.as_ref(), agent.provider.as_ref())
+        let (Some(config), Some(provider)) = (agent.config().turn.as_ref(), agent.provider())
         else {
             return failed(
                 events,
@@ -122,26 +125,16 @@ impl Engine {
         };
         let conversations = self.conversations.load_full();
         let store = turn.conversation().map(|id| (conversations.as_ref(), id));
-        let busy = |events: &mut (dyn FnMut(TurnEvent) + Send), id: &str, where_: &str| {
-            let message = format!(
-                "a turn of the conversation `{id}` is under way{where_}: send this one again once it ends"
-            );
-            done(events, TurnSummary::stopped(Stop::Busy { message }))
-        };
-        let running = match turn.conversation() {
-            Some(id) => match RunningTurn::start(&self.running, id) {
-                Some(running) => Some(running),
-                None => return busy(events, id, ""),
-            },
-            None => None,
-        };
-        // Across replicas and processes: this process's turns are kept apart above, the
-        // others' by the store.
-        let lease = match store {
-            Some((store, id)) => match store.begin_turn(id).await {
-                Ok(Some(lease)) => Some(lease),
-                Ok(None) => return busy(events, id, " in another process or replica"),
-                Err(error) => {
+        let held = match store {
+            Some((store, id)) => match Held::begin(&self.running, store, id).await {
+                Ok(held) => Some(held),
+                Err(NotHeld::Busy(where_)) => {
+                    let message = format!(
+                        "a turn of the conversation `{id}` is under way{where_}: send this one again once it ends"
+                    );
+                    return done(events, TurnSummary::stopped(Stop::Busy { message }));
+                }
+                Err(NotHeld::Failed(error)) => {
                     return failed(
                         events,
                         format!("the conversation could not be begun: {error}"),
@@ -151,76 +144,23 @@ impl Engine {
             None => None,
         };
         // A turn that cannot go on from here lets go of its conversation, recording
-        // nothing: it did nothing (a lease dropped instead would leave it interrupted).
-        let let_go = |lease: Option<TurnLease>| async {
-            if let (Some((store, id)), Some(lease)) = (store, lease) {
-                if let Err(error) = store.end_turn(lease, None).await {
-                    tracing::warn!(conversation = id, %error, "the conversation could not be let go");
+        // nothing: it did nothing.
+        let opened = match self.open(turn, store, message, control).await {
+            Ok(opened) => opened,
+            Err(message) => {
+                if let Some(held) = held {
+                    held.let_go().await;
                 }
+                return failed(events, message);
             }
         };
-        // Another's conversation is refused before anything of it is read; one that is
-        // no one's yet becomes the turn's when it stores its first message (`Run::flush`),
-        // not before. Checked under the lease: no other turn can claim it meanwhile.
-        let mut unclaimed = false;
-        if let (Some((store, id)), Some(subscriber)) = (store, turn.subscriber()) {
-            match store.may_continue(id, agent.name(), subscriber).await {
-                Ok(owned) => unclaimed = !owned,
-                Err(error) => {
-                    let_go(lease).await;
-                    return failed(events, error.to_string());
-                }
-            }
-        }
-        control.begun.cancel();
-        let mut history = match store {
-            Some((store, id)) => match store.load(id).await {
-                Ok(history) => history,
-                Err(error) => {
-                    let_go(lease).await;
-                    return failed(
-                        events,
-                        format!("the conversation could not be read: {error}"),
-                    );
-                }
-            },
-            None => Vec::new(),
-        };
-        if let Some((store, id)) = store {
-            if let Err(error) = self.restore_state(store, id).await {
-                let_go(lease).await;
-                return failed(
-                    events,
-                    format!("the conversation's state could not be restored: {error}"),
-                );
-            }
-            let is_action = |name: &str| {
-                self.registry
-                    .tool_index(name)
-                    .is_some_and(|index| self.registry.tools()[index].is_action())
-            };
-            actions::settle_left_behind(&mut history, store, id, is_action).await;
-        }
-        let first = !history
-            .iter()
-            .any(|message| matches!(message, Message::User { .. }));
-        let stored = history.len();
-        let user_text = match message {
-            Some(text) => {
-                history.push(Message::user(text));
-                text.to_owned()
-            }
-            None => match resumed_message(&history) {
-                Some(text) => text.to_owned(),
-                None => {
-                    let_go(lease).await;
-                    return failed(
-                        events,
-                        "nothing to resume: the conversation has no step left unfinished".into(),
-                    );
-                }
-            },
-        };
+        let Opened {
+            history,
+            stored,
+            unclaimed,
+            first,
+            user_text,
+        } = opened;
         let progress = Mutex::new(Progress {
             history,
             stored,
@@ -228,7 +168,7 @@ impl Engine {
             called_tools: false,
             counts: CallCounts::default(),
             actions: StagedActions::default(),
-            lease,
+            held,
             unclaimed,
             turn_start: stored,
             usage: Usage::default(),
@@ -255,7 +195,7 @@ impl Engine {
             store,
             spend: RequestSpend::new(
                 config.spend_cap_usd,
-                agent.turn_window.clone(),
+                agent.turn_window().cloned(),
                 shared_window,
             ),
         };
@@ -374,16 +314,12 @@ impl Engine {
         // The turn is stored and its conversation let go before `done` goes out: a client
         // that sends the next turn at once finds it free, on any replica. A halt that
         // asked for no trace keeps nothing: no record, no state.
-        if let (Some((store, id)), Some(lease)) = (store, progress.lease.take()) {
+        if let (Some(held), Some(id)) = (progress.held.take(), turn.conversation()) {
             let state = persist.then(|| {
                 serde_json::to_string(&*self.states.snapshot(id)).expect("state serializes")
             });
-            let ended = state.map(|state| (&summary, state));
-            if let Err(error) = store.end_turn(lease, ended).await {
-                tracing::warn!(conversation = id, %error, "the turn's end could not be stored");
-            }
+            held.end_turn(state.map(|state| (&summary, state))).await;
         }
-        drop(running);
         let summary = done(progress.events, summary);
         if matches!(
             summary.stop,
@@ -392,6 +328,83 @@ impl Engine {
             self.response_sent(turn, &user_text, &summary.reply).await;
         }
         summary
+    }
+}
+
+/// What a turn starts from, once its conversation is held.
+struct Opened {
+    history: Vec<Message>,
+    /// How many messages of `history` are stored.
+    stored: usize,
+    /// Whether the conversation is no one's yet.
+    unclaimed: bool,
+    /// Whether this is the conversation's first user message.
+    first: bool,
+    /// The message the turn answers.
+    user_text: String,
+}
+
+impl Engine {
+    /// Reads what `turn` starts from: its conversation's history and state, checked to
+    /// be the subscriber's, with `message` (or, `None`, the one to resume) appended.
+    /// `Err` says why it cannot go on; nothing was written.
+    async fn open(
+        &self,
+        turn: &Turn,
+        store: Option<(&Conversations, &str)>,
+        message: Option<&str>,
+        control: &TurnControl,
+    ) -> Result<Opened, String> {
+        // Another's conversation is refused before anything of it is read; one that is
+        // no one's yet becomes the turn's when it stores its first message (`Run::flush`),
+        // not before. Checked under the lease: no other turn can claim it meanwhile.
+        let mut unclaimed = false;
+        if let (Some((store, id)), Some(subscriber)) = (store, turn.subscriber()) {
+            let owned = store
+                .may_continue(id, turn.agent(), subscriber)
+                .await
+                .map_err(|error| error.to_string())?;
+            unclaimed = !owned;
+        }
+        control.begun.cancel();
+        let mut history = match store {
+            Some((store, id)) => store
+                .load(id)
+                .await
+                .map_err(|error| format!("the conversation could not be read: {error}"))?,
+            None => Vec::new(),
+        };
+        if let Some((store, id)) = store {
+            self.restore_state(store, id).await.map_err(|error| {
+                format!("the conversation's state could not be restored: {error}")
+            })?;
+            let is_action = |name: &str| {
+                self.registry
+                    .tool_index(name)
+                    .is_some_and(|index| self.registry.tools()[index].is_action())
+            };
+            actions::settle_left_behind(&mut history, store, id, is_action).await;
+        }
+        let first = !history
+            .iter()
+            .any(|message| matches!(message, Message::User { .. }));
+        let stored = history.len();
+        let user_text = match message {
+            Some(text) => {
+                history.push(Message::user(text));
+                text.to_owned()
+            }
+            None => resumed_message(&history)
+                .ok_or("nothing to resume: the conversation has no step left unfinished")?
+                .to_owned(),
+        };
+        Ok(Opened {
+            history,
+            stored,
+            unclaimed,
+            first,
+            user_text,
+        })
     }
 }
 
@@ -412,73 +425,6 @@ impl Engine {
     ) -> Result<Vec<ActionRecord>, ConversationError> {
         let conversations = self.conversations.load_full();
         conversations.actions(conversation).await
-    }
-}
-
-impl Engine {
-    /// Brings back the state `conversation`'s tools kept, as the store holds it: at the
-    /// end of its last turn (or call) in any process or replica sharing the store, which
-    /// is newer than what this process remembers (another process may have written it
-    /// since). A stored state that cannot be read or taken in fails the turn (`Err`),
-    /// since going on would store this process's older state over it. A store of this
-    /// process only (memory) is not read: what it holds is what this process remembers.
-    async fn restore_state(&self, store: &Conversations, conversation: &str) -> Result<(), String> {
-        if !store.keeps_state() {
-            return Ok(());
-        }
-        self.restore_stored(store, conversation).await
-    }
-
-    /// Reads `conversation`'s stored state into memory, over what memory holds (none
-    /// stored: empty).
-    async fn restore_stored(
-        &self,
-        store: &Conversations,
-        conversation: &str,
-    ) -> Result<(), String> {
-        let stored = store
-            .load_state(conversation)
-            .await
-            .map_err(|error| error.to_string())?;
-        let state = match stored {
-            Some(stored) => serde_json::from_str(&stored).map_err(|error| error.to_string())?,
-            None => Default::default(),
-        };
-        self.states
-            .replace(conversation, state)
-            .map_err(|error| error.to_string())
-    }
-}
-
-/// A conversation's turn under way: while it lives, no other turn of that conversation
-/// starts (they would both append to one history).
-struct RunningTurn<'a> {
-    running: &'a std::sync::Mutex<std::collections::HashSet<String>>,
-    conversation: String,
-}
-
-impl<'a> RunningTurn<'a> {
-    fn start(
-        running: &'a std::sync::Mutex<std::collections::HashSet<String>>,
-        conversation: &str,
-    ) -> Option<Self> {
-        let started = running
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(conversation.to_owned());
-        started.then(|| Self {
-            running,
-            conversation: conversation.to_owned(),
-        })
-    }
-}
-
-impl Drop for RunningTurn<'_> {
-    fn drop(&mut self) {
-        self.running
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(&self.conversation);
     }
 }
 
@@ -506,362 +452,4 @@ fn resumed_message(history: &[Message]) -> Option<&str> {
         Message::User { content } => Some(content.as_str()),
         _ => None,
     })
-}
-
-/// What a message, or a call in one, adds to a request's tokens beside its texts, at
-/// most: the few tokens a chat template spends on roles and separators.
-const FRAMING_BYTES: usize = 16;
-
-/// The bytes of `message` a request carries, with its framing (provider fields sent back
-/// verbatim included).
-fn message_bytes(message: &Message) -> usize {
-    let kept = |extra: &serde_json::Map<String, serde_json::Value>| {
-        if extra.is_empty() {
-            0
-        } else {
-            serde_json::to_string(extra).map_or(0, |text| text.len())
-        }
-    };
-    FRAMING_BYTES
-        + match message {
-            Message::User { content } => content.len(),
-            Message::Assistant {
-                content,
-                tool_calls,
-                extra,
-            } => {
-                content.len()
-                    + kept(extra)
-                    + tool_calls
-                        .iter()
-                        .map(|call| {
-                            call.id.len()
-                                + call.name.len()
-                                + call.arguments.len()
-                                + kept(&call.extra)
-                                + FRAMING_BYTES
-                        })
-                        .sum::<usize>()
-            }
-            Message::Tool {
-                call_id,
-                name,
-                content,
-                ..
-            } => call_id.len() + name.len() + content.len(),
-        }
-}
-
-/// Whether `message` is the model's, with a call whose id is `id`.
-fn calls(message: &Message, id: &str) -> bool {
-    matches!(message, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|call| call.id == id))
-}
-
-fn set_content(message: &mut Message, text: &str) {
-    if let Message::Assistant { content, .. } = message {
-        text.clone_into(content);
-    }
-}
-
-/// One turn's fixed parts.
-struct Run<'a> {
-    engine: &'a Engine,
-    turn: &'a Turn,
-    config: &'a TurnConfig,
-    provider: &'a dyn Provider,
-    control: &'a TurnControl,
-    deadline: Instant,
-    store: Option<(&'a Conversations, &'a str)>,
-    /// What its own model requests may spend.
-    spend: RequestSpend,
-}
-
-impl Run<'_> {
-    /// Why the actions staged for the turn's reply are not performed, if they are not:
-    /// only a reply that exists, was kept, and every `response_generated` hook passed, in
-    /// a turn still wanted and within its deadline, performs them.
-    fn why_not_perform(&self, stop: &Stop, outcome: &TurnOutcome, kept: bool) -> Option<String> {
-        let reason = match stop {
-            Stop::Replaced { hook } => format!("the reply was replaced by the hook `{hook}`"),
-            Stop::FailedClosed { hook } => {
-                format!("the hook `{hook}` failed closed and withheld the reply")
-            }
-            Stop::Answered | Stop::Limit { .. } => {
-                if let Some(hook) = &outcome.regeneration_refused {
-                    format!("the hook `{hook}` did not pass the reply (it asked for a regeneration past the cap)")
-                } else if outcome.reply.trim().is_empty() {
-                    "the turn ended without a reply".into()
-                } else if !kept {
-                    "the reply could not be stored".into()
-                } else if self.control.cancel.is_cancelled() {
-                    "the turn was cancelled before its actions were performed".into()
-                } else if Instant::now() >= self.deadline {
-                    "the turn's deadline passed before its actions were performed".into()
-                } else {
-                    return None;
-                }
-            }
-            _ => "the reply was not kept".into(),
-        };
-        Some(reason)
-    }
-
-    /// How long one tool call, or one action's perform, may take.
-    fn tool_timeout(&self) -> Duration {
-        self.config.tool_timeout_ms.map_or(
-            self.engine.registry.limits.default_timeout,
-            Duration::from_millis,
-        )
-    }
-
-    /// Whether the reply's text goes out as it is generated.
-    fn streams(&self) -> bool {
-        !self.turn.agent.hooks_mutate_responses()
-    }
-
-    /// Asks the model until it answers in words: one generation of the turn.
-    async fn generate(
-        &self,
-        progress: &mut Progress<'_>,
-        injected: &[String],
-        stream: bool,
-    ) -> Result<String, Interrupted> {
-        // A regeneration replays a reply that staged actions: they go with it, and their
-        // answers say so, so that the new reply stages what it needs afresh.
-        if !progress.actions.is_empty() {
-            let reason = "the reply was regenerated; call it again if the new reply needs it";
-            actions::drop_staged(progress, self.store, reason).await;
-        }
-        let system: Vec<String> = self
-            .config
-            .system
-            .iter()
-            .cloned()
-            .chain(injected.iter().cloned())
-            .collect();
-        // A regeneration asks again for the last answer: it leaves the history, with the
-        // answers to the calls it made past a limit (never run). Nothing of it is stored
-        // yet: a reply is stored once the hooks have passed it.
-        if let Some(at) = progress.answer_at.take() {
-            if at >= progress.stored {
-                progress.history.truncate(at);
-            }
-        }
-        loop {
-            if self.control.cancel.is_cancelled() || self.control.stop_after_step.is_cancelled() {
-                return Err(Interrupted::Cancelled);
-            }
-            // Each request offers what is installed as it is sent, and its answer's calls
-            // reach only that.
-            let offer = self.turn.agent.offer(
-                self.provider.wire().format(),
-                self.turn.locale().unwrap_or("en-US"),
-            );
-            let worst = self.worst_case_usage(&system, &progress.history, &offer.catalog);
-            let worst_usd = self.provider.cost_usd(worst);
-            let limit = self.limit_reached(progress, worst_usd);
-            if limit.is_some() {
-                progress.limit = limit;
-            }
-            // Reserved before it is sent; dropped unsettled (the request was cut, failed
-            // or gave no usage), the worst case stays charged.
-            let reservation = self
-                .spend
-                .reserve(worst_usd)
-                .await
-                .map_err(|refused| Interrupted::Spend(refused.to_string()))?;
-            let request = ProviderRequest {
-                system: &system,
-                history: &progress.history,
-                tools: std::str::from_utf8(&offer.catalog).unwrap_or("[]"),
-                allow_tools: limit.is_none(),
-                max_output_tokens: self.config.max_output_tokens,
-            };
-            let events = &mut *progress.events;
-            let mut on_text = |text: &str| {
-                if stream {
-                    events(TurnEvent::Chat {
-                        text: text.to_owned(),
-                    });
-                }
-            };
-            // Counted once sent: a request cut short may still have been billed.
-            progress.model_requests += 1;
-            let answer = tokio::select! {
-                answer = self.provider.respond(request, &mut on_text) => answer,
-                () = tokio::time::sleep_until(self.deadline) => return Err(Interrupted::Deadline),
-                () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
-            };
-            let mut reply = answer.map_err(Interrupted::Provider)?;
-            // What a reply did not report (no usage, or only its input) is charged at its
-            // worst, here and in what the turn says it cost: it may have cost that much.
-            let charged = Usage {
-                input_tokens: match reply.usage.input_tokens {
-                    0 => worst.input_tokens,
-                    reported => reported,
-                },
-                output_tokens: match reply.usage.output_tokens {
-                    0 => worst.output_tokens,
-                    reported => reported,
-                },
-            };
-            let cost_usd = self.provider.cost_usd(charged);
-            reservation.settle(cost_usd).await;
-            let earlier = &progress.history[progress.turn_start..];
-            for at in 0..reply.tool_calls.len() {
-                let (before, rest) = reply.tool_calls.split_at_mut(at);
-                let call = &mut rest[0];
-                while before.iter().any(|other| other.id == call.id)
-                    || earlier.iter().any(|message| calls(message, &call.id))
-                {
-                    call.id = format!("{}_{}_{at}", call.id, progress.model_requests);
-                }
-            }
-            progress.usage += reply.usage;
-            progress.cost_usd += cost_usd;
-            let wire = self.provider.wire().as_str();
-            let calls = reply.tool_calls.clone();
-            let text = reply.text.clone();
-            progress.history.push(reply.into_message(wire));
-            if calls.is_empty() {
-                progress.answer_at = Some(progress.history.len() - 1);
-                if !progress.called_tools {
-                    // The limit took nothing from a model that wanted no tool.
-                    progress.limit = None;
-                }
-                return Ok(text);
-            }
-            progress.called_tools = true;
-            if limit.is_some() {
-                // Asked to answer without tools, the model called some anyway: each is
-                // answered, and its words are the reply.
-                progress.answer_at = Some(progress.history.len() - 1);
-                for call in &calls {
-                    let why = "not run: the turn reached a limit";
-                    let (answer, events) = unrun(
-                        self.engine,
-                        self.turn,
-                        &offer,
-                        call,
-                        ToolStatus::Skipped,
-                        why,
-                    );
-                    for event in events {
-                        (progress.events)(event);
-                    }
-                    progress.history.push(answer);
-                }
-                // Not stored here: the `response_generated` hooks have yet to pass the
-                // reply, and what is stored is what they leave of it.
-                return Ok(text);
-            }
-            let base = progress.history.len();
-            let answers = run_calls(
-                self.engine,
-                self.turn,
-                &offer,
-                &calls,
-                base,
-                &mut progress.counts,
-                &mut progress.actions,
-                StepLimits {
-                    max_calls: self.config.max_tool_calls,
-                    max_parallel: self.config.max_parallel_tools as usize,
-                    max_identical: self.config.max_identical_calls,
-                    max_actions: self.config.max_actions_per_turn,
-                    tool_timeout: self.tool_timeout(),
-                    deadline: self.deadline,
-                    cancel: &self.control.cancel,
-                },
-                &mut *progress.events,
-            )
-            .await;
-            progress.history.extend(answers);
-            if !self.flush(progress).await {
-                return Err(Interrupted::Store(
-                    "the conversation could not be stored".into(),
-                ));
-            }
-            if self.control.cancel.is_cancelled() || self.control.stop_after_step.is_cancelled() {
-                return Err(Interrupted::Cancelled);
-            }
-            if Instant::now() >= self.deadline {
-                return Err(Interrupted::Deadline);
-            }
-        }
-    }
-
-    /// The limit that makes the next request, whose worst case is `worst_usd`, the last,
-    /// if one is reached.
-    fn limit_reached(&self, progress: &Progress<'_>, worst_usd: f64) -> Option<Limit> {
-        if progress.model_requests + 1 >= self.config.max_model_requests {
-            Some(Limit::ModelRequests)
-        } else if progress.counts.run >= self.config.max_tool_calls {
-            Some(Limit::ToolCalls)
-        } else if self
-            .config
-            .max_tokens
-            .is_some_and(|cap| progress.usage.input_tokens + progress.usage.output_tokens >= cap)
-        {
-            Some(Limit::Tokens)
-        } else if self.spend.room_usd() < 2.0 * worst_usd {
-            // No room for one more after this one: this one answers.
-            Some(Limit::Spend)
-        } else {
-            None
-        }
-    }
-
-    /// What a request of `history` under `system` offering `tools` may use at most: its
-    /// input's bytes as tokens (no token is shorter than a byte), plus a few per message
-    /// for the wire's framing, and `max_output_tokens` out.
-    fn worst_case_usage(&self, system: &[String], history: &[Message], tools: &[u8]) -> Usage {
-        let bytes = system
-            .iter()
-            .map(|text| text.len() + FRAMING_BYTES)
-            .sum::<usize>()
-            + tools.len()
-            + history.iter().map(message_bytes).sum::<usize>();
-        Usage {
-            input_tokens: bytes as u64,
-            output_tokens: u64::from(self.config.max_output_tokens),
-        }
-    }
-
-    /// Stores the messages not stored yet, as one step; `false` if the store failed.
-    async fn flush(&self, progress: &mut Progress<'_>) -> bool {
-        let Some((store, id)) = self.store else {
-            return true;
-        };
-        let Some(lease) = progress.lease.as_mut() else {
-            tracing::error!(
-                conversation = id,
-                "a step could not be stored: the turn holds no lease"
-            );
-            return false;
-        };
-        let new = &progress.history[progress.stored..];
-        if new.is_empty() {
-            return true;
-        }
-        if progress.unclaimed {
-            if let Some(subscriber) = self.turn.subscriber() {
-                if let Err(error) = store.claim(id, self.turn.agent(), subscriber).await {
-                    tracing::error!(conversation = id, %error, "the conversation could not be claimed");
-                    return false;
-                }
-            }
-            progress.unclaimed = false;
-        }
-        match store.append(lease, progress.stored, new).await {
-            Ok(()) => {
-                progress.stored = progress.history.len();
-                true
-            }
-            Err(error) => {
-                tracing::error!(conversation = id, %error, "a step could not be stored");
-                false
-            }
-        }
-    }
 }

@@ -372,11 +372,14 @@ fn the_image_is_named_by_its_own_package_to_mcp_clients_and_on_the_command_line(
         );
     }
     let version = Command::new(ENGINE).arg("--version").output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&version.stdout), "example-engine 0.1.0\n");
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout),
+        "example-engine 0.1.0\n"
+    );
     let help = Command::new(ENGINE).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(
-        help.starts_with("An example engine built from engine-core and the example plugins\n\nUsage: example-engine [OPTIONS] <COMMAND>"),
+        help.starts_with("An example engine built from engine-core and the example plugins\n\nUsage: engine [OPTIONS] <COMMAND>"),
         "{help}"
     );
 }

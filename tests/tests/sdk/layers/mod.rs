@@ -14,7 +14,14 @@ use modules::{Crate, Import, ModPath};
 /// engine-core's top-level modules, in layers: a module imports only from the layers
 /// above its own. Modules of one layer do not import each other.
 const ENGINE_CORE: &[&[&str]] = &[
-    &["builtins", "gemini", "limits", "parallel", "system"],
+    &[
+        "backend_error",
+        "builtins",
+        "gemini",
+        "limits",
+        "parallel",
+        "system",
+    ],
     &["format", "wire"],
     &["conversation"],
     &["config"],

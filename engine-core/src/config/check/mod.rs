@@ -1,10 +1,13 @@
 //! What a configuration must hold beyond its types: money that is a number of dollars,
-//! durations and sizes an engine can work with; and TOML errors that quote no secret.
+//! durations and sizes an engine can work with. One file per section where a section's
+//! checks are long (`turns`).
 
 use std::fmt::Display;
 use std::ops::RangeInclusive;
 
-use plugin_sdk::engine::{Redact, RedactValues};
+mod turns;
+
+pub use turns::{MAX_TURN_SECS, MAX_TURN_STEPS};
 
 use super::project::{MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
 use super::{ConfigProblem, DatabaseConfig, EngineConfig};
@@ -287,145 +290,13 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<ConfigProblem> {
         1..=MAX_STATE_IDLE_SECS,
         "seconds",
     );
-    turns(config, &mut problems);
+    turns::problems(config, &mut problems);
     problems
-}
-
-/// The most model requests, tool calls or parallel calls a turn may be allowed.
-pub const MAX_TURN_STEPS: u32 = 10_000;
-
-/// The longest deadline a turn may have, in seconds (a day).
-pub const MAX_TURN_SECS: u64 = 24 * 60 * 60;
-
-/// Each agent's turn: a provider that exists, a key it has, limits in range.
-fn turns(config: &EngineConfig, problems: &mut Vec<ConfigProblem>) {
-    for (name, provider) in &config.providers {
-        money(
-            problems,
-            &format!("providers.{name}.usd_per_million_input"),
-            provider.usd_per_million_input,
-        );
-        money(
-            problems,
-            &format!("providers.{name}.usd_per_million_output"),
-            provider.usd_per_million_output,
-        );
-        within(
-            problems,
-            &format!("providers.{name}.max_response_bytes"),
-            provider.max_response_bytes,
-            1..=MAX_GATEWAY_RESPONSE_BYTES,
-            "bytes",
-        );
-        within(
-            problems,
-            &format!("providers.{name}.max_retries"),
-            provider.max_retries,
-            0..=10,
-            "retries",
-        );
-        if !(provider.base_url.starts_with("http://") || provider.base_url.starts_with("https://"))
-        {
-            problems.push(ConfigProblem::new(
-                format!("providers.{name}.base_url"),
-                format!("is `{}`", provider.base_url),
-                "give an http:// or https:// URL",
-            ));
-        }
-    }
-    for (name, agent) in &config.agents {
-        let Some(turn) = &agent.turn else { continue };
-        let key = |field: &str| format!("agents.{name}.turn.{field}");
-        // A provider the configuration does not name may come from the engine's builder.
-        if let Some(provider) = config.providers.get(&turn.provider) {
-            if let Some(secret) = &provider.api_key_secret {
-                if !agent.secrets.contains_key(secret) {
-                    problems.push(ConfigProblem::new(
-                        format!("agents.{name}.secrets.{secret}"),
-                        format!(
-                            "is missing: the provider `{}` takes its API key from it",
-                            turn.provider
-                        ),
-                        format!("set ENGINE_SECRET__{name}__{secret}"),
-                    ));
-                }
-            }
-        }
-        within(
-            problems,
-            &key("max_model_requests"),
-            turn.max_model_requests,
-            1..=MAX_TURN_STEPS,
-            "requests",
-        );
-        within(
-            problems,
-            &key("max_tool_calls"),
-            turn.max_tool_calls,
-            0..=MAX_TURN_STEPS,
-            "calls",
-        );
-        within(
-            problems,
-            &key("max_parallel_tools"),
-            turn.max_parallel_tools,
-            1..=MAX_TURN_STEPS,
-            "calls",
-        );
-        within(
-            problems,
-            &key("max_identical_calls"),
-            turn.max_identical_calls,
-            1..=MAX_TURN_STEPS,
-            "calls",
-        );
-        within(
-            problems,
-            &key("max_actions_per_turn"),
-            turn.max_actions_per_turn,
-            0..=MAX_TURN_STEPS,
-            "actions",
-        );
-        within(
-            problems,
-            &key("deadline_secs"),
-            turn.deadline_secs,
-            1..=MAX_TURN_SECS,
-            "seconds",
-        );
-        within(
-            problems,
-            &key("max_output_tokens"),
-            turn.max_output_tokens,
-            1..=MAX_OUTPUT_TOKENS,
-            "tokens",
-        );
-        if let Some(timeout) = turn.tool_timeout_ms {
-            within(
-                problems,
-                &key("tool_timeout_ms"),
-                timeout,
-                1..=MAX_TURN_SECS * 1000,
-                "milliseconds",
-            );
-        }
-        money(problems, &key("spend_cap_usd"), turn.spend_cap_usd);
-        if let Some(window) = &turn.window {
-            money(problems, &key("window.cap_usd"), window.cap_usd);
-            within(
-                problems,
-                &key("window.secs"),
-                window.secs,
-                1..=MAX_SPEND_WINDOW_SECS,
-                "seconds",
-            );
-        }
-    }
 }
 
 /// An amount of US dollars must be a finite number, 0 or more: NaN would pass every
 /// comparison with a cap, and infinity or a negative price would never reach one.
-fn money(problems: &mut Vec<ConfigProblem>, key: &str, usd: f64) {
+pub(super) fn money(problems: &mut Vec<ConfigProblem>, key: &str, usd: f64) {
     if !(usd.is_finite() && usd >= 0.0) {
         problems.push(ConfigProblem::new(
             key,
@@ -505,7 +376,7 @@ fn database_problems(database: &DatabaseConfig, problems: &mut Vec<ConfigProblem
     );
 }
 
-fn within<T: PartialOrd + Display>(
+pub(super) fn within<T: PartialOrd + Display>(
     problems: &mut Vec<ConfigProblem>,
     key: &str,
     value: T,
@@ -519,72 +390,4 @@ fn within<T: PartialOrd + Display>(
             format!("give {} to {} {unit}", range.start(), range.end()),
         ));
     }
-}
-
-/// A TOML error as one line: where, and toml's message without the source line it
-/// would quote (the line may hold a secret, as in `crm_api_key = sk-live` left
-/// unquoted). A message can still quote a value (serde's "invalid type: string ..."), so
-/// every string under a `secrets` table is redacted from it, when the text parses that
-/// far.
-pub(super) fn toml_error(text: &str, error: &toml::de::Error) -> String {
-    let message = error.message().trim_end().replace('\n', "; ");
-    let at = error
-        .span()
-        .map(|span| {
-            let start = (0..=span.start.min(text.len()))
-                .rev()
-                .find(|&index| text.is_char_boundary(index))
-                .unwrap_or(0);
-            let before = &text[..start];
-            let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
-            let line = before.matches('\n').count() + 1;
-            let column = before[line_start..].chars().count() + 1;
-            match key_before(&before[line_start..]) {
-                Some(key) => format!("line {line}, column {column} (`{key}`): "),
-                None => format!("line {line}, column {column}: "),
-            }
-        })
-        .unwrap_or_default();
-    let redact = RedactValues::new(secrets_in(text));
-    redact.redact(&format!("{at}{message}")).into_owned()
-}
-
-/// The bare key assigned the value that starts right after `line`, as in `knowledge = `;
-/// `None` when the text before the value is anything else (such as part of the value).
-fn key_before(line: &str) -> Option<&str> {
-    let assigned = line.trim_end().strip_suffix('=')?.trim_end();
-    let key_start = assigned
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .map_or(0, |index| index + 1);
-    let key = &assigned[key_start..];
-    (!key.is_empty()).then_some(key)
-}
-
-/// Every string or number under a table named `secrets`, at any depth, in `text` read as
-/// plain TOML; none when it does not parse.
-fn secrets_in(text: &str) -> Vec<String> {
-    fn collect(value: &toml::Value, in_secrets: bool, found: &mut Vec<String>) {
-        match value {
-            toml::Value::String(text) if in_secrets => found.push(text.clone()),
-            // An unquoted number where a string belongs: serde's message quotes it.
-            toml::Value::Integer(number) if in_secrets => found.push(number.to_string()),
-            toml::Value::Float(number) if in_secrets => found.push(number.to_string()),
-            toml::Value::Table(table) => {
-                for (key, value) in table {
-                    collect(value, in_secrets || key == "secrets", found);
-                }
-            }
-            toml::Value::Array(values) => {
-                for value in values {
-                    collect(value, in_secrets, found);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut found = Vec::new();
-    if let Ok(table) = text.parse::<toml::Table>() {
-        collect(&toml::Value::Table(table), false, &mut found);
-    }
-    found
 }

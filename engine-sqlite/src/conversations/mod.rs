@@ -11,10 +11,17 @@ use engine_core::conversation::Message;
 use engine_core::stores::conversations::{
     a_gap, bodies, not_this_turns, parse_message, ConversationStore, Owner, TurnLease,
 };
-use engine_core::stores::{ActionRecord, ActionState, ConversationError, TurnRecord, INTERRUPTED};
+use engine_core::stores::{ActionRecord, ActionState, ConversationError, TurnRecord};
 use engine_core::TurnSummary;
 
 use crate::holder::Holder;
+
+mod database;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use database::{blocking, sql, Database};
 
 /// How long a step waits for the database while another process writes.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -53,18 +60,6 @@ impl Drop for SqliteHold {
     }
 }
 
-/// The SQLite database, and whether this process has settled what an earlier one left
-/// running.
-struct Database {
-    connection: Mutex<rusqlite::Connection>,
-    /// Set once the actions an earlier process left `performing` are marked `unknown`:
-    /// on this process's first use of the store, not when it opens it, so that `engine
-    /// tools` or `check` beside a running `serve` leave its performs alone.
-    settled: std::sync::atomic::AtomicBool,
-    /// This opening of the store, which other processes' turns see.
-    holder: Holder,
-}
-
 impl SqliteConversations {
     /// Conversations kept in the SQLite database at `path`, created if missing.
     pub fn open(path: &std::path::Path) -> Result<Self, ConversationError> {
@@ -77,66 +72,7 @@ impl SqliteConversations {
         // The knowledge store's settings: WAL with full syncing, a bounded wait on a lock
         // another process holds.
         crate::knowledge::connections::configure(&connection, BUSY_TIMEOUT).map_err(sql)?;
-        connection
-            .execute_batch(
-                "CREATE TABLE IF NOT EXISTS messages (
-                     conversation TEXT NOT NULL,
-                     seq INTEGER NOT NULL,
-                     body TEXT NOT NULL,
-                     PRIMARY KEY (conversation, seq)
-                 ) WITHOUT ROWID;
-                 CREATE TABLE IF NOT EXISTS turns (
-                     conversation TEXT NOT NULL,
-                     ended_at INTEGER NOT NULL,
-                     stop TEXT NOT NULL,
-                     input_tokens INTEGER NOT NULL,
-                     output_tokens INTEGER NOT NULL,
-                     cost_usd REAL NOT NULL,
-                     model_requests INTEGER NOT NULL
-                 );
-                 CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation);
-                 CREATE TABLE IF NOT EXISTS owners (
-                     conversation TEXT PRIMARY KEY,
-                     agent TEXT NOT NULL,
-                     subscriber TEXT NOT NULL
-                 ) WITHOUT ROWID;
-                 CREATE TABLE IF NOT EXISTS states (
-                     conversation TEXT PRIMARY KEY,
-                     body TEXT NOT NULL
-                 ) WITHOUT ROWID;
-                 CREATE TABLE IF NOT EXISTS actions (
-                     id INTEGER PRIMARY KEY,
-                     conversation TEXT NOT NULL,
-                     call_id TEXT NOT NULL,
-                     action TEXT NOT NULL,
-                     arguments TEXT NOT NULL,
-                     subscriber TEXT NOT NULL,
-                     state TEXT NOT NULL,
-                     detail TEXT,
-                     position INTEGER
-                 );
-                 CREATE INDEX IF NOT EXISTS actions_by_conversation ON actions (conversation);
-                 CREATE TABLE IF NOT EXISTS running_turns (
-                     conversation TEXT PRIMARY KEY,
-                     holder TEXT NOT NULL
-                 ) WITHOUT ROWID;",
-            )
-            .map_err(sql)?;
-        // A store made before records had positions gains the column; its records keep none.
-        let has_position = connection
-            .prepare("SELECT 1 FROM pragma_table_info('actions') WHERE name = 'position'")
-            .and_then(|mut statement| statement.exists([]))
-            .map_err(sql)?;
-        if !has_position {
-            // Another process opening the same old file may add it first.
-            if let Err(error) =
-                connection.execute_batch("ALTER TABLE actions ADD COLUMN position INTEGER")
-            {
-                if !error.to_string().contains("duplicate column") {
-                    return Err(sql(error));
-                }
-            }
-        }
+        schema::create(&connection)?;
         Ok(Self {
             database: Arc::new(Database {
                 connection: Mutex::new(connection),
@@ -589,154 +525,4 @@ fn released(
         hold.released = true;
     }
     ended
-}
-
-fn sql(error: rusqlite::Error) -> ConversationError {
-    ConversationError(format!("the conversation database failed: {error}"))
-}
-
-/// A process that died while an action ran left it `performing`: it may or may not have
-/// taken effect, and it is never run again. An action of a conversation a live process's
-/// turn holds is under way there, and left alone.
-fn settle_interrupted(
-    connection: &mut rusqlite::Connection,
-    holder: &Holder,
-) -> Result<(), ConversationError> {
-    // One write transaction: no process begins a turn (nor records a perform) between
-    // the reading of who holds what and the marking.
-    let transaction = connection
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(sql)?;
-    let held = holder.held_elsewhere(&transaction).map_err(sql)?;
-    let held = serde_json::to_string(&held).expect("strings serialize");
-    let interrupted = transaction
-        .execute(
-            "UPDATE actions SET state = 'unknown', detail = ?1
-             WHERE state = 'performing'
-               AND conversation NOT IN (SELECT value FROM json_each(?2))",
-            [INTERRUPTED, &held],
-        )
-        .map_err(sql)?;
-    transaction.commit().map_err(sql)?;
-    if interrupted > 0 {
-        tracing::warn!(
-            actions = interrupted,
-            "staged actions were running when the engine stopped: marked unknown, not run again"
-        );
-    }
-    Ok(())
-}
-
-/// Runs `work` on the connection on a blocking thread: SQLite's calls block. The first
-/// use settles what an earlier process left running.
-async fn blocking<T: Send + 'static>(
-    database: &Arc<Database>,
-    work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, ConversationError> + Send + 'static,
-) -> Result<T, ConversationError> {
-    use std::sync::atomic::Ordering;
-    let database = Arc::clone(database);
-    tokio::task::spawn_blocking(move || {
-        let mut connection = database
-            .connection
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        // Best effort: a failure is logged, and never fails the work at hand.
-        if !database.settled.swap(true, Ordering::AcqRel) {
-            if let Err(error) = settle_interrupted(&mut connection, &database.holder) {
-                tracing::error!(%error, "actions an earlier run left performing could not be marked unknown");
-            }
-        }
-        work(&mut connection)
-    })
-    .await
-    .map_err(|error| {
-        ConversationError(format!("the conversation store's thread failed: {error}"))
-    })?
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Two openings of one file are two processes' stores, as far as turns go: a turn
-    /// one holds is busy for the other, and a lease dropped without its end (an end that
-    /// failed, a dropped future) lets go all the same.
-    #[tokio::test]
-    async fn a_turn_held_by_one_opening_of_a_store_is_busy_for_another_until_let_go() {
-        let dir = std::env::temp_dir().join(format!("engine-two-stores-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let path = dir.join("conversations.sqlite");
-        let (first, second) = (
-            crate::open_conversations(&path).unwrap(),
-            crate::open_conversations(&path).unwrap(),
-        );
-        let lease = first
-            .begin_turn("c")
-            .await
-            .unwrap()
-            .expect("the first takes it");
-        assert!(
-            second.begin_turn("c").await.unwrap().is_none(),
-            "taken twice"
-        );
-        assert!(second.begin_turn("other").await.unwrap().is_some());
-        drop(lease);
-        let lease = second
-            .begin_turn("c")
-            .await
-            .unwrap()
-            .expect("let go by the drop");
-        second.end_turn(lease, None).await.unwrap();
-        assert!(
-            first.begin_turn("c").await.unwrap().is_some(),
-            "let go by the end"
-        );
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[tokio::test]
-    async fn a_store_made_before_positions_gains_them_and_keeps_its_records() {
-        let dir = std::env::temp_dir().join(format!("engine-old-store-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("conversations.sqlite");
-        // The actions table as stores kept it before positions.
-        rusqlite::Connection::open(&path)
-            .unwrap()
-            .execute_batch(
-                "CREATE TABLE actions (
-                     id INTEGER PRIMARY KEY, conversation TEXT NOT NULL, call_id TEXT NOT NULL,
-                     action TEXT NOT NULL, arguments TEXT NOT NULL, subscriber TEXT NOT NULL,
-                     state TEXT NOT NULL, detail TEXT
-                 );
-                 INSERT INTO actions (conversation, call_id, action, arguments, subscriber, state)
-                 VALUES ('c', 'call_0', 'acme:log', '{}', 'ada', 'performed');",
-            )
-            .unwrap();
-        let store = crate::open_conversations(&path).unwrap();
-        let mut lease = store.begin_turn("c").await.unwrap().unwrap();
-        let record = ActionRecord {
-            id: 0,
-            call_id: "call_0".into(),
-            position: Some(4),
-            action: "acme:log".into(),
-            arguments: "{}".into(),
-            subscriber: "ada".into(),
-            state: ActionState::Performing,
-            detail: None,
-        };
-        store.record_action(&mut lease, record).await.unwrap();
-        let positions: Vec<(String, Option<u64>)> = store
-            .actions("c")
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|record| (record.call_id, record.position))
-            .collect();
-        assert_eq!(
-            positions,
-            [("call_0".to_owned(), None), ("call_0".to_owned(), Some(4))]
-        );
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }

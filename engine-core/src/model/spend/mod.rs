@@ -18,6 +18,8 @@ use plugin_sdk::engine::BoxFuture;
 use plugin_sdk::model::{ModelError, SpendCap, Tier};
 use tokio::time::Instant;
 
+use crate::BackendError;
+
 /// One cap over what was charged and what calls in flight reserved: a turn's, a session's,
 /// or an agent's over a sliding window.
 #[derive(Debug)]
@@ -187,15 +189,30 @@ pub struct TurnSpend {
 /// database backend implements (`engine-postgres`).
 pub trait SpendLedger: Send + Sync {
     /// Reserves `usd` on `window` if its cap has room beside what every replica charged
-    /// and reserved within it: the reservation's id, or (refused) what the window holds.
+    /// and reserved within it.
     fn reserve<'a>(
         &'a self,
         window: &'a SharedWindow,
         usd: f64,
-    ) -> BoxFuture<'a, Result<Result<i64, f64>, String>>;
+    ) -> BoxFuture<'a, Result<WindowReservation, BackendError>>;
 
     /// Charges `usd` for the reservation `id` instead of what it reserved.
-    fn settle(&self, id: i64, usd: f64) -> BoxFuture<'_, Result<(), String>>;
+    fn settle(&self, id: i64, usd: f64) -> BoxFuture<'_, Result<(), BackendError>>;
+}
+
+/// What a [`SpendLedger`] answers a reservation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WindowReservation {
+    /// Reserved, under this id (for [`SpendLedger::settle`]).
+    Reserved {
+        /// The reservation's id.
+        id: i64,
+    },
+    /// Refused: the window has no room for it.
+    Refused {
+        /// What the window holds, charged and reserved, in US dollars.
+        spent_usd: f64,
+    },
 }
 
 /// An agent's spend window in a [`SpendLedger`].
@@ -225,11 +242,11 @@ impl SharedWindow {
     /// cannot be asked refuses the call: a cap that cannot be checked is not passed.
     pub(crate) async fn reserve(&self, usd: f64) -> Result<SharedReservation, ModelError> {
         match self.ledger.reserve(self, usd).await {
-            Ok(Ok(id)) => Ok(SharedReservation {
+            Ok(WindowReservation::Reserved { id }) => Ok(SharedReservation {
                 ledger: Arc::clone(&self.ledger),
                 id,
             }),
-            Ok(Err(spent_usd)) => Err(ModelError::SpendCapReached {
+            Ok(WindowReservation::Refused { spent_usd }) => Err(ModelError::SpendCapReached {
                 cap: SpendCap::Window { secs: self.secs },
                 cap_usd: self.cap_usd,
                 spent_usd,
@@ -500,93 +517,4 @@ impl Drop for Reservation<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_refusal_by_a_shared_cap_leaves_nothing_reserved_on_the_others() {
-        // Two turns of one session: the other turn holds most of the session's room.
-        let session = Arc::new(Meter::new(SpendCap::Session, 1.0));
-        let spend = TurnSpend::new(1.0, vec![Arc::clone(&session)], None);
-        let other = TurnSpend::new(1.0, vec![Arc::clone(&session)], None);
-        let held = other.reserve("t", Tier::Fast, 0.8).unwrap();
-        // The turn's own meter takes 0.5, then the session refuses it.
-        let refused = spend.reserve("t", Tier::Fast, 0.5).err().unwrap();
-        assert!(
-            matches!(
-                refused,
-                ModelError::SpendCapReached {
-                    cap: SpendCap::Session,
-                    ..
-                }
-            ),
-            "{refused:?}"
-        );
-        held.settle(None, 0.0);
-        // The turn's whole cap is free again: its 0.5 went back when the session refused.
-        spend
-            .reserve("t", Tier::Fast, 1.0)
-            .expect("the refused reservation was given back")
-            .settle(Some("m".into()), 0.25);
-        assert_eq!(spend.spent_usd(), 0.25);
-    }
-
-    #[test]
-    fn a_cost_that_is_not_an_amount_of_dollars_is_charged_as_the_worst_case() {
-        for cost in [f64::NAN, -1.0, f64::INFINITY] {
-            let spend = TurnSpend::new(1.0, Vec::new(), None);
-            spend
-                .reserve("t", Tier::Fast, 0.4)
-                .unwrap()
-                .settle(Some("m".into()), cost);
-            assert_eq!(spend.spent_usd(), 0.4, "a cost of {cost}");
-            assert!(
-                spend.reserve("t", Tier::Fast, 0.7).is_err(),
-                "a cost of {cost}"
-            );
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_windowed_cap_forgets_charges_older_than_its_window() {
-        let window = Meter::windowed(1.0, 60);
-        window.reserve(0.7).unwrap();
-        window.settle(0.7, 0.7);
-        tokio::time::advance(Duration::from_secs(30)).await;
-        window.reserve(0.3).unwrap();
-        window.settle(0.3, 0.3);
-        assert!(
-            window.reserve(0.01).is_err(),
-            "both charges are in the window"
-        );
-        tokio::time::advance(Duration::from_secs(30)).await;
-        // The first charge left the window; the second is still in it.
-        window.reserve(0.7).unwrap();
-        assert!(window.reserve(0.01).is_err());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_window_continued_longer_keeps_charges_the_shorter_one_still_counts() {
-        let short = Meter::windowed(1.0, 60);
-        short.reserve(0.5).unwrap();
-        short.settle(0.5, 0.5);
-        tokio::time::advance(Duration::from_secs(30)).await;
-        let long = Meter::continuing(&short, 1.0, 600);
-        tokio::time::advance(Duration::from_secs(60)).await;
-        // Past the short window: it no longer counts the charge, and must not drop it
-        // from the long window, which still does.
-        short.reserve(1.0).unwrap();
-        short.settle(1.0, 0.0);
-        assert!(
-            long.reserve(0.75).is_err(),
-            "the charge is in the long window"
-        );
-        long.reserve(0.5).unwrap();
-    }
-
-    #[test]
-    fn a_nan_worst_case_or_cap_refuses() {
-        assert!(Meter::new(SpendCap::Turn, 1.0).reserve(f64::NAN).is_err());
-        assert!(Meter::new(SpendCap::Turn, f64::NAN).reserve(0.0).is_err());
-    }
-}
+mod tests;

@@ -1,0 +1,191 @@
+//! What the knowledge base answers: documents, their summaries, search hits, and why a
+//! call was refused or failed.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::ToolError;
+
+/// A stored document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Document {
+    /// The store's id for it.
+    pub id: i64,
+    /// Its name, unique within the agent's knowledge base.
+    pub filename: String,
+    /// Its text.
+    pub content: String,
+    /// Who wrote it: a plugin's namespace, as the engine records it.
+    pub origin: String,
+}
+
+/// A document in a listing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DocumentSummary {
+    /// The store's id for it.
+    pub id: i64,
+    /// Its name.
+    pub filename: String,
+    /// Who wrote it.
+    pub origin: String,
+    /// Its size, in bytes.
+    pub size: usize,
+}
+
+/// A search result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// The document's id.
+    pub id: i64,
+    /// Its name.
+    pub filename: String,
+    /// The matching passage.
+    pub snippet: String,
+}
+
+/// Why a mutation was not done. Hand it back to the model: it is an answer, not a crash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason")]
+pub enum Refusal {
+    /// The agent does not grant what this needs.
+    NotGranted,
+    /// The document was written by someone else, and the level is below manage.
+    NotOwned,
+    /// No such document.
+    NotFound,
+    /// The content is larger than the store accepts.
+    TooLarge {
+        /// Its size, in bytes.
+        size: usize,
+        /// The most the store accepts.
+        limit: usize,
+    },
+    /// The filename is longer than the store accepts.
+    NameTooLong {
+        /// Its length, in bytes.
+        size: usize,
+        /// The longest the store accepts, in bytes.
+        limit: usize,
+    },
+    /// The agent's knowledge base holds as many documents as it may.
+    LimitReached {
+        /// The most it may hold.
+        limit: usize,
+    },
+    /// The store could not be reached; nothing was changed.
+    Unavailable,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotGranted => f.write_str("not granted"),
+            Self::NotOwned => f.write_str("not owned: another plugin or a person wrote it"),
+            Self::NotFound => f.write_str("not found"),
+            Self::TooLarge { size, limit } => {
+                write!(f, "too large: {size} bytes, at most {limit}")
+            }
+            Self::NameTooLong { size, limit } => {
+                write!(f, "filename too long: {size} bytes, at most {limit}")
+            }
+            Self::LimitReached { limit } => write!(f, "limit reached: {limit} documents"),
+            Self::Unavailable => f.write_str("the knowledge base is unavailable"),
+        }
+    }
+}
+
+/// A mutation's answer: the document (after the change) or why nothing changed.
+pub type Mutation = Result<Written, Refusal>;
+
+/// A document a mutation wrote (or deleted).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Written {
+    /// The document.
+    pub document: Document,
+    /// Whether a write created it (rather than updating it).
+    pub created: bool,
+}
+
+/// A read that failed because the store could not answer: not the same as "not found".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnowledgeError(pub String);
+
+impl fmt::Display for KnowledgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the knowledge base could not answer: {}", self.0)
+    }
+}
+
+impl std::error::Error for KnowledgeError {}
+
+/// Why a search answered no hits.
+///
+/// Not a `std::error::Error`, on purpose: that lets `?` in a tool turn it into the
+/// right [`ToolError`] (a query the store refuses is the model's to fix, so it reads as
+/// invalid arguments), which the blanket conversion of errors could not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// The query has more distinct words than the store searches at once.
+    TooManyWords {
+        /// The distinct words in the query.
+        words: usize,
+        /// The most the store searches for.
+        limit: usize,
+    },
+    /// The query is longer than the store searches at once.
+    QueryTooLong {
+        /// The query's length in bytes.
+        bytes: usize,
+        /// The most the store searches for.
+        limit: usize,
+    },
+    /// A word of the query is longer than the store searches for: the store's index may
+    /// split it into many terms, each a step of the search that nothing interrupts.
+    WordTooLong {
+        /// The word's length in characters.
+        chars: usize,
+        /// The longest word the store searches for.
+        limit: usize,
+    },
+    /// The store could not answer.
+    Store(KnowledgeError),
+}
+
+impl fmt::Display for SearchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooManyWords { words, limit } => write!(
+                f,
+                "the query has {words} distinct words and a search takes at most {limit}: search again with the few words that matter most"
+            ),
+            Self::QueryTooLong { bytes, limit } => write!(
+                f,
+                "the query is {bytes} bytes and a search takes at most {limit}: search again with the few words that matter most"
+            ),
+            Self::WordTooLong { chars, limit } => write!(
+                f,
+                "the query has a word of {chars} characters and a search takes words of at most {limit}: search again with shorter words"
+            ),
+            Self::Store(error) => error.fmt(f),
+        }
+    }
+}
+
+impl From<KnowledgeError> for SearchError {
+    fn from(error: KnowledgeError) -> Self {
+        Self::Store(error)
+    }
+}
+
+impl From<SearchError> for ToolError {
+    fn from(error: SearchError) -> Self {
+        match error {
+            SearchError::TooManyWords { .. }
+            | SearchError::QueryTooLong { .. }
+            | SearchError::WordTooLong { .. } => ToolError::invalid_arguments(error.to_string()),
+            SearchError::Store(error) => error.into(),
+        }
+    }
+}
