@@ -126,7 +126,7 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             Some(_) => "the configuration",
             None => "the default configuration (no file given)",
         };
-        return match Engine::builder().config(config).check() {
+        return match Engine::builder().config(config).backends(backends).check() {
             Ok(()) => {
                 println!("ok: {what} has no problem with what this engine links");
                 ExitCode::SUCCESS
@@ -168,6 +168,11 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             "skipped an environment variable whose name or value is not UTF-8"
         );
     }
+    // Every image has reqwest on rustls without a crypto provider of its own, whatever
+    // backends it chose (the external tools' MCP client is built on it): ring is
+    // installed before any plugin code runs, so that a plugin's own reqwest client works
+    // in an image without the `http` backend too.
+    engine_providers::install_tls_provider();
     let loader = engine_extensions::Loader::new(&config);
     let mut builder = Engine::builder()
         .config(config)

@@ -13,10 +13,13 @@ use tokio_util::sync::CancellationToken;
 use crate::McpServer;
 
 /// Who may reach `/mcp`, and when its calls stop.
-#[derive(Clone, Debug, Default)]
+/// No `Default`: an empty list of hosts would serve every `Host` (rmcp's rule for an
+/// empty list), and an empty list of origins would refuse every browser.
+#[derive(Clone, Debug)]
 pub struct HttpTransport {
     /// The `Host`s served (`name` or `name:port`), rmcp's guard against DNS rebinding;
-    /// a request for another is refused.
+    /// a request for another is refused. Empty, every `Host` is served: give at least
+    /// the names clients reach the server by (engine-server gives the loopback ones).
     pub allowed_hosts: Vec<String>,
     /// The browser origins served (`scheme://host:port`, `:*` for any port); a request
     /// without `Origin` (not from a browser) passes.

@@ -32,12 +32,14 @@ struct Args {
     /// Where the engine comes from: the directory of its workspace (`path:DIR`, which
     /// holds `engine/` and `engine-cli/`) or its Git repository (`git:URL[#REV]`);
     /// default: this workspace.
-    #[arg(long, value_parser = Source::parse)]
+    #[arg(long, value_parser = engine_source)]
     engine: Option<Source>,
     /// A backend the image opens its configured parts with: `sqlite` (conversations and
     /// knowledge under the data directory), `postgres` (every store on one PostgreSQL,
     /// for replicas), `http` (model providers and the tools' gateway). Repeat for each;
-    /// default: sqlite and http. An image builds only the backends it names.
+    /// default: sqlite and http. An image opens only the backends it names, and builds
+    /// the SQLite and PostgreSQL drivers only when named (HTTP client code is in every
+    /// image: the external tools' MCP client uses it).
     #[arg(long = "backend", value_name = "BACKEND", value_enum)]
     backends: Vec<Backend>,
     /// What the image is, in one sentence (`--help` starts with it).
@@ -102,6 +104,29 @@ impl Plugin {
             source,
         })
     }
+}
+
+/// `--engine`'s source: a path must be the engine's workspace, holding the `engine` and
+/// `engine-cli` packages (a path to `engine-cli` itself was the flag's meaning before the
+/// `engine` crate).
+fn engine_source(spec: &str) -> Result<Source, String> {
+    let source = Source::parse(spec)?;
+    if let Source::Path(dir) = &source {
+        for package in ENGINE_CRATES {
+            let manifest = dir.join(package).join("Cargo.toml");
+            let named = std::fs::read_to_string(&manifest)
+                .ok()
+                .and_then(|text| text.parse::<toml::Table>().ok())
+                .and_then(|table| Some(table.get("package")?.get("name")?.as_str()? == package));
+            if named != Some(true) {
+                return Err(format!(
+                    "`{spec}`: {} is not the `{package}` package: give the directory of the engine's workspace, which holds `engine/` and `engine-cli/`",
+                    dir.join(package).display()
+                ));
+            }
+        }
+    }
+    Ok(source)
 }
 
 /// The crate at `dir` is the one `name` says: a package of that name, as Cargo matches a
@@ -447,6 +472,20 @@ mod tests {
             "the plugin `acme_crm` is given twice"
         );
         assert!(distinct(&plugins[..1]).is_ok());
+    }
+
+    #[test]
+    fn an_engine_path_must_be_the_engines_workspace() {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        assert!(engine_source(&format!("path:{}", workspace.display())).is_ok());
+        // The flag's meaning before the `engine` crate: engine-cli's own directory.
+        let engine_cli = workspace.join("engine-cli");
+        let refused = engine_source(&format!("path:{}", engine_cli.display())).unwrap_err();
+        assert!(
+            refused.contains("give the directory of the engine's workspace"),
+            "{refused}"
+        );
+        assert!(engine_source("git:https://example.com/engine#v1").is_ok());
     }
 
     #[test]

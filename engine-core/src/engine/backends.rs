@@ -141,6 +141,76 @@ const PROVIDERS: Crate = Crate {
     feature: "http",
 };
 
+/// What the builder was given instead of a backend's part.
+pub(super) struct Given<'a> {
+    pub(super) knowledge: bool,
+    pub(super) gateway: bool,
+    pub(super) conversations: bool,
+    pub(super) keep_conversations: bool,
+    pub(super) providers: &'a BTreeMap<String, Arc<dyn Provider>>,
+}
+
+/// Refuses, as starting would, a part `config` asks for that neither `backends` nor what
+/// the builder was given can open: found without opening anything, so that `engine
+/// config check` sees it too, and a refused start creates nothing.
+pub(super) fn refuse_missing(
+    config: &EngineConfig,
+    backends: &Backends,
+    given: Given<'_>,
+) -> Result<(), EngineError> {
+    let shared = config.database.is_some();
+    if shared && backends.shared.is_none() {
+        return Err(missing(
+            "a shared database (`[database]`)",
+            POSTGRES,
+            "backends",
+        ));
+    }
+    let grants_knowledge = config
+        .agents
+        .values()
+        .any(|agent| agent.knowledge.is_some());
+    if grants_knowledge && !given.knowledge && !shared && backends.knowledge.is_none() {
+        return Err(missing(
+            "a knowledge store (an agent grants knowledge)",
+            SQLITE,
+            "knowledge_store",
+        ));
+    }
+    if config.gateway.is_some() && !given.gateway && backends.gateway.is_none() {
+        return Err(missing(
+            "a model gateway (`[gateway]`)",
+            PROVIDERS,
+            "model_gateway",
+        ));
+    }
+    if given.keep_conversations
+        && !given.conversations
+        && !shared
+        && backends.conversations.is_none()
+    {
+        return Err(missing(
+            "conversations kept across runs (`keep_conversations`)",
+            SQLITE,
+            "conversations",
+        ));
+    }
+    let configured_provider = config.agents.values().any(|agent| {
+        agent.turn.as_ref().is_some_and(|turn| {
+            !given.providers.contains_key(&turn.provider)
+                && config.providers.contains_key(&turn.provider)
+        })
+    });
+    if configured_provider && backends.provider.is_none() {
+        return Err(missing(
+            "a model provider (`[providers]`)",
+            PROVIDERS,
+            "provider",
+        ));
+    }
+    Ok(())
+}
+
 /// The provider of `agent`'s turns: the builder's, or the configuration's.
 pub(super) fn agent_provider(
     config: &EngineConfig,

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use plugin_sdk::engine::{ArtifactStore, HookDescriptor, KnowledgeStore, ToolDescriptor};
 
-use super::backends::{open_conversations, open_gateway, open_knowledge, open_shared, Backends};
+use super::backends::{
+    open_conversations, open_gateway, open_knowledge, open_shared, refuse_missing, Backends, Given,
+};
 use super::error::EngineError;
 use super::reload::Configured;
 use super::Engine;
@@ -133,7 +135,23 @@ impl EngineBuilder {
     /// refused here too, creating nothing.
     pub fn check(mut self) -> Result<(), EngineError> {
         self.validated()?;
-        project_roots::refuse_overlaps(&self.config, &[])
+        project_roots::refuse_overlaps(&self.config, &[])?;
+        self.refuse_missing_backends()
+    }
+
+    /// A part the configuration asks for that no backend, nor anything given, opens.
+    fn refuse_missing_backends(&self) -> Result<(), EngineError> {
+        refuse_missing(
+            &self.config,
+            &self.backends,
+            Given {
+                knowledge: self.knowledge.is_some(),
+                gateway: self.gateway.is_some(),
+                conversations: self.conversations.is_some(),
+                keep_conversations: self.keep_conversations,
+                providers: &self.providers,
+            },
+        )
     }
 
     /// The registry of what is linked, when it and the configuration (given an agent)
@@ -163,6 +181,7 @@ impl EngineBuilder {
         let registry = Arc::new(self.validated()?);
         // Before any store is opened: a refused start creates nothing.
         project_roots::refuse_overlaps(&self.config, &[])?;
+        self.refuse_missing_backends()?;
         let config = self.config;
         let channels = mount_channels(&config, &registry);
         let shared = open_shared(&config, &self.backends)?;

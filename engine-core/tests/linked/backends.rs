@@ -1,6 +1,7 @@
 //! What the builder opens through its backends: a part the configuration asks for
-//! without the backend that opens it is refused at start-up, naming the crate, and the
-//! same configuration starts with it.
+//! without the backend that opens it is refused at start-up and by `check` (`engine
+//! config check`), naming the crate and the `engine` feature, and the same
+//! configuration starts with it.
 
 use engine_core::config::EngineConfig;
 use engine_core::{Backends, Engine, EngineError};
@@ -16,8 +17,8 @@ fn config(name: &str, text: &str) -> EngineConfig {
     .expect("the configuration parses")
 }
 
-/// The crate a refusal names, when `build` refused for a missing backend.
-fn missing_backend(built: Result<Engine, EngineError>) -> (&'static str, String) {
+/// The crate a refusal names, when `build` (or `check`) refused for a missing backend.
+fn missing_backend<T>(built: Result<T, EngineError>) -> (&'static str, String) {
     match built {
         Err(error @ EngineError::MissingBackend { backend, .. }) => (backend, error.to_string()),
         Err(other) => panic!("refused, but not for a missing backend: {other}"),
@@ -31,37 +32,56 @@ const PROVIDER: &str = "[providers.p]\nwire = \"openai\"\nbase_url = \"http://12
 
 #[test]
 fn each_configured_part_without_its_backend_is_refused_naming_the_crate_that_opens_it() {
-    for (name, text, crate_name) in [
-        ("knowledge", KNOWLEDGE, "engine-sqlite"),
-        ("provider", PROVIDER, "engine-providers"),
+    for (name, text, crate_name, feature) in [
+        ("knowledge", KNOWLEDGE, "engine-sqlite", "sqlite"),
+        ("provider", PROVIDER, "engine-providers", "http"),
         (
             "database",
             "[database]\nurl = \"postgres://engine@127.0.0.1:9/engine\"\n",
             "engine-postgres",
+            "postgres",
         ),
         (
             "gateway",
             "[gateway]\nbase_url = \"http://127.0.0.1:9/v1\"\n\
              tiers.fast = { model = \"m\", usd_per_million_input = 0.2, usd_per_million_output = 0.8 }\n",
             "engine-providers",
+            "http",
         ),
     ] {
-        let built = Engine::builder()
-            .backends(Backends::NONE)
-            .config(config(name, text))
-            .build();
-        let (backend, message) = missing_backend(built);
-        assert_eq!(backend, crate_name, "{name}: {message}");
-        assert!(
-            message.contains(crate_name) && message.contains("EngineBuilder::backends"),
-            "{name}: {message}"
-        );
+        let builder = || {
+            Engine::builder()
+                .backends(Backends::NONE)
+                .config(config(name, text))
+        };
+        // `check` opens nothing, and refuses what `build` would.
+        for (how, (backend, message)) in [
+            ("build", missing_backend(builder().build())),
+            ("check", missing_backend(builder().check())),
+        ] {
+            assert_eq!(backend, crate_name, "{name} ({how}): {message}");
+            assert!(
+                message.contains(crate_name)
+                    && message.contains(&format!("feature `{feature}`"))
+                    && message.contains("EngineBuilder::backends"),
+                "{name} ({how}): {message}"
+            );
+        }
     }
 }
 
 #[test]
 fn the_same_configuration_starts_with_its_backends() {
     for (name, text) in [("knowledge-given", KNOWLEDGE), ("provider-given", PROVIDER)] {
+        let checked = Engine::builder()
+            .backends(engine::default_backends())
+            .config(config(name, text))
+            .check();
+        assert!(
+            checked.is_ok(),
+            "{name}: {:?}",
+            checked.err().map(|e| e.to_string())
+        );
         let built = Engine::builder()
             .backends(engine::default_backends())
             .config(config(name, text))

@@ -47,7 +47,7 @@ impl Drop for SqliteHold {
             return;
         }
         // At once, on this thread (a short delete): within this process, the next turn of
-        // the conversation begins only after this (its RunningTurn is let go later), and
+        // the conversation begins only after this (the turn's `Running` marker is let go later), and
         // a release done later could remove that turn's hold.
         let connection = self
             .database

@@ -15,6 +15,8 @@ use crate::stores::{ConversationError, Conversations, TurnLease};
 /// next turn to settle its actions under way as unknown.
 pub(super) struct Held<'a> {
     store: &'a Conversations,
+    /// Dropped before `_running` (fields drop in order): the store lets go before this
+    /// process may begin the conversation's next turn (engine-sqlite's hold relies on it).
     lease: TurnLease,
     _running: Running<'a>,
 }

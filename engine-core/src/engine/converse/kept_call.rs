@@ -29,9 +29,11 @@ impl Engine {
         let store = self.conversations.load_full();
         let held = match Held::begin(&self.running, &store, id).await {
             Ok(held) => held,
-            Err(NotHeld::Busy(where_)) => return Err(failed(format!(
+            Err(NotHeld::Busy(where_)) => {
+                return Err(failed(format!(
                 "a turn of the conversation `{id}` is under way{where_}: call again once it ends"
-            ))),
+            )))
+            }
             Err(NotHeld::Failed(error)) => {
                 return Err(failed(format!(
                     "the conversation could not be begun: {error}"
