@@ -586,9 +586,15 @@ async fn a_conversation_is_continued_only_by_its_subscriber() {
         2,
         "and added nothing"
     );
+    assert_eq!(
+        engine.conversation_turns("c").await.unwrap().len(),
+        1,
+        "and recorded no turn"
+    );
     // The refused turn let the conversation go: its subscriber goes on at once.
     let (_, again) = converse(&engine, &TurnControl::default()).await;
     assert_eq!(again.stop, Stop::Answered, "{again:?}");
+    assert_eq!(engine.conversation_turns("c").await.unwrap().len(), 2);
 }
 
 #[tokio::test(start_paused = true)]

@@ -475,6 +475,41 @@ mod tests {
     }
 
     #[test]
+    fn backend_flags_become_the_engine_dependencys_only_features_in_the_image_manifest() {
+        let args = Args::try_parse_from([
+            "new-image",
+            "--name",
+            "support-engine",
+            "--out",
+            "/nonexistent/support-engine",
+            "--plugin",
+            "weather@1",
+            "--backend",
+            "postgres",
+        ])
+        .expect("the flags parse");
+        let (_, manifest) = files(&args)
+            .into_iter()
+            .find(|(name, _)| *name == "Cargo.toml")
+            .expect("a manifest is written");
+        let manifest: toml::Table = manifest.parse().expect("the manifest is TOML");
+        let engine = &manifest["dependencies"]["engine"];
+        assert_eq!(
+            engine["default-features"].as_bool(),
+            Some(false),
+            "{engine}"
+        );
+        assert_eq!(
+            engine["features"].as_array().map(|features| features
+                .iter()
+                .filter_map(toml::Value::as_str)
+                .collect::<Vec<_>>()),
+            Some(vec!["postgres"]),
+            "{engine}"
+        );
+    }
+
+    #[test]
     fn an_engine_path_must_be_the_engines_workspace() {
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         assert!(engine_source(&format!("path:{}", workspace.display())).is_ok());

@@ -25,7 +25,7 @@ use crate::conversation::Message;
 use crate::model::{RequestSpend, SharedWindow};
 use crate::outcome::{Limit, Stop, TurnSummary};
 use crate::provider::{ProviderError, Usage};
-use crate::stores::{ActionRecord, ConversationError, Conversations};
+use crate::stores::{ActionRecord, ConversationError, Conversations, TurnRecord};
 use actions::StagedActions;
 use generate::{set_content, Run};
 use held::{Held, NotHeld};
@@ -416,6 +416,16 @@ impl Engine {
     ) -> Result<Vec<Message>, ConversationError> {
         let conversations = self.conversations.load_full();
         conversations.load(conversation).await
+    }
+
+    /// The turns of `conversation` that were recorded (how each ended, its usage and
+    /// cost), oldest first. A turn refused before it began records none.
+    pub async fn conversation_turns(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<TurnRecord>, ConversationError> {
+        let conversations = self.conversations.load_full();
+        conversations.turns(conversation).await
     }
 
     /// The staged actions `conversation`'s turns performed (or tried to), oldest first.

@@ -367,14 +367,14 @@ fn the_image_is_named_by_its_own_package_to_mcp_clients_and_on_the_command_line(
         let report = drive(ENGINE, &[], transport, json!([]));
         assert_eq!(
             report["server"],
-            json!({"name": "example-engine", "version": "0.1.0"}),
+            json!({"name": "example-engine", "version": env!("CARGO_PKG_VERSION")}),
             "{transport:?}: {report}"
         );
     }
     let version = Command::new(ENGINE).arg("--version").output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&version.stdout),
-        "example-engine 0.1.0\n"
+        format!("example-engine {}\n", env!("CARGO_PKG_VERSION"))
     );
     let help = Command::new(ENGINE).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
