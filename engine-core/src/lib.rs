@@ -5,6 +5,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod agent;
 mod backend_error;
 mod builtins;
 mod catalog;
@@ -27,16 +28,17 @@ mod registry;
 pub mod stores;
 mod system;
 mod tool;
+mod turn;
 mod validate;
 pub mod wire;
 
+pub use agent::Agent;
 pub use backend_error::BackendError;
 pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
-    Agent, Backends, Call, CallFuture, Engine, EngineBuilder, EngineError, ModelInput,
-    OpenConversations, OpenGateway, OpenKnowledge, OpenProvider, OpenShared, Reloaded, Session,
-    SharedStores, Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome, UnknownAgent,
+    Backends, Engine, EngineBuilder, EngineError, OpenConversations, OpenGateway, OpenKnowledge,
+    OpenProvider, OpenShared, Reloaded, Session, SharedStores, UnknownAgent,
 };
 pub use equip::LeftOut;
 pub use format::{Format, UnknownFormat};
@@ -48,6 +50,7 @@ pub use redact::{
 };
 pub use system::{SystemRequirements, VariableConflict, VariableDefault};
 pub use tool::Tool;
+pub use turn::{Call, CallFuture, ModelInput, Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome};
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 
 // What an engine needs to call tools, so that an engine image depends on one crate.

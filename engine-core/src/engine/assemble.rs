@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use plugin_sdk::project::Project;
 
-use super::agent::{Agent, AnyState};
 use super::error::EngineError;
 use super::linked_config;
+use crate::agent::{Agent, AnyState};
 use crate::config::{AgentConfig, ProjectConfig};
 use crate::registry::Registry;
 

@@ -20,6 +20,7 @@ use crate::provider::Provider;
 use crate::redact::LogRedaction;
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationStates, Conversations, MemoryArtifacts};
+use crate::turn::{EngineId, Runtime};
 use plugin_sdk::channel::ChannelDescriptor;
 
 /// How an [`Engine`] is made: [`Engine::builder`], then what differs from the defaults,
@@ -228,7 +229,17 @@ impl EngineBuilder {
         let configured =
             Configured::build(config, &registry, &self.providers, &self.backends, None)?;
         Ok(Engine {
-            id: super::EngineId::next(),
+            runtime: Runtime {
+                id: EngineId::next(),
+                registry,
+                states,
+                artifacts,
+                knowledge,
+                gateway,
+                spend_ledger,
+                conversations: ArcSwap::from_pointee(conversations),
+                running: Default::default(),
+            },
             configured: ArcSwap::from_pointee(configured),
             replacing: std::sync::Mutex::default(),
             reloading: std::sync::Mutex::default(),
@@ -237,14 +248,6 @@ impl EngineBuilder {
             log_redaction: self.log_redaction,
             offers_changed: Arc::new(tokio::sync::watch::Sender::new(0)),
             conversations_for_turns: conversations_for_turns.into(),
-            states,
-            artifacts,
-            spend_ledger,
-            knowledge,
-            gateway,
-            registry,
-            conversations: ArcSwap::from_pointee(conversations),
-            running: Default::default(),
             channels,
         })
     }

@@ -84,3 +84,13 @@ pub enum EngineError {
         setter: &'static str,
     },
 }
+
+/// No agent has that name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("there is no agent `{name}`; the configured agents are: {}", known.join(", "))]
+pub struct UnknownAgent {
+    /// The name asked for.
+    pub name: String,
+    /// The agents there are.
+    pub known: Vec<String>,
+}

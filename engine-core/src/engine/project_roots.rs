@@ -12,7 +12,6 @@
 use std::path::{Path, PathBuf};
 
 use super::error::EngineError;
-use super::Engine;
 use crate::config::{EngineConfig, ProjectConfig};
 use crate::external::{ExtensionFile, FileState};
 
@@ -190,20 +189,9 @@ pub(super) fn refuse_overlaps(
     Ok(())
 }
 
-impl Engine {
-    /// Why the external tool file `file`, which runs the programs `runs`, may not be
-    /// installed, if it may not: it, or one of them, lies in an agent's project root,
-    /// where the model writes (it would run what the model wrote). A loader asks before
-    /// it starts anything; [`install_extensions`](Self::install_extensions) skips such a
-    /// file whatever the loader did.
-    pub fn refuses_extension(&self, file: &Path, runs: &[PathBuf]) -> Option<String> {
-        in_a_root(&self.configured.load().config, file, runs)
-    }
-}
-
 /// Why an external tool file at `file`, running `runs`, is refused: it, or one of
 /// them, lies in one of `config`'s project roots (a link's target counts, not the link).
-fn in_a_root(config: &EngineConfig, file: &Path, runs: &[PathBuf]) -> Option<String> {
+pub(super) fn in_a_root(config: &EngineConfig, file: &Path, runs: &[PathBuf]) -> Option<String> {
     let roots: Vec<(PathBuf, &Path)> = config
         .agents
         .values()

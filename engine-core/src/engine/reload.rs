@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use plugin_sdk::engine::RedactValues;
 
-use super::agent::{Agent, AgentParts};
 use super::backends::{self, Backends};
 use super::error::EngineError;
 use super::{assemble, linked_config, project_roots, Engine};
+use crate::agent::{Agent, AgentParts};
 use crate::config::{EngineConfig, SpendWindow};
 use crate::external::{Extensions, Installed};
 use crate::model::Meter;
@@ -138,139 +138,122 @@ pub struct Reloaded {
     pub kept: Vec<String>,
 }
 
-impl Engine {
-    /// Replaces the agents and providers with those of `config`, checked as at start-up:
-    /// the next turn, call, session and catalog see the new ones; a turn under way
-    /// finishes on the agent it started with. A configuration with a problem is refused
-    /// whole, and the engine keeps the one it has.
-    ///
-    /// What the engine opened at start-up stays as it is: the data directory, the
-    /// stores' limits, the gateway, the mounted channels and the extensions directory.
-    /// A configuration that changes one of them, or whose first agent to grant knowledge
-    /// comes into an engine that opened no knowledge store, is refused with what needs a
-    /// restart. The first agent to run turns in an engine that had none opens the
-    /// conversation store start-up would have. A spend window whose cap and length
-    /// are unchanged keeps counting (a reload is no way to a fresh budget); so does a
-    /// plugin's state whose settings are unchanged. MCP clients hear
-    /// `tools/list_changed` ([`extensions_changed`](Self::extensions_changed)).
-    pub fn reload(&self, mut config: EngineConfig) -> Result<Reloaded, EngineError> {
-        config.ensure_an_agent();
-        let mut problems = config.problems();
-        problems.extend(linked_config::problems(
+/// The reload of [`Engine::reload`].
+pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reloaded, EngineError> {
+    config.ensure_an_agent();
+    let mut problems = config.problems();
+    problems.extend(linked_config::problems(
+        &config,
+        &engine.runtime.registry,
+        &engine.given_providers,
+    ));
+    config.refuse(problems)?;
+    // One reload at a time, each built on the one before. A poisoned lock only means a
+    // reload panicked; what it guards was swapped whole or not at all.
+    let _reloading = engine
+        .reloading
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let previous = engine.configured.load_full();
+    let restart = needs_restart(engine, &previous.config, &config);
+    if !restart.is_empty() {
+        return Err(EngineError::NeedsRestart(restart));
+    }
+    project_roots::refuse_overlaps(&config, engine.extensions_now().current().files())?;
+    // Before anything is built: a plugin's state or a provider refusing its settings
+    // may quote a new secret in its error, which is logged.
+    if let Some(log) = &engine.log_redaction {
+        let secrets: Vec<String> = config.secret_values().map(str::to_owned).collect();
+        log.widen(&secrets);
+    }
+    // The first agent that runs turns in an engine that had none: its conversations
+    // are kept where start-up would have kept them.
+    let runs_turns = config.agents.values().any(|agent| agent.turn.is_some());
+    let conversations = if runs_turns && !engine.conversations_for_turns.load(Ordering::Relaxed) {
+        Some(backends::open_conversations(
             &config,
-            &self.registry,
-            &self.given_providers,
-        ));
-        config.refuse(problems)?;
-        // One reload at a time, each built on the one before. A poisoned lock only means a
-        // reload panicked; what it guards was swapped whole or not at all.
-        let _reloading = self
-            .reloading
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let previous = self.configured.load_full();
-        let restart = self.needs_restart(&previous.config, &config);
-        if !restart.is_empty() {
-            return Err(EngineError::NeedsRestart(restart));
-        }
-        project_roots::refuse_overlaps(&config, self.extensions_now().current().files())?;
-        // Before anything is built: a plugin's state or a provider refusing its settings
-        // may quote a new secret in its error, which is logged.
-        if let Some(log) = &self.log_redaction {
-            let secrets: Vec<String> = config.secret_values().map(str::to_owned).collect();
-            log.widen(&secrets);
-        }
-        // The first agent that runs turns in an engine that had none: its conversations
-        // are kept where start-up would have kept them.
-        let runs_turns = config.agents.values().any(|agent| agent.turn.is_some());
-        let conversations = if runs_turns && !self.conversations_for_turns.load(Ordering::Relaxed) {
-            Some(backends::open_conversations(
-                &config,
-                false,
-                &self.backends,
-            )?)
-        } else {
-            None
-        };
-        // Built without holding up installs of external tools (a plugin's state may take
-        // its time); those installed meanwhile are equipped as the new agents equip them.
-        let configured = Configured::build(
-            config,
-            &self.registry,
-            &self.given_providers,
-            &self.backends,
-            Some(&previous),
-        )?;
-        let _replacing = self
-            .replacing
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Again under the lock installs take: a file installed while this was built was
-        // checked against the roots before it.
-        let installed = self.extensions_now().current();
-        project_roots::refuse_overlaps(&configured.config, installed.files())?;
-        configured
-            .extensions
-            .equip(&installed, configured.config.agents.values());
-        let names = |configured: &Configured| -> Vec<String> {
-            configured.config.agents.keys().cloned().collect()
-        };
-        let (before, after) = (names(&previous), names(&configured));
-        let reloaded = Reloaded {
-            added: after
-                .iter()
-                .filter(|name| !before.contains(name))
-                .cloned()
-                .collect(),
-            removed: before
-                .iter()
-                .filter(|name| !after.contains(name))
-                .cloned()
-                .collect(),
-            kept: after
-                .iter()
-                .filter(|name| before.contains(name))
-                .cloned()
-                .collect(),
-        };
-        self.configured.store(Arc::new(configured));
-        if let Some(conversations) = conversations {
-            self.conversations.store(Arc::new(conversations));
-            self.conversations_for_turns.store(true, Ordering::Relaxed);
-        }
-        self.offers_changed
-            .send_modify(|generation| *generation += 1);
-        Ok(reloaded)
+            false,
+            &engine.backends,
+        )?)
+    } else {
+        None
+    };
+    // Built without holding up installs of external tools (a plugin's state may take
+    // its time); those installed meanwhile are equipped as the new agents equip them.
+    let configured = Configured::build(
+        config,
+        &engine.runtime.registry,
+        &engine.given_providers,
+        &engine.backends,
+        Some(&previous),
+    )?;
+    let _replacing = engine
+        .replacing
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Again under the lock installs take: a file installed while this was built was
+    // checked against the roots before it.
+    let installed = engine.extensions_now().current();
+    project_roots::refuse_overlaps(&configured.config, installed.files())?;
+    configured
+        .extensions
+        .equip(&installed, configured.config.agents.values());
+    let names = |configured: &Configured| -> Vec<String> {
+        configured.config.agents.keys().cloned().collect()
+    };
+    let (before, after) = (names(&previous), names(&configured));
+    let reloaded = Reloaded {
+        added: after
+            .iter()
+            .filter(|name| !before.contains(name))
+            .cloned()
+            .collect(),
+        removed: before
+            .iter()
+            .filter(|name| !after.contains(name))
+            .cloned()
+            .collect(),
+        kept: after
+            .iter()
+            .filter(|name| before.contains(name))
+            .cloned()
+            .collect(),
+    };
+    engine.configured.store(Arc::new(configured));
+    if let Some(conversations) = conversations {
+        engine.runtime.conversations.store(Arc::new(conversations));
+        engine
+            .conversations_for_turns
+            .store(true, Ordering::Relaxed);
     }
+    engine
+        .offers_changed
+        .send_modify(|generation| *generation += 1);
+    Ok(reloaded)
+}
 
-    /// What of `next` differs from `now` in a way only a restart applies.
-    fn needs_restart(&self, now: &EngineConfig, next: &EngineConfig) -> Vec<String> {
-        let mut restart = Vec::new();
-        let mut differs = |changed: bool, what: &str| {
-            if changed {
-                restart.push(what.to_owned());
-            }
-        };
-        differs(now.data_dir() != next.data_dir(), "`data_dir`");
-        differs(now.artifacts != next.artifacts, "`[artifacts]`");
-        differs(now.knowledge != next.knowledge, "`[knowledge]`");
-        differs(now.state != next.state, "`[state]`");
-        differs(now.gateway != next.gateway, "`[gateway]`");
-        differs(now.channels != next.channels, "`[channels]`");
-        differs(now.extensions != next.extensions, "`[extensions]`");
-        differs(now.database != next.database, "`[database]`");
-        let grants_knowledge = next.agents.values().any(|agent| agent.knowledge.is_some());
-        differs(
-            grants_knowledge && self.knowledge.is_none(),
-            "an agent grants knowledge, and the engine opened no knowledge store",
-        );
-        restart
-    }
-
-    /// The external tools as the agents configured now equip them.
-    pub(crate) fn extensions_now(&self) -> Arc<Extensions> {
-        Arc::clone(&self.configured.load().extensions)
-    }
+/// What of `next` differs from `now` in a way only a restart applies.
+fn needs_restart(engine: &Engine, now: &EngineConfig, next: &EngineConfig) -> Vec<String> {
+    let mut restart = Vec::new();
+    let mut differs = |changed: bool, what: &str| {
+        if changed {
+            restart.push(what.to_owned());
+        }
+    };
+    differs(now.data_dir() != next.data_dir(), "`data_dir`");
+    differs(now.artifacts != next.artifacts, "`[artifacts]`");
+    differs(now.knowledge != next.knowledge, "`[knowledge]`");
+    differs(now.state != next.state, "`[state]`");
+    differs(now.gateway != next.gateway, "`[gateway]`");
+    differs(now.channels != next.channels, "`[channels]`");
+    differs(now.extensions != next.extensions, "`[extensions]`");
+    differs(now.database != next.database, "`[database]`");
+    let grants_knowledge = next.agents.values().any(|agent| agent.knowledge.is_some());
+    differs(
+        grants_knowledge && engine.runtime.knowledge.is_none(),
+        "an agent grants knowledge, and the engine opened no knowledge store",
+    );
+    restart
 }
 
 #[cfg(test)]

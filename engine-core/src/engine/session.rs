@@ -5,18 +5,19 @@ use std::sync::{Arc, OnceLock};
 
 use plugin_sdk::model::SpendCap;
 
-use super::{Agent, Engine, EngineId, Turn, UnknownAgent};
+use crate::agent::Agent;
 use crate::model::Meter;
+use crate::turn::EngineId;
 
 /// A client's session with an agent, such as an stdio connection (over HTTP, one request:
-/// the HTTP server keeps no sessions): the turns made with [`Engine::turn_in`] spend
-/// together at most the agent's session cap
-/// ([`ModelGrant::session_cap_usd`](crate::config::ModelGrant::session_cap_usd)), so a
+/// the HTTP server keeps no sessions): the turns made with
+/// [`Engine::turn_in`](crate::Engine::turn_in) spend together at most the agent's session
+/// cap ([`ModelGrant::session_cap_usd`](crate::config::ModelGrant::session_cap_usd)), so a
 /// client that calls in a loop cannot spend without limit.
 ///
-/// A session outlives a reload of the configuration ([`Engine::reload`]): its turns are
-/// of its agent as configured then. Its budget is set by the first turn whose agent
-/// grants model access, and kept.
+/// A session outlives a reload of the configuration
+/// ([`Engine::reload`](crate::Engine::reload)): its turns are of its agent as configured
+/// then. Its budget is set by the first turn whose agent grants model access, and kept.
 #[derive(Debug)]
 pub struct Session {
     engine: EngineId,
@@ -25,46 +26,34 @@ pub struct Session {
     spend: OnceLock<Arc<Meter>>,
 }
 
-impl Engine {
-    /// A new session of `agent`, with the whole of its session cap.
-    pub fn session(&self, agent: &str) -> Result<Session, UnknownAgent> {
-        let agent = self.known_agent(agent)?;
-        Ok(Session {
-            engine: self.id,
-            agent: agent.name().to_owned(),
+impl Session {
+    /// A session of `engine`'s agent `agent`, with the whole of its session cap.
+    pub(super) fn new(engine: EngineId, agent: &str) -> Self {
+        Self {
+            engine,
+            agent: agent.to_owned(),
             spend: OnceLock::new(),
-        })
+        }
     }
 
-    /// A new session of the agent `session` is of, with the whole of its session cap;
-    /// refused if a reload removed the agent.
-    pub fn session_like(&self, session: &Session) -> Result<Session, UnknownAgent> {
-        self.session(&session.agent)
-    }
-
-    /// A turn of `session`'s agent (as configured now) outside any conversation, spending
-    /// from the session's budget; see [`Turn::in_conversation`]. Refused if a reload
-    /// removed the agent: a session cannot keep an agent the operator took away.
-    pub fn turn_in(&self, session: &Session) -> Result<Turn, UnknownAgent> {
-        let agent = self.session_agent(session)?;
-        let spend = agent.config().model.map(|grant| {
-            let cap = grant.session_cap_usd();
-            Arc::clone(
-                session
-                    .spend
-                    .get_or_init(|| Arc::new(Meter::new(SpendCap::Session, cap))),
-            )
-        });
-        Ok(self.new_turn(agent, spend))
-    }
-
-    /// The agent of `session` as configured now: a session sees its agent's new tools
-    /// and grants after a reload (its budget stays); refused if the reload removed it.
-    pub fn session_agent(&self, session: &Session) -> Result<Arc<Agent>, UnknownAgent> {
+    /// The name of the agent the session is of, checked to be one of `engine`'s sessions.
+    pub(super) fn agent_of(&self, engine: EngineId) -> &str {
         assert!(
-            session.engine == self.id,
+            self.engine == engine,
             "a Session was used with an Engine other than the one that made it"
         );
-        self.known_agent(&session.agent)
+        &self.agent
+    }
+
+    /// The session's budget, if `agent` grants model access: the first such turn sets it
+    /// to the agent's session cap then.
+    pub(super) fn budget(&self, agent: &Agent) -> Option<Arc<Meter>> {
+        agent.config().model.map(|grant| {
+            let cap = grant.session_cap_usd();
+            Arc::clone(
+                self.spend
+                    .get_or_init(|| Arc::new(Meter::new(SpendCap::Session, cap))),
+            )
+        })
     }
 }

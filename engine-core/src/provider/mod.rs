@@ -6,6 +6,10 @@
 //! the tool calls, the usage, and whatever the provider added that the engine does not
 //! know (kept in `extra`, sent back verbatim on the next request to the same wire).
 //! Text is handed to a callback as it arrives, so a turn can stream it.
+//!
+//! The codecs ([`openai`], [`anthropic`], [`SseSplitter`]) are public for a backend
+//! crate: they build bodies and parse bytes, with no I/O, so `engine-providers` puts them
+//! behind reqwest and another transport can reuse them.
 
 pub mod anthropic;
 mod fields;

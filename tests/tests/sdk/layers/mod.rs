@@ -38,6 +38,8 @@ const ENGINE_CORE: &[&[&str]] = &[
     &["registry"],
     &["redact"],
     &["external"],
+    &["agent"],
+    &["turn"],
     &["engine"],
 ];
 

@@ -11,13 +11,13 @@ use plugin_sdk::ToolContext;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::agent::Offer;
-use super::{Engine, Turn};
+use super::{Runtime, Turn};
+use crate::agent::Offer;
 use crate::dispatch::{self, unknown_tool, Bounds, CallError, CallErrorKind};
 use crate::external;
 use crate::tool::Tool;
 
-/// One tool call, as the model (or a client) asked for it: [`Engine::call`] runs it.
+/// One tool call, as the model (or a client) asked for it: [`Engine::call`](crate::Engine::call) runs it.
 #[derive(Clone, Copy, Debug)]
 pub struct Call<'a> {
     tool: &'a str,
@@ -72,21 +72,9 @@ impl<'a> Call<'a> {
     }
 }
 
-impl Engine {
-    /// Calls a tool that `turn`'s agent equips and offers in that turn; the future gives
-    /// the tool's output as JSON text, or an error the model can read.
-    ///
-    /// A tool the agent does not equip is unknown, as if it were not linked; so is one
-    /// that needs a conversation, in a turn without one. A staged action is not called
-    /// this way: [`Engine::converse`] stages it and performs it after the reply. The tool's context holds its
-    /// declared secrets, the agent's grants and the turn's identity, and nothing else.
-    /// State it writes is applied only if the call succeeds.
-    ///
-    /// A tool whose body has no `.await` runs on the first poll, at the cost of a
-    /// look-up and serde. Any other runs in a boxed future, polled once inline; only a
-    /// tool that then waits sets up the deadline and the cancellation, which need a Tokio
-    /// runtime with its timer enabled.
-    pub fn call<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> CallFuture<'a> {
+impl Runtime {
+    /// The call of [`Engine::call`](crate::Engine::call).
+    pub(crate) fn call<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> CallFuture<'a> {
         CallFuture {
             state: CallState::Start(self, turn, call),
             redact: turn.agent.redaction(),
@@ -187,7 +175,7 @@ impl Engine {
     }
 }
 
-/// The future of [`Engine::call`].
+/// The future of [`Engine::call`](crate::Engine::call).
 #[must_use = "a call does nothing unless it is awaited"]
 pub struct CallFuture<'a> {
     state: CallState<'a>,
@@ -197,7 +185,7 @@ pub struct CallFuture<'a> {
 
 enum CallState<'a> {
     /// Not polled yet: nothing has run.
-    Start(&'a Engine, &'a Turn, Call<'a>),
+    Start(&'a Runtime, &'a Turn, Call<'a>),
     /// A tool that may suspend, running.
     Running(BoxFuture<'a, Result<String, CallError>>),
     /// Finished, its result given.
@@ -216,8 +204,8 @@ impl Future for CallFuture<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let redact = self.redact;
         let state = &mut self.state;
-        if let CallState::Start(engine, turn, call) = *state {
-            match engine.start(turn, call) {
+        if let CallState::Start(runtime, turn, call) = *state {
+            match runtime.start(turn, call) {
                 Started::Finished(result) => {
                     *state = CallState::Done;
                     return Poll::Ready(redacted(result, redact));

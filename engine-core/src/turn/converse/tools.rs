@@ -12,11 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::actions::{same_arguments, StagedActions};
 use super::events::{arguments_json, result_event, TurnEvent};
+use crate::agent::Offer;
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{CallError, CallErrorKind};
-use crate::engine::agent::Offer;
-use crate::engine::{Call, Engine, Turn};
 use crate::tool::Tool;
+use crate::turn::{Call, Runtime, Turn};
 
 /// What the turn counts across its steps.
 #[derive(Debug, Default)]
@@ -51,7 +51,6 @@ pub(super) struct StepLimits<'a> {
     pub(super) max_calls: u32,
     pub(super) max_parallel: usize,
     pub(super) max_identical: u32,
-    pub(super) max_actions: u32,
     pub(super) tool_timeout: Duration,
     pub(super) deadline: Instant,
     pub(super) cancel: &'a CancellationToken,
@@ -62,7 +61,7 @@ pub(super) struct StepLimits<'a> {
 /// instead of running it.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_calls(
-    engine: &Engine,
+    runtime: &Runtime,
     turn: &Turn,
     offer: &Offer,
     calls: &[ToolCall],
@@ -75,8 +74,8 @@ pub(super) async fn run_calls(
     let mut answers: Vec<Option<Message>> = vec![None; calls.len()];
     let mut runnable = Vec::with_capacity(calls.len());
     for (at, call) in calls.iter().enumerate() {
-        events(call_event(engine, turn, offer, call));
-        let action = engine
+        events(call_event(runtime, turn, offer, call));
+        let action = runtime
             .offered(turn, &call.name)
             .filter(|tool| tool.is_action());
         let refused = if counts.run >= limits.max_calls {
@@ -127,7 +126,7 @@ pub(super) async fn run_calls(
             None => match action {
                 Some(action) => {
                     let (status, content) =
-                        actions.stage(engine, action, call, base + at, limits.max_actions, events);
+                        actions.stage(runtime, turn, action, call, base + at, events);
                     answers[at] = Some(answer(call, status, content));
                 }
                 None => runnable.push(at),
@@ -140,7 +139,7 @@ pub(super) async fn run_calls(
         let tool_deadline = (Instant::now() + limits.tool_timeout).min(limits.deadline);
         async move {
             let started = StdInstant::now();
-            let result = engine
+            let result = runtime
                 .call(
                     turn,
                     Call::new(&call.name, &call.arguments)
@@ -178,7 +177,7 @@ pub(super) async fn run_calls(
     // every running call, and runs alone.
     let mut running = FuturesUnordered::new();
     for at in runnable {
-        let exclusive = engine
+        let exclusive = runtime
             .offered(turn, &calls[at].name)
             .is_some_and(Tool::exclusive);
         let room = if exclusive {
@@ -209,7 +208,7 @@ pub(super) async fn run_calls(
 
 /// A call answered without running, `status` and why: its answer, and its two events.
 pub(super) fn unrun(
-    engine: &Engine,
+    runtime: &Runtime,
     turn: &Turn,
     offer: &Offer,
     call: &ToolCall,
@@ -219,17 +218,17 @@ pub(super) fn unrun(
     (
         answer(call, status, why.to_owned()),
         [
-            call_event(engine, turn, offer, call),
+            call_event(runtime, turn, offer, call),
             result_event(call, status, None, Some(why.to_owned()), 0),
         ],
     )
 }
 
-fn call_event(engine: &Engine, turn: &Turn, offer: &Offer, call: &ToolCall) -> TurnEvent {
+fn call_event(runtime: &Runtime, turn: &Turn, offer: &Offer, call: &ToolCall) -> TurnEvent {
     TurnEvent::ToolCall {
         id: call.id.clone(),
         tool: call.name.clone(),
-        tool_id: engine
+        tool_id: runtime
             .offered(turn, &call.name)
             .map(|tool| tool.id().to_owned())
             .or_else(|| Some(offer.external_tool(&call.name)?.id().to_owned())),

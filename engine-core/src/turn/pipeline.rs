@@ -1,111 +1,13 @@
-//! A turn of an agent: whose it is, and the hook pipeline around its model calls
-//! (pre-model hooks, the model, the `response_generated` passes with their
-//! regenerations, `response_sent`).
+//! The hook pipeline around a turn's model calls: pre-model hooks, the model, the
+//! `response_generated` passes with their regenerations, `response_sent`.
 
 use std::future::Future;
 use std::sync::Arc;
 
-use plugin_sdk::hook::{self, ConversationStart, MessageReceived, ResponseGenerated, ResponseSent};
+use plugin_sdk::hook::{ConversationStart, MessageReceived, ResponseGenerated, ResponseSent};
 
-use super::{Agent, Engine, EngineId};
+use super::{Runtime, Turn};
 use crate::hooks::{Hook, PreModel, ResponsePass, Written};
-use crate::model::{Meter, SharedWindow, TurnSpend};
-
-/// One turn of an agent, for whom and in which conversation: its calls share the turn's
-/// model spend and see the conversation's state and artifacts.
-///
-/// [`Engine::turn`] gives a turn outside any conversation (an MCP session, the command
-/// line), which is offered only the tools that need none;
-/// [`in_conversation`](Self::in_conversation) puts it in one.
-#[derive(Debug)]
-pub struct Turn {
-    /// The engine that made it: its agent equips that engine's tools.
-    pub(super) engine: EngineId,
-    /// The agent, as configured when the turn was made (a reload does not change it).
-    pub(super) agent: Arc<Agent>,
-    pub(super) conversation: Option<InConversation>,
-    pub(super) locale: Option<String>,
-    pub(super) spend: Arc<TurnSpend>,
-}
-
-/// Who a turn is for, and which conversation.
-#[derive(Clone, Debug)]
-pub(super) struct InConversation {
-    pub(super) subscriber: String,
-    pub(super) conversation: String,
-}
-
-impl Turn {
-    /// The same turn, for `subscriber` in `conversation` (the engine's ids for them).
-    pub fn in_conversation(
-        mut self,
-        subscriber: impl Into<String>,
-        conversation: impl Into<String>,
-    ) -> Self {
-        self.conversation = Some(InConversation {
-            subscriber: subscriber.into(),
-            conversation: conversation.into(),
-        });
-        self
-    }
-
-    /// The same turn, for a reader of `locale` (a BCP 47 tag).
-    pub fn with_locale(mut self, locale: impl Into<String>) -> Self {
-        self.locale = Some(locale.into());
-        self
-    }
-
-    /// The agent's name.
-    pub fn agent(&self) -> &str {
-        self.agent.name()
-    }
-
-    /// The agent's configuration, as it was when the turn was made.
-    pub fn agent_config(&self) -> &crate::config::AgentConfig {
-        self.agent.config()
-    }
-
-    /// The end user the turn is for, in a conversation.
-    pub fn subscriber(&self) -> Option<&str> {
-        self.conversation.as_ref().map(|at| at.subscriber.as_str())
-    }
-
-    /// The conversation's id, in a conversation.
-    pub fn conversation(&self) -> Option<&str> {
-        self.conversation
-            .as_ref()
-            .map(|at| at.conversation.as_str())
-    }
-
-    /// The locale of the person the turn is for, if known.
-    pub fn locale(&self) -> Option<&str> {
-        self.locale.as_deref()
-    }
-
-    /// The model calls of the turn's tools and what they cost.
-    pub fn spend(&self) -> &TurnSpend {
-        &self.spend
-    }
-
-    /// The turn as hooks see it.
-    fn for_hooks(&self) -> hook::Turn {
-        let turn = hook::Turn::new(self.conversation().unwrap_or_default());
-        match &self.locale {
-            Some(locale) => turn.with_locale(locale.clone()),
-            None => turn,
-        }
-    }
-}
-
-/// No agent has that name.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("there is no agent `{name}`; the configured agents are: {}", known.join(", "))]
-pub struct UnknownAgent {
-    /// The name asked for.
-    pub name: String,
-    /// The agents there are.
-    pub known: Vec<String>,
-}
 
 /// What the engine asks its model for, once per generation of a turn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,89 +65,11 @@ pub struct TurnOutcome {
     pub regeneration_refused: Option<String>,
 }
 
-impl Engine {
-    /// A turn of `agent` outside any conversation and any session; see
-    /// [`Turn::in_conversation`] and [`Engine::session`].
-    pub fn turn(&self, agent: &str) -> Result<Turn, UnknownAgent> {
-        let agent = self.known_agent(agent)?;
-        Ok(self.new_turn(agent, None))
-    }
-
-    /// The agent called `name`, as configured now.
-    pub(super) fn known_agent(&self, name: &str) -> Result<Arc<Agent>, UnknownAgent> {
-        let configured = self.configured.load();
-        configured.agent(name).cloned().ok_or_else(|| UnknownAgent {
-            name: name.to_owned(),
-            known: configured
-                .agents
-                .iter()
-                .map(|known| known.name().to_owned())
-                .collect(),
-        })
-    }
-
-    /// A turn of `agent`, within `session`'s spend if it has one: the turn's model calls
-    /// count against the turn's cap, the session's and the agent's window.
-    pub(super) fn new_turn(&self, agent: Arc<Agent>, session: Option<Arc<Meter>>) -> Turn {
-        let cap = agent
-            .config()
-            .model
-            .map_or(0.0, |grant| grant.spend_cap_usd);
-        let shared = session
-            .into_iter()
-            .chain(agent.spend_window().cloned())
-            .collect();
-        let window = agent
-            .config()
-            .model
-            .zip(self.spend_ledger.as_ref())
-            .map(|(grant, ledger)| SharedWindow {
-                ledger: Arc::clone(ledger),
-                agent: agent.name().to_owned(),
-                cap_usd: grant.window().cap_usd,
-                secs: grant.window().secs,
-            });
-        Turn {
-            engine: self.id,
-            agent,
-            conversation: None,
-            locale: None,
-            spend: Arc::new(TurnSpend::new(cap, shared, window)),
-        }
-    }
-
-    /// Runs the hooks of one turn of `turn`'s conversation for the user's `message` through the hooks,
-    /// asking `generate` (the engine's model call) for each reply. `first` marks the
-    /// conversation's first turn, which runs `conversation_start` hooks.
-    ///
-    /// Rules: the first halt ends the turn before the model; injected context reaches
-    /// every generation of the turn; after each reply, one pass of `response_generated`
-    /// hooks decides, and a regeneration beats a replacement. A failed hook that declares
-    /// `fail_closed` ends the turn with its text, wherever it runs. Replays stop at
-    /// [`Limits::max_regenerations`](crate::Limits::max_regenerations): a regeneration asked for past it is
-    /// refused (logged), and the pass's replacement, if any, else the last reply, is sent.
-    ///
-    /// An error from `generate` ends the turn with that error. Once the reply is
-    /// delivered, call [`Engine::response_sent`].
-    pub async fn run_turn<G, F, E>(
-        &self,
-        turn: &Turn,
-        message: &str,
-        first: bool,
-        generate: G,
-    ) -> Result<TurnOutcome, E>
-    where
-        G: FnMut(ModelInput) -> F,
-        F: Future<Output = Result<String, E>>,
-    {
-        self.run_turn_within(turn, message, first, generate, &|| true)
-            .await
-    }
-
+impl Runtime {
     /// [`run_turn`](Self::run_turn), whose regenerations `generate` may have no request
     /// left for: a regeneration is asked for only while `may_regenerate` says so, and
     /// one asked for past it is refused as one past the cap is.
-    pub(super) async fn run_turn_within<G, F, E>(
+    pub(crate) async fn run_turn_within<G, F, E>(
         &self,
         turn: &Turn,
         message: &str,
@@ -367,8 +191,8 @@ impl Engine {
         }
     }
 
-    /// Runs the `response_sent` hooks of `turn`, once `response` to `message` is out.
-    pub async fn response_sent(&self, turn: &Turn, message: &str, response: &str) {
+    /// The `response_sent` hooks of [`Engine::response_sent`](crate::Engine::response_sent).
+    pub(crate) async fn response_sent(&self, turn: &Turn, message: &str, response: &str) {
         let sent = ResponseSent::new(turn.for_hooks(), message, response);
         let runs = |hook: &Hook, pending: &Written| self.hook_run(turn, hook, pending);
         turn.agent

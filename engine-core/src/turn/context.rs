@@ -15,13 +15,13 @@ use plugin_sdk::ToolContext;
 
 use plugin_sdk::hook::Event;
 
-use super::{Engine, Turn};
+use super::{Runtime, Turn};
 use crate::dispatch::{Bounds, CallError, CallErrorKind};
 use crate::hooks::{Hook, HookRun, Written};
 use crate::model::MeteredModel;
 use crate::tool::Tool;
 
-impl Engine {
+impl Runtime {
     /// The context of one call of `tool` in `turn`: the tool's declared secrets and no
     /// other, the agent's grants, the turn's identity, state snapshot and artifacts, each
     /// only if a parameter of the tool reads it.

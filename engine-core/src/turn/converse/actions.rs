@@ -15,14 +15,15 @@ use super::events::{arguments_json, json_string, result_event, TurnEvent};
 use super::Progress;
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{self, CallErrorKind};
-use crate::engine::{Call, Engine, Turn};
 use crate::stores::{ActionRecord, ActionState, Conversations};
 use crate::tool::Tool;
+use crate::turn::{Call, Runtime, Turn};
 
 /// The actions staged for the reply being generated.
-#[derive(Default)]
 pub(super) struct StagedActions {
     staged: Vec<Staged>,
+    /// The most one reply stages (the agent's `max_actions_per_turn`).
+    max: u32,
 }
 
 struct Staged {
@@ -45,24 +46,32 @@ struct Staged {
 const STAGED: &str = "staged: it will be performed once your reply is sent, if the reply passes the checks; tell the user it is being done, not that it is done";
 
 impl StagedActions {
+    /// None staged yet, and at most `max` per reply.
+    pub(super) fn new(max: u32) -> Self {
+        Self {
+            staged: Vec::new(),
+            max,
+        }
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.staged.is_empty()
     }
 
-    /// Stages `call` of the action `tool`, at most `max` per reply, and sends its result
+    /// Stages `call` of the action `tool`, at most its `max` per reply, and sends its result
     /// event; the call's answer (status and content) for the model, which will be at
     /// `position` in the history.
     pub(super) fn stage(
         &mut self,
-        engine: &Engine,
+        runtime: &Runtime,
+        turn: &Turn,
         tool: &Tool,
         call: &ToolCall,
         position: usize,
-        max: u32,
         events: &mut (dyn FnMut(TurnEvent) + Send),
     ) -> (ToolStatus, String) {
-        if let Err(error) = dispatch::stage(tool, &call.arguments, &engine.registry.limits) {
-            let error = error.redacted(&*engine.redact());
+        if let Err(error) = dispatch::stage(tool, &call.arguments, &runtime.registry.limits) {
+            let error = error.redacted(&**turn.agent.redaction());
             events(result_event(
                 call,
                 ToolStatus::Error,
@@ -85,7 +94,8 @@ impl StagedActions {
                 "already staged in this turn with these arguments: it will be performed once",
                 first.answers[0].0,
             )
-        } else if self.staged.len() >= max as usize {
+        } else if self.staged.len() >= self.max as usize {
+            let max = self.max;
             let message = format!(
                 "not staged: this turn already staged {max} action(s), the most this agent performs in one turn; tell the user this one was not done"
             );
@@ -264,7 +274,7 @@ pub(super) async fn drop_staged(
 /// after. A perform is neither cancelled with the turn nor retried; one that runs past
 /// `timeout` is stopped, and whether it took effect is unknown.
 pub(super) async fn perform_staged(
-    engine: &Engine,
+    runtime: &Runtime,
     turn: &Turn,
     store: Option<(&Conversations, &str)>,
     timeout: Duration,
@@ -312,7 +322,7 @@ pub(super) async fn perform_staged(
         let call = Call::new(&staged.called_as, &staged.arguments)
             .deadline(Instant::now() + timeout)
             .perform();
-        let result = engine.call(turn, call).await;
+        let result = runtime.call(turn, call).await;
         let duration_ms = started.elapsed().as_millis() as u64;
         let (state, detail, answer, event) = match result {
             Ok(output) => {

@@ -256,7 +256,7 @@ impl Agent {
         }
     }
 
-    /// The external tools it equips now (see [`Engine::install_extensions`](super::Engine::install_extensions)).
+    /// The external tools it equips now (see [`Engine::install_extensions`](crate::Engine::install_extensions)).
     pub fn external_tools(&self) -> Vec<Arc<ExternalTool>> {
         let (extensions, index) = &self.extensions;
         extensions.current().equipped(*index).cloned().collect()

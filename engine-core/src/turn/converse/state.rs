@@ -1,7 +1,7 @@
 //! A conversation's state, brought back from its store when a turn or a kept call holds
 //! it.
 
-use super::Engine;
+use super::Runtime;
 use crate::stores::{ConversationError, Conversations, StateRefusal};
 
 /// Why a conversation's stored state could not be brought back.
@@ -18,7 +18,7 @@ pub(super) enum RestoreError {
     Refused(#[from] StateRefusal),
 }
 
-impl Engine {
+impl Runtime {
     /// Brings back the state `conversation`'s tools kept, as the store holds it: at the
     /// end of its last turn (or call) in any process or replica sharing the store, which
     /// is newer than what this process remembers (another process may have written it

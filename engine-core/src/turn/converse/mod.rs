@@ -1,6 +1,6 @@
 //! The agent turn: the model is asked, the tools it calls run, their results go back,
 //! until it answers or a limit, the deadline or a cancellation ends the turn. Hooks run
-//! around it (the pipeline of [`Engine::run_turn`]); the conversation is stored step by
+//! around it (the pipeline of [`Engine::run_turn`](crate::Engine::run_turn)); the conversation is stored step by
 //! step, so that every tool call in it has its answer.
 
 mod actions;
@@ -14,18 +14,19 @@ mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
+use plugin_sdk::engine::RedactValues;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use events::TurnEvent;
 
-use super::{Engine, Turn, TurnEnd};
+use super::{Runtime, Turn, TurnEnd};
 use crate::conversation::Message;
 use crate::model::{RequestSpend, SharedWindow};
 use crate::outcome::{Limit, Stop, TurnSummary};
 use crate::provider::{ProviderError, Usage};
-use crate::stores::{ActionRecord, ConversationError, Conversations, TurnRecord};
+use crate::stores::Conversations;
 use actions::StagedActions;
 use generate::{set_content, Run};
 use held::{Held, NotHeld};
@@ -86,28 +87,23 @@ struct Progress<'a, 'h> {
     events: &'a mut (dyn FnMut(TurnEvent) + Send),
 }
 
-impl Engine {
-    /// Runs one turn of `turn`'s agent for the user's `message` (`None` resumes the
-    /// conversation from its last completed step), sending each [`TurnEvent`] to
-    /// `events`, the last a [`TurnEvent::Done`].
-    ///
-    /// The agent needs a `turn` configuration and a provider. A turn in a conversation
-    /// reads and extends its stored history; one outside any conversation starts empty
-    /// and keeps nothing.
-    pub async fn converse(
+impl Runtime {
+    /// The turn loop of [`Engine::converse`](crate::Engine::converse), whose events and
+    /// summary leave redacted by `redact`.
+    pub(crate) async fn converse(
         &self,
         turn: &Turn,
         message: Option<&str>,
         control: &TurnControl,
         events: &mut (dyn FnMut(TurnEvent) + Send),
+        redact: &RedactValues,
     ) -> TurnSummary {
         // What leaves a turn, leaves redacted: its events here, the summary it stores and
         // answers where each is made (`failed` below, and at the end).
-        let redact = self.redact();
-        let mut redacting = |event: TurnEvent| events(event.redacted(&redact));
+        let mut redacting = |event: TurnEvent| events(event.redacted(redact));
         let events: &mut (dyn FnMut(TurnEvent) + Send) = &mut redacting;
         let failed = |events: &mut (dyn FnMut(TurnEvent) + Send), message: String| {
-            let summary = TurnSummary::failed(message).redacted(&redact);
+            let summary = TurnSummary::failed(message).redacted(redact);
             if let Stop::Failed { message } = &summary.stop {
                 events(TurnEvent::Error {
                     message: message.clone(),
@@ -167,7 +163,7 @@ impl Engine {
             answer_at: None,
             called_tools: false,
             counts: CallCounts::default(),
-            actions: StagedActions::default(),
+            actions: StagedActions::new(config.max_actions_per_turn),
             held,
             unclaimed,
             turn_start: stored,
@@ -186,7 +182,7 @@ impl Engine {
             secs: window.secs,
         });
         let run = Run {
-            engine: self,
+            runtime: self,
             turn,
             config,
             provider: provider.as_ref(),
@@ -305,7 +301,7 @@ impl Engine {
         };
         let (stop, reply) = stop;
         let summary = TurnSummary {
-            stop: stop.redacted(&redact),
+            stop: stop.redacted(redact),
             reply,
             usage: progress.usage,
             cost_usd: progress.cost_usd,
@@ -344,7 +340,7 @@ struct Opened {
     user_text: String,
 }
 
-impl Engine {
+impl Runtime {
     /// Reads what `turn` starts from: its conversation's history and state, checked to
     /// be the subscriber's, with `message` (or, `None`, the one to resume) appended.
     /// `Err` says why it cannot go on; nothing was written.
@@ -405,36 +401,6 @@ impl Engine {
             first,
             user_text,
         })
-    }
-}
-
-impl Engine {
-    /// The stored messages of `conversation`, oldest first.
-    pub async fn conversation(
-        &self,
-        conversation: &str,
-    ) -> Result<Vec<Message>, ConversationError> {
-        let conversations = self.conversations.load_full();
-        conversations.load(conversation).await
-    }
-
-    /// The turns of `conversation` that were recorded (how each ended, its usage and
-    /// cost), oldest first. A turn refused before it began records none.
-    pub async fn conversation_turns(
-        &self,
-        conversation: &str,
-    ) -> Result<Vec<TurnRecord>, ConversationError> {
-        let conversations = self.conversations.load_full();
-        conversations.turns(conversation).await
-    }
-
-    /// The staged actions `conversation`'s turns performed (or tried to), oldest first.
-    pub async fn conversation_actions(
-        &self,
-        conversation: &str,
-    ) -> Result<Vec<ActionRecord>, ConversationError> {
-        let conversations = self.conversations.load_full();
-        conversations.actions(conversation).await
     }
 }
 

@@ -9,11 +9,11 @@ use super::tools::{run_calls, unrun, StepLimits};
 use super::{actions, Interrupted, Progress, TurnControl, TurnEvent};
 use crate::config::TurnConfig;
 use crate::conversation::{Message, ToolStatus};
-use crate::engine::{Engine, Turn, TurnOutcome};
 use crate::model::RequestSpend;
 use crate::outcome::{Limit, Stop};
 use crate::provider::{Provider, ProviderRequest, Usage};
 use crate::stores::Conversations;
+use crate::turn::{Runtime, Turn, TurnOutcome};
 
 /// What a message, or a call in one, adds to a request's tokens beside its texts, at
 /// most: the few tokens a chat template spends on roles and separators.
@@ -72,7 +72,7 @@ pub(super) fn set_content(message: &mut Message, text: &str) {
 
 /// One turn's fixed parts.
 pub(super) struct Run<'a> {
-    pub(super) engine: &'a Engine,
+    pub(super) runtime: &'a Runtime,
     pub(super) turn: &'a Turn,
     pub(super) config: &'a TurnConfig,
     pub(super) provider: &'a dyn Provider,
@@ -121,7 +121,7 @@ impl Run<'_> {
     /// How long one tool call, or one action's perform, may take.
     pub(super) fn tool_timeout(&self) -> Duration {
         self.config.tool_timeout_ms.map_or(
-            self.engine.registry.limits.default_timeout,
+            self.runtime.registry.limits.default_timeout,
             Duration::from_millis,
         )
     }
@@ -251,7 +251,7 @@ impl Run<'_> {
                 for call in &calls {
                     let why = "not run: the turn reached a limit";
                     let (answer, events) = unrun(
-                        self.engine,
+                        self.runtime,
                         self.turn,
                         &offer,
                         call,
@@ -269,7 +269,7 @@ impl Run<'_> {
             }
             let base = progress.history.len();
             let answers = run_calls(
-                self.engine,
+                self.runtime,
                 self.turn,
                 &offer,
                 &calls,
@@ -280,7 +280,6 @@ impl Run<'_> {
                     max_calls: self.config.max_tool_calls,
                     max_parallel: self.config.max_parallel_tools as usize,
                     max_identical: self.config.max_identical_calls,
-                    max_actions: self.config.max_actions_per_turn,
                     tool_timeout: self.tool_timeout(),
                     deadline: self.deadline,
                     cancel: &self.control.cancel,

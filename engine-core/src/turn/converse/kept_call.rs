@@ -2,23 +2,18 @@
 //! person try a state tool call by call (`engine call --conversation`).
 
 use super::held::{Held, NotHeld};
-use super::{Engine, Turn};
+use super::{Runtime, Turn};
 use crate::dispatch::{CallError, CallErrorKind};
-use crate::engine::Call;
 use crate::stores::Conversations;
+use crate::turn::Call;
 
 fn failed(message: String) -> CallError {
     CallError::new(CallErrorKind::Failed, message)
 }
 
-impl Engine {
-    /// Calls a tool as [`Engine::call`] does, in `turn`'s conversation: with the state
-    /// the conversation's tools kept (in an earlier run of the engine too), and keeping
-    /// what this call writes there, as a turn would; no turn is recorded. The
-    /// conversation is held for the call as a turn holds it, so a call while a turn of
-    /// it runs (here or in another process or replica) is refused, and so is a turn
-    /// while the call runs. Without a conversation, it is [`Engine::call`].
-    pub async fn call_in_conversation(
+impl Runtime {
+    /// The call of [`Engine::call_in_conversation`](crate::Engine::call_in_conversation).
+    pub(crate) async fn call_in_conversation(
         &self,
         turn: &Turn,
         call: Call<'_>,

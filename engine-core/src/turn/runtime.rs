@@ -1,0 +1,87 @@
+//! [`Runtime`]: what a turn runs on. The engine holds one; a reload replaces the agents
+//! around it, never it.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
+
+use super::Turn;
+use crate::agent::Agent;
+use crate::model::{Meter, ModelGateway, SharedWindow, SpendLedger, TurnSpend};
+use crate::registry::Registry;
+use crate::stores::{ConversationStates, Conversations};
+
+/// Which engine made a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EngineId(u64);
+
+impl EngineId {
+    pub(crate) fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// The registry a turn's tools and hooks come from and the stores they use: the narrow
+/// part of the engine that turns, calls and hooks run over. It knows no configuration
+/// file, no backend and no reload; the agent a turn is of comes with the [`Turn`].
+pub(crate) struct Runtime {
+    pub(crate) id: EngineId,
+    pub(crate) registry: Arc<Registry>,
+    /// The state each conversation's tools keep, in this process.
+    pub(crate) states: ConversationStates,
+    pub(crate) artifacts: Arc<dyn ArtifactStore>,
+    pub(crate) knowledge: Option<Arc<dyn KnowledgeStore>>,
+    pub(crate) gateway: Option<Arc<dyn ModelGateway>>,
+    /// Where agents' spend windows are counted across replicas, with a shared database.
+    pub(crate) spend_ledger: Option<Arc<dyn SpendLedger>>,
+    /// Swapped by the first reload that adds an agent running turns, if none was chosen.
+    pub(crate) conversations: ArcSwap<Conversations>,
+    /// The conversations with a turn (or a kept call) under way in this process.
+    pub(crate) running: Mutex<HashSet<String>>,
+}
+
+impl Runtime {
+    /// A turn of `agent`, within `session`'s spend if it has one: the turn's model calls
+    /// count against the turn's cap, the session's and the agent's window.
+    pub(crate) fn new_turn(&self, agent: Arc<Agent>, session: Option<Arc<Meter>>) -> Turn {
+        let cap = agent
+            .config()
+            .model
+            .map_or(0.0, |grant| grant.spend_cap_usd);
+        let shared = session
+            .into_iter()
+            .chain(agent.spend_window().cloned())
+            .collect();
+        let window = agent
+            .config()
+            .model
+            .zip(self.spend_ledger.as_ref())
+            .map(|(grant, ledger)| SharedWindow {
+                ledger: Arc::clone(ledger),
+                agent: agent.name().to_owned(),
+                cap_usd: grant.window().cap_usd,
+                secs: grant.window().secs,
+            });
+        Turn {
+            engine: self.id,
+            agent,
+            conversation: None,
+            locale: None,
+            spend: Arc::new(TurnSpend::new(cap, shared, window)),
+        }
+    }
+
+    /// The agent a turn of this engine is for, as configured when the turn was made. A
+    /// turn made by another engine is a bug of the caller's: its agent equips another
+    /// registry's tools.
+    pub(crate) fn agent_of<'t>(&self, turn: &'t Turn) -> &'t Agent {
+        assert!(
+            turn.engine == self.id,
+            "a Turn was used with an Engine other than the one that made it"
+        );
+        &turn.agent
+    }
+}
