@@ -55,16 +55,16 @@ pub struct Agent {
 }
 
 /// What the agent is made of, besides its configuration and the registry.
-pub(super) struct AgentParts {
-    pub(super) provider: Option<Arc<dyn Provider>>,
-    pub(super) project: Option<Project>,
-    pub(super) states: BTreeMap<String, AnyState>,
-    pub(super) extensions: (Arc<Extensions>, usize),
-    pub(super) redact: Arc<RedactValues>,
+pub(crate) struct AgentParts {
+    pub(crate) provider: Option<Arc<dyn Provider>>,
+    pub(crate) project: Option<Project>,
+    pub(crate) states: BTreeMap<String, AnyState>,
+    pub(crate) extensions: (Arc<Extensions>, usize),
+    pub(crate) redact: Arc<RedactValues>,
     /// Its spend window, when it grants model access.
-    pub(super) spend_window: Option<Arc<Meter>>,
+    pub(crate) spend_window: Option<Arc<Meter>>,
     /// Its turns' window over their own requests, when it runs turns.
-    pub(super) turn_window: Option<Arc<Meter>>,
+    pub(crate) turn_window: Option<Arc<Meter>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -76,10 +76,10 @@ impl std::fmt::Debug for Agent {
 }
 
 /// A plugin's state, built from the agent's settings for it.
-pub(super) type AnyState = Arc<dyn Any + Send + Sync>;
+pub(crate) type AnyState = Arc<dyn Any + Send + Sync>;
 
 impl Agent {
-    pub(super) fn new(
+    pub(crate) fn new(
         name: &str,
         config: AgentConfig,
         registry: &Arc<Registry>,
@@ -269,7 +269,7 @@ impl Agent {
     }
 
     /// Its state of the plugin `namespace`, if it was built from `settings`.
-    pub(super) fn plugin_state(&self, namespace: &str, settings: &toml::Table) -> Option<AnyState> {
+    pub(crate) fn plugin_state(&self, namespace: &str, settings: &toml::Table) -> Option<AnyState> {
         if self.config.plugins.get(namespace) != Some(settings) {
             return None;
         }

@@ -15,7 +15,7 @@ use super::Engine;
 use super::{linked_config, project_roots};
 use crate::config::EngineConfig;
 use crate::limits::Limits;
-use crate::model::ModelGateway;
+use crate::model::{ModelGateway, SpendLedger};
 use crate::provider::Provider;
 use crate::redact::LogRedaction;
 use crate::registry::{Linked, Registry};
@@ -39,6 +39,8 @@ pub struct EngineBuilder {
     tools: Option<Vec<&'static ToolDescriptor>>,
     hooks: Option<Vec<&'static HookDescriptor>>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,
+    artifacts: Option<Arc<dyn ArtifactStore>>,
+    spend_ledger: Option<Arc<dyn SpendLedger>>,
     gateway: Option<Arc<dyn ModelGateway>>,
     providers: BTreeMap<String, Arc<dyn Provider>>,
     conversations: Option<Conversations>,
@@ -78,6 +80,21 @@ impl EngineBuilder {
     /// The knowledge store, instead of the one the backends open.
     pub fn knowledge_store(mut self, store: Arc<dyn KnowledgeStore>) -> Self {
         self.knowledge = Some(store);
+        self
+    }
+
+    /// The artifact store, instead of the one the backends open (the shared database's,
+    /// with one; else memory, under the configuration's `[artifacts]` limits).
+    pub fn artifact_store(mut self, store: Arc<dyn ArtifactStore>) -> Self {
+        self.artifacts = Some(store);
+        self
+    }
+
+    /// The ledger agents' spend windows are counted in, instead of the shared database's
+    /// (without either, each window is counted by this engine alone): engines that share
+    /// one never pass a window's cap together.
+    pub fn spend_ledger(mut self, ledger: Arc<dyn SpendLedger>) -> Self {
+        self.spend_ledger = Some(ledger);
         self
     }
 
@@ -209,19 +226,22 @@ impl EngineBuilder {
             || self.keep_conversations
             || shared.is_some()
             || config.agents.values().any(|agent| agent.turn.is_some());
-        let spend_ledger = shared.as_ref().map(|shared| Arc::clone(&shared.spend));
+        let spend_ledger = self
+            .spend_ledger
+            .or_else(|| shared.as_ref().map(|shared| Arc::clone(&shared.spend)));
         let (conversations, artifacts) = match shared {
             Some(shared) => (
                 self.conversations.unwrap_or(shared.conversations),
-                shared.artifacts,
+                self.artifacts.unwrap_or(shared.artifacts),
             ),
             None => {
                 let conversations = match self.conversations {
                     Some(conversations) => conversations,
                     None => open_conversations(&config, self.keep_conversations, &self.backends)?,
                 };
-                let artifacts: Arc<dyn ArtifactStore> =
-                    Arc::new(MemoryArtifacts::new(config.artifacts));
+                let artifacts = self.artifacts.unwrap_or_else(|| {
+                    Arc::new(MemoryArtifacts::new(config.artifacts)) as Arc<dyn ArtifactStore>
+                });
                 (conversations, artifacts)
             }
         };
@@ -283,4 +303,30 @@ fn mount_channels(
             Some((*linked, mounted.agent.clone()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ArtifactLimits;
+    use crate::model::MemorySpendLedger;
+
+    #[test]
+    fn a_given_artifact_store_and_spend_ledger_are_the_ones_the_engine_uses() {
+        let artifacts: Arc<dyn ArtifactStore> =
+            Arc::new(MemoryArtifacts::new(ArtifactLimits::default()));
+        let ledger: Arc<dyn SpendLedger> = Arc::new(MemorySpendLedger::new());
+        let engine = Engine::builder()
+            .artifact_store(Arc::clone(&artifacts))
+            .spend_ledger(Arc::clone(&ledger))
+            .build()
+            .unwrap();
+        assert!(Arc::ptr_eq(&engine.runtime.artifacts, &artifacts));
+        let used = engine.runtime.spend_ledger.as_ref().expect("a ledger");
+        assert!(Arc::ptr_eq(used, &ledger));
+        // Without either: artifacts in memory of the engine's own, and no ledger.
+        let plain = Engine::builder().build().unwrap();
+        assert!(!Arc::ptr_eq(&plain.runtime.artifacts, &artifacts));
+        assert!(plain.runtime.spend_ledger.is_none());
+    }
 }

@@ -1,4 +1,4 @@
-//! Why an engine did not start, or a reload was refused.
+//! Why an engine did not start or a reload was refused, and why no agent answers a name.
 
 use crate::provider::ProviderError;
 use crate::stores::ConversationError;

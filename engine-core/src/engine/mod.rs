@@ -306,7 +306,7 @@ impl Engine {
     /// A new session of the agent `session` is of, with the whole of its session cap;
     /// refused if a reload removed the agent.
     pub fn session_like(&self, session: &Session) -> Result<Session, UnknownAgent> {
-        self.session(session.agent_of(self.runtime.id))
+        self.session(session.agent_in(self.runtime.id))
     }
 
     /// A turn of `session`'s agent (as configured now) outside any conversation, spending
@@ -321,7 +321,7 @@ impl Engine {
     /// The agent of `session` as configured now: a session sees its agent's new tools
     /// and grants after a reload (its budget stays); refused if the reload removed it.
     pub fn session_agent(&self, session: &Session) -> Result<Arc<Agent>, UnknownAgent> {
-        self.known_agent(session.agent_of(self.runtime.id))
+        self.known_agent(session.agent_in(self.runtime.id))
     }
 
     /// Replaces the agents and providers with those of `config`, checked as at start-up:

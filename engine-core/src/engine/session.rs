@@ -37,7 +37,7 @@ impl Session {
     }
 
     /// The name of the agent the session is of, checked to be one of `engine`'s sessions.
-    pub(super) fn agent_of(&self, engine: EngineId) -> &str {
+    pub(super) fn agent_in(&self, engine: EngineId) -> &str {
         assert!(
             self.engine == engine,
             "a Session was used with an Engine other than the one that made it"

@@ -27,9 +27,9 @@ pub struct GatewayReply {
     pub cost_usd: f64,
 }
 
+pub use spend::{MemorySpendLedger, SharedWindow, SpendLedger, WindowReservation};
 pub(crate) use spend::{Meter, RequestSpend};
 pub use spend::{ModelCall, TurnSpend};
-pub use spend::{SharedWindow, SpendLedger, WindowReservation};
 
 /// Where model calls go: the engine's connection to its providers. A tool never sees it.
 pub trait ModelGateway: Send + Sync {

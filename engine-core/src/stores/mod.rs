@@ -14,6 +14,6 @@ mod states;
 
 pub use artifacts::MemoryArtifacts;
 pub use conversations::{ConversationStore, Conversations, MemoryConversations, Owner, TurnLease};
-pub use knowledge::MAX_ANSWERED_DOCUMENTS;
+pub use knowledge::{MemoryKnowledge, MAX_ANSWERED_DOCUMENTS};
 pub use records::{ActionRecord, ActionState, ConversationError, TurnRecord, INTERRUPTED};
 pub(crate) use states::{ConversationStates, StateRefusal};

@@ -1,5 +1,5 @@
-//! [`Runtime`]: what a turn runs on. The engine holds one; a reload replaces the agents
-//! around it, never it.
+//! [`Runtime`]: what a turn runs on. The engine holds one for its life; a reload replaces
+//! the agents around it, and at most opens its conversation store once.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -25,8 +25,9 @@ impl EngineId {
 }
 
 /// The registry a turn's tools and hooks come from and the stores they use: the narrow
-/// part of the engine that turns, calls and hooks run over. It knows no configuration
-/// file, no backend and no reload; the agent a turn is of comes with the [`Turn`].
+/// part of the engine that turns, calls and hooks run over. Nothing in it reads a
+/// configuration file, opens a backend or reloads; the agent a turn is of comes with the
+/// [`Turn`].
 pub(crate) struct Runtime {
     pub(crate) id: EngineId,
     pub(crate) registry: Arc<Registry>,

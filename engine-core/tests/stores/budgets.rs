@@ -1,11 +1,13 @@
 //! Budgets across replicas: an agent's spend window counted by every replica together
 //! in the shared database, so two replicas never pass it, and what it holds is what the
-//! calls cost.
+//! calls cost; and the same for engines given one ledger in memory.
 
 use std::sync::Arc;
 
 use engine_core::config::{DatabaseConfig, EngineConfig};
-use engine_core::model::{GatewayError, GatewayReply, ModelGateway};
+use engine_core::model::{
+    GatewayError, GatewayReply, MemorySpendLedger, ModelGateway, SpendLedger,
+};
 use engine_core::{Call, Engine};
 use plugin_sdk::engine::{BoxFuture, ToolDescriptor};
 use plugin_sdk::model::ChatRequest;
@@ -77,6 +79,19 @@ fn replica(database: &DatabaseConfig) -> Engine {
         .expect("the replica starts")
 }
 
+/// An engine of one process whose agent `thinker` has the same window, counted in
+/// `ledger`.
+fn sharing(ledger: &Arc<dyn SpendLedger>) -> Engine {
+    let config = "[agents.thinker]\nmodel = { spend_cap_usd = 1.0, window = { cap_usd = 0.0035, secs = 3600 } }\n";
+    Engine::builder()
+        .config(EngineConfig::parse(config).unwrap())
+        .tools(probe_tools())
+        .model_gateway(Arc::new(Fixed))
+        .spend_ledger(Arc::clone(ledger))
+        .build()
+        .expect("the engine starts")
+}
+
 fn probe_tools() -> impl Iterator<Item = &'static ToolDescriptor> {
     plugin_sdk::engine::linked_tools().filter(|tool| (tool.plugin)().namespace == "probe")
 }
@@ -124,6 +139,22 @@ async fn concurrent_calls_on_two_replicas_never_pass_the_window() {
         );
     }
     holds_three_settled_calls(&database).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engines_given_one_ledger_count_an_agents_window_together() {
+    let ledger: Arc<dyn SpendLedger> = Arc::new(MemorySpendLedger::new());
+    let (a, b) = (sharing(&ledger), sharing(&ledger));
+    let calls = (0..10).map(|n| ask_on(if n % 2 == 0 { &a } else { &b }));
+    let results = futures::future::join_all(calls).await;
+    let answered = results.iter().filter(|result| result.is_ok()).count();
+    assert_eq!(answered, 3, "each alone would allow three: {results:?}");
+    for refused in results.iter().filter_map(|result| result.as_ref().err()) {
+        assert!(
+            refused.contains("the agent's 3600-second model spend cap"),
+            "refused for the window, not for another reason: {refused}"
+        );
+    }
 }
 
 /// The shared ledger holds the three answered calls, each settled to its cost: refused

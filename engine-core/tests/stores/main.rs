@@ -1,5 +1,6 @@
 //! The store suite: the same tests on every backend (memory, the embedded default of
-//! SQLite with artifacts in memory, and PostgreSQL), then what only a shared database
+//! SQLite with artifacts in memory, and PostgreSQL; each store on every backend that has
+//! it), then what only a shared database
 //! promises: replicas that see one conversation, one turn at a time, nothing performed or
 //! taken twice, budgets counted together, and the faults (a replica gone mid-turn, the
 //! database gone, a slow database).
@@ -34,14 +35,18 @@ macro_rules! on_backend {
     };
 }
 
-/// Each suite test on every backend that has its store: conversations and artifacts in
-/// memory, on SQLite (artifacts in memory) and on PostgreSQL; knowledge on SQLite and
-/// PostgreSQL, the two that have a knowledge store.
+/// Each suite test on every backend that has its store: conversations, artifacts and
+/// knowledge in memory, on SQLite (artifacts in memory) and on PostgreSQL; spend ledgers
+/// in memory and on PostgreSQL (SQLite keeps none).
 macro_rules! on_every_backend {
-    (conversations: [$($conversations:ident),* $(,)?], knowledge: [$($knowledge:ident),* $(,)?] $(,)?) => {
-        on_backend!(memory, crate::support::memory(), [$($conversations),*]);
+    (
+        conversations: [$($conversations:ident),* $(,)?],
+        knowledge: [$($knowledge:ident),* $(,)?],
+        spend: [$($spend:ident),* $(,)?] $(,)?
+    ) => {
+        on_backend!(memory, crate::support::memory(), [$($conversations,)* $($knowledge,)* $($spend),*]);
         on_backend!(sqlite, crate::support::sqlite(), [$($conversations,)* $($knowledge),*]);
-        on_backend!(postgres, crate::support::postgres().await, [$($conversations,)* $($knowledge),*]);
+        on_backend!(postgres, crate::support::postgres().await, [$($conversations,)* $($knowledge,)* $($spend),*]);
     };
 }
 
@@ -61,5 +66,10 @@ on_every_backend!(
         knowledge_is_searched_within_the_agents_own_documents,
         knowledge_below_manage_changes_only_its_plugins_documents,
         knowledge_refuses_past_its_limits,
+    ],
+    spend: [
+        a_window_reserves_up_to_its_cap_and_refuses_past_it_saying_what_it_holds,
+        a_settled_reservation_counts_what_it_cost_not_what_it_reserved,
+        a_charge_leaves_the_window_once_it_is_older_than_the_window,
     ],
 );

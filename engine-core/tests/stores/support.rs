@@ -1,4 +1,4 @@
-//! The two backends the suite runs on, each fresh for its test, and a TCP relay that
+//! The three backends the suite runs on, each fresh for its test, and a TCP relay that
 //! stands between a replica and PostgreSQL, to take the database away and bring it back.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
-use engine_core::stores::{Conversations, MemoryArtifacts};
+use engine_core::model::{MemorySpendLedger, SpendLedger};
+use engine_core::stores::{Conversations, MemoryArtifacts, MemoryKnowledge};
 use engine_postgres::{Postgres, PostgresArtifacts, PostgresConversations, PostgresKnowledge};
 use engine_sqlite::SqliteKnowledge;
 use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
@@ -17,8 +18,9 @@ use tokio::task::JoinHandle;
 pub struct Stores {
     pub conversations: Conversations,
     pub artifacts: Arc<dyn ArtifactStore>,
-    /// None for the memory backend, which has no knowledge store.
     pub knowledge: Option<Arc<dyn KnowledgeStore>>,
+    /// None on SQLite, which keeps no ledger: one engine counts its own windows.
+    pub spend: Option<Arc<dyn SpendLedger>>,
 }
 
 /// The knowledge limits of every store in the suite: few documents, to reach the cap.
@@ -45,7 +47,8 @@ pub fn memory() -> Stores {
     Stores {
         conversations: Conversations::memory(),
         artifacts: Arc::new(MemoryArtifacts::new(ArtifactLimits::default())),
-        knowledge: None,
+        knowledge: Some(Arc::new(MemoryKnowledge::new(knowledge_limits()))),
+        spend: Some(Arc::new(MemorySpendLedger::new())),
     }
 }
 
@@ -59,6 +62,7 @@ pub fn sqlite() -> Stores {
         knowledge: Some(Arc::new(
             SqliteKnowledge::open(&dir.join("knowledge.sqlite"), knowledge_limits()).unwrap(),
         )),
+        spend: None,
     }
 }
 
@@ -115,6 +119,7 @@ pub async fn replica(config: &DatabaseConfig) -> Stores {
             Arc::clone(&database),
             knowledge_limits(),
         ))),
+        spend: Some(Arc::clone(&database) as Arc<dyn SpendLedger>),
         conversations: Conversations::new(PostgresConversations::new(database)),
     }
 }

@@ -20,6 +20,10 @@ use tokio::time::Instant;
 
 use crate::BackendError;
 
+mod ledger;
+
+pub use ledger::MemorySpendLedger;
+
 /// One cap over what was charged and what calls in flight reserved: a turn's, a session's,
 /// or an agent's over a sliding window.
 #[derive(Debug)]
@@ -238,6 +242,21 @@ impl std::fmt::Debug for SharedWindow {
 }
 
 impl SharedWindow {
+    /// The window of `agent` in `ledger`: at most `cap_usd` within any `secs` seconds.
+    pub fn new(
+        ledger: Arc<dyn SpendLedger>,
+        agent: impl Into<String>,
+        cap_usd: f64,
+        secs: u64,
+    ) -> Self {
+        Self {
+            ledger,
+            agent: agent.into(),
+            cap_usd,
+            secs,
+        }
+    }
+
     /// Reserves `usd` across replicas, or says the window has no room. A ledger that
     /// cannot be asked refuses the call: a cap that cannot be checked is not passed.
     pub(crate) async fn reserve(&self, usd: f64) -> Result<SharedReservation, ModelError> {

@@ -1,12 +1,16 @@
 //! What every knowledge store refuses and bounds alike, whichever the backend: a
 //! search's words, how many documents one answer holds, what a write may be.
 
+mod memory;
+
 use std::collections::HashSet;
 
 use plugin_sdk::engine::Scope;
 use plugin_sdk::knowledge::{KnowledgeLevel, Refusal, SearchError};
 
 use crate::config::KnowledgeLimits;
+
+pub use memory::MemoryKnowledge;
 
 /// The most documents one search or list answers, whatever limit the tool asks for:
 /// each answered document is read, held and sent to the model.

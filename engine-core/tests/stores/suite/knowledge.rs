@@ -1,0 +1,137 @@
+//! What every knowledge store does: each agent's documents its own, owners and levels,
+//! the limits.
+
+use plugin_sdk::engine::Scope;
+use plugin_sdk::knowledge::{KnowledgeLevel, Refusal, SearchError};
+
+use crate::support::Stores;
+
+fn scope(agent: &str, origin: &str, level: KnowledgeLevel) -> Scope {
+    Scope {
+        agent: agent.to_owned(),
+        origin: origin.to_owned(),
+        level,
+    }
+}
+
+pub async fn knowledge_is_searched_within_the_agents_own_documents(stores: Stores) {
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
+    let support = scope("support", "notes", KnowledgeLevel::Write);
+    let sales = scope("sales", "notes", KnowledgeLevel::Write);
+    let refunds = store
+        .write(
+            &support,
+            "refunds.md",
+            "Refunds are paid within 14 days of the return.",
+        )
+        .await
+        .unwrap();
+    assert!(refunds.created);
+    store
+        .write(
+            &support,
+            "shipping.md",
+            "Parcels leave the warehouse every morning.",
+        )
+        .await
+        .unwrap();
+    store
+        .write(&sales, "refunds.md", "Sales never promise REFUNDS.")
+        .await
+        .unwrap();
+    let hits = store
+        .search(&support, "REFUND refunds days", 10)
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].id, refunds.document.id);
+    assert_eq!(hits[0].filename, "refunds.md");
+    assert!(hits[0].snippet.contains("14 days"), "{:?}", hits[0].snippet);
+    // A word in the filename finds it too; punctuation is no syntax.
+    let by_name = store.search(&support, "shipping\" OR *", 10).await.unwrap();
+    assert_eq!(by_name.len(), 1, "{by_name:?}");
+    assert_eq!(
+        store.search(&support, " ,; ", 10).await.unwrap(),
+        Vec::new()
+    );
+    // Another agent's document is neither got nor listed.
+    assert_eq!(store.get(&sales, refunds.document.id).await.unwrap(), None);
+    let listed: Vec<String> = store
+        .list(&support, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|summary| summary.filename)
+        .collect();
+    assert_eq!(listed, ["refunds.md", "shipping.md"]);
+    let got = store
+        .get(&support, refunds.document.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        got.content,
+        "Refunds are paid within 14 days of the return."
+    );
+    assert_eq!(got.origin, "notes");
+}
+
+pub async fn knowledge_below_manage_changes_only_its_plugins_documents(stores: Stores) {
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
+    let notes = scope("support", "notes", KnowledgeLevel::Write);
+    let crm = scope("support", "crm", KnowledgeLevel::Write);
+    let admin = scope("support", "admin", KnowledgeLevel::Manage);
+    let written = store.write(&notes, "faq.md", "v1").await.unwrap();
+    assert_eq!(
+        store.write(&crm, "faq.md", "taken over").await,
+        Err(Refusal::NotOwned)
+    );
+    assert_eq!(
+        store.delete(&crm, written.document.id).await,
+        Err(Refusal::NotOwned)
+    );
+    let updated = store.write(&notes, "faq.md", "v2").await.unwrap();
+    assert!(!updated.created);
+    assert_eq!(updated.document.id, written.document.id);
+    let managed = store.write(&admin, "faq.md", "v3").await.unwrap();
+    assert_eq!(managed.document.origin, "notes", "the owner stays");
+    let reader = scope("support", "notes", KnowledgeLevel::Read);
+    assert_eq!(
+        store.write(&reader, "other.md", "x").await,
+        Err(Refusal::NotGranted)
+    );
+    let deleted = store.delete(&admin, written.document.id).await.unwrap();
+    assert_eq!(deleted.document.content, "v3");
+    assert_eq!(
+        store.delete(&admin, written.document.id).await,
+        Err(Refusal::NotFound)
+    );
+}
+
+pub async fn knowledge_refuses_past_its_limits(stores: Stores) {
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
+    let notes = scope("support", "notes", KnowledgeLevel::Write);
+    for n in 0..3 {
+        store.write(&notes, &format!("{n}.md"), "x").await.unwrap();
+    }
+    assert_eq!(
+        store.write(&notes, "3.md", "x").await,
+        Err(Refusal::LimitReached { limit: 3 })
+    );
+    // Another agent has its own count.
+    let other = scope("sales", "notes", KnowledgeLevel::Write);
+    store.write(&other, "0.md", "x").await.unwrap();
+    assert_eq!(
+        store.search(&notes, "one two three four five", 10).await,
+        Err(SearchError::TooManyWords { words: 5, limit: 4 })
+    );
+}
