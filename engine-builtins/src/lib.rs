@@ -34,6 +34,9 @@
 //!   say what was wrong in the model's terms ([`refusal`]).
 
 mod lock;
+/// The built-in file tools and project roots, for the people who configure them.
+#[doc = include_str!("../docs/builtin-tools.md")]
+pub mod guide {}
 pub mod path;
 mod quota;
 pub mod refusal;

@@ -17,6 +17,9 @@ mod equip;
 pub mod external;
 mod format;
 mod gemini;
+/// Agent turns and providers, for the people who configure and run them.
+#[doc = include_str!("../docs/turns.md")]
+pub mod guide {}
 mod hooks;
 mod limits;
 pub mod model;

@@ -19,6 +19,9 @@
 
 mod arguments;
 mod command;
+/// Drop-in tools in `tools.d/`, for the people who write and install them.
+#[doc = include_str!("../docs/external-tools.md")]
+pub mod guide {}
 mod manifest;
 mod mcp;
 mod watch;

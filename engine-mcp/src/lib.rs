@@ -26,6 +26,9 @@
 #![warn(missing_docs)]
 
 mod call;
+/// Using an engine from an MCP client.
+#[doc = include_str!("../docs/clients.md")]
+pub mod guide {}
 mod locale;
 pub mod streamable_http;
 

@@ -14,6 +14,9 @@
 mod artifacts;
 mod conversation_store;
 mod conversations;
+/// Several replicas on one PostgreSQL, for the people who run them.
+#[doc = include_str!("../docs/replicas.md")]
+pub mod guide {}
 mod knowledge;
 mod migrations;
 mod spend;

@@ -1,6 +1,6 @@
 //! The engine's HTTP server: an agent's MCP at `/mcp` (engine-mcp's router), its turns at
 //! `/v1` (`POST /v1/agents/{agent}/turns` answers the turn's events as NDJSON,
-//! `GET /v1/conversations/{id}` a conversation's history: the repository's docs/turns.md),
+//! `GET /v1/conversations/{id}` a conversation's history: engine-core's guide, `engine_core::guide`),
 //! the channels at `/channels/{name}` and the external tools' status, all behind one set of
 //! guards ([`HttpOptions`]): a bearer token (required when other hosts can reach the
 //! server, directly or through a proxy), `Origin` and `Host` checks, a bound on the

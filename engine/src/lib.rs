@@ -24,6 +24,10 @@
 
 pub use engine_core::*;
 
+/// Building an image by hand, and what an image's Dockerfile does.
+#[doc = include_str!("../docs/images.md")]
+pub mod guide {}
+
 #[cfg(feature = "postgres")]
 pub use engine_postgres as postgres;
 #[cfg(feature = "http")]

@@ -11,6 +11,14 @@ pub mod channel;
 mod context;
 mod error;
 mod future;
+
+/// The authors' guide, whose examples compile as this crate's doctests.
+#[doc = include_str!("../docs/guide.md")]
+pub mod guide {
+    /// Staged actions and channels: writing them, and what the engine does with them.
+    #[doc = include_str!("../docs/actions-and-channels.md")]
+    pub mod actions_and_channels {}
+}
 pub mod hook;
 mod json_path;
 mod localized;

@@ -210,9 +210,9 @@ fn an_unknown_tool_and_an_unknown_method_are_json_rpc_errors() {
 fn the_documented_client_configuration_serves_the_tools() {
     let section = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/mcp-clients.md"
+        "/../../engine-mcp/docs/clients.md"
     ))
-    .expect("docs/mcp-clients.md");
+    .expect("engine-mcp/docs/clients.md");
     let snippet = section
         .split_once("```json\n")
         .and_then(|(_, rest)| rest.split_once("```"))

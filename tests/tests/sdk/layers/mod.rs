@@ -18,6 +18,7 @@ const ENGINE_CORE: &[&[&str]] = &[
         "backend_error",
         "builtins",
         "gemini",
+        "guide",
         "limits",
         "parallel",
         "system",
@@ -47,7 +48,7 @@ const ENGINE_CORE: &[&[&str]] = &[
 /// `knowledge`, ...) re-export what the layers below define, and `__private` is what the
 /// macros' expansions reach.
 const PLUGIN_SDK: &[&[&str]] = &[
-    &["error", "future", "json_path", "localized"],
+    &["error", "future", "guide", "json_path", "localized"],
     &["schema"],
     &["context"],
     &["param"],
