@@ -29,18 +29,24 @@ const KEPT: &[&str] = &[
     "pattern",
 ];
 
+/// Why Gemini cannot take a schema: the text a tool keeps as its verdict, and what the
+/// start-up check says.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Unsupported(String);
+
 /// Why Gemini cannot take `schema`, if it cannot: what [`declaration`] would refuse,
 /// found without building anything (start-up checks every tool; the declarations are
 /// rendered when the Gemini catalog is first asked for). A verdict a tool keeps, not a
 /// failure.
 pub(crate) fn problem(schema: &Value) -> Option<String> {
-    check(schema).err()
+    check(schema).err().map(|Unsupported(why)| why)
 }
 
 /// [`problem`], as `Err`, for `?` down the schema.
-fn check(schema: &Value) -> Result<(), String> {
+fn check(schema: &Value) -> Result<(), Unsupported> {
     let Some(node) = schema.as_object() else {
-        return Err(UNTYPED.into());
+        return Err(Unsupported(UNTYPED.into()));
     };
     if let Some(target) = node.get("$ref") {
         return Err(recursive(target));
@@ -69,10 +75,10 @@ fn check(schema: &Value) -> Result<(), String> {
 
 const UNTYPED: &str = "it has an untyped value (`true`), which Gemini cannot declare";
 
-fn recursive(target: &Value) -> String {
-    format!(
+fn recursive(target: &Value) -> Unsupported {
+    Unsupported(format!(
         "it refers to {target} (a recursive type), and Gemini's schema subset has no references"
-    )
+    ))
 }
 
 /// The declaration of the tool `name`, as JSON text, or why Gemini cannot take it.
@@ -80,7 +86,7 @@ pub(crate) fn declaration(
     name: &str,
     description: &str,
     input_schema: &Value,
-) -> Result<Box<RawValue>, String> {
+) -> Result<Box<RawValue>, Unsupported> {
     let parameters = convert(input_schema)?;
     // Gemini documents leaving `parameters` unset for a function without any.
     let has_parameters = parameters
@@ -109,9 +115,9 @@ fn is_null_schema(schema: &Value) -> bool {
 }
 
 /// One schema node in the subset.
-fn convert(schema: &Value) -> Result<Value, String> {
+fn convert(schema: &Value) -> Result<Value, Unsupported> {
     let Some(node) = schema.as_object() else {
-        return Err(UNTYPED.into());
+        return Err(Unsupported(UNTYPED.into()));
     };
     if let Some(target) = node.get("$ref") {
         return Err(recursive(target));
@@ -181,7 +187,7 @@ fn convert(schema: &Value) -> Result<Value, String> {
 }
 
 /// The one type of a node and whether it is nullable: `["string", "null"]` is `string`.
-fn single_type(value: &Value) -> Result<(Value, bool), String> {
+fn single_type(value: &Value) -> Result<(Value, bool), Unsupported> {
     let Some(types) = value.as_array() else {
         return Ok((value.clone(), false));
     };
@@ -189,9 +195,9 @@ fn single_type(value: &Value) -> Result<(Value, bool), String> {
     let mut others = types.iter().filter(|kind| *kind != "null");
     match (others.next(), others.next()) {
         (Some(kind), None) => Ok((kind.clone(), null)),
-        _ => Err(format!(
+        _ => Err(Unsupported(format!(
             "a value may be any of {value}, and Gemini takes one type per value"
-        )),
+        ))),
     }
 }
 
@@ -259,7 +265,7 @@ mod tests {
         ] {
             // The start-up check refuses exactly what the renderer cannot render.
             let refused = convert(&schema).unwrap_err();
-            assert!(refused.contains(reason), "{refused}");
+            assert!(refused.to_string().contains(reason), "{refused}");
             assert_eq!(check(&schema), Err(refused));
         }
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use plugin_sdk::engine::BoxFuture;
 use tokio::time::Instant;
 
-use super::{SharedWindow, SpendLedger, WindowReservation};
+use super::shared::{SharedWindow, SpendLedger, WindowReservation};
 use crate::config::MAX_SPEND_WINDOW_SECS;
 use crate::BackendError;
 
