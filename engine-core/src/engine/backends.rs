@@ -257,7 +257,7 @@ pub(super) fn open_shared(
         .ok_or_else(|| missing("a shared database (`[database]`)", POSTGRES, "backends"))?;
     let shared =
         open(described, config.artifacts, config.knowledge).map_err(EngineError::Database)?;
-    tracing::info!("conversations, artifacts and knowledge are kept in the shared database");
+    tracing::info!("the shared database is open: it keeps each store the builder was not given");
     Ok(Some(shared))
 }
 

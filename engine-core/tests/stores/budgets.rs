@@ -65,18 +65,27 @@ impl ModelGateway for Fixed {
 /// A replica whose agent `thinker` may spend $0.0035 an hour: three calls (the third
 /// reserves its worst case over two settled ones: $0.0031; a fourth would need $0.0041).
 fn replica(database: &DatabaseConfig) -> Engine {
+    replica_with(database, None)
+}
+
+/// [`replica`], counting its windows in `ledger` if one is given.
+fn replica_with(database: &DatabaseConfig, ledger: Option<&Arc<dyn SpendLedger>>) -> Engine {
     let config = format!(
         "[database]\nurl = {:?}\npassword_env = {:?}\n\
          [agents.thinker]\nmodel = {{ spend_cap_usd = 1.0, window = {{ cap_usd = 0.0035, secs = 3600 }} }}\n",
         database.url, database.password_env
     );
-    Engine::builder()
+    let builder = Engine::builder()
         .backends(engine::default_backends())
         .config(EngineConfig::parse(&config).unwrap())
         .tools(probe_tools())
-        .model_gateway(Arc::new(Fixed))
-        .build()
-        .expect("the replica starts")
+        .model_gateway(Arc::new(Fixed));
+    match ledger {
+        Some(ledger) => builder.spend_ledger(Arc::clone(ledger)),
+        None => builder,
+    }
+    .build()
+    .expect("the replica starts")
 }
 
 /// An engine of one process whose agent `thinker` has the same window, counted in
@@ -155,6 +164,40 @@ async fn engines_given_one_ledger_count_an_agents_window_together() {
             "refused for the window, not for another reason: {refused}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_given_ledger_counts_in_place_of_the_shared_databases() {
+    let database = fresh_database().await;
+    let ledger: Arc<dyn SpendLedger> = Arc::new(MemorySpendLedger::new());
+    let (a, b) = (replica_with(&database, Some(&ledger)), replica(&database));
+    // `a` counts in the given ledger, `b` in the database: each window has its three.
+    for _ in 0..3 {
+        assert!(ask_on(&a).await.is_ok());
+    }
+    assert!(
+        ask_on(&a).await.is_err(),
+        "the given ledger's window is spent"
+    );
+    holds_no_calls(&database).await;
+    for _ in 0..3 {
+        assert!(ask_on(&b).await.is_ok());
+    }
+    holds_three_settled_calls(&database).await;
+}
+
+/// The shared ledger holds nothing of the agent's.
+async fn holds_no_calls(database: &DatabaseConfig) {
+    let row = session(database)
+        .await
+        .query_one("SELECT COUNT(*) FROM spend WHERE agent = 'thinker'", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        row.get::<_, i64>(0),
+        0,
+        "a call was counted in the database"
+    );
 }
 
 /// The shared ledger holds the three answered calls, each settled to its cost: refused

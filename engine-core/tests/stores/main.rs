@@ -66,6 +66,8 @@ on_every_backend!(
         knowledge_is_searched_within_the_agents_own_documents,
         knowledge_below_manage_changes_only_its_plugins_documents,
         knowledge_refuses_past_its_limits,
+        knowledge_lists_by_name_and_ranks_more_matches_first_within_the_limit,
+        knowledge_managed_in_one_agent_reaches_nothing_of_another,
     ],
     spend: [
         a_window_reserves_up_to_its_cap_and_refuses_past_it_saying_what_it_holds,

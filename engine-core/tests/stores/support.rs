@@ -42,7 +42,7 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
-/// Conversations and artifacts in memory (no knowledge store).
+/// Every store in memory: conversations, artifacts, knowledge and the spend ledger.
 pub fn memory() -> Stores {
     Stores {
         conversations: Conversations::memory(),

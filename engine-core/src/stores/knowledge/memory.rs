@@ -16,10 +16,16 @@ use crate::config::KnowledgeLimits;
 /// How many words of a document a search hit quotes, as SQLite's snippet does.
 const SNIPPET_WORDS: usize = 16;
 
+/// The longest passage a hit quotes, in bytes: a word of a document without separators
+/// (base64, a long URL) is one word, and one answer holds up to
+/// [`MAX_ANSWERED_DOCUMENTS`] hits.
+const SNIPPET_BYTES: usize = 256;
+
 /// Every agent's documents, in memory: searched word by word (case folded, any word of
 /// the query matching in the name or the text, the documents with more matches first),
 /// bounded and refused as every knowledge store is ([`search_words`], [`refuse_write`]).
-/// Gone when the process ends.
+/// Gone when the process ends. Its work runs on the caller's thread under one lock: a
+/// store for tests and small hosts, not for many agents' large documents.
 pub struct MemoryKnowledge {
     limits: KnowledgeLimits,
     documents: Mutex<Documents>,
@@ -66,27 +72,53 @@ impl Documents {
 /// The words of `text` as a search sees them: split at anything not alphanumeric, in
 /// lower case.
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
+    spans(text).map(|(start, end)| text[start..end].to_lowercase())
 }
 
-/// The passage of `content` around its first word in `query`: [`SNIPPET_WORDS`] words,
-/// with `…` where it cuts.
+/// Where each word of `text` starts and ends, in bytes.
+fn spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut chars = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        let (start, _) = chars.find(|(_, c)| c.is_alphanumeric())?;
+        let mut end = text.len();
+        while let Some(&(at, c)) = chars.peek() {
+            if !c.is_alphanumeric() {
+                end = at;
+                break;
+            }
+            chars.next();
+        }
+        Some((start, end))
+    })
+}
+
+/// The passage of `content` around its first word in `query`: [`SNIPPET_WORDS`] words
+/// and what lies between them, at most [`SNIPPET_BYTES`], with `…` where it cuts.
 fn snippet(content: &str, query: &[String]) -> String {
-    let all: Vec<&str> = content.split_whitespace().collect();
+    let all: Vec<(usize, usize)> = spans(content).collect();
+    let Some(&(_, last_end)) = all.last() else {
+        return String::new();
+    };
     let first = all
         .iter()
-        .position(|word| words(word).any(|word| query.contains(&word)))
+        .position(|&(start, end)| query.contains(&content[start..end].to_lowercase()))
         .unwrap_or(0);
-    let start = first.saturating_sub(SNIPPET_WORDS / 2);
-    let end = (start + SNIPPET_WORDS).min(all.len());
-    let start = end.saturating_sub(SNIPPET_WORDS);
-    let mut passage = all[start..end].join(" ");
-    if start > 0 {
-        passage.insert(0, '…');
+    let from = first.saturating_sub(SNIPPET_WORDS / 2);
+    let to = (from + SNIPPET_WORDS).min(all.len());
+    let from = to.saturating_sub(SNIPPET_WORDS);
+    let (start, mut end) = (all[from].0, all[to - 1].1);
+    if end - start > SNIPPET_BYTES {
+        end = start + SNIPPET_BYTES;
+        while !content.is_char_boundary(end) {
+            end -= 1;
+        }
     }
-    if end < all.len() {
+    let mut passage = String::with_capacity(end - start + 6);
+    if start > all[0].0 {
+        passage.push('…');
+    }
+    passage.push_str(&content[start..end]);
+    if end < last_end {
         passage.push('…');
     }
     passage
@@ -245,6 +277,23 @@ mod tests {
         let text: Vec<String> = (0..40).map(|n| format!("w{n}")).collect();
         let passage = snippet(&text.join(" "), &["w20".to_owned()]);
         assert_eq!(passage, format!("…{}…", text[12..28].join(" ")));
-        assert_eq!(snippet("short text", &["none".to_owned()]), "short text");
+        assert_eq!(snippet("short text.", &["none".to_owned()]), "short text");
+        assert_eq!(snippet(" ,; ", &["none".to_owned()]), "");
+        // Punctuation separates words, as FTS5's tokenizer does.
+        let listed: Vec<String> = (0..40).map(|n| format!("w{n}")).collect();
+        let passage = snippet(&listed.join(","), &["w20".to_owned()]);
+        assert_eq!(passage, format!("…{}…", listed[12..28].join(",")));
+    }
+
+    #[test]
+    fn a_snippet_of_one_endless_word_is_bounded_at_a_character() {
+        let endless = "é".repeat(10_000);
+        let passage = snippet(&endless, std::slice::from_ref(&endless));
+        assert!(
+            passage.len() <= SNIPPET_BYTES + '…'.len_utf8(),
+            "{}",
+            passage.len()
+        );
+        assert!(passage.ends_with('…'));
     }
 }

@@ -135,3 +135,68 @@ pub async fn knowledge_refuses_past_its_limits(stores: Stores) {
         Err(SearchError::TooManyWords { words: 5, limit: 4 })
     );
 }
+
+pub async fn knowledge_lists_by_name_and_ranks_more_matches_first_within_the_limit(stores: Stores) {
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
+    let notes = scope("support", "notes", KnowledgeLevel::Write);
+    // Written out of name order, the weaker match first: neither the ids nor the order
+    // of writing is the answer's order.
+    let weak = store
+        .write(
+            &notes,
+            "c.md",
+            "Refunds are paid once the warehouse has checked the parcel that came back.",
+        )
+        .await
+        .unwrap();
+    let strong = store
+        .write(&notes, "a.md", "Refunds in days: refunds take days.")
+        .await
+        .unwrap();
+    store
+        .write(&notes, "b.md", "Nothing to match.")
+        .await
+        .unwrap();
+    let listed: Vec<String> = store
+        .list(&notes, 2)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|summary| summary.filename)
+        .collect();
+    assert_eq!(listed, ["a.md", "b.md"]);
+    let hits = store.search(&notes, "refunds days", 10).await.unwrap();
+    let ids: Vec<i64> = hits.iter().map(|hit| hit.id).collect();
+    assert_eq!(ids, [strong.document.id, weak.document.id], "{hits:?}");
+    let first = store.search(&notes, "refunds days", 1).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].id, strong.document.id);
+}
+
+pub async fn knowledge_managed_in_one_agent_reaches_nothing_of_another(stores: Stores) {
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
+    let support = scope("support", "notes", KnowledgeLevel::Write);
+    let sales_admin = scope("sales", "admin", KnowledgeLevel::Manage);
+    let theirs = store.write(&support, "faq.md", "support's").await.unwrap();
+    assert_eq!(
+        store.delete(&sales_admin, theirs.document.id).await,
+        Err(Refusal::NotFound)
+    );
+    let ours = store.write(&sales_admin, "faq.md", "sales'").await.unwrap();
+    assert!(
+        ours.created,
+        "the same name in another agent is another document"
+    );
+    assert_ne!(ours.document.id, theirs.document.id);
+    let kept = store.get(&support, theirs.document.id).await.unwrap();
+    assert_eq!(
+        kept.map(|document| document.content),
+        Some("support's".into())
+    );
+}
