@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use engine_core::config::{DatabaseConfig, EngineConfig};
 use engine_core::model::{
-    GatewayError, GatewayReply, MemorySpendLedger, ModelGateway, SpendLedger,
+    GatewayError, GatewayReply, MemorySpendLedger, ModelGateway, SharedWindow, SpendLedger,
+    WindowReservation,
 };
 use engine_core::{Call, Engine};
 use plugin_sdk::engine::{BoxFuture, ToolDescriptor};
@@ -175,10 +176,21 @@ async fn a_given_ledger_counts_in_place_of_the_shared_databases() {
     for _ in 0..3 {
         assert!(ask_on(&a).await.is_ok());
     }
+    let refused = ask_on(&a)
+        .await
+        .expect_err("the given ledger's window is spent");
     assert!(
-        ask_on(&a).await.is_err(),
-        "the given ledger's window is spent"
+        refused.contains("the agent's 3600-second model spend cap"),
+        "{refused}"
     );
+    // The given ledger holds the three calls, settled to their cost.
+    let window = SharedWindow::new(Arc::clone(&ledger), "thinker", 1.0, 3600);
+    match ledger.reserve(&window, 1.0).await.unwrap() {
+        WindowReservation::Refused { spent_usd } => {
+            assert!((spent_usd - 3.0 * COST).abs() < 1e-12, "{spent_usd}")
+        }
+        reserved => panic!("the ledger holds nothing: {reserved:?}"),
+    }
     holds_no_calls(&database).await;
     for _ in 0..3 {
         assert!(ask_on(&b).await.is_ok());

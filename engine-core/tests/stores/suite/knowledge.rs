@@ -142,8 +142,8 @@ pub async fn knowledge_lists_by_name_and_ranks_more_matches_first_within_the_lim
         .as_ref()
         .expect("run on a backend with a knowledge store");
     let notes = scope("support", "notes", KnowledgeLevel::Write);
-    // Written out of name order, the weaker match first: neither the ids nor the order
-    // of writing is the answer's order.
+    // Written out of name order, the weaker match first and first by name: neither the
+    // ids, nor the order of writing, nor the names give the search's order.
     let weak = store
         .write(
             &notes,
@@ -153,7 +153,7 @@ pub async fn knowledge_lists_by_name_and_ranks_more_matches_first_within_the_lim
         .await
         .unwrap();
     let strong = store
-        .write(&notes, "a.md", "Refunds in days: refunds take days.")
+        .write(&notes, "z.md", "Refunds in days: refunds take days.")
         .await
         .unwrap();
     store
@@ -167,7 +167,7 @@ pub async fn knowledge_lists_by_name_and_ranks_more_matches_first_within_the_lim
         .into_iter()
         .map(|summary| summary.filename)
         .collect();
-    assert_eq!(listed, ["a.md", "b.md"]);
+    assert_eq!(listed, ["b.md", "c.md"]);
     let hits = store.search(&notes, "refunds days", 10).await.unwrap();
     let ids: Vec<i64> = hits.iter().map(|hit| hit.id).collect();
     assert_eq!(ids, [strong.document.id, weak.document.id], "{hits:?}");
