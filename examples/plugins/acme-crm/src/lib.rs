@@ -1,4 +1,4 @@
-//! Appointments and orders in the Acme back office: the authoring example of DESIGN.md.
+//! Appointments and orders in the Acme back office: the authoring example of the plugin design.
 
 use plugin_sdk::prelude::*;
 

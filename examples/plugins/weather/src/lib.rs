@@ -1,4 +1,4 @@
-//! Typical temperatures for a city: the weather tool of the external-tools ADR, in Rust.
+//! Typical temperatures for a city: the weather tool of the external-tools design, in Rust.
 //!
 //! The data are monthly climate normals (mean daily maximum, °C) built into the crate,
 //! so the tool answers without a network; a real deployment would call a forecast API
