@@ -155,7 +155,11 @@ pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reload
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let previous = engine.configured.load_full();
-    let restart = needs_restart(engine, &previous.config, &config);
+    let restart = needs_restart(
+        &previous.config,
+        &config,
+        engine.runtime.knowledge.is_some(),
+    );
     if !restart.is_empty() {
         return Err(EngineError::NeedsRestart(restart));
     }
@@ -233,7 +237,7 @@ pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reload
 }
 
 /// What of `next` differs from `now` in a way only a restart applies.
-fn needs_restart(engine: &Engine, now: &EngineConfig, next: &EngineConfig) -> Vec<String> {
+fn needs_restart(now: &EngineConfig, next: &EngineConfig, has_knowledge: bool) -> Vec<String> {
     let mut restart = Vec::new();
     let mut differs = |changed: bool, what: &str| {
         if changed {
@@ -250,7 +254,7 @@ fn needs_restart(engine: &Engine, now: &EngineConfig, next: &EngineConfig) -> Ve
     differs(now.database != next.database, "`[database]`");
     let grants_knowledge = next.agents.values().any(|agent| agent.knowledge.is_some());
     differs(
-        grants_knowledge && engine.runtime.knowledge.is_none(),
+        grants_knowledge && !has_knowledge,
         "an agent grants knowledge, and the engine opened no knowledge store",
     );
     restart

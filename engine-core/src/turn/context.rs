@@ -16,6 +16,7 @@ use plugin_sdk::ToolContext;
 use plugin_sdk::hook::Event;
 
 use super::{Runtime, Turn};
+use crate::agent::Agent;
 use crate::dispatch::{Bounds, CallError, CallErrorKind};
 use crate::hooks::{Hook, HookRun, Written};
 use crate::model::MeteredModel;
@@ -50,11 +51,7 @@ impl Runtime {
                     ));
             }
         }
-        for spec in descriptor.secret_specs() {
-            if let Some(value) = agent.config().secrets.get(spec.key) {
-                context = with_secret(context, spec, value);
-            }
-        }
+        context = with_declared_secrets(context, agent, descriptor.secret_specs());
         if needs.audit {
             context = context.with_audit(Audit::new(
                 Arc::clone(agent.redaction()) as _,
@@ -138,11 +135,7 @@ impl Runtime {
                 context = context.with_state(State::new(with_pending(snapshot, pending)));
             }
         }
-        for spec in descriptor.secret_specs() {
-            if let Some(value) = agent.config().secrets.get(spec.key) {
-                context = with_secret(context, spec, value);
-            }
-        }
+        context = with_declared_secrets(context, agent, descriptor.secret_specs());
         if needs.audit {
             context = context.with_audit(Audit::new(
                 Arc::clone(agent.redaction()) as _,
@@ -223,6 +216,21 @@ pub(super) fn abort_signal(bounds: &Bounds<'_>) -> Abort {
         Box::new(move || token.is_cancelled()) as Box<dyn Fn() -> bool + Send + Sync>
     });
     Abort::new(Some(bounds.deadline_or_default().into_std()), cancelled)
+}
+
+/// `context` holding each of `specs` the agent configures, and no other secret: a tool's
+/// and a hook's alike.
+fn with_declared_secrets<'s>(
+    mut context: ToolContext,
+    agent: &Agent,
+    specs: impl Iterator<Item = &'s SecretSpec>,
+) -> ToolContext {
+    for spec in specs {
+        if let Some(value) = agent.config().secrets.get(spec.key) {
+            context = with_secret(context, spec, value);
+        }
+    }
+    context
 }
 
 /// `context` holding `spec`'s secret `value`: redacted from what it audits, but for one

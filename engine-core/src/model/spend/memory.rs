@@ -15,7 +15,7 @@ use crate::BackendError;
 /// What agents spent, in memory: each reservation a charge with its time, checked and
 /// made under one lock, so that engines sharing the ledger never pass a window's cap
 /// together. A charge older than the longest window a configuration may give is dropped
-/// as its agent spends.
+/// at the next reservation, whoever's it was.
 #[derive(Default)]
 pub struct MemorySpendLedger {
     charges: Mutex<Charges>,
@@ -56,10 +56,10 @@ impl SpendLedger for MemorySpendLedger {
                 .charges
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let kept = within(MAX_SPEND_WINDOW_SECS);
+            // Older than the longest window is counted by none: every agent's goes.
             charges
                 .by_id
-                .retain(|_, charge| charge.agent != window.agent || kept(charge));
+                .retain(|_, charge| within(MAX_SPEND_WINDOW_SECS)(charge));
             let counted = within(window.secs);
             let spent: f64 = charges
                 .by_id
