@@ -172,7 +172,7 @@ async fn a_wrong_type_names_the_field_and_the_expected_type() {
 }
 
 #[tokio::test]
-async fn a_wrong_type_names_the_authors_type_not_the_strict_copy() {
+async fn a_wrong_type_names_the_authors_type() {
     let arguments = r#"{"weight_grams": 900, "to": "Rome", "tags": []}"#;
     let message = expect_error(
         call(&engine(), "probe__ship", arguments).await,

@@ -98,12 +98,6 @@ impl<const MAX: usize> JsonSchema for Note<MAX> {
 #[diagnostic::do_not_recommend]
 impl<const MAX: usize> crate::StrictSchema for Note<MAX> {}
 
-impl<const MAX: usize> crate::StrictDeserialize for Note<MAX> {
-    fn deserialize_strict<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Self::deserialize(deserializer)
-    }
-}
-
 /// A type an action's arguments may hold: no free text but a [`Note`].
 ///
 /// Implemented for booleans, numbers, `Note<MAX>`, `Option<T>`, `Vec<T>`, `VecDeque<T>`,

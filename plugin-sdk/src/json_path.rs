@@ -146,37 +146,6 @@ pub(crate) fn unknown_key(reason: &str) -> Option<(&str, &str)> {
     Some((key, &rest[key.len() + "`, ".len()..]))
 }
 
-/// Marks an error raised inside a buffered value, whose text carries the path inside it.
-const INSIDE: char = '\u{1}';
-
-/// The text of an error at `path` inside a buffered value, for [`within`] to read back
-/// once the error is out where the value's own path is known.
-pub(crate) fn inside(path: &[Segment], reason: &str) -> String {
-    let steps: Vec<serde_json::Value> = path
-        .iter()
-        .map(|segment| match segment {
-            Segment::Key(key) => key.as_str().into(),
-            Segment::Index(index) => (*index).into(),
-        })
-        .collect();
-    format!("{INSIDE}{}{INSIDE}{reason}", serde_json::Value::from(steps))
-}
-
-/// The path inside a buffered value and the reason, from an error's text that
-/// [`inside`] wrote; `None` for any other text.
-pub(crate) fn within(text: &str) -> Option<(Path, &str)> {
-    let (steps, reason) = text.strip_prefix(INSIDE)?.split_once(INSIDE)?;
-    let steps: Vec<serde_json::Value> = serde_json::from_str(steps).ok()?;
-    let path = steps
-        .into_iter()
-        .map(|step| match step {
-            serde_json::Value::String(key) => Some(Segment::Key(key)),
-            step => step.as_u64().map(|index| Segment::Index(index as usize)),
-        })
-        .collect::<Option<Path>>()?;
-    Some((path, reason))
-}
-
 /// The key that follows where serde_json stopped (at `line` and `column`) when that is a
 /// comma and then a key in the same object, with the object's path: an object that must
 /// end after one key (an externally tagged enum's) holds another.

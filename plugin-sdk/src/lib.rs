@@ -27,7 +27,8 @@ mod param;
 mod plugin;
 mod schema;
 mod strict;
-mod strict_deserialize;
+mod strict_check;
+mod strict_read;
 mod tool;
 
 #[doc(hidden)]
@@ -37,7 +38,6 @@ pub mod __private;
 pub use context::ToolContext;
 pub use error::{ToolError, ToolErrorKind};
 pub use strict::{StrictSchema, ToolArgs};
-pub use strict_deserialize::StrictDeserialize;
 
 #[doc = include_str!("../docs/define_tool.md")]
 pub use plugin_sdk_macros::define_tool;

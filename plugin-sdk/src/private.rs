@@ -6,7 +6,11 @@ pub use schemars::{JsonSchema, Schema};
 pub use serde;
 
 pub use serde::de::DeserializeOwned;
+use serde::de::DeserializeSeed;
 use serde::Deserialize;
+
+use crate::strict_check::UniqueKeys;
+use crate::strict_read::Strict;
 
 pub use crate::action::{ActionField, ActionParam};
 pub use crate::channel::{Channel, ChannelDescriptor};
@@ -29,9 +33,6 @@ pub use crate::param::{CallInput, Needs, ToolParam};
 pub use crate::plugin::{PluginEntry, PluginManifest, System};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
-pub use crate::strict_deserialize::{
-    deserialize_buffered, NotStrict, Probe, StrictDeserialize, ViaStrict,
-};
 pub use crate::tool::{SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};
 pub use crate::{ToolContext, ToolError};
 
@@ -368,13 +369,54 @@ pub fn deserialize_arguments<T: DeserializeOwned>(arguments: &str) -> Result<T, 
     serde_json::from_str(arguments).map_err(|error| arguments_error(arguments, error))
 }
 
-/// Deserializes a strict tool's arguments as the schema states them (see
-/// [`StrictDeserialize`]), as a model-readable error on failure.
-pub fn deserialize_strict_arguments<T: StrictDeserialize>(arguments: &str) -> Result<T, ToolError> {
+/// Deserializes a strict tool's arguments as the schema states them, through the type's
+/// own `Deserialize` (see `strict_read`), as a model-readable error on failure. Where a
+/// part was read without naming its keys, the arguments are checked against the schema.
+pub fn deserialize_strict_arguments<T: StrictSchema>(arguments: &str) -> Result<T, ToolError> {
+    let unchecked = std::cell::Cell::new(false);
     let mut deserializer = serde_json::Deserializer::from_str(arguments);
-    T::deserialize_strict(&mut deserializer)
-        .and_then(|value| deserializer.end().map(|()| value))
-        .map_err(|error| arguments_error(arguments, error))
+    let read = T::deserialize(Strict::new(&mut deserializer, &unchecked))
+        .and_then(|value| deserializer.end().map(|()| value));
+    // Only the reading is generic: a tool costs no copy of what follows it.
+    let schema = unchecked
+        .get()
+        .then_some(input_schema_for::<T> as fn(bool) -> Schema);
+    match read {
+        Ok(value) => match schema {
+            Some(schema) => check_against_schema(arguments, &schema(true)).map(|()| value),
+            None => Ok(value),
+        },
+        Err(error) => Err(refused(arguments, error, schema)),
+    }
+}
+
+/// Why strict `arguments` did not read: where a part was read without naming its keys,
+/// the misfit the check against the `schema` finds, in preference to serde's `error`
+/// (the check has the path inside a buffered value).
+#[cold]
+fn refused(
+    arguments: &str,
+    error: serde_json::Error,
+    schema: Option<fn(bool) -> Schema>,
+) -> ToolError {
+    let misfit = schema.and_then(|schema| check_against_schema(arguments, &schema(true)).err());
+    misfit.unwrap_or_else(|| arguments_error(arguments, error))
+}
+
+/// Checks `arguments` against `schema` (see `strict_check`), naming the first misfit.
+#[cold]
+fn check_against_schema(arguments: &str, schema: &Schema) -> Result<(), ToolError> {
+    let mut deserializer = serde_json::Deserializer::from_str(arguments);
+    let value = UniqueKeys
+        .deserialize(&mut deserializer)
+        .map_err(|error| arguments_error(arguments, error))?;
+    let (path, reason) = match crate::strict_check::check(&value, schema.as_value()) {
+        Ok(()) => return Ok(()),
+        Err(misfit) => misfit,
+    };
+    Err(ToolError::invalid_arguments(arguments_message(
+        &path, &reason,
+    )))
 }
 
 /// Explains why `arguments` did not deserialize, naming the field (`to.zip`) found at
@@ -387,19 +429,19 @@ fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
     if error.is_eof() || (error.is_syntax() && !valid_json()) {
         return ToolError::invalid_arguments(format!("the arguments are not valid JSON: {error}"));
     }
-    use crate::json_path::{display, key_after, key_error, path_at, unknown_key, within};
+    use crate::json_path::{key_after, key_error, path_at, unknown_key};
     // The model addresses fields, not lines and columns of its own JSON.
     let full = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
     let mut reason = full.strip_suffix(&position).unwrap_or(&full).to_owned();
     let mut path = path_at(arguments, error.line(), error.column());
-    if let Some((inside, inner)) = within(&reason) {
-        // Raised inside a buffered value: `path` is the value's, and the error carries
-        // its path inside it.
-        path.extend(inside);
-        reason = inner.to_owned();
-    } else if unknown_key(&reason).is_some() {
-        // serde raised it where it read the key: the path ends with it.
+    if unknown_key(&reason).is_some() {
+        // Raised where the key was read: the path ends with it.
+        path.pop();
+    } else if reason.starts_with("invalid type: sequence,")
+        && path.last() == Some(&crate::json_path::Segment::Index(0))
+    {
+        // A struct refused the array it was sent once serde_json had entered it.
         path.pop();
     } else if error.is_syntax() {
         if let Some((object, key)) = key_after(arguments, error.line(), error.column()) {
@@ -409,14 +451,19 @@ fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
         }
         reason = format!("not the shape the schema gives here ({reason})");
     }
-    let message = if let Some(message) = key_error(&path, &reason) {
+    ToolError::invalid_arguments(arguments_message(&path, &reason))
+}
+
+/// The message for an error `reason` at `path` (a key's error: at the key's object).
+fn arguments_message(path: &crate::json_path::Path, reason: &str) -> String {
+    use crate::json_path::{display, key_error};
+    if let Some(message) = key_error(path, reason) {
         message
     } else if path.is_empty() {
         format!("invalid arguments: {reason}")
     } else {
-        format!("invalid arguments: `{}`: {reason}", display(&path))
-    };
-    ToolError::invalid_arguments(message)
+        format!("invalid arguments: `{}`: {reason}", display(path))
+    }
 }
 
 /// Accepts the arguments of a tool that takes none: `{}` or `null`.

@@ -15,9 +15,10 @@ use serde::de::DeserializeOwned;
 /// Implemented for strings, booleans, numbers, `Option<T>`, `Vec<T>`, `VecDeque<T>`,
 /// `Box<T>`, and the types that `#[derive(ToolArgs)]`.
 ///
-/// A type that implements it by hand (with a hand-written `JsonSchema`) also implements
-/// [`StrictDeserialize`](crate::StrictDeserialize): dispatch reads every argument
-/// through it, never through a looser `Deserialize`.
+/// Dispatch reads a strict type through its own `Deserialize`, refusing a key its struct
+/// does not name and every key it names that was left out, at any depth. A type that
+/// implements it by hand (with a hand-written `JsonSchema`) and reads a map is checked
+/// against its schema instead.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot appear in the arguments of a strict tool",
     label = "not allowed in strict tool arguments; your own struct or enum? add `ToolArgs` to its `#[derive(...)]`",
@@ -25,7 +26,7 @@ use serde::de::DeserializeOwned;
     note = "maps (HashMap, BTreeMap) are open objects: use a struct with the known keys, or a `Vec` of a struct with `key` and `value` fields",
     note = "serde_json::Value and types whose schema has a string `format` (Uuid, Url, DateTime, IpAddr, ...) are not: take a `String` and parse or validate it in the tool body"
 )]
-pub trait StrictSchema: JsonSchema + crate::StrictDeserialize {
+pub trait StrictSchema: JsonSchema + DeserializeOwned {
     /// Named by generated code as `<T as StrictSchema>::ASSERT`, so that an unmet bound
     /// is reported at the author's type and nowhere else.
     #[doc(hidden)]

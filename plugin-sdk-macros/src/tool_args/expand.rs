@@ -40,7 +40,6 @@ pub fn impls(input: &Input) -> TokenStream {
         let where_clause = &generics.where_clause;
         quote!(impl #impl_generics #private::ToolArgs for #ident #type_generics #where_clause {})
     });
-    let strict_copy = super::strict_copy::impls(input);
     quote! {
         // Left out of rustc's "the following other types implement" list.
         #[diagnostic::do_not_recommend]
@@ -55,7 +54,6 @@ pub fn impls(input: &Input) -> TokenStream {
 
         #arguments
         #param
-        #strict_copy
         #action
     }
 }
@@ -129,7 +127,6 @@ fn tool_param(input: &Input) -> TokenStream {
     for param in generics.type_params_mut() {
         if strict {
             param.bounds.push(parse_quote!(#private::StrictSchema));
-            param.bounds.push(parse_quote!(#private::StrictDeserialize));
         } else {
             param.bounds.push(parse_quote!(#private::JsonSchema));
         }

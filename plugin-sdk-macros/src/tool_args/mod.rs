@@ -3,7 +3,6 @@
 mod check;
 mod expand;
 mod parse;
-mod strict_copy;
 
 use proc_macro2::TokenStream;
 

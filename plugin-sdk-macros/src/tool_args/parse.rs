@@ -64,7 +64,7 @@ pub struct Key {
     pub tool: &'static str,
     pub name: String,
     pub span: Span,
-    /// The whole key as written, `rename = "to"`, for the strict copy of the type.
+    /// The whole key as written, `rename = "to"`, for the checks that read its value.
     pub meta: Meta,
 }
 

@@ -4,7 +4,7 @@
 //! where a type contains itself), then [`make_canonical`] rewrites them into the form
 //! every provider accepts in strict mode, so none needs repair on the provider's side.
 
-use schemars::generate::SchemaSettings;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value};
 
@@ -35,14 +35,21 @@ pub fn empty_object_schema() -> Schema {
     Schema::try_from(value).unwrap_or_default()
 }
 
+// Only the call into schemars is generic: a tool costs no copy of the rest.
 fn generate<T: JsonSchema + ?Sized>(strict: bool) -> Schema {
-    let generator = SchemaSettings::draft2020_12()
+    canonical(generator().into_root_schema_for::<T>(), strict)
+}
+
+fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
         .with(|settings| {
             settings.meta_schema = None;
             settings.inline_subschemas = true;
         })
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>();
+        .into_generator()
+}
+
+fn canonical(mut schema: Schema, strict: bool) -> Schema {
     if let Some(root) = schema.as_object_mut() {
         // The root title is the Rust type's name: noise for the model.
         root.remove("title");

@@ -348,7 +348,7 @@ fn an_internally_tagged_unit_variant_refuses_keys_beside_its_tag() {
 }
 
 #[test]
-fn errors_name_the_authors_type_not_its_strict_copy() {
+fn errors_name_the_authors_type() {
     let message = refused(call(
         "fixtures:nested",
         r#"{"delivery": "Rome", "previous": []}"#,
@@ -380,6 +380,21 @@ fn errors_inside_an_internally_tagged_enum_name_their_path_inside_it() {
     ));
     assert!(
         message.starts_with("invalid arguments: `tagged.who.city`: invalid type: integer `7`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_struct_sent_as_an_array_is_refused() {
+    // serde reads a struct from an array by position; the schema says object.
+    let message = refused(call(
+        "fixtures:nested",
+        r#"{"delivery": ["s", "c"], "previous": []}"#,
+    ));
+    assert!(
+        message.starts_with(
+            "invalid arguments: `delivery`: invalid type: sequence, expected struct Address"
+        ),
         "{message}"
     );
 }

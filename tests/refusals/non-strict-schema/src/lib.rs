@@ -31,15 +31,6 @@ impl JsonSchema for Labels {
 
 impl StrictSchema for Labels {}
 
-// What the author vouches for: the labels as the map reads them.
-impl plugin_sdk::StrictDeserialize for Labels {
-    fn deserialize_strict<'de, D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Self, D::Error> {
-        BTreeMap::deserialize(deserializer).map(Labels)
-    }
-}
-
 #[derive(Deserialize, JsonSchema, ToolArgs)]
 pub struct Tagging {
     pub item: String,

@@ -50,9 +50,9 @@ const ENGINE_CORE: &[&[&str]] = &[
 const PLUGIN_SDK: &[&[&str]] = &[
     &["error", "future", "guide", "json_path", "localized"],
     &["schema"],
+    &["strict_read", "strict_check"],
     &["context"],
     &["param"],
-    &["strict_deserialize"],
     &["strict", "output"],
     &["plugin"],
     &["tool", "action"],
