@@ -438,10 +438,9 @@ fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
     if unknown_key(&reason).is_some() {
         // Raised where the key was read: the path ends with it.
         path.pop();
-    } else if reason.starts_with("invalid type: sequence,")
-        && path.last() == Some(&crate::json_path::Segment::Index(0))
-    {
-        // A struct refused the array it was sent once serde_json had entered it.
+    } else if reason.starts_with("invalid type: array,") {
+        // A struct refused the array it was sent (`strict_read`), once serde_json had
+        // entered it: the path is of its first element.
         path.pop();
     } else if error.is_syntax() {
         if let Some((object, key)) = key_after(arguments, error.line(), error.column()) {

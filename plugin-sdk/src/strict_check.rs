@@ -41,26 +41,28 @@ struct Checker<'s> {
 }
 
 impl<'s> Checker<'s> {
-    /// The schema `node` stands for: its `$ref` followed (`#` or `#/$defs/Name`).
-    fn resolve(&self, mut node: &'s Value) -> &'s Value {
-        // A reference that leads to itself would never end: a bounded walk.
+    /// The schema `node` stands for: its `$ref` followed (`#` or `#/$defs/Name`, the name
+    /// percent-encoded as schemars writes it); `None` for a reference that leads nowhere,
+    /// or round in circles, which no value is taken to fit.
+    fn resolve(&self, mut node: &'s Value) -> Option<&'s Value> {
         for _ in 0..32 {
             let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
-                break;
+                return Some(node);
             };
-            let Some(pointer) = reference.strip_prefix('#') else {
-                break;
-            };
-            match self.root.pointer(pointer) {
-                Some(target) => node = target,
-                None => break,
-            }
+            let pointer = percent_decoded(reference.strip_prefix('#')?)?;
+            node = self.root.pointer(&pointer)?;
         }
-        node
+        None
     }
 
     fn node(&self, value: &Value, node: &'s Value, path: &mut Path) -> Result<(), Misfit> {
-        let Some(node) = self.resolve(node).as_object() else {
+        let Some(node) = self.resolve(node) else {
+            return Err(misfit(
+                path,
+                "a schema reference that leads nowhere".to_owned(),
+            ));
+        };
+        let Some(node) = node.as_object() else {
             return Ok(());
         };
         if let Some(Value::Array(branches)) = node.get("anyOf").or_else(|| node.get("oneOf")) {
@@ -160,6 +162,9 @@ impl<'s> Checker<'s> {
         let mut misfits = Vec::new();
         for branch in branches {
             match lenient.node(value, branch, &mut path.clone()) {
+                // A lenient walk has walked the branch already: walking it again at each
+                // nested `anyOf` would double the work per level.
+                Ok(()) if self.lenient => return Ok(()),
                 Ok(()) => return self.node(value, branch, &mut path.clone()),
                 Err(misfit) => misfits.push(misfit),
             }
@@ -193,6 +198,23 @@ impl<'s> Checker<'s> {
             }
         }
     }
+}
+
+/// `text` with its `%XX` escapes decoded; `None` where one is malformed.
+fn percent_decoded(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&byte, tail)) = rest.split_first() {
+        if byte == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(byte);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// The value at `path` inside `value`.
@@ -276,9 +298,14 @@ fn length(text: &str, node: &Map<String, Value>, path: &Path) -> Result<(), Misf
         .and_then(Value::as_u64)
         .is_some_and(|maximum| count > maximum);
     if short || long {
+        let bound = |key: &str| node.get(key).map_or("..".to_owned(), Value::to_string);
         return Err(misfit(
             path,
-            format!("invalid length: a string of {count} characters"),
+            format!(
+                "invalid length: a string of {count} characters, expected from {} to {}",
+                bound("minLength"),
+                bound("maxLength")
+            ),
         ));
     }
     Ok(())

@@ -7,12 +7,15 @@
 //! pass. [`Strict`] wraps the JSON deserializer and hands every nested value the same
 //! wrapper, so that wherever serde reads a struct (or a struct variant) it names the keys
 //! it takes (`deserialize_struct`'s `fields`), and the wrapper refuses any other key, at
-//! the key, and every one of them left out, at the object's end.
+//! the key.
 //!
-//! A type whose reading does not name its keys (an internally tagged or untagged enum,
-//! which serde buffers before it reads; a map a hand-written `Deserialize` reads) cannot
-//! be checked this way: the wrapper marks the read `unchecked`, and the caller checks the
-//! arguments against the schema itself (`strict_check`). Nothing here is generic over the
+//! What the wrapper cannot judge as it reads marks the read `unchecked`, and the caller
+//! then checks the arguments against the schema (`strict_check`): a key left out (an
+//! `Option` the call must send as null, or the content an adjacently tagged unit variant
+//! does without: serde's list of keys does not tell the two apart), and a type whose
+//! reading names no keys (an internally tagged or untagged enum, which serde buffers
+//! before it reads; a map a hand-written `Deserialize` reads). The arguments of a tool
+//! without such a type are read once when they are what the schema states. Nothing here is generic over the
 //! author's type but what serde's own derive already is, so a tool costs no second
 //! `Deserialize` (BENCHMARKS.md, "Compile time").
 
@@ -329,8 +332,10 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Struct<'_, V> {
     }
 
     // serde reads a struct from a JSON array too, by position; the schema says object.
+    // "array", where serde_json says "sequence": the error is raised inside the array,
+    // which `arguments_error` then leaves.
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<V::Value, A::Error> {
-        Err(A::Error::invalid_type(Unexpected::Seq, &self))
+        Err(A::Error::invalid_type(Unexpected::Other("array"), &self))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
@@ -350,8 +355,8 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Struct<'_, V> {
     }
 }
 
-/// A struct's members, refused where the key is not among `fields`, and at the end
-/// where one of `fields` was left out.
+/// A struct's members, refused where the key is not among `fields`; one of `fields`
+/// left out marks the read for the schema's check.
 struct Keys<'u, A> {
     map: Wrapped<'u, A>,
     fields: &'static [&'static str],
@@ -371,8 +376,11 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Keys<'_, A> {
             seen: &mut self.seen,
         };
         let key = self.map.inner.next_key_seed(key)?;
-        if key.is_none() {
-            self.seen.none_missing(self.fields)?;
+        if key.is_none() && !self.seen.all() {
+            // Left out: an `Option` the call must send as null, or a key the struct may
+            // do without (an adjacently tagged unit variant's content), which serde's
+            // list of keys does not tell apart. The schema does.
+            self.map.unchecked.set(true);
         }
         Ok(key)
     }
@@ -447,19 +455,14 @@ impl Seen {
         Ok(())
     }
 
-    /// Refuses the first field not read, in the order the struct declares them: serde's
-    /// own reading names the first missing one too.
-    fn none_missing<E: serde::de::Error>(&self, fields: &'static [&'static str]) -> Result<(), E> {
-        let missing = match self {
-            Self::Few { bits, fields } => {
-                let first = bits.trailing_ones() as usize;
-                (first < *fields).then_some(first)
-            }
-            Self::Many(seen) => seen.iter().position(|seen| !seen),
-        };
-        match missing {
-            Some(index) => Err(E::missing_field(fields[index])),
-            None => Ok(()),
+    /// Whether every field was read.
+    fn all(&self) -> bool {
+        match self {
+            Self::Few {
+                bits,
+                fields: count,
+            } => bits.trailing_ones() as usize >= *count,
+            Self::Many(seen) => seen.iter().all(|seen| *seen),
         }
     }
 }

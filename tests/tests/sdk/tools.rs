@@ -2,6 +2,7 @@
 
 use futures::executor::block_on;
 use plugin_sdk::engine::{CallInput, LocalizedText, ToolAnnotations};
+use plugin_sdk::prelude::*;
 use plugin_sdk::{ToolContext, ToolErrorKind};
 use serde_json::{json, Value};
 
@@ -393,8 +394,17 @@ fn a_struct_sent_as_an_array_is_refused() {
     ));
     assert!(
         message.starts_with(
-            "invalid arguments: `delivery`: invalid type: sequence, expected struct Address"
+            "invalid arguments: `delivery`: invalid type: array, expected struct Address"
         ),
+        "{message}"
+    );
+    // An array where a value is due keeps its path: it is not a struct's refusal.
+    let message = refused(call(
+        "fixtures:collections",
+        r#"{"numbers": [], "matrix": [[[1]]], "boxed": {"street": "s", "city": "c"}, "actions": []}"#,
+    ));
+    assert!(
+        message.starts_with("invalid arguments: `matrix[0][0]`: invalid type: sequence"),
         "{message}"
     );
 }
@@ -436,4 +446,101 @@ fn a_duplicate_key_is_refused_in_structs_and_in_internally_tagged_enums() {
     ));
     assert!(message.contains("duplicate"), "{message}");
     assert!(message.contains("reason"), "{message}");
+}
+
+/// Strict arguments read as dispatch reads them, for types that need no tool of their own.
+fn read<T: plugin_sdk::StrictSchema>(arguments: &str) -> Result<T, plugin_sdk::ToolError> {
+    plugin_sdk::__private::deserialize_strict_arguments::<T>(arguments)
+}
+
+/// An adjacently tagged enum: serde reads it as a struct of two keys, `t` and `c`.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(tag = "t", content = "c")]
+enum Step {
+    Stop,
+    Go { speed: u32 },
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Stepping {
+    step: Step,
+}
+
+#[test]
+fn an_adjacently_tagged_unit_variant_is_sent_without_content() {
+    let stepping = read::<Stepping>(r#"{"step": {"t": "Stop"}}"#).expect("the schema allows it");
+    assert!(matches!(stepping.step, Step::Stop));
+    let go = read::<Stepping>(r#"{"step": {"t": "Go", "c": {"speed": 3}}}"#).expect("valid");
+    assert!(matches!(go.step, Step::Go { speed: 3 }));
+    let message = read::<Stepping>(r#"{"step": {"t": "Go"}}"#)
+        .err()
+        .expect("a struct variant needs its content")
+        .message()
+        .to_owned();
+    assert!(message.contains("missing key `step.c`"), "{message}");
+    let message = read::<Stepping>(r#"{"step": {"t": "Go", "c": {"speed": 3, "zz": 1}}}"#)
+        .err()
+        .expect("an unknown key in the content")
+        .message()
+        .to_owned();
+    assert!(message.contains("unknown key `step.c.zz`"), "{message}");
+}
+
+/// A filter that contains itself, internally tagged, under a name schemars
+/// percent-encodes in its reference (`#/$defs/Search%20filter`).
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(tag = "op", rename_all = "snake_case", rename = "Search filter")]
+enum Filter {
+    Field { name: String, equals: String },
+    Not { filter: Box<Filter> },
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Search {
+    filter: Filter,
+}
+
+/// `{"filter": ...}` with `depth` `not`s around a field filter whose object is `leaf`.
+fn nested_filter(depth: usize, leaf: &str) -> String {
+    let mut filter = leaf.to_owned();
+    for _ in 0..depth {
+        filter = format!(r#"{{"op": "not", "filter": {filter}}}"#);
+    }
+    format!(r#"{{"filter": {filter}}}"#)
+}
+
+#[test]
+fn a_deeply_nested_tagged_argument_is_checked_in_linear_time() {
+    // Each level is a choice among the variants: checking each choice twice would take
+    // 2^100 steps here (a hang, which the test runner fails at its time limit).
+    let leaf = r#"{"op": "field", "name": "a", "equals": "b"}"#;
+    let search = read::<Search>(&nested_filter(100, leaf)).expect("the schema allows it");
+    let (mut filter, mut depth) = (&search.filter, 0);
+    while let Filter::Not { filter: inner } = filter {
+        (filter, depth) = (inner, depth + 1);
+    }
+    assert_eq!(depth, 100);
+    assert!(matches!(filter, Filter::Field { name, equals } if name == "a" && equals == "b"));
+    let bad_leaf = r#"{"op": "field", "name": "a", "equals": "b", "zz": 1}"#;
+    let message = read::<Search>(&nested_filter(100, bad_leaf))
+        .err()
+        .expect("an unknown key at the bottom")
+        .message()
+        .to_owned();
+    assert!(message.contains(".filter.zz`"), "{message}");
+}
+
+#[test]
+fn a_reference_to_a_percent_encoded_name_is_followed() {
+    // The inner filter is reached through `#/$defs/Search%20filter`.
+    let bad_leaf = r#"{"op": "field", "name": "a", "equals": "b", "zz": 1}"#;
+    let message = read::<Search>(&nested_filter(2, bad_leaf))
+        .err()
+        .expect("an unknown key behind the reference")
+        .message()
+        .to_owned();
+    assert!(
+        message.contains("unknown key `filter.filter.filter.zz`"),
+        "{message}"
+    );
 }
