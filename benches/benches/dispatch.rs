@@ -4,36 +4,17 @@
 //! arguments rmcp hands a server and give the serialized `CallToolResult`.
 
 use std::hint::black_box;
-use std::sync::Arc;
 
-use benchmarks::{
-    alternate, forecast, print_ratios, weather, Contender, Forecast, WeatherQuery, ARGUMENTS,
-};
+use benchmarks::{alternate, print_ratios, weather, Contender, WeatherQuery, ARGUMENTS};
 use criterion::{criterion_group, Criterion};
 use engine_core::{Call, Engine, Turn};
-use engine_mcp::{McpServer, Options};
 use futures::executor::block_on;
-use rmcp::handler::server::tool::ToolCallContext;
-use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
-use rmcp::service::{serve_directly, RequestContext};
-use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
-/// The same tool, written for rmcp.
-#[derive(Clone)]
-struct RmcpServer;
+#[path = "../shared/mcp_call.rs"]
+mod mcp_call;
 
-#[tool_router]
-impl RmcpServer {
-    #[tool(description = "Typical temperatures for a city.")]
-    async fn weather(&self, Parameters(query): Parameters<WeatherQuery>) -> Json<Forecast> {
-        Json(forecast(query))
-    }
-}
-
-#[tool_handler]
-impl ServerHandler for RmcpServer {}
+use mcp_call::{engine_mcp_call, engine_mcp_server, rmcp_call, rmcp_peer, rmcp_router};
 
 /// The arguments as a dispatcher receives them: text it cannot know at compile time.
 /// Every contender reads them through `black_box`, so that none parses a constant the
@@ -55,57 +36,12 @@ fn engine(engine: &Engine, turn: &Turn, tool: &str) -> String {
     block_on(engine.call(turn, Call::new(black_box(tool), arguments()))).unwrap()
 }
 
-/// rmcp's router, built once, called as its server calls it: the arguments parsed to a
-/// JSON object, a request context, the result serialized.
-fn rmcp_call(
-    router: &rmcp::handler::server::router::tool::ToolRouter<RmcpServer>,
-    peer: &Peer<RoleServer>,
-) -> String {
-    let arguments: JsonObject = serde_json::from_str(arguments()).unwrap();
-    let params = CallToolRequestParams::new(black_box("weather")).with_arguments(arguments);
-    let context = ToolCallContext::new(
-        &RmcpServer,
-        params,
-        RequestContext::new(NumberOrString::Number(1), peer.clone()),
-    );
-    let CallToolResponse::Complete(result) = block_on(router.call(context)).unwrap() else {
-        panic!("the tool completes");
-    };
-    serde_json::to_string(&result).unwrap()
-}
-
-/// The same `tools/call` through engine-mcp's handler: what our MCP server does for it
-/// (the arguments back to text for dispatch, `Engine::call`, the output as text and
-/// `structuredContent`), serialized as rmcp's contender is.
-fn engine_mcp_call(server: &McpServer, peer: &Peer<RoleServer>) -> String {
-    let arguments: JsonObject = serde_json::from_str(arguments()).unwrap();
-    let params = CallToolRequestParams::new(black_box("bench__weather")).with_arguments(arguments);
-    let context = RequestContext::new(NumberOrString::Number(1), peer.clone());
-    let CallToolResponse::Complete(result) = block_on(server.call_tool(params, context)).unwrap()
-    else {
-        panic!("the tool completes");
-    };
-    serde_json::to_string(&result).unwrap()
-}
-
-/// A peer for rmcp's request contexts: a server on an in-memory pipe.
-fn rmcp_peer(runtime: &tokio::runtime::Runtime) -> Peer<RoleServer> {
-    runtime.block_on(async {
-        let (server_side, _client_side) = tokio::io::duplex(64 * 1024);
-        let running = serve_directly::<RoleServer, _, _, _, _>(RmcpServer, server_side, None);
-        let peer = running.peer().clone();
-        std::mem::forget(running);
-        std::mem::forget(_client_side);
-        peer
-    })
-}
-
 fn bench(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
     let peer = rmcp_peer(&runtime);
-    let router = RmcpServer::tool_router();
+    let router = rmcp_router();
     let agents = Engine::builder()
         .build()
         .expect("the bench plugin is valid");
@@ -120,16 +56,7 @@ fn bench(c: &mut Criterion) {
     );
     assert!(rmcp_call(&router, &peer).contains(&expected[1..expected.len() - 1]));
     // Both MCP contenders answer the same result: the same content and structured content.
-    let mcp = McpServer::new(
-        Arc::new(
-            Engine::builder()
-                .build()
-                .expect("the bench plugin is valid"),
-        ),
-        "default",
-        Options::default(),
-    )
-    .expect("an engine has the default agent");
+    let mcp = engine_mcp_server();
     let ours: Value = serde_json::from_str(&engine_mcp_call(&mcp, &peer)).unwrap();
     let theirs: Value = serde_json::from_str(&rmcp_call(&router, &peer)).unwrap();
     assert_eq!(ours, theirs, "the MCP results differ");
@@ -148,7 +75,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(rmcp_call(&router, &peer)))
     });
     group.bench_function("rmcp: router rebuilt per call", |b| {
-        b.iter(|| black_box(rmcp_call(&RmcpServer::tool_router(), &peer)))
+        b.iter(|| black_box(rmcp_call(&rmcp_router(), &peer)))
     });
     group.finish();
 
@@ -182,7 +109,7 @@ fn bench(c: &mut Criterion) {
             },
             Contender {
                 name: "rmcp: router rebuilt per call",
-                run: Box::new(|| drop(black_box(rmcp_call(&RmcpServer::tool_router(), &peer)))),
+                run: Box::new(|| drop(black_box(rmcp_call(&rmcp_router(), &peer)))),
             },
         ],
         41,

@@ -28,8 +28,13 @@ impl ToolsCall<'_> {
     /// not have is a JSON-RPC error (`-32602`, as the MCP specification has it).
     pub async fn run(&self, request: &CallToolRequestParams) -> Result<CallToolResult, McpError> {
         // rmcp hands over parsed arguments; dispatch reads JSON text, as from a provider.
+        // Reading the object itself would compile every arguments type's `Deserialize`
+        // a second time, for another deserializer (BENCHMARKS.md, "Compile time"):
+        // writing it back costs less per call than that costs every plugin's build.
         let arguments = match &request.arguments {
-            Some(arguments) => Value::Object(arguments.clone()).to_string(),
+            Some(arguments) => serde_json::to_string(arguments).map_err(|error| {
+                McpError::invalid_params(format!("the arguments: {error}"), None)
+            })?,
             None => "{}".to_owned(),
         };
         let call = Call::new(&request.name, &arguments)

@@ -15,7 +15,7 @@ use super::Engine;
 use super::{linked_config, project_roots};
 use crate::config::EngineConfig;
 use crate::limits::Limits;
-use crate::model::{ModelGateway, SpendLedger};
+use crate::model::{ModelGateway, SpendLedger, TurnSpend};
 use crate::provider::Provider;
 use crate::redact::LogRedaction;
 use crate::registry::{Linked, Registry};
@@ -259,6 +259,7 @@ impl EngineBuilder {
                 spend_ledger,
                 conversations: ArcSwap::from_pointee(conversations),
                 running: Default::default(),
+                no_spend: Arc::new(TurnSpend::new(0.0, Vec::new(), None)),
             },
             configured: ArcSwap::from_pointee(configured),
             replacing: std::sync::Mutex::default(),

@@ -9,6 +9,7 @@ use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
 
 use super::Turn;
 use crate::agent::Agent;
+use crate::config::ModelGrant;
 use crate::model::{Meter, ModelGateway, SharedWindow, SpendLedger, TurnSpend};
 use crate::registry::Registry;
 use crate::stores::{ConversationStates, Conversations};
@@ -42,37 +43,46 @@ pub(crate) struct Runtime {
     pub(crate) conversations: ArcSwap<Conversations>,
     /// The conversations with a turn (or a kept call) under way in this process.
     pub(crate) running: Mutex<HashSet<String>>,
+    /// The spend of every turn of an agent without model access, which no tool of it can
+    /// add to: one for all, so that such a turn (an MCP call's) allocates none.
+    pub(crate) no_spend: Arc<TurnSpend>,
 }
 
 impl Runtime {
     /// A turn of `agent`, within `session`'s spend if it has one: the turn's model calls
     /// count against the turn's cap, the session's and the agent's window.
     pub(crate) fn new_turn(&self, agent: Arc<Agent>, session: Option<Arc<Meter>>) -> Turn {
-        let cap = agent
-            .config()
-            .model
-            .map_or(0.0, |grant| grant.spend_cap_usd);
-        let shared = session
-            .into_iter()
-            .chain(agent.spend_window().cloned())
-            .collect();
-        let window = agent
-            .config()
-            .model
-            .zip(self.spend_ledger.as_ref())
-            .map(|(grant, ledger)| SharedWindow {
-                ledger: Arc::clone(ledger),
-                agent: agent.name().to_owned(),
-                cap_usd: grant.window().cap_usd,
-                secs: grant.window().secs,
-            });
+        let spend = match agent.config().model {
+            Some(grant) => Arc::new(self.new_spend(&agent, grant, session)),
+            None => Arc::clone(&self.no_spend),
+        };
         Turn {
             engine: self.id,
             agent,
             conversation: None,
             locale: None,
-            spend: Arc::new(TurnSpend::new(cap, shared, window)),
+            spend,
         }
+    }
+
+    /// The spend of a turn of `agent`, which `grant` gives model access.
+    fn new_spend(
+        &self,
+        agent: &Agent,
+        grant: ModelGrant,
+        session: Option<Arc<Meter>>,
+    ) -> TurnSpend {
+        let shared = session
+            .into_iter()
+            .chain(agent.spend_window().cloned())
+            .collect();
+        let window = self.spend_ledger.as_ref().map(|ledger| SharedWindow {
+            ledger: Arc::clone(ledger),
+            agent: agent.name().to_owned(),
+            cap_usd: grant.window().cap_usd,
+            secs: grant.window().secs,
+        });
+        TurnSpend::new(grant.spend_cap_usd, shared, window)
     }
 
     /// The agent a turn of this engine is for, as configured when the turn was made. A

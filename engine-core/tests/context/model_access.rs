@@ -310,3 +310,25 @@ async fn a_sessions_turns_share_its_cap_and_every_session_shares_the_agents_wind
         outside.expect_err("the window's cap").message()
     ));
 }
+
+#[tokio::test]
+async fn only_a_turn_with_model_access_gets_a_spend_meter_of_its_own() {
+    // Nothing listens there: no request is made.
+    let engine = model_engine("http://127.0.0.1:9", "{ spend_cap_usd = 0.005 }");
+    // An agent without model access: its turns (an MCP call is one) share one meter,
+    // which none of its tools can charge.
+    let plain = engine.session("plain").unwrap();
+    let (first, second) = (
+        engine.turn_in(&plain).unwrap(),
+        engine.turn_in(&plain).unwrap(),
+    );
+    assert!(std::ptr::eq(first.spend(), second.spend()));
+    assert!(first.spend().calls().is_empty());
+    // With model access, each turn counts against its own cap.
+    let thinker = engine.session("thinker").unwrap();
+    let (first, second) = (
+        engine.turn_in(&thinker).unwrap(),
+        engine.turn_in(&thinker).unwrap(),
+    );
+    assert!(!std::ptr::eq(first.spend(), second.spend()));
+}
