@@ -1,7 +1,7 @@
-//! The engine's turn as a contender of the rig-loop anchor (`scripts/bench-turn-anchor`
-//! applies `anchor.patch` to a copy of `../shared/anchors/rig-loop`, which then depends on
-//! this crate): the anchor's `weather` tool, written as a plugin, and one turn of an agent
-//! whose provider is the anchor's fake OpenAI-compatible server.
+//! The engine's turn as a contender of the turn benchmark (`benches/turn`, run by
+//! `scripts/bench-turn`, which depends on this crate): the benchmark's `weather` tool,
+//! written as a plugin, and one turn of an agent whose provider is the benchmark's fake
+//! OpenAI-compatible server.
 //!
 //! A turn here is what the floor does: the prompt, three parallel tool calls, their
 //! results, the final text; outside any conversation, so nothing is stored.
@@ -19,14 +19,14 @@ plugin_sdk::plugin! {
     description = "The anchor's weather tool.",
 }
 
-/// What the engine installs before any plugin code runs, for the anchor's `main` to run
+/// What the engine installs before any plugin code runs, for the benchmark's `main` to run
 /// before it builds any client: the floor's and rig's reqwest is the engine's build
 /// (rustls without a provider of its own), so every client needs the engine's provider.
 pub fn prepare() {
     engine_providers::install_tls_provider();
 }
 
-/// The arguments of `weather`, as the anchor's tool takes them.
+/// The arguments of `weather`, as the benchmark's other contenders take them.
 #[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
 pub struct WeatherArgs {
     /// City name.
