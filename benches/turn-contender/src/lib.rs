@@ -14,10 +14,14 @@ use engine_core::{Engine, Stop, TurnControl};
 use plugin_sdk::prelude::*;
 
 plugin_sdk::plugin! {
+    namespace = "bench",
     engine = ">=0.1, <2",
     display_name = { "en-US": "Bench" },
     description = "The anchor's weather tool.",
 }
+
+/// The name the model calls the tool by: the plugin's namespace and the tool's name.
+pub const WIRE_NAME: &str = "bench__weather";
 
 /// What the engine installs before any plugin code runs, for the benchmark's `main` to run
 /// before it builds any client: the floor's and rig's reqwest is the engine's build

@@ -178,7 +178,7 @@ fn parse_opts() -> Result<Opts, Error> {
                     "{}",
                     include_str!("main.rs")
                         .lines()
-                        .take(24)
+                        .take(30)
                         .collect::<Vec<_>>()
                         .join("\n")
                 );
@@ -385,7 +385,7 @@ fn bench_main(opts: &Opts) -> Result<(), Error> {
     let server_clock = server.cpu_clock;
     let rt = runtime(&opts.rt);
     say!(
-        "rig-loop bench: rounds={} turns/block={} warmup={} turns/contender, client runtime={}, contenders={}",
+        "turn bench: rounds={} turns/block={} warmup={} turns/contender, client runtime={}, contenders={}",
         opts.rounds,
         opts.turns,
         opts.warmup,
