@@ -102,8 +102,29 @@ impl<'s> Checker<'s> {
                 }),
                 None => Ok(()),
             },
-            Value::Number(number) => bounds(number, node, path),
-            Value::String(text) => length(text, node, path),
+            Value::Number(number) => {
+                let number = number.as_f64().unwrap_or_default();
+                match outside(node, number, "minimum", "maximum") {
+                    Some(range) => Err(misfit(
+                        path,
+                        format!(
+                            "invalid value: {}, expected a number {range}",
+                            Unexpected(value)
+                        ),
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Value::String(text) => {
+                let count = text.chars().count();
+                match outside(node, count as f64, "minLength", "maxLength") {
+                    Some(range) => Err(misfit(
+                        path,
+                        format!("invalid length: a string of {count} characters, expected {range}"),
+                    )),
+                    None => Ok(()),
+                }
+            }
             Value::Null | Value::Bool(_) => Ok(()),
         }
     }
@@ -256,59 +277,15 @@ fn article(name: &str) -> &str {
     }
 }
 
-/// `minimum` and `maximum`, as the integer types' schemas state them.
-fn bounds(
-    number: &serde_json::Number,
-    node: &Map<String, Value>,
-    path: &Path,
-) -> Result<(), Misfit> {
-    let value = number.as_f64().unwrap_or_default();
-    let below = node
-        .get("minimum")
-        .and_then(Value::as_f64)
-        .is_some_and(|minimum| value < minimum);
-    let above = node
-        .get("maximum")
-        .and_then(Value::as_f64)
-        .is_some_and(|maximum| value > maximum);
-    if below || above {
-        let range = |key: &str| node.get(key).map_or("..".to_owned(), Value::to_string);
-        return Err(misfit(
-            path,
-            format!(
-                "invalid value: {}, expected a number from {} to {}",
-                Unexpected(&Value::Number(number.clone())),
-                range("minimum"),
-                range("maximum")
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// `minLength` and `maxLength` in characters (a `char`'s schema).
-fn length(text: &str, node: &Map<String, Value>, path: &Path) -> Result<(), Misfit> {
-    let count = text.chars().count() as u64;
-    let short = node
-        .get("minLength")
-        .and_then(Value::as_u64)
-        .is_some_and(|minimum| count < minimum);
-    let long = node
-        .get("maxLength")
-        .and_then(Value::as_u64)
-        .is_some_and(|maximum| count > maximum);
-    if short || long {
-        let bound = |key: &str| node.get(key).map_or("..".to_owned(), Value::to_string);
-        return Err(misfit(
-            path,
-            format!(
-                "invalid length: a string of {count} characters, expected from {} to {}",
-                bound("minLength"),
-                bound("maxLength")
-            ),
-        ));
-    }
-    Ok(())
+/// The range `node` gives a value under `low` and `high` (`minimum` and `maximum` of the
+/// integer types, `minLength` and `maxLength` of a `char`), as errors name it (`from 0 to
+/// 255`), when `value` lies outside it.
+fn outside(node: &Map<String, Value>, value: f64, low: &str, high: &str) -> Option<String> {
+    let bound = |key: &str| node.get(key).and_then(Value::as_f64);
+    let below = bound(low).is_some_and(|low| value < low);
+    let above = bound(high).is_some_and(|high| value > high);
+    let text = |key: &str| node.get(key).map_or("..".to_owned(), Value::to_string);
+    (below || above).then(|| format!("from {} to {}", text(low), text(high)))
 }
 
 /// serde's "unknown field" error, with the keys the object takes.
