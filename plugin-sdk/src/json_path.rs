@@ -49,6 +49,12 @@ pub(crate) fn path_at(text: &str, line: usize, column: usize) -> Path {
     path_before(text, offset(text, line, column))
 }
 
+/// The byte at `line` and `column` (1-based, as serde_json counts them) of `text`.
+pub(crate) fn char_at(text: &str, line: usize, column: usize) -> Option<u8> {
+    let at = offset(text, line, column).checked_sub(1)?;
+    text.as_bytes().get(at).copied()
+}
+
 /// The byte offset just past `line` and `column` (1-based) of `text`.
 fn offset(text: &str, line: usize, column: usize) -> usize {
     let line_start: usize = text

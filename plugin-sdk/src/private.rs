@@ -429,7 +429,7 @@ fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
     if error.is_eof() || (error.is_syntax() && !valid_json()) {
         return ToolError::invalid_arguments(format!("the arguments are not valid JSON: {error}"));
     }
-    use crate::json_path::{key_after, key_error, path_at, unknown_key};
+    use crate::json_path::{char_at, key_after, key_error, path_at, unknown_key};
     // The model addresses fields, not lines and columns of its own JSON.
     let full = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
@@ -438,9 +438,12 @@ fn arguments_error(arguments: &str, error: serde_json::Error) -> ToolError {
     if unknown_key(&reason).is_some() {
         // Raised where the key was read: the path ends with it.
         path.pop();
-    } else if reason.starts_with("invalid type: array,") {
+    } else if reason.starts_with("invalid type: array,")
+        && char_at(arguments, error.line(), error.column()) == Some(b'[')
+    {
         // A struct refused the array it was sent (`strict_read`), once serde_json had
-        // entered it: the path is of its first element.
+        // entered it: the path is of its first element. (An empty array serde_json has
+        // left already, and the path is the array's.)
         path.pop();
     } else if error.is_syntax() {
         if let Some((object, key)) = key_after(arguments, error.line(), error.column()) {

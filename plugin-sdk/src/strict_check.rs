@@ -13,6 +13,9 @@
 //! of a later variant's keys therefore refuses the later variant's arguments, where
 //! serde would have read them as the earlier one and dropped the rest.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -25,12 +28,17 @@ pub(crate) type Misfit = (Path, String);
 
 /// Checks `value` against `schema`, a root schema as `input_schema_for` gives it.
 pub(crate) fn check(value: &Value, schema: &Value) -> Result<(), Misfit> {
+    let fits = RefCell::default();
     let checker = Checker {
         root: schema,
         lenient: false,
+        fits: &fits,
     };
     checker.node(value, schema, &mut Path::new())
 }
+
+/// What lenient walks found, by the addresses of the value and the branch.
+type Fits = HashMap<(usize, usize), Result<(), Misfit>>;
 
 #[derive(Clone, Copy)]
 struct Checker<'s> {
@@ -38,6 +46,10 @@ struct Checker<'s> {
     /// Unknown keys ignored and left-out nullable keys allowed: serde's own reading, for
     /// choosing an `anyOf` branch.
     lenient: bool,
+    /// Whether a value fits a branch leniently, by the two's addresses: each pair is
+    /// walked once, however many branches above it share it (variants with the same
+    /// recursive key would otherwise double the walk at every level).
+    fits: &'s RefCell<Fits>,
 }
 
 impl<'s> Checker<'s> {
@@ -182,7 +194,17 @@ impl<'s> Checker<'s> {
         };
         let mut misfits = Vec::new();
         for branch in branches {
-            match lenient.node(value, branch, &mut path.clone()) {
+            let pair = (
+                value as *const Value as usize,
+                branch as *const Value as usize,
+            );
+            let known = self.fits.borrow().get(&pair).cloned();
+            let fit = known.unwrap_or_else(|| {
+                let fit = lenient.node(value, branch, &mut path.clone());
+                self.fits.borrow_mut().insert(pair, fit.clone());
+                fit
+            });
+            match fit {
                 // A lenient walk has walked the branch already: walking it again at each
                 // nested `anyOf` would double the work per level.
                 Ok(()) if self.lenient => return Ok(()),

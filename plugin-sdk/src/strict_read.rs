@@ -466,3 +466,63 @@ impl Seen {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Address {
+        street: String,
+        city: Option<String>,
+        tags: Vec<Option<Tag>>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    enum Tag {
+        Plain,
+        Named { name: String },
+    }
+
+    /// Whether reading `text` as `T` marked itself for the schema's check.
+    fn unchecked<T: for<'de> Deserialize<'de>>(text: &str) -> (bool, bool) {
+        let unchecked = Cell::new(false);
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let read = T::deserialize(Strict::new(&mut deserializer, &unchecked));
+        (read.is_ok(), unchecked.get())
+    }
+
+    #[test]
+    fn arguments_the_schema_states_are_read_once() {
+        let whole =
+            r#"{"street": "s", "city": null, "tags": [null, "Plain", {"Named": {"name": "n"}}]}"#;
+        assert_eq!(unchecked::<Address>(whole), (true, false));
+        // A key left out is the schema's to judge.
+        assert_eq!(
+            unchecked::<Address>(r#"{"street": "s", "tags": []}"#),
+            (true, true)
+        );
+    }
+
+    #[test]
+    fn the_65th_field_is_counted_as_the_first_64_are() {
+        let fields: Vec<String> = (0..65).map(|i| format!("f{i}")).collect();
+        let fields: &'static [&'static str] =
+            Vec::leak(fields.iter().map(|f| &*String::leak(f.clone())).collect());
+        for count in [64, 65] {
+            let fields = &fields[..count];
+            let mut seen = Seen::new(count);
+            for field in &fields[..count - 1] {
+                seen.mark::<serde_json::Error>(fields, field).unwrap();
+            }
+            assert!(!seen.all(), "{count} fields, the last not read");
+            seen.mark::<serde_json::Error>(fields, fields[count - 1])
+                .unwrap();
+            assert!(seen.all(), "{count} fields, all read");
+        }
+    }
+}

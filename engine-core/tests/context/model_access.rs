@@ -323,7 +323,12 @@ async fn only_a_turn_with_model_access_gets_a_spend_meter_of_its_own() {
         engine.turn_in(&plain).unwrap(),
     );
     assert!(std::ptr::eq(first.spend(), second.spend()));
-    assert!(first.spend().calls().is_empty());
+    let elsewhere = engine.turn_in(&engine.session("plain").unwrap()).unwrap();
+    assert!(std::ptr::eq(first.spend(), elsewhere.spend()));
+    assert!(std::ptr::eq(
+        first.spend(),
+        engine.turn("plain").unwrap().spend()
+    ));
     // With model access, each turn counts against its own cap.
     let thinker = engine.session("thinker").unwrap();
     let (first, second) = (
@@ -331,4 +336,8 @@ async fn only_a_turn_with_model_access_gets_a_spend_meter_of_its_own() {
         engine.turn_in(&thinker).unwrap(),
     );
     assert!(!std::ptr::eq(first.spend(), second.spend()));
+    assert!(!std::ptr::eq(
+        engine.turn("thinker").unwrap().spend(),
+        engine.turn("thinker").unwrap().spend()
+    ));
 }
