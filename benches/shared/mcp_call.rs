@@ -1,7 +1,7 @@
 //! One MCP `tools/call` of the benchmark's tool, answered two ways: by engine-mcp's
 //! handler, and by rmcp's `ToolRouter` with the same tool written for rmcp. Both take the
 //! arguments as rmcp hands a server (a parsed `JsonObject`) and give the serialized
-//! `CallToolResult`. Shared by the dispatch bench (time) and the dispatch-instructions
+//! `CallToolResult`. Shared by the dispatch bench (time) and the mcp-instructions
 //! example (instructions), as a module of each.
 
 use std::hint::black_box;
