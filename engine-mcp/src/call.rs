@@ -29,8 +29,9 @@ impl ToolsCall<'_> {
     pub async fn run(&self, request: &CallToolRequestParams) -> Result<CallToolResult, McpError> {
         // rmcp hands over parsed arguments; dispatch reads JSON text, as from a provider.
         // Reading the object itself would compile every arguments type's `Deserialize`
-        // a second time, for another deserializer (BENCHMARKS.md, "Compile time"):
-        // writing it back costs less per call than that costs every plugin's build.
+        // a second time, for another deserializer (BENCHMARKS.md, "Compile time of a
+        // 100-tool crate"): writing it back costs less per call than that costs every
+        // plugin's build.
         let arguments = match &request.arguments {
             Some(arguments) => serde_json::to_string(arguments).map_err(|error| {
                 McpError::invalid_params(format!("the arguments: {error}"), None)

@@ -15,9 +15,11 @@
 //! does without: serde's list of keys does not tell the two apart), and a type whose
 //! reading names no keys (an internally tagged or untagged enum, which serde buffers
 //! before it reads; a map a hand-written `Deserialize` reads). The arguments of a tool
-//! without such a type are read once when they are what the schema states. Nothing here is generic over the
-//! author's type but what serde's own derive already is, so a tool costs no second
-//! `Deserialize` (BENCHMARKS.md, "Compile time").
+//! without such a type are read once when they are what the schema states.
+//!
+//! Nothing here is generic over the author's type but what serde's own derive already
+//! is, so a tool costs no second `Deserialize` (BENCHMARKS.md, "Compile time of a
+//! 100-tool crate").
 
 use std::cell::Cell;
 use std::fmt;
@@ -437,7 +439,7 @@ impl Seen {
     }
 
     // Generic over the error alone, not over the struct's visitor: one copy for every
-    // arguments type (BENCHMARKS.md, "Compile time").
+    // arguments type (BENCHMARKS.md, "Compile time of a 100-tool crate").
 
     /// Marks `key` read, or refuses it when the struct does not take it.
     fn mark<E: serde::de::Error>(
