@@ -11,8 +11,8 @@ use serde_json::{json, Map, Value};
 
 use super::fields::merge_unknown;
 use super::{
-    complete_calls, too_many_calls, ProviderError, ProviderReply, ProviderRequest, Usage, Wire,
-    MAX_CALLS_PER_REPLY,
+    body_json, complete_calls, too_many_calls, ProviderError, ProviderReply, ProviderRequest,
+    Usage, Wire, MAX_CALLS_PER_REPLY,
 };
 use crate::conversation::{Message, ToolCall, ToolStatus};
 
@@ -38,7 +38,7 @@ pub fn request_body(model: &str, request: &ProviderRequest<'_>, stream: bool) ->
         }
     }
     body.insert("stream".into(), stream.into());
-    serde_json::to_vec(&body).expect("a request body serializes")
+    body_json(&body, request)
 }
 
 /// The history as Messages: tool results go in a user message, and consecutive

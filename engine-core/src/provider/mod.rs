@@ -42,6 +42,42 @@ pub struct ProviderRequest<'a> {
     pub max_output_tokens: u32,
 }
 
+/// `body` written as JSON, in a buffer sized for what `request` carries: a body grown by
+/// doubling would copy the tools' schemas and the history once per doubling.
+fn body_json(body: &impl Serialize, request: &ProviderRequest<'_>) -> Vec<u8> {
+    // Room for each part's keys and quoting, beside its text.
+    const PER_PART: usize = 64;
+    let message_len = |message: &Message| match message {
+        Message::User { content } => content.len(),
+        Message::Assistant {
+            content,
+            tool_calls,
+            ..
+        } => {
+            let calls = tool_calls
+                .iter()
+                .map(|call| call.id.len() + call.name.len() + call.arguments.len() + PER_PART);
+            content.len() + calls.sum::<usize>()
+        }
+        Message::Tool {
+            call_id, content, ..
+        } => call_id.len() + content.len(),
+    };
+    let system: usize = request
+        .system
+        .iter()
+        .map(|part| part.len() + PER_PART)
+        .sum();
+    let history: usize = request
+        .history
+        .iter()
+        .map(|message| message_len(message) + PER_PART)
+        .sum();
+    let mut out = Vec::with_capacity(request.tools.len() + system + history + 4 * PER_PART);
+    serde_json::to_writer(&mut out, body).expect("a request body serializes");
+    out
+}
+
 /// What a model answered in one step.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProviderReply {
@@ -80,15 +116,18 @@ fn too_many_calls() -> ProviderError {
 /// id that repeats one before it gets a suffix (its answer must name it alone); a call
 /// without arguments gets `{}`.
 fn complete_calls(calls: &mut [ToolCall]) {
-    let mut seen = std::collections::HashSet::with_capacity(calls.len());
-    for (at, call) in calls.iter_mut().enumerate() {
+    for at in 0..calls.len() {
+        let (earlier, rest) = calls.split_at_mut(at);
+        let call = &mut rest[0];
         if call.arguments.trim().is_empty() {
             call.arguments = "{}".to_owned();
         }
         if call.id.is_empty() {
             call.id = format!("call_{at}");
         }
-        while !seen.insert(call.id.clone()) {
+        // Compared in place, not copied into a set: a reply holds at most
+        // `MAX_CALLS_PER_REPLY` calls.
+        while earlier.iter().any(|known| known.id == call.id) {
             call.id = format!("{}_{at}", call.id);
         }
     }

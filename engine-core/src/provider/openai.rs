@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use super::fields::{merge_unknown, Key};
 use super::{
-    complete_calls, too_many_calls, ProviderError, ProviderReply, ProviderRequest, Usage, Wire,
-    MAX_CALLS_PER_REPLY,
+    body_json, complete_calls, too_many_calls, ProviderError, ProviderReply, ProviderRequest,
+    Usage, Wire, MAX_CALLS_PER_REPLY,
 };
 use crate::conversation::{Message, ToolCall};
 
@@ -46,7 +46,7 @@ pub fn request_body(model: &str, request: &ProviderRequest<'_>, stream: bool) ->
             include_usage: true,
         }),
     };
-    serde_json::to_vec(&body).expect("a request body serializes")
+    body_json(&body, request)
 }
 
 #[derive(Serialize)]
@@ -114,8 +114,7 @@ impl Serialize for OpenAiMessage<'_> {
                     map.serialize_entry("content", content)?;
                 }
                 if !tool_calls.is_empty() {
-                    let calls: Vec<_> = tool_calls.iter().map(OpenAiCall).collect();
-                    map.serialize_entry("tool_calls", &calls)?;
+                    map.serialize_entry("tool_calls", &OpenAiCalls(tool_calls))?;
                 }
                 if let Some(Value::Object(unknown)) = extra.get(WIRE) {
                     for (key, value) in unknown {
@@ -134,6 +133,14 @@ impl Serialize for OpenAiMessage<'_> {
                 map.end()
             }
         }
+    }
+}
+
+struct OpenAiCalls<'a>(&'a [ToolCall]);
+
+impl Serialize for OpenAiCalls<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(OpenAiCall))
     }
 }
 
@@ -199,12 +206,11 @@ impl StreamAssembler {
             self.reply.usage = usage.into();
         }
         self.usage_after_finish |= usage && self.reply.finish.is_some();
-        // One reply is asked for (`n` is not sent): only the first choice counts.
+        // One reply is asked for (`n` is not sent): only choice 0 counts.
         let Some(choice) = chunk
             .choices
-            .into_iter()
-            .flatten()
-            .find(|c| c.index.unwrap_or(0) == 0)
+            .and_then(|choices| choices.0)
+            .filter(|choice| choice.index.unwrap_or(0) == 0)
         else {
             return Ok(());
         };
@@ -221,7 +227,7 @@ impl StreamAssembler {
     fn delta(&mut self, delta: Delta, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
         if let Some(content) = delta.content.filter(|content| !content.is_empty()) {
             text(&content);
-            self.reply.text.push_str(&content);
+            append(&mut self.reply.text, content);
         }
         for (key, value) in delta.unknown {
             merge_unknown(&mut self.reply.extra, Cow::Owned(key), value);
@@ -236,11 +242,11 @@ impl StreamAssembler {
                 // A repeated name is a repeat; a different one continues a name streamed
                 // in pieces.
                 if call.name != name {
-                    call.name.push_str(&name);
+                    append(&mut call.name, name);
                 }
             }
             if let Some(arguments) = piece.arguments {
-                call.arguments.push_str(&arguments);
+                append(&mut call.arguments, arguments);
             }
             for (key, value) in piece.unknown {
                 merge_unknown(&mut call.extra, Cow::Owned(key), value);
@@ -296,6 +302,15 @@ impl StreamAssembler {
     }
 }
 
+/// `piece` added to the end of `whole`: the first piece becomes it, without a copy.
+fn append(whole: &mut String, piece: String) {
+    if whole.is_empty() {
+        *whole = piece;
+    } else {
+        whole.push_str(&piece);
+    }
+}
+
 /// The calls made answerable ([`complete_calls`]).
 fn complete(mut reply: ProviderReply) -> ProviderReply {
     complete_calls(&mut reply.tool_calls);
@@ -314,9 +329,7 @@ pub fn parse_reply(body: &[u8]) -> Result<ProviderReply, ProviderError> {
     }
     let choice = completion
         .choices
-        .into_iter()
-        .flatten()
-        .next()
+        .and_then(|choices| choices.0)
         .ok_or_else(|| ProviderError::Malformed("the answer has no choice".into()))?;
     let mut assembler = StreamAssembler::default();
     if let Some(message) = choice.message {
@@ -332,7 +345,7 @@ pub fn parse_reply(body: &[u8]) -> Result<ProviderReply, ProviderError> {
 #[derive(Deserialize)]
 struct Chunk {
     #[serde(default)]
-    choices: Option<Vec<Choice>>,
+    choices: Option<FirstChoice>,
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
@@ -368,12 +381,86 @@ impl From<WireUsage> for Usage {
     }
 }
 
+/// The choice a chunk (or a completion) is read for: the first whose `index` is 0 or
+/// missing, else the first. The others are read and dropped, so that a chunk builds no
+/// list of them.
+struct FirstChoice(Option<Choice>);
+
+impl<'de> Deserialize<'de> for FirstChoice {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ChoicesVisitor;
+        impl<'de> Visitor<'de> for ChoicesVisitor {
+            type Value = FirstChoice;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FirstChoice, A::Error> {
+                let mut kept: Option<Choice> = None;
+                while let Some(choice) = seq.next_element::<Choice>()? {
+                    let replaces = match &kept {
+                        None => true,
+                        Some(kept) => {
+                            kept.index.unwrap_or(0) != 0 && choice.index.unwrap_or(0) == 0
+                        }
+                    };
+                    if replaces {
+                        kept = Some(choice);
+                    }
+                }
+                Ok(FirstChoice(kept))
+            }
+        }
+        deserializer.deserialize_seq(ChoicesVisitor)
+    }
+}
+
 /// A message delta (or a whole message): its text, its calls, and every other field.
 #[derive(Default)]
 struct Delta {
     content: Option<String>,
-    tool_calls: Vec<CallDelta>,
+    tool_calls: Pieces,
     unknown: Vec<(String, Value)>,
+}
+
+/// The call pieces of a delta, the first held in place: a streamed chunk mostly carries
+/// one, and a list for it would be an allocation for every piece of every call.
+#[derive(Default)]
+struct Pieces {
+    first: Option<CallDelta>,
+    rest: Vec<CallDelta>,
+}
+
+impl IntoIterator for Pieces {
+    type Item = CallDelta;
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<CallDelta>, std::vec::IntoIter<CallDelta>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.into_iter().chain(self.rest)
+    }
+}
+
+impl<'de> Deserialize<'de> for Pieces {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PiecesVisitor;
+        impl<'de> Visitor<'de> for PiecesVisitor {
+            type Value = Pieces;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of tool call deltas")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Pieces, A::Error> {
+                let mut pieces = Pieces {
+                    first: seq.next_element()?,
+                    rest: Vec::new(),
+                };
+                while let Some(piece) = seq.next_element()? {
+                    pieces.rest.push(piece);
+                }
+                Ok(pieces)
+            }
+        }
+        deserializer.deserialize_seq(PiecesVisitor)
+    }
 }
 
 /// A piece of a tool call.

@@ -1089,3 +1089,32 @@ fn openai_choices_other_than_the_first_are_ignored() {
     );
     assert_eq!(assemble_openai(sse).unwrap().text, "mine");
 }
+
+#[test]
+fn openai_pieces_of_several_calls_in_one_chunk_each_join_their_call() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"weather__forecast\",\"arguments\":\"{\\\"city\\\":\"}},{\"index\":1,\"id\":\"call_b\",\"function\":{\"name\":\"clock__today\",\"arguments\":\"{}\"}},{\"index\":2,\"id\":\"call_c\",\"function\":{\"name\":\"clock__today\",\"arguments\":\"\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":2,\"function\":{\"arguments\":\"{\\\"tz\\\":\\\"UTC\\\"}\"}},{\"index\":0,\"function\":{\"arguments\":\"\\\"Rome\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    assert_eq!(
+        assemble_openai(sse),
+        Ok(calls_reply(
+            "tool_calls",
+            vec![
+                call("call_a", "weather__forecast", r#"{"city":"Rome"}"#),
+                call("call_b", "clock__today", "{}"),
+                call("call_c", "clock__today", r#"{"tz":"UTC"}"#),
+            ]
+        ))
+    );
+}
+
+#[test]
+fn openai_non_streamed_completion_reads_choice_0_wherever_it_stands() {
+    let body = br#"{"choices":[{"index":1,"message":{"content":"other"},"finish_reason":"stop"},{"index":0,"message":{"content":"mine"},"finish_reason":"stop"}]}"#;
+    assert_eq!(openai::parse_reply(body).unwrap().text, "mine");
+    // A server that numbers its only choice otherwise still answers with it.
+    let body = br#"{"choices":[{"index":3,"message":{"content":"only"},"finish_reason":"stop"}]}"#;
+    assert_eq!(openai::parse_reply(body).unwrap().text, "only");
+}
