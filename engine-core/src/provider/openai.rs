@@ -332,7 +332,7 @@ pub fn parse_reply(body: &[u8]) -> Result<ProviderReply, ProviderError> {
         .and_then(|choices| choices.0)
         .ok_or_else(|| ProviderError::Malformed("the answer has no choice".into()))?;
     let mut assembler = StreamAssembler::default();
-    if let Some(message) = choice.message {
+    if let Some(message) = choice.delta {
         assembler.delta(message, &mut |_| {})?;
     }
     let mut reply = assembler.reply;
@@ -356,10 +356,10 @@ struct Chunk {
 struct Choice {
     #[serde(default)]
     index: Option<u64>,
-    #[serde(default)]
+    /// A chunk's `delta`, or a completion's `message`: one slot, since a choice holds
+    /// one or the other, and a choice is moved whole several times as it is read.
+    #[serde(default, alias = "message")]
     delta: Option<Delta>,
-    #[serde(default)]
-    message: Option<Delta>,
     #[serde(default)]
     finish_reason: Option<String>,
 }

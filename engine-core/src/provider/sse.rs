@@ -24,7 +24,7 @@ impl SseSplitter {
         mut bytes: &[u8],
         on_event: &mut dyn FnMut(&str, &str) -> Result<(), ProviderError>,
     ) -> Result<(), ProviderError> {
-        while let Some(end) = bytes.iter().position(|&byte| byte == b'\n') {
+        while let Some(end) = memchr::memchr(b'\n', bytes) {
             let (line, rest) = bytes.split_at(end);
             bytes = &rest[1..];
             if self.partial.is_empty() {
