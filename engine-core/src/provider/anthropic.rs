@@ -365,6 +365,11 @@ pub fn parse_reply(body: &[u8]) -> Result<ProviderReply, ProviderError> {
     for (index, block) in answer.content.into_iter().enumerate() {
         let mut block = started(block, &mut assembler.text, &mut |_| {});
         if let Block::Tool(call, input) = &mut block {
+            // As many as a streamed reply may hold, each answered in every later request.
+            if assembler.calls == MAX_CALLS_PER_REPLY {
+                return Err(too_many_calls());
+            }
+            assembler.calls += 1;
             call.arguments = input.to_string();
         }
         assembler.blocks.push((index as u64, block));

@@ -116,18 +116,15 @@ fn too_many_calls() -> ProviderError {
 /// id that repeats one before it gets a suffix (its answer must name it alone); a call
 /// without arguments gets `{}`.
 fn complete_calls(calls: &mut [ToolCall]) {
-    for at in 0..calls.len() {
-        let (earlier, rest) = calls.split_at_mut(at);
-        let call = &mut rest[0];
+    let mut seen = std::collections::HashSet::with_capacity(calls.len());
+    for (at, call) in calls.iter_mut().enumerate() {
         if call.arguments.trim().is_empty() {
             call.arguments = "{}".to_owned();
         }
         if call.id.is_empty() {
             call.id = format!("call_{at}");
         }
-        // Compared in place, not copied into a set: a reply holds at most
-        // `MAX_CALLS_PER_REPLY` calls.
-        while earlier.iter().any(|known| known.id == call.id) {
+        while !seen.insert(call.id.clone()) {
             call.id = format!("{}_{at}", call.id);
         }
     }

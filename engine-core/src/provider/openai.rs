@@ -332,8 +332,8 @@ pub fn parse_reply(body: &[u8]) -> Result<ProviderReply, ProviderError> {
         .and_then(|choices| choices.0)
         .ok_or_else(|| ProviderError::Malformed("the answer has no choice".into()))?;
     let mut assembler = StreamAssembler::default();
-    if let Some(message) = choice.delta {
-        assembler.delta(message, &mut |_| {})?;
+    if let Some(message) = choice.message {
+        assembler.delta(*message, &mut |_| {})?;
     }
     let mut reply = assembler.reply;
     reply.finish = choice.finish_reason.filter(|finish| !finish.is_empty());
@@ -356,10 +356,13 @@ struct Chunk {
 struct Choice {
     #[serde(default)]
     index: Option<u64>,
-    /// A chunk's `delta`, or a completion's `message`: one slot, since a choice holds
-    /// one or the other, and a choice is moved whole several times as it is read.
-    #[serde(default, alias = "message")]
+    /// A chunk's delta.
+    #[serde(default)]
     delta: Option<Delta>,
+    /// A completion's message, boxed: a choice is moved whole several times as a chunk
+    /// is read, and two deltas in place would double what each move copies.
+    #[serde(default)]
+    message: Option<Box<Delta>>,
     #[serde(default)]
     finish_reason: Option<String>,
 }

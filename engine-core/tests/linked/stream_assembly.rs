@@ -1082,7 +1082,7 @@ fn anthropic_blank_text_is_not_sent_as_a_block() {
 }
 
 #[test]
-fn openai_choices_other_than_the_first_are_ignored() {
+fn openai_choices_other_than_choice_0_are_ignored() {
     let sse = concat!(
         "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other\"}},{\"index\":0,\"delta\":{\"content\":\"mine\"}}]}\n\n",
         "data: [DONE]\n\n",
@@ -1117,4 +1117,88 @@ fn openai_non_streamed_completion_reads_choice_0_wherever_it_stands() {
     // A server that numbers its only choice otherwise still answers with it.
     let body = br#"{"choices":[{"index":3,"message":{"content":"only"},"finish_reason":"stop"}]}"#;
     assert_eq!(openai::parse_reply(body).unwrap().text, "only");
+}
+
+#[test]
+fn openai_a_chunk_without_choice_0_adds_nothing() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"mine\"}}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    assert_eq!(assemble_openai(sse).unwrap().text, "mine");
+}
+
+#[test]
+fn openai_stream_chunk_with_a_null_message_beside_its_delta_is_read() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"message\":null}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    assert_eq!(assemble_openai(sse).unwrap().text, "Hi");
+}
+
+#[test]
+fn openai_non_streamed_completion_with_two_calls_without_index_gives_two_calls() {
+    let body = br#"{"choices":[{"index":0,"message":{"content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"a","arguments":"{}"}},{"id":"call_b","type":"function","function":{"name":"b","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}]}"#;
+    assert_eq!(
+        openai::parse_reply(body),
+        Ok(calls_reply(
+            "tool_calls",
+            vec![call("call_a", "a", "{}"), call("call_b", "b", r#"{"x":1}"#)]
+        ))
+    );
+}
+
+#[test]
+fn ids_made_unique_are_compared_with_the_ones_already_renamed() {
+    let sse = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":2,\"id\":\"a_1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let reply = assemble_openai(sse).unwrap();
+    let ids: Vec<&str> = reply.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["a", "a_1", "a_1_2"]);
+}
+
+#[test]
+fn a_non_streamed_anthropic_reply_with_more_calls_than_the_engine_answers_is_malformed() {
+    let block = r#"{"type":"tool_use","id":"t","name":"f","input":{}}"#;
+    let reply = |calls: usize| {
+        let blocks = vec![block; calls].join(",");
+        format!(r#"{{"content":[{blocks}],"stop_reason":"tool_use"}}"#)
+    };
+    let most = engine_core::provider::MAX_CALLS_PER_REPLY;
+    let answered = anthropic::parse_reply(reply(most).as_bytes()).unwrap();
+    assert_eq!(answered.tool_calls.len(), most);
+    assert!(matches!(
+        anthropic::parse_reply(reply(most + 1).as_bytes()),
+        Err(ProviderError::Malformed(_))
+    ));
+}
+
+#[test]
+fn openai_request_body_sends_every_call_of_a_message_in_order() {
+    let history = [
+        Message::user("Two cities?"),
+        Message::assistant(
+            String::new(),
+            vec![
+                call("c1", "weather__forecast", "{}"),
+                call("c2", "clock__today", "{}"),
+            ],
+            "openai",
+            Default::default(),
+        ),
+    ];
+    let body = request_json(Wire::Openai, &history, "[]", true);
+    let ids: Vec<&str> = body["messages"][2]["tool_calls"]
+        .as_array()
+        .expect("the assistant message's calls")
+        .iter()
+        .map(|call| call["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["c1", "c2"]);
 }
