@@ -7,9 +7,8 @@
 //! `items`, bounds) and names the first place the two differ, in serde's words, so that
 //! the error reads as any other. Among `anyOf` branches it follows the one serde picks:
 //! the first the value fits when unknown keys are ignored and left-out nullable keys
-//! allowed (an
-//! internally tagged enum's by its tag, an untagged enum's by trying each in turn), and
-//! then holds the value to that branch strictly. An untagged variant that reads a subset
+//! allowed (an internally tagged enum's by its tag, an untagged enum's by trying each in
+//! turn), and then holds the value to that branch strictly. An untagged variant that reads a subset
 //! of a later variant's keys therefore refuses the later variant's arguments, where
 //! serde would have read them as the earlier one and dropped the rest.
 
@@ -80,8 +79,7 @@ impl<'s> Checker<'s> {
         if let Some(Value::Array(branches)) = node.get("anyOf").or_else(|| node.get("oneOf")) {
             self.branches(value, branches, path)?;
         }
-        let mut listed = types(node).peekable();
-        if listed.peek().is_some() && !types(node).any(|name| fits(value, name)) {
+        if types(node).next().is_some() && !types(node).any(|name| fits(value, name)) {
             let expected: Vec<&str> = types(node).map(article).collect();
             return Err(misfit(
                 path,

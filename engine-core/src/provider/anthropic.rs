@@ -159,6 +159,18 @@ struct WireUsage {
 }
 
 impl StreamAssembler {
+    /// Keeps `block`, a call only while the reply holds fewer than the engine answers.
+    fn push_block(&mut self, index: u64, block: Block) -> Result<(), ProviderError> {
+        if let Block::Tool(..) = block {
+            if self.calls == MAX_CALLS_PER_REPLY {
+                return Err(too_many_calls());
+            }
+            self.calls += 1;
+        }
+        self.blocks.push((index, block));
+        Ok(())
+    }
+
     /// Takes one event's data, handing its text to `text`.
     pub fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
         let event: Event = serde_json::from_str(data).map_err(|error| {
@@ -182,13 +194,7 @@ impl StreamAssembler {
                     &mut self.text,
                     text,
                 );
-                if let Block::Tool(..) = block {
-                    if self.calls == MAX_CALLS_PER_REPLY {
-                        return Err(too_many_calls());
-                    }
-                    self.calls += 1;
-                }
-                self.blocks.push((index, block));
+                self.push_block(index, block)?;
             }
             "content_block_delta" => {
                 let delta = event.delta.unwrap_or_default();
@@ -365,14 +371,9 @@ pub fn parse_reply(body: &[u8]) -> Result<ProviderReply, ProviderError> {
     for (index, block) in answer.content.into_iter().enumerate() {
         let mut block = started(block, &mut assembler.text, &mut |_| {});
         if let Block::Tool(call, input) = &mut block {
-            // As many as a streamed reply may hold, each answered in every later request.
-            if assembler.calls == MAX_CALLS_PER_REPLY {
-                return Err(too_many_calls());
-            }
-            assembler.calls += 1;
             call.arguments = input.to_string();
         }
-        assembler.blocks.push((index as u64, block));
+        assembler.push_block(index as u64, block)?;
     }
     if let Some(usage) = answer.usage {
         assembler.usage(usage);

@@ -42,38 +42,70 @@ pub struct ProviderRequest<'a> {
     pub max_output_tokens: u32,
 }
 
-/// `body` written as JSON, in a buffer sized for what `request` carries: a body grown by
-/// doubling would copy the tools' schemas and the history once per doubling.
-fn body_json(body: &impl Serialize, request: &ProviderRequest<'_>) -> Vec<u8> {
-    // Room for each part's keys and quoting, beside its text.
-    const PER_PART: usize = 64;
-    let message_len = |message: &Message| match message {
-        Message::User { content } => content.len(),
-        Message::Assistant {
-            content,
-            tool_calls,
-            ..
-        } => {
-            let calls = tool_calls
-                .iter()
-                .map(|call| call.id.len() + call.name.len() + call.arguments.len() + PER_PART);
-            content.len() + calls.sum::<usize>()
+/// What a message, or a call in one, adds to a request's tokens beside its texts, at
+/// most: the few tokens a chat template spends on roles and separators.
+const FRAMING_BYTES: usize = 16;
+
+/// The bytes a request of `history` under `system` offering `tools` carries: its texts
+/// (provider fields sent back verbatim included) and their framing. The turn charges
+/// them as tokens before it asks (no token is shorter than a byte); a body is sized by
+/// them.
+pub(crate) fn request_bytes(system: &[String], history: &[Message], tools: &[u8]) -> usize {
+    system
+        .iter()
+        .map(|text| text.len() + FRAMING_BYTES)
+        .sum::<usize>()
+        + tools.len()
+        + history.iter().map(message_bytes).sum::<usize>()
+}
+
+/// The bytes of `message` a request carries, with its framing (provider fields sent back
+/// verbatim included).
+fn message_bytes(message: &Message) -> usize {
+    let kept = |extra: &serde_json::Map<String, serde_json::Value>| {
+        if extra.is_empty() {
+            0
+        } else {
+            serde_json::to_string(extra).map_or(0, |text| text.len())
         }
-        Message::Tool {
-            call_id, content, ..
-        } => call_id.len() + content.len(),
     };
-    let system: usize = request
-        .system
-        .iter()
-        .map(|part| part.len() + PER_PART)
-        .sum();
-    let history: usize = request
-        .history
-        .iter()
-        .map(|message| message_len(message) + PER_PART)
-        .sum();
-    let mut out = Vec::with_capacity(request.tools.len() + system + history + 4 * PER_PART);
+    FRAMING_BYTES
+        + match message {
+            Message::User { content } => content.len(),
+            Message::Assistant {
+                content,
+                tool_calls,
+                extra,
+            } => {
+                content.len()
+                    + kept(extra)
+                    + tool_calls
+                        .iter()
+                        .map(|call| {
+                            call.id.len()
+                                + call.name.len()
+                                + call.arguments.len()
+                                + kept(&call.extra)
+                                + FRAMING_BYTES
+                        })
+                        .sum::<usize>()
+            }
+            Message::Tool {
+                call_id,
+                name,
+                content,
+                ..
+            } => call_id.len() + name.len() + content.len(),
+        }
+}
+
+/// `body` written as JSON, in a buffer sized for what `request` carries, and room for the
+/// wire's keys: a body grown by doubling would copy the tools' schemas and the history
+/// once per doubling.
+fn body_json(body: &impl Serialize, request: &ProviderRequest<'_>) -> Vec<u8> {
+    let carried = request_bytes(request.system, request.history, request.tools.as_bytes());
+    let keys = 64 * (request.system.len() + request.history.len() + 4);
+    let mut out = Vec::with_capacity(carried + keys);
     serde_json::to_writer(&mut out, body).expect("a request body serializes");
     out
 }

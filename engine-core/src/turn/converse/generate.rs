@@ -11,53 +11,9 @@ use crate::config::TurnConfig;
 use crate::conversation::{Message, ToolStatus};
 use crate::model::RequestSpend;
 use crate::outcome::{Limit, Stop};
-use crate::provider::{Provider, ProviderRequest, Usage};
+use crate::provider::{request_bytes, Provider, ProviderRequest, Usage};
 use crate::stores::Conversations;
 use crate::turn::{Runtime, Turn, TurnOutcome};
-
-/// What a message, or a call in one, adds to a request's tokens beside its texts, at
-/// most: the few tokens a chat template spends on roles and separators.
-const FRAMING_BYTES: usize = 16;
-
-/// The bytes of `message` a request carries, with its framing (provider fields sent back
-/// verbatim included).
-fn message_bytes(message: &Message) -> usize {
-    let kept = |extra: &serde_json::Map<String, serde_json::Value>| {
-        if extra.is_empty() {
-            0
-        } else {
-            serde_json::to_string(extra).map_or(0, |text| text.len())
-        }
-    };
-    FRAMING_BYTES
-        + match message {
-            Message::User { content } => content.len(),
-            Message::Assistant {
-                content,
-                tool_calls,
-                extra,
-            } => {
-                content.len()
-                    + kept(extra)
-                    + tool_calls
-                        .iter()
-                        .map(|call| {
-                            call.id.len()
-                                + call.name.len()
-                                + call.arguments.len()
-                                + kept(&call.extra)
-                                + FRAMING_BYTES
-                        })
-                        .sum::<usize>()
-            }
-            Message::Tool {
-                call_id,
-                name,
-                content,
-                ..
-            } => call_id.len() + name.len() + content.len(),
-        }
-}
 
 /// Whether `message` is the model's, with a call whose id is `id`.
 fn calls(message: &Message, id: &str) -> bool {
@@ -327,14 +283,8 @@ impl Run<'_> {
     /// input's bytes as tokens (no token is shorter than a byte), plus a few per message
     /// for the wire's framing, and `max_output_tokens` out.
     fn worst_case_usage(&self, system: &[String], history: &[Message], tools: &[u8]) -> Usage {
-        let bytes = system
-            .iter()
-            .map(|text| text.len() + FRAMING_BYTES)
-            .sum::<usize>()
-            + tools.len()
-            + history.iter().map(message_bytes).sum::<usize>();
         Usage {
-            input_tokens: bytes as u64,
+            input_tokens: request_bytes(system, history, tools) as u64,
             output_tokens: u64::from(self.config.max_output_tokens),
         }
     }
