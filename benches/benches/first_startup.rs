@@ -1,11 +1,10 @@
 //! One start-up of a fresh process, timed from `main`: `first_startup engine` builds an
-//! engine over 1,000 generated tools (validation, the model catalogs, the default
-//! agent); `first_startup schemas` only builds their input schemas, the least any SDK
-//! that derives schemas does; `first_startup gemini` and `first_startup mcp` build the
-//! engine untimed and time the first rendering of that catalog, which start-up leaves
-//! to first use (Gemini's converts every schema; MCP's builds the output schemas).
-//! `scripts/bench-first-startup` runs them in turn, in fresh processes, and prints the
-//! medians.
+//! engine over 1,000 generated tools (validation, the default agent); `first_startup
+//! schemas` only builds their input schemas, the least any SDK that derives schemas does;
+//! `first_startup openai`, `gemini` and `mcp` build the engine untimed and time the first
+//! rendering of that catalog, which start-up leaves to first use (Gemini's converts every
+//! schema; MCP's builds the output schemas). `scripts/bench-first-startup` runs them in
+//! turn, in fresh processes, and prints the medians.
 
 use std::time::Instant;
 
@@ -15,7 +14,7 @@ use engine_core::Format;
 fn main() {
     let what = std::env::args().nth(1).unwrap_or_else(|| "engine".into());
     let tools = generated_tools(1_000);
-    if let Some(format) = [Format::Gemini, Format::Mcp]
+    if let Some(format) = [Format::OpenAi, Format::Gemini, Format::Mcp]
         .into_iter()
         .find(|format| format.as_str() == what)
     {
@@ -33,7 +32,7 @@ fn main() {
             schemas_only(&tools);
             None
         }
-        other => panic!("unknown contender `{other}`: engine, schemas, gemini or mcp"),
+        other => panic!("unknown contender `{other}`: engine, schemas, openai, gemini or mcp"),
     };
     let elapsed = started.elapsed();
     drop(engine);

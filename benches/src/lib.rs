@@ -97,8 +97,8 @@ pub fn generated_tools(count: usize) -> Vec<&'static ToolDescriptor> {
         .collect()
 }
 
-/// The engine's start-up for `tools`: build and validate, render every catalog (MCP's in
-/// the default locale included), and equip the default agent.
+/// The engine's start-up for `tools`: build and validate, and equip the default agent
+/// (the catalogs are rendered on first use).
 pub fn start_engine(tools: &[&'static ToolDescriptor]) -> engine_core::Engine {
     engine_core::Engine::builder()
         .tools(tools.iter().copied())

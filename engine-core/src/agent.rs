@@ -107,14 +107,11 @@ impl Agent {
                 });
             }
         }
+        // An agent that equips every linked tool shares the registry's catalogs.
         let catalogs = if left_out.is_empty() {
             Arc::clone(&registry.catalogs)
         } else {
-            let tools: Vec<&Tool> = equipped
-                .iter()
-                .map(|&index| &registry.tools()[index])
-                .collect();
-            Arc::new(Catalogs::render(&tools))
+            Arc::default()
         };
         let mut equips = vec![false; registry.tools().len()];
         for &index in &equipped {

@@ -53,7 +53,9 @@ fn check(schema: &Value) -> Result<(), Unsupported> {
     }
     for (key, value) in node {
         match key.as_str() {
-            "type" => drop(single_type(value)?),
+            "type" => {
+                single_type(value)?;
+            }
             "anyOf" => {
                 for branch in value.as_array().into_iter().flatten() {
                     if !is_null_schema(branch) {
@@ -128,7 +130,7 @@ fn convert(schema: &Value) -> Result<Value, Unsupported> {
         match key.as_str() {
             "type" => {
                 let (kind, null) = single_type(value)?;
-                out.insert("type".into(), kind);
+                out.insert("type".into(), kind.clone());
                 nullable |= null;
             }
             "const" => {
@@ -187,14 +189,14 @@ fn convert(schema: &Value) -> Result<Value, Unsupported> {
 }
 
 /// The one type of a node and whether it is nullable: `["string", "null"]` is `string`.
-fn single_type(value: &Value) -> Result<(Value, bool), Unsupported> {
+fn single_type(value: &Value) -> Result<(&Value, bool), Unsupported> {
     let Some(types) = value.as_array() else {
-        return Ok((value.clone(), false));
+        return Ok((value, false));
     };
     let null = types.iter().any(|kind| kind == "null");
     let mut others = types.iter().filter(|kind| *kind != "null");
     match (others.next(), others.next()) {
-        (Some(kind), None) => Ok((kind.clone(), null)),
+        (Some(kind), None) => Ok((kind, null)),
         _ => Err(Unsupported(format!(
             "a value may be any of {value}, and Gemini takes one type per value"
         ))),

@@ -30,18 +30,6 @@ pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> 
     })
 }
 
-/// Runs `a` and `b` at the same time and returns both results.
-pub(crate) fn join<A: Send, B: Send>(
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B,
-) -> (A, B) {
-    thread::scope(|scope| {
-        let a = scope.spawn(a);
-        let b = b();
-        (finish(a), b)
-    })
-}
-
 /// A scoped thread's result; its panic, if it panicked, goes on in this thread.
 fn finish<R>(handle: thread::ScopedJoinHandle<'_, R>) -> R {
     handle

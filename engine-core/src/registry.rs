@@ -61,7 +61,7 @@ struct PluginSlot {
 /// The validated set of plugins, tools and hooks an engine serves.
 ///
 /// Built once at start-up: everything is sorted (link order depends on the linker),
-/// checked, indexed by id and wire name, and the provider catalogs are rendered to bytes.
+/// checked, and indexed by id and wire name; the provider catalogs are rendered on first use.
 /// A registry exists only if every check passed.
 pub(crate) struct Registry {
     plugins: Vec<PluginSlot>,
@@ -85,7 +85,6 @@ impl Registry {
         if !problems.is_empty() {
             return Err(StartupError::new(problems));
         }
-        let catalogs = Arc::new(Catalogs::render(&tools.iter().collect::<Vec<_>>()));
         let mut by_name = FxHashMap::with_capacity_and_hasher(tools.len() * 2, Default::default());
         for (index, tool) in tools.iter().enumerate() {
             by_name.insert(tool.id().into(), index);
@@ -115,7 +114,7 @@ impl Registry {
             by_name,
             hooks: Hooks::new(hooks),
             channels,
-            catalogs,
+            catalogs: Arc::default(),
             limits,
         })
     }

@@ -20,7 +20,7 @@ pub fn wire_name(namespace: &str, name: &str) -> String {
     if namespace == crate::builtins::BUILTIN_NAMESPACE {
         name.to_owned()
     } else {
-        format!("{namespace}{SEPARATOR}{name}")
+        [namespace, SEPARATOR, name].concat()
     }
 }
 
@@ -36,9 +36,11 @@ pub struct NameRules {
     spelled_right: fn(&str) -> bool,
 }
 
+// Bytes, not chars: every accepted character is ASCII, and no byte of a longer UTF-8
+// character is.
 fn provider_spelling(name: &str) -> bool {
-    name.chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    name.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn gemini_spelling(name: &str) -> bool {
@@ -46,8 +48,8 @@ fn gemini_spelling(name: &str) -> bool {
 }
 
 fn mcp_spelling(name: &str) -> bool {
-    name.chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    name.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 /// Every surface the engine renders a catalog for, with its naming rule.

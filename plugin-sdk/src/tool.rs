@@ -118,7 +118,7 @@ impl ToolDescriptor {
 
     /// The canonical id, `<namespace>:<name>`.
     pub fn id(&self) -> String {
-        format!("{}:{}", (self.plugin)().namespace, self.name)
+        [(self.plugin)().namespace, ":", self.name].concat()
     }
 
     /// Every secret the tool declares.

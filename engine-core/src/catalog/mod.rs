@@ -1,12 +1,10 @@
 //! Tool catalogs: one canonical definition, rendered once per provider to bytes.
 //!
 //! Each catalog is the JSON value that provider's request takes in its `tools` field
-//! (for MCP, the `tools/list` result), rendered once and kept: serving one copies no
-//! JSON. OpenAI's and Anthropic's are rendered at start-up. Gemini's converts every
-//! schema into its subset, and MCP's carries titles for people and the output schemas,
-//! which nothing else needs: those two are rendered on first use (MCP's once per
-//! distinct set of titles), so that start-up does neither. Start-up still checks that
-//! Gemini can take every schema.
+//! (for MCP, the `tools/list` result), rendered on first use and kept: serving one
+//! copies no JSON. Start-up renders none: an agent talks to one provider, so most of an
+//! engine's catalogs are never asked for (MCP's is rendered once per distinct set of
+//! titles). Start-up still checks that Gemini can take every schema.
 
 mod anthropic;
 mod mcp;
@@ -20,14 +18,14 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::format::Format;
-use crate::parallel;
 use crate::tool::Tool;
 
 /// The rendered catalogs of a registry.
+#[derive(Default)]
 pub(crate) struct Catalogs {
-    openai: Bytes,
-    anthropic: Bytes,
-    /// Rendered on first use: its declarations are a conversion of every schema.
+    openai: OnceLock<Bytes>,
+    anthropic: OnceLock<Bytes>,
+    /// Its declarations are a conversion of every schema.
     gemini: OnceLock<Bytes>,
     /// MCP renderings, keyed by the summaries a locale resolves to (see [`mcp::TitleKey`]),
     /// so that the cache holds one entry per distinct rendering however many locale tags
@@ -35,27 +33,14 @@ pub(crate) struct Catalogs {
     mcp: RwLock<HashMap<mcp::TitleKey, Bytes>>,
 }
 
-impl Catalogs {
-    /// Renders the OpenAI and Anthropic catalogs of `tools`; Gemini's and MCP's are
-    /// rendered on first use.
-    pub(crate) fn render(tools: &[&Tool]) -> Self {
-        let (openai, anthropic) = parallel::join(
-            || {
-                let openai: Vec<_> = tools.iter().map(|tool| openai::tool(tool)).collect();
-                to_bytes(&openai)
-            },
-            || {
-                let anthropic: Vec<_> = tools.iter().map(|tool| anthropic::tool(tool)).collect();
-                to_bytes(&anthropic)
-            },
-        );
-        Self {
-            openai,
-            anthropic,
-            gemini: OnceLock::new(),
-            mcp: RwLock::default(),
-        }
-    }
+fn render_openai(tools: &[&Tool]) -> Bytes {
+    let openai: Vec<_> = tools.iter().map(|tool| openai::tool(tool)).collect();
+    to_bytes(&openai)
+}
+
+fn render_anthropic(tools: &[&Tool]) -> Bytes {
+    let anthropic: Vec<_> = tools.iter().map(|tool| anthropic::tool(tool)).collect();
+    to_bytes(&anthropic)
 }
 
 /// Gemini's `tools` entry for `tools`, which passed validation (so Gemini takes each).
@@ -87,8 +72,11 @@ impl Catalogs {
         tools: impl FnOnce() -> Vec<&'t Tool>,
     ) -> Bytes {
         match format {
-            Format::OpenAi => self.openai.clone(),
-            Format::Anthropic => self.anthropic.clone(),
+            Format::OpenAi => self.openai.get_or_init(|| render_openai(&tools())).clone(),
+            Format::Anthropic => self
+                .anthropic
+                .get_or_init(|| render_anthropic(&tools()))
+                .clone(),
             Format::Gemini => self.gemini.get_or_init(|| render_gemini(&tools())).clone(),
             Format::Mcp => {
                 let tools = tools();

@@ -1,10 +1,9 @@
 //! The rules for each tool and hook: ids and wire names once each, names the engine
 //! keeps, the shapes and schemas every provider accepts, hook settings.
 
-use std::collections::HashMap;
-
 use plugin_sdk::engine::{PluginManifest, SourceLocation};
 use plugin_sdk::hook::Event;
+use rustc_hash::FxHashMap;
 
 use super::{Problem, Rule};
 use crate::builtins::{is_builtins, BUILTIN_TOOL_NAMES};
@@ -96,7 +95,9 @@ registered!(
 /// Each id once among `items` (tools, or hooks across events): every later definition of
 /// an id is a problem that names the first.
 pub(super) fn check_ids_unique<T: Registered>(items: &[T], problems: &mut Vec<Problem>) {
-    let mut first_of: HashMap<&str, &T> = HashMap::with_capacity(items.len());
+    // Ids and wire names come from linked code, not from a client: a fast hash is safe.
+    let mut first_of: FxHashMap<&str, &T> =
+        FxHashMap::with_capacity_and_hasher(items.len(), Default::default());
     for item in items {
         let Some(first) = first_of.get(item.id()) else {
             first_of.insert(item.id(), item);
@@ -123,7 +124,8 @@ pub(super) fn check_ids_unique<T: Registered>(items: &[T], problems: &mut Vec<Pr
 }
 
 pub(super) fn check_wire_names_unique(tools: &[Tool], problems: &mut Vec<Problem>) {
-    let mut seen: HashMap<&str, &Tool> = HashMap::with_capacity(tools.len());
+    let mut seen: FxHashMap<&str, &Tool> =
+        FxHashMap::with_capacity_and_hasher(tools.len(), Default::default());
     for tool in tools {
         match seen.get(tool.wire_name()) {
             // Same id: already reported as a duplicate id.

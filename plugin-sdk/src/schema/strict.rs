@@ -1,9 +1,11 @@
 //! The strict-mode check: every reason a schema would be refused in strict mode, with a
 //! JSON pointer and the fix.
 
+use std::fmt::Write;
+
 use serde_json::{Map, Value};
 
-use super::{is_object, types, LIST_OF_SUBSCHEMAS, MAP_OF_SUBSCHEMAS, SINGLE_SUBSCHEMA};
+use super::{types, LIST_OF_SUBSCHEMAS, MAP_OF_SUBSCHEMAS, SINGLE_SUBSCHEMA};
 
 /// One way a schema breaks strict mode, with where and what to do instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,13 +65,24 @@ fn check_node(value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
             "a boolean schema is not accepted: describe the value with a type",
         ));
     };
-    // One pass over the node's few keys, rather than a hashed look-up per keyword.
-    for key in node.keys() {
-        if let Some((_, fix)) = FORBIDDEN.iter().find(|(keyword, _)| key == keyword) {
-            out.push(at(pointer, fix));
+    // One pass over the node's few keys picks out what the checks read: a hashed look-up
+    // per keyword would cost more than the whole pass (start-up checks every tool).
+    let mut keywords = Keywords::default();
+    for (key, child) in node {
+        match key.as_str() {
+            "$ref" => keywords.reference = Some(child),
+            "type" => keywords.typed_object = names_object(child),
+            "properties" => keywords.properties = child.as_object(),
+            "required" => keywords.required = child.as_array(),
+            "additionalProperties" => keywords.closed = *child == Value::Bool(false),
+            key => {
+                if let Some((_, fix)) = FORBIDDEN.iter().find(|(keyword, _)| key == *keyword) {
+                    out.push(at(pointer, fix));
+                }
+            }
         }
     }
-    if let Some(reference) = node.get("$ref") {
+    if let Some(reference) = keywords.reference {
         if node.len() > 1 {
             out.push(at(
                 pointer,
@@ -86,8 +99,8 @@ fn check_node(value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
             ));
         }
     }
-    if is_object(node) {
-        check_object(node, pointer, out);
+    if keywords.typed_object || keywords.properties.is_some() {
+        check_object(&keywords, pointer, out);
     }
     for (key, child) in node {
         let key = key.as_str();
@@ -99,7 +112,12 @@ fn check_node(value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
             }
             Value::Array(list) if LIST_OF_SUBSCHEMAS.contains(&key) => {
                 for (index, item) in list.iter().enumerate() {
-                    visit(pointer, &[key, &index.to_string()], item, out);
+                    let length = pointer.len();
+                    push_segment(pointer, key);
+                    // Written in place: an index needs no escaping, nor a string of its own.
+                    let _ = write!(pointer, "/{index}");
+                    check_node(item, pointer, out);
+                    pointer.truncate(length);
                 }
             }
             Value::Object(map) if MAP_OF_SUBSCHEMAS.contains(&key) => {
@@ -112,33 +130,53 @@ fn check_node(value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
     }
 }
 
-/// Checks `child`, found at `pointer` followed by `segments` (escaped per RFC 6901).
+/// What the checks of one node read, picked out in one pass over its keys.
+#[derive(Default)]
+struct Keywords<'a> {
+    reference: Option<&'a Value>,
+    /// `type` is or lists `object`.
+    typed_object: bool,
+    properties: Option<&'a Map<String, Value>>,
+    required: Option<&'a Vec<Value>>,
+    /// `additionalProperties` is `false`.
+    closed: bool,
+}
+
+/// Whether a `type` keyword, one name or a list, names `object`.
+fn names_object(types: &Value) -> bool {
+    match types {
+        Value::Array(list) => list.iter().any(|name| name == "object"),
+        name => name == "object",
+    }
+}
+
+/// Checks `child`, found at `pointer` followed by `segments`.
 fn visit(pointer: &mut String, segments: &[&str], child: &Value, out: &mut Vec<Violation>) {
     let length = pointer.len();
     for segment in segments {
-        pointer.push('/');
-        if segment.contains(['~', '/']) {
-            pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
-        } else {
-            pointer.push_str(segment);
-        }
+        push_segment(pointer, segment);
     }
     check_node(child, pointer, out);
     pointer.truncate(length);
 }
 
-fn check_object(node: &Map<String, Value>, pointer: &str, out: &mut Vec<Violation>) {
-    if node.get("additionalProperties") != Some(&Value::Bool(false)) {
+/// Appends `/segment` to `pointer`, escaped per RFC 6901.
+fn push_segment(pointer: &mut String, segment: &str) {
+    pointer.push('/');
+    if segment.contains(['~', '/']) {
+        pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+    } else {
+        pointer.push_str(segment);
+    }
+}
+
+fn check_object(keywords: &Keywords<'_>, pointer: &str, out: &mut Vec<Violation>) {
+    if !keywords.closed {
         out.push(at(pointer, "every object must be closed with `\"additionalProperties\": false`: maps and open objects are not accepted; list the properties in a struct"));
     }
-    let properties = node.get("properties").and_then(Value::as_object);
-    let required: Vec<&str> = node
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|list| list.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    for name in properties.into_iter().flat_map(Map::keys) {
-        if !required.contains(&name.as_str()) {
+    let required = keywords.required.map(Vec::as_slice).unwrap_or_default();
+    for name in keywords.properties.into_iter().flat_map(Map::keys) {
+        if !required.iter().any(|listed| listed == name.as_str()) {
             out.push(at(pointer, &format!("property `{name}` must be listed in `required`: make an optional field nullable (`Option<T>`) instead of omittable")));
         }
     }
