@@ -228,12 +228,17 @@ impl Future for CallFuture<'_> {
 /// A call's result with every configured secret replaced, in an output as in an error: a
 /// tool may hand back an upstream answer that quotes its key. (A secret that spans JSON
 /// syntax, quotes and all, can leave the output unparseable: better than leaked.)
-#[inline]
+#[inline(always)]
 fn redacted(result: Result<String, CallError>, redact: &RedactValues) -> Result<String, CallError> {
     if redact.is_empty() {
-        // Most agents hold no secret: nothing to scan, on the path every call takes.
+        // Most agents hold no secret: nothing to scan, nor a call to make, on the path
+        // every call takes.
         return result;
     }
+    scrubbed(result, redact)
+}
+
+fn scrubbed(result: Result<String, CallError>, redact: &RedactValues) -> Result<String, CallError> {
     match result {
         Ok(output) => Ok(match redact.redact(&output) {
             Cow::Owned(clean) => clean,
