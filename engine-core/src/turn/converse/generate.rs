@@ -115,6 +115,11 @@ impl Run<'_> {
                 progress.history.truncate(at);
             }
         }
+        // Made once for every request of the generation: the timer is registered, and
+        // the cancellation listened to, at the first request, not at each.
+        let deadline = tokio::time::sleep_until(self.deadline);
+        let cancelled = self.control.cancel.cancelled();
+        tokio::pin!(deadline, cancelled);
         loop {
             if self.control.cancel.is_cancelled() || self.control.stop_after_step.is_cancelled() {
                 return Err(Interrupted::Cancelled);
@@ -156,9 +161,11 @@ impl Run<'_> {
             // Counted once sent: a request cut short may still have been billed.
             progress.model_requests += 1;
             let answer = tokio::select! {
+                // In this order: a reply that keeps arriving cannot put off either end.
+                biased;
+                () = &mut cancelled => return Err(Interrupted::Cancelled),
+                () = &mut deadline => return Err(Interrupted::Deadline),
                 answer = self.provider.respond(request, &mut on_text) => answer,
-                () = tokio::time::sleep_until(self.deadline) => return Err(Interrupted::Deadline),
-                () = self.control.cancel.cancelled() => return Err(Interrupted::Cancelled),
             };
             let mut reply = answer.map_err(Interrupted::Provider)?;
             // What a reply did not report (no usage, or only its input) is charged at its
