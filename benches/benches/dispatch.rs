@@ -1,7 +1,8 @@
 //! Dispatch of one small tool, JSON text in to JSON text out, against the floor (serde and
 //! a direct call); and, like with like, an MCP `tools/call` answered by engine-mcp's
-//! handler against the same call answered by rmcp's `ToolRouter`: both take the parsed
-//! arguments rmcp hands a server and give the serialized `CallToolResult`.
+//! handler against the same call answered by rmcp's `ToolRouter` and by hand with
+//! serde_json alone (the MCP floor): each takes the parsed arguments rmcp hands a server
+//! and gives the serialized `CallToolResult`.
 
 use std::hint::black_box;
 
@@ -14,7 +15,10 @@ use serde_json::Value;
 #[path = "../shared/mcp_call.rs"]
 mod mcp_call;
 
-use mcp_call::{engine_mcp_call, engine_mcp_server, rmcp_call, rmcp_peer, rmcp_router};
+use mcp_call::{
+    engine_mcp_call, engine_mcp_server, floor_call as mcp_floor_call, rmcp_call, rmcp_peer,
+    rmcp_router,
+};
 
 /// The arguments as a dispatcher receives them: text it cannot know at compile time.
 /// Every contender reads them through `black_box`, so that none parses a constant the
@@ -60,6 +64,8 @@ fn bench(c: &mut Criterion) {
     let ours: Value = serde_json::from_str(&engine_mcp_call(&mcp, &peer)).unwrap();
     let theirs: Value = serde_json::from_str(&rmcp_call(&router, &peer)).unwrap();
     assert_eq!(ours, theirs, "the MCP results differ");
+    let by_hand: Value = serde_json::from_str(&mcp_floor_call()).unwrap();
+    assert_eq!(by_hand, theirs, "the MCP floor's result differs");
 
     let mut group = c.benchmark_group("dispatch");
     group.bench_function("floor: serde + direct call", |b| {
@@ -73,6 +79,9 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("rmcp: stored ToolRouter", |b| {
         b.iter(|| black_box(rmcp_call(&router, &peer)))
+    });
+    group.bench_function("MCP floor: serde_json by hand", |b| {
+        b.iter(|| black_box(mcp_floor_call()))
     });
     group.bench_function("rmcp: router rebuilt per call", |b| {
         b.iter(|| black_box(rmcp_call(&rmcp_router(), &peer)))
@@ -106,6 +115,10 @@ fn bench(c: &mut Criterion) {
             Contender {
                 name: "rmcp: stored ToolRouter",
                 run: Box::new(|| drop(black_box(rmcp_call(&router, &peer)))),
+            },
+            Contender {
+                name: "MCP floor: serde_json by hand",
+                run: Box::new(|| drop(black_box(mcp_floor_call()))),
             },
             Contender {
                 name: "rmcp: router rebuilt per call",

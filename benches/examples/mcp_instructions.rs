@@ -1,10 +1,11 @@
 //! An MCP `tools/call` of the dispatch benchmark's tool, one contender per process, for
 //! counting instructions (as `dispatch_instructions` does for `Engine::call`):
-//! `engine-mcp` (engine-mcp's handler) and `rmcp` (rmcp's stored `ToolRouter`), each
-//! from the arguments as rmcp hands a server to the serialized `CallToolResult`.
+//! `engine-mcp` (engine-mcp's handler), `rmcp` (rmcp's stored `ToolRouter`) and `floor`
+//! (by hand, serde_json alone), each from the arguments as rmcp hands a server to the
+//! serialized `CallToolResult`.
 //!
 //! `mcp_instructions MODE [CALLS]`, MODE one of `nothing` (the set-up alone, to
-//! subtract), `engine-mcp` and `rmcp`.
+//! subtract), `engine-mcp`, `rmcp` and `floor`.
 
 use std::hint::black_box;
 
@@ -28,7 +29,8 @@ fn main() {
             "nothing" => String::new(),
             "engine-mcp" => mcp_call::engine_mcp_call(&mcp, &peer),
             "rmcp" => mcp_call::rmcp_call(&router, &peer),
-            other => panic!("unknown mode `{other}`: nothing, engine-mcp or rmcp"),
+            "floor" => mcp_call::floor_call(),
+            other => panic!("unknown mode `{other}`: nothing, engine-mcp, rmcp or floor"),
         };
         black_box(output);
     }

@@ -1,7 +1,7 @@
-//! One MCP `tools/call` of the benchmark's tool, answered two ways: by engine-mcp's
-//! handler, and by rmcp's `ToolRouter` with the same tool written for rmcp. Both take the
-//! arguments as rmcp hands a server (a parsed `JsonObject`) and give the serialized
-//! `CallToolResult`. Shared by the dispatch bench (time) and the mcp-instructions
+//! One MCP `tools/call` of the benchmark's tool, answered three ways: by engine-mcp's
+//! handler, by rmcp's `ToolRouter` with the same tool written for rmcp, and by a
+//! hand-written floor. Each takes the arguments as rmcp hands a server (a parsed
+//! `JsonObject`) and gives the serialized `CallToolResult`. Shared by the dispatch bench (time) and the mcp-instructions
 //! example (instructions), as a module of each.
 
 use std::hint::black_box;
@@ -14,9 +14,13 @@ use futures::executor::block_on;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
+    NumberOrString,
+};
 use rmcp::service::{serve_directly, RequestContext};
 use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
 
 /// The same tool, written for rmcp.
 #[derive(Clone)]
@@ -56,6 +60,21 @@ pub fn rmcp_call(router: &ToolRouter<RmcpServer>, peer: &Peer<RoleServer>) -> St
     let CallToolResponse::Complete(result) = block_on(router.call(context)).unwrap() else {
         panic!("the tool completes");
     };
+    serde_json::to_string(&result).unwrap()
+}
+
+/// The least any server does for the same `tools/call`, written by hand with serde_json
+/// alone: the arguments read from the object rmcp hands over, the tool's body, its
+/// output as `structuredContent` and as the text of a block, the result serialized. Not
+/// a server: what a router, a dispatch or a strict reading adds is measured against it.
+pub fn floor_call() -> String {
+    let mut params = CallToolRequestParams::new(black_box("weather")).with_arguments(arguments());
+    let arguments = params.arguments.take().unwrap_or_default();
+    let query: WeatherQuery = serde_json::from_value(Value::Object(arguments)).unwrap();
+    let structured = serde_json::to_value(forecast(query)).unwrap();
+    let text = serde_json::to_string(&structured).unwrap();
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(structured);
     serde_json::to_string(&result).unwrap()
 }
 
