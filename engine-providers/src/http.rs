@@ -170,21 +170,16 @@ impl HttpProvider {
     ) -> Result<ProviderReply, ProviderError> {
         let mut splitter = SseSplitter::default();
         let mut assembler = A::default();
+        let mut on_event = |_: &str, data: &str| assembler.event(data, text);
         let mut read = 0;
         while let Some(chunk) = response.chunk().await.map_err(broken)? {
             read += chunk.len();
             if read > self.max_response_bytes {
                 return Err(ProviderError::TooLarge(self.max_response_bytes));
             }
-            splitter.feed(&chunk, &mut |_, data| assembler.event(data, text))?;
-            if assembler.ended() {
-                // The body's end is not waited for: it adds a round trip through the
-                // connection's task, and the pool takes the connection back once its
-                // rest is read.
-                return assembler.finish();
-            }
+            splitter.feed(&chunk, &mut on_event)?;
         }
-        splitter.finish(&mut |_, data| assembler.event(data, text))?;
+        splitter.finish(&mut on_event)?;
         assembler.finish()
     }
 }
@@ -294,8 +289,6 @@ fn retry_after(headers: &HeaderMap) -> Option<u64> {
 trait Assemble: Default {
     /// Takes one event's data, handing its text to `text`.
     fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError>;
-    /// Whether the stream said it is done.
-    fn ended(&self) -> bool;
     /// The reply, once the stream ended.
     fn finish(self) -> Result<ProviderReply, ProviderError>;
 }
@@ -303,9 +296,6 @@ trait Assemble: Default {
 impl Assemble for openai::StreamAssembler {
     fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
         Self::event(self, data, text)
-    }
-    fn ended(&self) -> bool {
-        Self::ended(self)
     }
     fn finish(self) -> Result<ProviderReply, ProviderError> {
         Self::finish(self)
@@ -316,73 +306,7 @@ impl Assemble for anthropic::StreamAssembler {
     fn event(&mut self, data: &str, text: &mut dyn FnMut(&str)) -> Result<(), ProviderError> {
         Self::event(self, data, text)
     }
-    fn ended(&self) -> bool {
-        Self::ended(self)
-    }
     fn finish(self) -> Result<ProviderReply, ProviderError> {
         Self::finish(self)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
-    use tokio::sync::oneshot;
-
-    use super::*;
-
-    /// One streamed reply that says `hi`, ended by `[DONE]`.
-    const EVENTS: &str = concat!(
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
-        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
-        "data: [DONE]\n\n",
-    );
-
-    /// A server that answers one request with [`EVENTS`] in a chunked body whose last
-    /// chunk it sends only once `release` fires: until then the body stays open.
-    async fn server_holding_the_body_open(release: oneshot::Receiver<()>) -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        tokio::spawn(async move {
-            let (mut stream, _) = listener.accept().await.unwrap();
-            let mut request = vec![0; 64 * 1024];
-            let _ = stream.read(&mut request).await.unwrap();
-            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
-            let chunk = format!("{:x}\r\n{EVENTS}\r\n", EVENTS.len());
-            stream.write_all(head.as_bytes()).await.unwrap();
-            stream.write_all(chunk.as_bytes()).await.unwrap();
-            let _ = release.await;
-            let _ = stream.write_all(b"0\r\n\r\n").await;
-        });
-        url
-    }
-
-    #[tokio::test]
-    async fn a_stream_is_read_up_to_its_done_without_waiting_for_the_bodys_end() {
-        let (release, held) = oneshot::channel();
-        let url = server_holding_the_body_open(held).await;
-        let config = ProviderConfig::new(Wire::Openai, url, "m");
-        let provider = HttpProvider::new(&config, None, HttpProvider::client()).unwrap();
-        let request = ProviderRequest {
-            system: &[],
-            history: &[],
-            tools: "[]",
-            allow_tools: true,
-            max_output_tokens: 100,
-        };
-        let mut text = |_: &str| {};
-        // A guard against a hang, not a measure: the body ends only after the reply.
-        let reply = tokio::time::timeout(
-            Duration::from_secs(30),
-            provider.respond(request, &mut text),
-        )
-        .await
-        .expect("the reply ends at [DONE], before the body's end")
-        .expect("a whole reply");
-        assert_eq!(reply.text, "hi");
-        let _ = release.send(());
     }
 }

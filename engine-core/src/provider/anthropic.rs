@@ -268,11 +268,6 @@ impl StreamAssembler {
         }
     }
 
-    /// Whether the stream said it is done (`message_stop`): nothing after it is read.
-    pub fn ended(&self) -> bool {
-        self.done
-    }
-
     /// The reply, once the stream ended: one without `message_stop` was cut off, and
     /// one that said nothing (no text, no tool use, no `stop_reason`: a bare
     /// `message_stop`, or empty blocks) is no reply either.

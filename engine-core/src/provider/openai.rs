@@ -281,11 +281,6 @@ impl StreamAssembler {
         }
     }
 
-    /// Whether the stream said it is done (`[DONE]`): nothing after it is read.
-    pub fn ended(&self) -> bool {
-        self.done
-    }
-
     /// The reply, once the stream ended. It is whole only when the wire says so: by
     /// `[DONE]`, or by the usage chunk that comes after the last choice. A stream cut
     /// anywhere before, even after a `finish_reason`, was cut off: its usage (what the
