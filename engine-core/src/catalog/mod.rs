@@ -64,7 +64,8 @@ fn render_mcp(tools: &[&Tool], locale: &str) -> Bytes {
 
 impl Catalogs {
     /// The catalog in `format` for a reader of `locale`, of the `tools` these catalogs
-    /// were rendered for (only MCP's needs them, to render another locale).
+    /// are for: asked for only to render one not rendered yet (MCP's, once per
+    /// distinct set of titles).
     pub(crate) fn get<'t>(
         &self,
         format: Format,

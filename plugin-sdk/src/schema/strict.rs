@@ -72,7 +72,11 @@ fn check_node(value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
         match key.as_str() {
             "$ref" => keywords.reference = Some(child),
             "type" => keywords.typed_object = names_object(child),
-            "properties" => keywords.properties = child.as_object(),
+            "properties" => {
+                // Whatever they hold: the node is an object, held to an object's rules.
+                keywords.has_properties = true;
+                keywords.properties = child.as_object();
+            }
             "required" => keywords.required = child.as_array(),
             "additionalProperties" => keywords.closed = *child == Value::Bool(false),
             key => {
@@ -99,7 +103,7 @@ fn check_node(value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
             ));
         }
     }
-    if keywords.typed_object || keywords.properties.is_some() {
+    if keywords.typed_object || keywords.has_properties {
         check_object(&keywords, pointer, out);
     }
     for (key, child) in node {
@@ -136,6 +140,7 @@ struct Keywords<'a> {
     reference: Option<&'a Value>,
     /// `type` is or lists `object`.
     typed_object: bool,
+    has_properties: bool,
     properties: Option<&'a Map<String, Value>>,
     required: Option<&'a Vec<Value>>,
     /// `additionalProperties` is `false`.
@@ -261,6 +266,22 @@ mod tests {
                 .contains("make an optional field nullable (`Option<T>`)"),
             "{messages:?}"
         );
+    }
+
+    #[test]
+    fn a_node_with_properties_is_held_to_an_objects_rules_whatever_they_hold() {
+        // An external tool's schema is written by hand: `properties` that are not an
+        // object still make the node an object, which must be closed.
+        let schema = json!({
+            "type": "object",
+            "properties": { "p": { "type": "string", "properties": null } },
+            "required": ["p"],
+            "additionalProperties": false,
+        });
+        let found = pointers(schema);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "/properties/p");
+        assert!(found[0].1.contains("must be closed"), "{found:?}");
     }
 
     #[test]
