@@ -61,7 +61,8 @@ struct PluginSlot {
 /// The validated set of plugins, tools and hooks an engine serves.
 ///
 /// Built once at start-up: everything is sorted (link order depends on the linker),
-/// checked, and indexed by id and wire name; the provider catalogs are rendered on first use.
+/// checked, and indexed by id and wire name; the provider catalogs are rendered on first
+/// use.
 /// A registry exists only if every check passed.
 pub(crate) struct Registry {
     plugins: Vec<PluginSlot>,

@@ -8,9 +8,9 @@
 //! the error reads as any other. Among `anyOf` branches it follows the one serde picks:
 //! the first the value fits when unknown keys are ignored and left-out nullable keys
 //! allowed (an internally tagged enum's by its tag, an untagged enum's by trying each in
-//! turn), and then holds the value to that branch strictly. An untagged variant that reads a subset
-//! of a later variant's keys therefore refuses the later variant's arguments, where
-//! serde would have read them as the earlier one and dropped the rest.
+//! turn), and then holds the value to that branch strictly. An untagged variant that
+//! reads a subset of a later variant's keys therefore refuses the later variant's
+//! arguments, where serde would have read them as the earlier one and dropped the rest.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
