@@ -130,6 +130,7 @@ fn a_reload_widens_the_log_redaction_with_the_secrets_it_brings_and_keeps_the_ol
     // The provider reads the agent's `key`: a secret something reads.
     // An agent with turns keeps conversations on disk: in a directory of the test's.
     let data = std::env::temp_dir().join(format!("engine-reload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
     let with_key = |value: &str| {
         config(&format!(
             "data_dir = {data:?}\n[providers.p]\nwire = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\

@@ -32,11 +32,17 @@ pub fn knowledge_limits() -> KnowledgeLimits {
     }
 }
 
-/// A unique name in this test process.
+/// A name no other test process has used: the pid alone is not enough, since pids wrap
+/// (at 32,768 here) and one CI run starts more processes than that, while the
+/// directories and databases of earlier tests stay behind. The clock tells apart two
+/// processes given one pid.
 pub fn unique(prefix: &str) -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
     format!(
-        "{prefix}_{}_{}",
+        "{prefix}_{}_{clock}_{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )

@@ -276,6 +276,8 @@ fn two_replicas_under_load_with_one_killed_lose_nothing_and_do_nothing_twice() {
     let load = Llmock::start_auto();
     let files = Llmock::start();
     let dir = std::env::temp_dir().join(format!("engine-replicas-{}", std::process::id()));
+    // An earlier process given the same pid may have left its log behind.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let crm = dir.join("crm.jsonl");
     let lines = format!(
