@@ -1,6 +1,6 @@
 //! The engine's built-in file tools: `read_path_meta`, `get_text_content`,
-//! `write_text_content`, `list_files` and `create_directory`, each scoped to the project
-//! root of the agent that calls it.
+//! `write_text_content`, `list_files`, `create_directory`, `move_path` and `delete_path`,
+//! each scoped to the project root of the agent that calls it.
 //!
 //! They are a plugin like any other, written with the SDK's macros, and the model of one:
 //! a module per tool with its arguments, its result and its function; what the tools
@@ -28,8 +28,10 @@
 //!   `max_list_entries` and say so. File work runs on Tokio's blocking pool, and a call's
 //!   deadline or cancellation stops it between steps ([`work`]).
 //! - **Nothing torn.** A write goes to a temporary file beside its target, is synced, and
-//!   is renamed over it; a quota on the root's files is checked under a lock that every
-//!   change through the tools takes.
+//!   is renamed over it; a move is one rename; a directory deleted with its contents is
+//!   first renamed out of the way, so its path is gone at once. A quota on the root's
+//!   files is checked under a lock that every change through the tools takes. No tool
+//!   creates, moves, replaces or deletes a symbolic link.
 //! - **No host path in any message.** Refusals name the path as the model wrote it and
 //!   say what was wrong in the model's terms ([`refusal`]).
 
@@ -41,6 +43,7 @@ pub mod path;
 mod quota;
 pub mod refusal;
 pub mod tools;
+mod walk;
 pub mod work;
 
 plugin_sdk::plugin! {

@@ -91,6 +91,16 @@ impl ProjectPath {
         self.names.is_empty()
     }
 
+    /// How many names it has (0 for the root).
+    pub fn depth(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether it lies beneath `ancestor` (not at it).
+    pub fn is_beneath(&self, ancestor: &Self) -> bool {
+        self.names.len() > ancestor.names.len() && self.names.starts_with(&ancestor.names)
+    }
+
     /// Its parent directory and its last name; `None` for the root.
     pub fn split_last(&self) -> Option<(PathBuf, &str)> {
         let (last, parents) = self.names.split_last()?;
@@ -179,6 +189,14 @@ mod tests {
         assert_eq!(path.relative(), PathBuf::from("docs/intro/index.page"));
         let (parent, name) = path.split_last().unwrap();
         assert_eq!((parent, name), (PathBuf::from("docs/intro"), "index.page"));
+        assert_eq!(path.depth(), 3);
+        let docs = ProjectPath::parse("docs", Root::Refused).unwrap();
+        assert!(path.is_beneath(&docs));
+        assert!(!docs.is_beneath(&path));
+        assert!(!docs.is_beneath(&docs));
+        // A name that starts like another is not beneath it.
+        let docs2 = ProjectPath::parse("docs2/intro", Root::Refused).unwrap();
+        assert!(!docs2.is_beneath(&docs));
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub enum Doing {
     Listing,
     Creating,
     Inspecting,
+    Moving,
+    Deleting,
 }
 
 impl Doing {
@@ -23,6 +25,8 @@ impl Doing {
             Self::Listing => "listed",
             Self::Creating => "created",
             Self::Inspecting => "inspected",
+            Self::Moving => "moved",
+            Self::Deleting => "deleted",
         }
     }
 }

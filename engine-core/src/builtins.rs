@@ -7,8 +7,10 @@ use plugin_sdk::engine::PluginManifest;
 /// description alone; the engine refuses to start instead.
 pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "create_directory",
+    "delete_path",
     "get_text_content",
     "list_files",
+    "move_path",
     "read_path_meta",
     "write_text_content",
 ];

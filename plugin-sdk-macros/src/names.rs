@@ -61,8 +61,10 @@ pub fn check_namespace(namespace: &str) -> Result<(), String> {
 /// engine-core/src/builtins.rs, whose start-up check stays for hand-written descriptors.
 const BUILTIN_TOOL_NAMES: &[&str] = &[
     "create_directory",
+    "delete_path",
     "get_text_content",
     "list_files",
+    "move_path",
     "read_path_meta",
     "write_text_content",
 ];

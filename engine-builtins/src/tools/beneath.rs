@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use plugin_sdk::project::{Project, ProjectLimits};
 use plugin_sdk::ToolError;
 
-use super::{create_directory, get_text_content, list_files, read_path_meta, write_text_content};
+use super::{
+    create_directory, delete_path, get_text_content, list_files, move_path, read_path_meta,
+    write_text_content,
+};
 use crate::path::ProjectPath;
 
 /// A root beside a secret, removed on drop.
@@ -102,6 +105,22 @@ async fn paths_that_lead_out_are_refused_by_the_file_system_layer_itself() {
         led_out(
             create_directory::create_at(project, unchecked()).await,
             "create_directory",
+            path,
+        );
+        led_out(
+            delete_path::delete_at(project, unchecked(), true).await,
+            "delete_path",
+            path,
+        );
+        let inside = || ProjectPath::parse("docs", crate::path::Root::Refused).unwrap();
+        led_out(
+            move_path::move_at(project, unchecked(), inside(), true).await,
+            "move_path (from)",
+            path,
+        );
+        led_out(
+            move_path::move_at(project, inside(), unchecked(), true).await,
+            "move_path (to)",
             path,
         );
     }

@@ -1,13 +1,12 @@
 //! `write_text_content`: a file created or replaced whole, never half-written.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::fs::{Dir, Metadata, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt};
 use plugin_sdk::prelude::*;
 use plugin_sdk::project::Project;
 
-use super::root_of;
+use super::{parent_of, root_of, sync_names, temporary_name};
 use crate::lock::{self, AcrossProcesses};
 use crate::path::{ProjectPath, Root};
 use crate::quota::{file_bytes, taken, used_bytes};
@@ -69,24 +68,9 @@ pub(crate) async fn write_at(
     let in_process = lock::in_process(&root).await?;
     off_the_workers(move |job| {
         let shown = path.shown();
-        let Some((parent, name)) = path.split_last() else {
-            return Err(ToolError::new("the path names the project root itself: give a file's path"));
-        };
-        // Every step from here is relative to the parent's handle: a symlink swapped in
-        // for a directory on the way after this cannot redirect the write.
-        let dir = if parent.as_os_str().is_empty() {
-            root.try_clone().or_refuse(Doing::Writing, ".")?
-        } else {
-            root.open_dir(&parent).map_err(|error| {
-                if error.kind() == std::io::ErrorKind::NotFound {
-                    ToolError::new(format!(
-                        "the directory of `{shown}` does not exist: create it with `create_directory` first"
-                    ))
-                } else {
-                    refusal(&error, Doing::Writing, &shown)
-                }
-            })?
-        };
+        let (dir, name) = parent_of(&root, &path, Doing::Writing, |shown| {
+            format!("the directory of `{shown}` does not exist: create it with `create_directory` first")
+        })?;
         let _across = AcrossProcesses::take(&root, &in_process, Doing::Writing, job)?;
         let before = replaceable(&dir, name, &shown)?;
         if let Some(quota) = limits.quota_bytes {
@@ -138,7 +122,7 @@ fn replace(
     job: &Job,
     shown: &str,
 ) -> Result<(), ToolError> {
-    let temporary = temporary_name();
+    let temporary = temporary_name("write");
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     if let Some(before) = before {
@@ -169,24 +153,6 @@ fn replace(
         let _ = dir.remove_file(&temporary);
         return written;
     }
-    // The rename itself is durable once the directory is synced, through a handle opened
-    // for reading (cap-std's directory handles are `O_PATH`, which cannot be synced).
-    if let Ok(listing) = dir.open_with(".", OpenOptions::new().read(true)) {
-        let _ = listing.sync_all();
-    }
+    sync_names(dir);
     Ok(())
-}
-
-/// A name no other write uses: hidden, of fixed length whatever the target's.
-fn temporary_name() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    // The clock's nanoseconds tell apart two engines with one pid sharing the directory.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.subsec_nanos());
-    format!(
-        ".write-{}-{nanos}-{}.tmp",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
 }

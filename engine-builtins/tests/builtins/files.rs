@@ -801,6 +801,21 @@ async fn a_directory_swapped_for_a_symlink_while_calls_run_never_leads_them_outs
         let _ = scratch
             .call("create_directory", r#"{"path": "swap/made"}"#)
             .await;
+        let _ = scratch
+            .call(
+                "move_path",
+                r#"{"from": "swap/keep.txt", "to": "swap/kept.txt", "overwrite": true}"#,
+            )
+            .await;
+        let _ = scratch
+            .call(
+                "move_path",
+                r#"{"from": "swap/kept.txt", "to": "swap/keep.txt", "overwrite": true}"#,
+            )
+            .await;
+        let _ = scratch
+            .call("delete_path", r#"{"path": "swap/made", "recursive": true}"#)
+            .await;
         let listing = scratch
             .call(
                 "list_files",
@@ -837,6 +852,19 @@ async fn a_file_swapped_for_a_symlink_while_calls_run_is_never_read_or_written_t
             .call(
                 "write_text_content",
                 r#"{"path": "page.txt", "text": "written\n"}"#,
+            )
+            .await;
+        // Neither moved nor deleted while it is the link: the link would go, not the file.
+        let _ = scratch
+            .call(
+                "move_path",
+                r#"{"from": "page.txt", "to": "moved.txt", "overwrite": true}"#,
+            )
+            .await;
+        let _ = scratch
+            .call(
+                "move_path",
+                r#"{"from": "moved.txt", "to": "page.txt", "overwrite": true}"#,
             )
             .await;
         let meta = scratch

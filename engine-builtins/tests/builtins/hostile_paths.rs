@@ -51,15 +51,21 @@ fn corpus(scratch: &Scratch) -> Vec<(String, &'static str)> {
     ]
 }
 
-/// The arguments each tool gets for `path`.
-fn arguments(tool: &str, path: &str) -> String {
+/// The arguments each tool gets for `path`: for `move_path`, once as what is moved (to a
+/// free name inside) and once as where it goes (from a file inside, replacing).
+fn arguments(tool: &str, path: &str) -> Vec<String> {
     let path = serde_json::to_string(path).unwrap();
     match tool {
-        "write_text_content" => format!(r#"{{"path": {path}, "text": "overwritten"}}"#),
-        "list_files" => format!(
+        "write_text_content" => vec![format!(r#"{{"path": {path}, "text": "overwritten"}}"#)],
+        "list_files" => vec![format!(
             r#"{{"path": {path}, "recursive": true, "max_depth": null, "max_entries": null}}"#
-        ),
-        _ => format!(r#"{{"path": {path}}}"#),
+        )],
+        "move_path" => vec![
+            format!(r#"{{"from": {path}, "to": "docs/moved", "overwrite": true}}"#),
+            format!(r#"{{"from": "docs/readme.md", "to": {path}, "overwrite": true}}"#),
+        ],
+        "delete_path" => vec![format!(r#"{{"path": {path}, "recursive": true}}"#)],
+        _ => vec![format!(r#"{{"path": {path}}}"#)],
     }
 }
 
@@ -72,34 +78,36 @@ async fn every_tool_refuses_every_path_that_leads_outside_and_changes_nothing() 
     let mut cases = 0;
     for tool in TOOLS {
         for (path, tries) in corpus(&scratch) {
-            let answer = scratch.call(tool, &arguments(tool, &path)).await;
-            let message = match answer {
-                Err(message) => message,
-                Ok(output) => panic!("`{tool}` answered {tries} ({path:?}): {output}"),
-            };
-            for leak in [
-                host.as_str(),
-                "/tmp",
-                "/etc",
-                "the host's secret",
-                "keep me",
-            ] {
-                assert!(
-                    !message.contains(leak),
-                    "`{tool}` on {tries} says {leak:?}: {message}"
+            for arguments in arguments(tool, &path) {
+                let answer = scratch.call(tool, &arguments).await;
+                let message = match answer {
+                    Err(message) => message,
+                    Ok(output) => panic!("`{tool}` answered {tries} ({arguments}): {output}"),
+                };
+                for leak in [
+                    host.as_str(),
+                    "/tmp",
+                    "/etc",
+                    "the host's secret",
+                    "keep me",
+                ] {
+                    assert!(
+                        !message.contains(leak),
+                        "`{tool}` on {tries} says {leak:?}: {message}"
+                    );
+                }
+                assert_eq!(
+                    scratch.outside(),
+                    outside,
+                    "`{tool}` on {tries} changed outside"
                 );
+                assert_eq!(
+                    scratch.inside(),
+                    inside,
+                    "`{tool}` on {tries} changed inside"
+                );
+                cases += 1;
             }
-            assert_eq!(
-                scratch.outside(),
-                outside,
-                "`{tool}` on {tries} changed outside"
-            );
-            assert_eq!(
-                scratch.inside(),
-                inside,
-                "`{tool}` on {tries} changed inside"
-            );
-            cases += 1;
         }
     }
     assert_eq!(
@@ -107,44 +115,33 @@ async fn every_tool_refuses_every_path_that_leads_outside_and_changes_nothing() 
         crate::common::linked_builtins().as_slice(),
         "the corpus runs against every built-in"
     );
-    assert_eq!(cases, TOOLS.len() * corpus(&scratch).len());
+    // `move_path` meets each path twice: as what it moves and as where.
+    assert_eq!(cases, (TOOLS.len() + 1) * corpus(&scratch).len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reasons_name_what_was_wrong() {
     let scratch = Scratch::new("reasons");
-    let reason = |tool: &'static str, path: &str| {
-        let arguments = arguments(tool, path);
+    // Asserts that every way `tool` takes `path` is refused saying `expected`.
+    let says = |tool: &'static str, path: &str, expected: &'static str| {
+        let every = arguments(tool, path);
         let project = scratch.project.clone();
         async move {
-            crate::common::call(&project, tool, &arguments)
-                .await
-                .unwrap_err()
+            for arguments in every {
+                let said = crate::common::call(&project, tool, &arguments)
+                    .await
+                    .unwrap_err();
+                assert!(said.contains(expected), "`{tool}` with {arguments}: {said}");
+            }
         }
     };
     for tool in TOOLS {
-        assert!(
-            reason(tool, "../secret.txt")
-                .await
-                .contains("`..` is not allowed"),
-            "{tool}"
-        );
-        assert!(
-            reason(tool, "/etc/passwd").await.contains("absolute"),
-            "{tool}"
-        );
-        assert!(
-            reason(tool, "C:/x").await.contains("drive letter"),
-            "{tool}"
-        );
-        assert!(reason(tool, "docs\\x").await.contains("`/`"), "{tool}");
-        assert!(reason(tool, "a\0b").await.contains("NUL"), "{tool}");
-        assert!(
-            reason(tool, &"n".repeat(300))
-                .await
-                .contains("300 bytes long"),
-            "{tool}"
-        );
+        says(tool, "../secret.txt", "`..` is not allowed").await;
+        says(tool, "/etc/passwd", "absolute").await;
+        says(tool, "C:/x", "drive letter").await;
+        says(tool, "docs\\x", "`/`").await;
+        says(tool, "a\0b", "NUL").await;
+        says(tool, &"n".repeat(300), "300 bytes long").await;
         // What the file system layer refuses, it refuses in the same words for every tool.
         for path in [
             "link_out",
@@ -152,22 +149,27 @@ async fn the_reasons_name_what_was_wrong() {
             "link_out/new_dir/deeper",
             "abs_out/keep.txt",
         ] {
-            let said = reason(tool, path).await;
-            // A write replaces a name, and never a symlink, wherever it leads.
-            let expected = if tool == "write_text_content" && path == "link_out" {
+            // A write, a move or a deletion changes a name, and never a symlink, wherever
+            // it leads.
+            let changes_the_name =
+                matches!(tool, "write_text_content" | "move_path" | "delete_path");
+            let expected = if changes_the_name && path == "link_out" {
                 "`link_out` is a symbolic link"
             } else {
                 "outside the project root"
             };
-            assert!(said.contains(expected), "`{tool}` on {path}: {said}");
+            says(tool, path, expected).await;
         }
     }
-    let said = reason("get_text_content", "file_out").await;
-    assert!(
-        said.contains("`file_out` is outside the project root"),
-        "{said}"
-    );
-    // A write replaces a name, and never through a symlink, whatever it names.
-    let said = reason("write_text_content", "file_out").await;
-    assert!(said.contains("`file_out` is a symbolic link"), "{said}");
+    says(
+        "get_text_content",
+        "file_out",
+        "`file_out` is outside the project root",
+    )
+    .await;
+    // A write, a move or a deletion changes a name, and never through a symlink, whatever
+    // it names.
+    for tool in ["write_text_content", "move_path", "delete_path"] {
+        says(tool, "file_out", "`file_out` is a symbolic link").await;
+    }
 }

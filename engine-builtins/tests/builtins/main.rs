@@ -4,3 +4,4 @@
 mod common;
 mod files;
 mod hostile_paths;
+mod moves_and_deletions;

@@ -14,11 +14,13 @@ use serde_json::Value;
 // The crate's tools register when it is linked.
 use engine_builtins as _;
 
-/// The five tools.
-pub const TOOLS: [&str; 5] = [
+/// The seven tools.
+pub const TOOLS: [&str; 7] = [
     "create_directory",
+    "delete_path",
     "get_text_content",
     "list_files",
+    "move_path",
     "read_path_meta",
     "write_text_content",
 ];

@@ -108,7 +108,7 @@ fn check_reports_what_it_validated() {
     let report = stdout(&output);
     assert!(
         report.starts_with(
-            "ok: 7 plugins, 17 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
+            "ok: 7 plugins, 19 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
         ),
         "{report}"
     );
@@ -120,7 +120,7 @@ fn check_reports_what_it_validated() {
         "  hooks message_received   guard:blank_message, acme:order_ids_hint\n",
         "  hooks response_generated guard:dirty_output_guard\n",
         "  hooks response_sent      none\n",
-        "  agent default      9 tools equipped, 8 left out, 3 hooks, streaming of replies off: a hook it runs may replace or regenerate replies\n",
+        "  agent default      9 tools equipped, 10 left out, 3 hooks, streaming of replies off: a hook it runs may replace or regenerate replies\n",
         "    left out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n",
         "    left out acme:contact_card: the secret `crm_api_key` is not configured; its plugin's settings are not configured (`[agents.default.plugins.acme]`)\n",
         "    left out contacts:log_contact: the secret `crm_book` is not configured\n",
@@ -226,8 +226,10 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   equips: acme:book_appointment, acme:find_orders, notes:note_file, notes:read_file, notes:recall, notes:remember, notes:search_notes, notes:summarize, weather:weather\n\
          \x20   leaves out acme:contact_card: the secret `crm_api_key` is not configured; its plugin's settings are not configured (`[agents.default.plugins.acme]`)\n\
          \x20   leaves out builtin:create_directory: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:delete_path: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:get_text_content: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:move_path: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:read_path_meta: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:write_text_content: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n\
@@ -242,6 +244,8 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   leaves out acme:contact_card: it is not in `agents.docs.tools`\n\
          \x20   leaves out acme:find_orders: it is not in `agents.docs.tools`\n\
          \x20   leaves out builtin:create_directory: it is not in `agents.docs.tools`\n\
+         \x20   leaves out builtin:delete_path: it is not in `agents.docs.tools`\n\
+         \x20   leaves out builtin:move_path: it is not in `agents.docs.tools`\n\
          \x20   leaves out builtin:write_text_content: it is not in `agents.docs.tools`\n\
          \x20   leaves out contacts:log_contact: it is not in `agents.docs.tools`\n\
          \x20   leaves out notes:note_file: it is not in `agents.docs.tools`\n\
@@ -258,8 +262,10 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20 support: knowledge write, model spend cap $0.02, secrets 1, project none, enables every tool\n\
          \x20   equips: acme:book_appointment, acme:contact_card, acme:find_orders, notes:note_file, notes:read_file, notes:recall, notes:remember, notes:save_note, notes:search_notes, notes:summarize, weather:weather\n\
          \x20   leaves out builtin:create_directory: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:delete_path: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:get_text_content: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:list_files: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
+         \x20   leaves out builtin:move_path: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:read_path_meta: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:write_text_content: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n\

@@ -77,7 +77,7 @@ fn an_agent_equips_the_built_ins_with_a_project_root_and_only_those_its_list_ena
     };
     let writer = agent("writer");
     assert!(
-        writer.contains("builtin:create_directory, builtin:get_text_content, builtin:list_files, builtin:read_path_meta, builtin:write_text_content"),
+        writer.contains("builtin:create_directory, builtin:delete_path, builtin:get_text_content, builtin:list_files, builtin:move_path, builtin:read_path_meta, builtin:write_text_content"),
         "{writer}"
     );
     let reader = agent("reader");
@@ -137,8 +137,10 @@ fn an_agent_equips_the_built_ins_with_a_project_root_and_only_those_its_list_ena
     ));
     for name in [
         "create_directory",
+        "delete_path",
         "get_text_content",
         "list_files",
+        "move_path",
         "read_path_meta",
         "write_text_content",
     ] {
@@ -208,6 +210,61 @@ fn an_agent_reads_and_writes_beneath_its_root_and_nothing_it_did_not_enable() {
 }
 
 #[test]
+fn an_agent_moves_and_deletes_only_with_the_tools_its_list_enables() {
+    let scratch = Scratch::new("move-delete");
+    let root = scratch.0.join("site");
+    let toml = format!(
+        "[agents.mover]\ntools = [\"builtin:move_path\"]\nproject = {{ root = {root:?} }}\n\
+         [agents.cleaner]\ntools = [\"builtin:delete_path\"]\nproject = {{ root = {root:?} }}\n"
+    );
+    // The engine creates the root at start-up: the first call makes it.
+    let call = |agent: &str, tool: &str, arguments: &str| {
+        scratch.engine(&toml, &["--agent", agent, "call", tool, arguments])
+    };
+    let refused = call(
+        "mover",
+        "delete_path",
+        r#"{"path": "x", "recursive": false}"#,
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(
+        stderr(&refused).trim(),
+        "`builtin:delete_path` is linked, and the agent `mover` leaves it out: it is not in `agents.mover.tools`"
+    );
+    std::fs::create_dir_all(root.join("drafts")).unwrap();
+    std::fs::write(root.join("drafts/a.md"), "A\n").unwrap();
+    let moved = call(
+        "mover",
+        "move_path",
+        r#"{"from": "drafts/a.md", "to": "a.md", "overwrite": false}"#,
+    );
+    assert!(moved.status.success(), "{moved:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&moved)).unwrap(),
+        json!({"ok": true, "replaced": false})
+    );
+    assert_eq!(std::fs::read_to_string(root.join("a.md")).unwrap(), "A\n");
+    let refused = call(
+        "cleaner",
+        "move_path",
+        r#"{"from": "a.md", "to": "b.md", "overwrite": false}"#,
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let deleted = call(
+        "cleaner",
+        "delete_path",
+        r#"{"path": "drafts", "recursive": false}"#,
+    );
+    assert!(deleted.status.success(), "{deleted:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&deleted)).unwrap(),
+        json!({"ok": true, "type": "directory", "removed": 1})
+    );
+    assert!(!root.join("drafts").exists());
+    assert!(root.join("a.md").exists());
+}
+
+#[test]
 fn a_tools_list_naming_a_tool_nobody_links_refuses_start_up() {
     let scratch = Scratch::new("unknown-id");
     let output = scratch.engine(
@@ -216,9 +273,15 @@ fn a_tools_list_naming_a_tool_nobody_links_refuses_start_up() {
     );
     assert_eq!(output.status.code(), Some(1));
     let message = stderr(&output);
-    for unknown in ["builtin:delete_file", "list_files"] {
+    for (unknown, suggested) in [
+        (
+            "builtin:delete_file",
+            "did you mean `builtin:delete_path`? ",
+        ),
+        ("list_files", ""),
+    ] {
         assert!(
-            message.contains(&format!("`agents.docs.tools` names `{unknown}`, which no linked plugin defines: name linked tools only (`acme:book_appointment`,")),
+            message.contains(&format!("`agents.docs.tools` names `{unknown}`, which no linked plugin defines: {suggested}name linked tools only (`acme:book_appointment`,")),
             "{message}"
         );
     }
