@@ -30,6 +30,7 @@ mod ids;
 mod in_flight;
 mod options;
 mod problem;
+mod rojo;
 mod same_site;
 mod turns;
 

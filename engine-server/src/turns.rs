@@ -1,6 +1,6 @@
 //! The agent turn over HTTP: `POST /v1/agents/{agent}/turns` answers the turn's events as
-//! NDJSON while it runs; `GET /v1/conversations/{id}` returns a conversation's history
-//! and its staged actions.
+//! NDJSON while it runs (`?wire=rojo`: in seed 002's four lines instead, [`crate::rojo`]);
+//! `GET /v1/conversations/{id}` returns a conversation's history and its staged actions.
 //! Behind the same guards as `/mcp` (the bearer token, the in-flight bound, the body
 //! deadline, and `Host` and `Origin` checked as rmcp checks them for `/mcp`).
 
@@ -8,7 +8,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -19,6 +19,7 @@ use serde_json::json;
 
 use super::ids::{valid_id, CHANNEL_MARK};
 use super::problem::problem;
+use super::rojo::RojoWire;
 
 /// The body of `POST /v1/agents/{agent}/turns`.
 #[derive(Deserialize)]
@@ -39,6 +40,26 @@ struct TurnRequest {
     locale: Option<String>,
 }
 
+/// The query of `POST /v1/agents/{agent}/turns`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnQuery {
+    /// The wire the events are written in: `events` (the default) or `rojo`.
+    #[serde(default)]
+    wire: Wire,
+}
+
+/// The wires a turn's events can be written in.
+#[derive(Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Wire {
+    /// The engine's events, each with its `seq` (`TurnEvent::ndjson_line`).
+    #[default]
+    Events,
+    /// Seed 002's `CHAT`, `TOOL_CALL`, `TOOL_RESULT` and `DONE`.
+    Rojo,
+}
+
 /// The routes, over `engine`; turns under way are cancelled when `shutdown` is.
 pub(super) fn router(engine: Arc<Engine>, shutdown: CancellationToken) -> Router {
     Router::new()
@@ -56,8 +77,18 @@ struct Served {
 async fn turn(
     State(Served { engine, shutdown }): State<Served>,
     Path(agent): Path<String>,
+    query: Result<Query<TurnQuery>, axum::extract::rejection::QueryRejection>,
     body: Result<Json<TurnRequest>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
+    let wire = match query {
+        Ok(Query(query)) => query.wire,
+        Err(_) => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "the query takes only `wire`: `events` (the default) or `rojo` (seed 002's CHAT, TOOL_CALL, TOOL_RESULT and DONE lines)",
+            )
+        }
+    };
     let Json(request) = match body {
         Ok(body) => body,
         Err(rejection) => return problem(StatusCode::BAD_REQUEST, &rejection.body_text()),
@@ -128,6 +159,7 @@ async fn turn(
     let (first, mut busy) = tokio::sync::oneshot::channel::<Option<String>>();
     tokio::spawn(async move {
         let mut seq = 0;
+        let mut rojo = RojoWire::default();
         let mut first = Some(first);
         let mut send = |event: TurnEvent| {
             if let Some(first) = first.take() {
@@ -144,8 +176,17 @@ async fn turn(
                     return;
                 }
             }
-            seq += 1;
-            let _ = lines.send(Bytes::from(event.ndjson_line(seq)));
+            let line = match wire {
+                Wire::Events => {
+                    seq += 1;
+                    event.ndjson_line(seq)
+                }
+                Wire::Rojo => match rojo.line(&event) {
+                    Some(line) => line,
+                    None => return,
+                },
+            };
+            let _ = lines.send(Bytes::from(line));
         };
         engine
             .converse(&turn, request.message.as_deref(), &control, &mut send)

@@ -14,5 +14,6 @@ mod mcp_http_guard;
 mod mcp_spend;
 mod provider_errors;
 mod replicas;
+mod rojo_wire;
 mod turn_setup;
 mod turns;
