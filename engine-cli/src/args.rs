@@ -71,8 +71,11 @@ pub(crate) enum Command {
         at: ConversationArgs,
     },
     /// Talk with the agent in the terminal: the reply streams, each tool call shows as it
-    /// starts and ends.
+    /// starts and ends, with its arguments on one line (cut at 80 characters).
     Chat {
+        /// Show each call's arguments whole, indented under its line, rather than cut.
+        #[arg(long)]
+        full_arguments: bool,
         #[command(flatten)]
         at: ConversationArgs,
     },

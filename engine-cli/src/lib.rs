@@ -234,7 +234,9 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             resume: _,
             at,
         } => return turns::one_turn(&engine, at.place(turn), message),
-        Command::Chat { at } => return turns::chat(&engine, at.place(turn)),
+        Command::Chat { full_arguments, at } => {
+            return turns::chat(&engine, at.place(turn), full_arguments)
+        }
         Command::Check => {
             print!("{}", listing::check_report(&engine));
             if listing::extension_problems(&engine) {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine_core::{Engine, Stop, Turn, TurnControl, TurnEvent};
+use serde_json::value::RawValue;
 
 /// Runs one turn of `turn` for `message` (`None` resumes) and prints each event as a line.
 pub(crate) fn one_turn(engine: &Arc<Engine>, turn: Turn, message: Option<String>) -> ExitCode {
@@ -37,8 +38,9 @@ pub(crate) fn one_turn(engine: &Arc<Engine>, turn: Turn, message: Option<String>
 }
 
 /// A conversation with `turn`'s agent in the terminal: each line typed is a message; the
-/// reply streams, and each tool call shows as it starts and ends.
-pub(crate) fn chat(engine: &Arc<Engine>, turn: Turn) -> ExitCode {
+/// reply streams, and each tool call shows as it starts and ends, with its arguments
+/// (whole with `full_arguments`).
+pub(crate) fn chat(engine: &Arc<Engine>, turn: Turn, full_arguments: bool) -> ExitCode {
     let runtime = runtime();
     let stdin = std::io::stdin();
     let interactive = stdin.is_terminal();
@@ -59,17 +61,24 @@ pub(crate) fn chat(engine: &Arc<Engine>, turn: Turn) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         let control = TurnControl::default();
-        runtime.block_on(chat_turn(engine, &turn, message, &control));
+        runtime.block_on(chat_turn(engine, &turn, message, &control, full_arguments));
     }
 }
 
-async fn chat_turn(engine: &Engine, turn: &Turn, message: &str, control: &TurnControl) {
+async fn chat_turn(
+    engine: &Engine,
+    turn: &Turn,
+    message: &str,
+    control: &TurnControl,
+    full_arguments: bool,
+) {
     let cancel = control.cancel.clone();
     let interrupted = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             cancel.cancel();
         }
     });
+    // Each running call: its id, and its tool with its arguments on one line.
     let running = Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
     let spinner = tokio::spawn(spin(Arc::clone(&running)));
     let mut show = |event: TurnEvent| {
@@ -78,9 +87,20 @@ async fn chat_turn(engine: &Engine, turn: &Turn, message: &str, control: &TurnCo
             TurnEvent::Chat { text } => {
                 let _ = write!(out, "{text}");
             }
-            TurnEvent::ToolCall { id, tool, .. } => {
-                let _ = writeln!(out, "\n  ⋯ {tool}");
-                running.lock().expect("not poisoned").push((id, tool));
+            TurnEvent::ToolCall {
+                id,
+                tool,
+                arguments,
+                ..
+            } => {
+                let activity = format!("{} {}", printable(&tool), collapsed(&arguments));
+                let _ = writeln!(out, "\n  ⋯ {activity}");
+                if full_arguments {
+                    for line in whole(&arguments).lines() {
+                        let _ = writeln!(out, "      {line}");
+                    }
+                }
+                running.lock().expect("not poisoned").push((id, activity));
             }
             TurnEvent::ToolResult {
                 id,
@@ -100,7 +120,9 @@ async fn chat_turn(engine: &Engine, turn: &Turn, message: &str, control: &TurnCo
                 } else {
                     "✗"
                 };
-                let why = error.map(|error| format!(": {error}")).unwrap_or_default();
+                let why = error
+                    .map(|error| format!(": {}", printable(&error)))
+                    .unwrap_or_default();
                 let _ = writeln!(
                     out,
                     "\r  {mark} {tool} {} in {duration_ms} ms{why}",
@@ -161,6 +183,54 @@ async fn chat_turn(engine: &Engine, turn: &Turn, message: &str, control: &TurnCo
     interrupted.abort();
 }
 
+/// The most characters of a call's arguments an activity line shows.
+const COLLAPSED_CHARS: usize = 80;
+
+/// A call's arguments on one line: compact JSON (the model's text as a JSON string when
+/// it is not JSON), cut at [`COLLAPSED_CHARS`] with `…`.
+fn collapsed(arguments: &RawValue) -> String {
+    let compact = compact(arguments);
+    match compact.char_indices().nth(COLLAPSED_CHARS) {
+        Some((end, _)) => format!("{}…", &compact[..end]),
+        None => compact,
+    }
+}
+
+/// A call's arguments whole, indented JSON, each line printable.
+fn whole(arguments: &RawValue) -> String {
+    let text = match serde_json::from_str::<serde_json::Value>(arguments.get()) {
+        Ok(value) => serde_json::to_string_pretty(&value).unwrap_or_default(),
+        Err(_) => arguments.get().to_owned(),
+    };
+    text.lines().map(printable).collect::<Vec<_>>().join("\n")
+}
+
+fn compact(arguments: &RawValue) -> String {
+    match serde_json::from_str::<serde_json::Value>(arguments.get()) {
+        Ok(value) => printable(&value.to_string()),
+        Err(_) => printable(arguments.get()),
+    }
+}
+
+/// `text` with every control character escaped (`\u{1b}`): the model writes tool names
+/// and arguments, and an escape sequence in them must not reach the terminal as one.
+/// (JSON escapes the C0 controls inside strings; this catches the C1 controls, and text
+/// that is not JSON.)
+fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Redraws a spinner after the tools still running, while any is.
 async fn spin(running: Arc<std::sync::Mutex<Vec<(String, String)>>>) {
     const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
@@ -198,5 +268,40 @@ fn exit_code(stop: &Stop, reply: &str) -> ExitCode {
         Stop::Cancelled => ExitCode::from(130),
         // The deadline, a provider's failure, the engine's; and any stop added later.
         _ => ExitCode::FAILURE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn arguments_are_one_compact_line_cut_at_80_characters() {
+        assert_eq!(
+            collapsed(&raw("{\n  \"city\": \"Rome\",\n  \"days\": 1\n}")),
+            r#"{"city":"Rome","days":1}"#
+        );
+        let long = collapsed(&raw(&format!(r#"{{"text":"{}"}}"#, "é".repeat(200))));
+        assert_eq!(long.chars().count(), COLLAPSED_CHARS + 1);
+        assert!(long.ends_with('…'), "{long}");
+        assert_eq!(
+            whole(&raw(r#"{"city":"Rome"}"#)),
+            "{\n  \"city\": \"Rome\"\n}"
+        );
+    }
+
+    #[test]
+    fn control_characters_from_the_model_never_reach_the_terminal() {
+        // JSON keeps ESC escaped; a C1 control (CSI, U+009B) it would print raw.
+        let shown = collapsed(&raw("{\"city\":\"\\u001b[2J\u{9b}2J\"}"));
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(shown.contains("\\u{9b}"), "{shown}");
+        assert_eq!(printable("tool\u{1b}[31m"), "tool\\u{1b}[31m");
+        // Arguments that are not JSON are shown as the text, escaped too.
+        assert_eq!(collapsed(&raw("\"a\\nb\"")), r#""a\nb""#);
     }
 }

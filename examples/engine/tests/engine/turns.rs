@@ -1228,3 +1228,75 @@ fn the_readme_s_first_conversation_calls_the_weather_tool_and_it_succeeds() {
     assert_eq!(of_type(&events, "chat")[0]["text"], scripted_reply.as_str());
     assert_eq!(done(&events)["stop"]["reason"], "answered");
 }
+
+/// `engine chat` with `extra` arguments, fed `input`: what it printed.
+fn chat(setup: &Setup, extra: &[&str], input: &str) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let mut chat = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(setup.config())
+        .args(["--agent", "bot", "chat"])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    chat.stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = chat.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn engine_chat_shows_each_calls_arguments_on_one_line_and_how_it_ended() {
+    let mock = Llmock::start();
+    let setup = Setup::new("chat-arguments", &mock, "openai", "", "");
+    let long_city = format!("\u{1b}[2J{}", "x".repeat(120));
+    let script = json!([
+        {"type": "reply", "tool_calls": [
+            {"name": "weather__weather", "arguments": {"city": "Rome", "days": 1, "units": null}},
+            {"name": "weather__weather", "arguments": {"city": long_city, "days": 1, "units": null}},
+            {"name": "weather__weather", "arguments": {"city": "Oslo", "days": "two", "units": null}}
+        ]},
+        {"type": "reply", "text": "Sunny in Rome."}
+    ]);
+    mock.script(script.clone());
+    let shown = chat(&setup, &[], "Weather?\n");
+    let rome = r#"weather__weather {"city":"Rome","days":1,"units":null}"#;
+    assert!(shown.contains(&format!("  ⋯ {rome}\n")), "{shown}");
+    let ended = shown
+        .lines()
+        .find(|line| line.contains(&format!("✓ {rome} ok in ")))
+        .unwrap_or_else(|| panic!("no line for Rome's result:\n{shown}"));
+    assert!(ended.ends_with(" ms"), "{ended}");
+    // Long arguments are cut to one line of 80 characters, and the model's escape
+    // sequence is shown escaped, never sent to the terminal.
+    let cut = format!(
+        r#"weather__weather {{"city":"\u001b[2J{}…"#,
+        "x".repeat(80 - r#"{"city":"\u001b[2J"#.len())
+    );
+    assert!(shown.contains(&format!("  ⋯ {cut}\n")), "{shown}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+    // A call that failed says so, with why.
+    let oslo = r#"weather__weather {"city":"Oslo","days":"two","units":null}"#;
+    assert!(shown.contains(&format!("✗ {oslo} error in ")), "{shown}");
+    assert!(shown.contains("Sunny in Rome."), "{shown}");
+
+    // In full with the flag: every character of the arguments, indented under the call.
+    mock.script(script);
+    let shown = chat(&setup, &["--full-arguments"], "Weather?\n");
+    assert!(
+        shown.contains(&format!(
+            "      \"city\": \"\\u001b[2J{}\",\n",
+            "x".repeat(120)
+        )),
+        "{shown}"
+    );
+}
