@@ -712,6 +712,7 @@ impl engine_core::external::Runner for CountsRuns {
     fn run(
         &self,
         _arguments: &str,
+        _conversation: Option<&str>,
     ) -> futures::future::BoxFuture<'static, Result<String, engine_core::external::RunError>> {
         LATE_RUNS.fetch_add(1, Ordering::SeqCst);
         Box::pin(async { Ok(r#"{"ran":true}"#.to_owned()) })
@@ -800,6 +801,7 @@ async fn a_tool_installed_while_the_model_is_asked_is_offered_from_the_next_requ
             input_schema: serde_json::json!({
                 "type": "object", "properties": {}, "required": [], "additionalProperties": false
             }),
+            knows_conversation: false,
         };
         let tool = engine_core::external::ExternalTool::new(
             spec,

@@ -71,24 +71,38 @@ impl CommandRunner {
     }
 }
 
+/// The variable that holds the call's conversation id, for a command whose file asked
+/// for it (`"context": ["conversation"]`) and a call in a conversation.
+pub const CONVERSATION_VARIABLE: &str = "ENGINE_CONVERSATION_ID";
+
 impl Runner for CommandRunner {
-    fn run(&self, arguments: &str) -> BoxFuture<'static, Result<String, RunError>> {
+    fn run(
+        &self,
+        arguments: &str,
+        conversation: Option<&str>,
+    ) -> BoxFuture<'static, Result<String, RunError>> {
         let command = Arc::clone(&self.0);
         if let Err(error) = command.arguments.check(arguments) {
             return Box::pin(std::future::ready(Err(error)));
         }
         let input = arguments.to_owned();
-        Box::pin(async move { command.run(input).await })
+        let conversation = conversation.map(str::to_owned);
+        Box::pin(async move { command.run(input, conversation).await })
     }
 }
 
 impl Command {
-    async fn run(&self, input: String) -> Result<String, RunError> {
-        let mut child = tokio::process::Command::new(&self.program)
+    async fn run(&self, input: String, conversation: Option<String>) -> Result<String, RunError> {
+        let mut child = tokio::process::Command::new(&self.program);
+        child
             .args(&self.args)
             .current_dir(&self.dir)
             .env_clear()
-            .envs(passed_environment())
+            .envs(passed_environment());
+        if let Some(conversation) = conversation {
+            child.env(CONVERSATION_VARIABLE, conversation);
+        }
+        let mut child = child
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

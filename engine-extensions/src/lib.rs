@@ -36,7 +36,9 @@ use engine_core::config::{EngineConfig, DEFAULT_MAX_OUTPUT_BYTES};
 use engine_core::external::{ExtensionKind, ExternalTool, ExternalToolSpec, LoadedFile};
 use engine_core::Engine;
 
+pub use command::CONVERSATION_VARIABLE;
 pub use manifest::{DEFAULT_NAMESPACE, DEFAULT_TIMEOUT};
+pub use mcp::CONVERSATION_META_KEY;
 pub use watch::{watch, Watching};
 
 use arguments::Arguments;
@@ -171,8 +173,9 @@ impl Loader {
                 Endpoint::Http { url, token }
             }
         };
+        let knows_conversation = manifest::knows_conversation(&manifest.context);
         if let Some(server) = before.remove(path) {
-            if server.is_for(&manifest.namespace, &endpoint) {
+            if server.is_for(&manifest.namespace, &endpoint, knows_conversation) {
                 return Ok(server);
             }
         }
@@ -182,6 +185,7 @@ impl Loader {
             path.to_owned(),
             endpoint,
             self.max_output,
+            knows_conversation,
             Arc::new(move || {
                 if let Some(reload) = &*changed.lock().expect("never poisoned") {
                     let _ = reload.send(());
@@ -237,6 +241,7 @@ impl Loader {
             summary: command.summary,
             category: command.category,
             input_schema: command.input_schema,
+            knows_conversation: manifest::knows_conversation(&command.context),
         };
         Ok(vec![ExternalTool::new(
             spec,

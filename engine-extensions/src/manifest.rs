@@ -50,6 +50,25 @@ pub struct CommandManifest {
     /// How long it may run, in seconds (default 30, at most 600).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// What of the call it is given beyond its arguments: nothing by default.
+    #[serde(default)]
+    pub context: Vec<Context>,
+}
+
+/// What of a call an external tool may be given beyond its arguments, once its file
+/// asks (`"context": ["conversation"]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Context {
+    /// The id of the call's conversation (for a call in one): a command gets it in
+    /// `ENGINE_CONVERSATION_ID`, an MCP server in the call's `_meta` under
+    /// `engine/conversation`.
+    Conversation,
+}
+
+/// Whether `context` asks for the conversation.
+pub fn knows_conversation(context: &[Context]) -> bool {
+    context.contains(&Context::Conversation)
 }
 
 impl CommandManifest {
@@ -68,6 +87,9 @@ pub struct McpManifest {
     pub namespace: String,
     /// How to reach it.
     pub mcp_server: McpTransport,
+    /// What of each call its tools are given beyond their arguments: nothing by default.
+    #[serde(default)]
+    pub context: Vec<Context>,
 }
 
 /// How the engine reaches an MCP server.
@@ -168,6 +190,7 @@ mod tests {
         };
         assert_eq!(command.namespace, None);
         assert_eq!(command.timeout(), DEFAULT_TIMEOUT);
+        assert!(!knows_conversation(&command.context));
     }
 
     #[test]
@@ -182,6 +205,28 @@ mod tests {
         assert!(long.contains("between 1 and 600"), "{long}");
         assert!(parse("[1]").unwrap_err().contains("not a JSON object"));
         assert!(parse("{").unwrap_err().starts_with("is not JSON"));
+    }
+
+    #[test]
+    fn a_file_asks_for_the_conversation_by_name_and_for_nothing_else() {
+        let asks = parse(r#"{"name": "e", "description": "d", "input_schema": {}, "command": ["x"], "context": ["conversation"]}"#).unwrap();
+        let Manifest::Command(command) = asks else {
+            panic!("a command tool")
+        };
+        assert!(knows_conversation(&command.context));
+        let server = parse(
+            r#"{"namespace": "n", "mcp_server": {"command": ["s"]}, "context": ["conversation"]}"#,
+        )
+        .unwrap();
+        let Manifest::McpServer(server) = server else {
+            panic!("an MCP server")
+        };
+        assert!(knows_conversation(&server.context));
+        let unknown = parse(r#"{"name": "e", "description": "d", "input_schema": {}, "command": ["x"], "context": ["secrets"]}"#).unwrap_err();
+        assert!(
+            unknown.contains("unknown variant `secrets`, expected `conversation`"),
+            "{unknown}"
+        );
     }
 
     #[test]

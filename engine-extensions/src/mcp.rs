@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use engine_core::external::{ExternalTool, ExternalToolSpec, RunError, Runner};
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolRequestParams, ServerNotification, SubscriptionFilter};
+use rmcp::model::{
+    CallToolRequestParams, MetaObject, RequestMetaObject, ServerNotification, SubscriptionFilter,
+};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -61,6 +63,8 @@ struct Shared {
     /// Told each time the state changes (the loader reloads the directory).
     changed: Arc<dyn Fn() + Send + Sync>,
     max_output: usize,
+    /// Whether its file asked for each call's conversation (`"context": ["conversation"]`).
+    knows_conversation: bool,
     /// The task that keeps the connection up: stopped when the last holder goes.
     supervisor: OnceLock<tokio::task::AbortHandle>,
 }
@@ -94,6 +98,7 @@ impl McpServer {
         file: PathBuf,
         endpoint: Endpoint,
         max_output: usize,
+        knows_conversation: bool,
         changed: Arc<dyn Fn() + Send + Sync>,
     ) -> Self {
         let shared = Arc::new(Shared {
@@ -102,6 +107,7 @@ impl McpServer {
             state: Mutex::new(State::default()),
             changed,
             max_output,
+            knows_conversation,
             supervisor: OnceLock::new(),
         });
         let (first, mut first_done) = watch::channel(false);
@@ -113,10 +119,18 @@ impl McpServer {
         Self { endpoint, shared }
     }
 
-    /// Whether it is the server of `namespace` at `endpoint` (a file that still says so
-    /// keeps it).
-    pub(crate) fn is_for(&self, namespace: &str, endpoint: &Endpoint) -> bool {
-        self.shared.namespace == namespace && self.endpoint == *endpoint
+    /// Whether it is the server of `namespace` at `endpoint`, given each call's
+    /// conversation or not as `knows_conversation` says (a file that still says so keeps
+    /// it).
+    pub(crate) fn is_for(
+        &self,
+        namespace: &str,
+        endpoint: &Endpoint,
+        knows_conversation: bool,
+    ) -> bool {
+        self.shared.namespace == namespace
+            && self.endpoint == *endpoint
+            && self.shared.knows_conversation == knows_conversation
     }
 
     /// Its tools as the engine offers them, and why some fail or were left out (if they
@@ -155,6 +169,7 @@ impl McpServer {
             summary: tool.title.clone(),
             category: None,
             input_schema: schema,
+            knows_conversation: self.shared.knows_conversation,
         };
         let runner = McpRunner {
             shared: Arc::clone(&self.shared),
@@ -407,8 +422,16 @@ struct McpRunner {
     arguments: Arguments,
 }
 
+/// The `_meta` key of a call's conversation id, for a server whose file asked for it. A
+/// prefix of our own, as MCP asks of keys that are not its own.
+pub const CONVERSATION_META_KEY: &str = "engine/conversation";
+
 impl Runner for McpRunner {
-    fn run(&self, arguments: &str) -> BoxFuture<'static, Result<String, RunError>> {
+    fn run(
+        &self,
+        arguments: &str,
+        conversation: Option<&str>,
+    ) -> BoxFuture<'static, Result<String, RunError>> {
         if let Err(error) = self.arguments.check(arguments) {
             return Box::pin(std::future::ready(Err(error)));
         }
@@ -432,19 +455,22 @@ impl Runner for McpRunner {
             }
         };
         let name = self.name.clone();
+        let mut request = CallToolRequestParams::new(name.clone()).with_arguments(object);
+        if let Some(conversation) = conversation {
+            let mut meta = serde_json::Map::new();
+            meta.insert(CONVERSATION_META_KEY.to_owned(), conversation.into());
+            request.meta = Some(RequestMetaObject(MetaObject(meta)));
+        }
         let max_output = self.shared.max_output;
         Box::pin(async move {
             let peer = peer?;
             // Dropping this future (deadline, cancellation) tells the server the call
             // is cancelled: rmcp sends `notifications/cancelled`.
-            let result = peer
-                .call_tool(CallToolRequestParams::new(name.clone()).with_arguments(object))
-                .await
-                .map_err(|error| {
-                    RunError::Failed(format!(
-                        "the MCP server failed the call of `{name}`: {error}"
-                    ))
-                })?;
+            let result = peer.call_tool(request).await.map_err(|error| {
+                RunError::Failed(format!(
+                    "the MCP server failed the call of `{name}`: {error}"
+                ))
+            })?;
             output(&name, result, max_output)
         })
     }

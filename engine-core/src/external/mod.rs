@@ -69,14 +69,17 @@ impl dispatch::Called for ExternalTool {
 }
 
 /// Runs an external tool under the same checks, deadline and cancellation as a linked
-/// one, with its errors in the same shapes.
+/// one, with its errors in the same shapes. The call's `conversation` reaches the tool
+/// only if it opted in to know it.
 pub(crate) async fn call(
     tool: Arc<ExternalTool>,
     arguments: &str,
+    conversation: Option<&str>,
     bounds: Bounds<'_>,
 ) -> Result<String, CallError> {
     dispatch::admit(&*tool, arguments, &bounds)?;
-    let running = tool.runner().run(arguments);
+    let conversation = conversation.filter(|_| tool.knows_conversation());
+    let running = tool.runner().run(arguments, conversation);
     match dispatch::wait(&*tool, running, &bounds).await? {
         Ok(output) => Ok(output),
         Err(RunError::InvalidArguments(message)) => {

@@ -53,6 +53,10 @@ pub struct ExternalToolSpec {
     pub category: Option<String>,
     /// The JSON Schema of its arguments.
     pub input_schema: Value,
+    /// Whether its file opted in to know the conversation of each call
+    /// (`"context": ["conversation"]`): its runner is then given the conversation's id,
+    /// and never anything else of the turn. Without the opt-in it is given nothing.
+    pub knows_conversation: bool,
 }
 
 /// Why a call of an external tool produced no result, as its runner reports it; the
@@ -74,9 +78,14 @@ pub enum RunError {
 /// its deadline, or cancelled, is dropped): kill what it started, tell the server.
 pub trait Runner: Send + Sync + 'static {
     /// Runs the tool with `arguments` (JSON text, within the engine's size limit) and
-    /// gives its output as JSON text.
-    fn run(&self, arguments: &str)
-        -> futures::future::BoxFuture<'static, Result<String, RunError>>;
+    /// gives its output as JSON text. `conversation` is the id of the call's
+    /// conversation, given only to a tool that opted in
+    /// ([`ExternalToolSpec::knows_conversation`]) and only for a call in one.
+    fn run(
+        &self,
+        arguments: &str,
+        conversation: Option<&str>,
+    ) -> futures::future::BoxFuture<'static, Result<String, RunError>>;
 }
 
 /// An external tool, checked: ids, schema text, the strict and Gemini verdicts.
@@ -168,6 +177,11 @@ impl ExternalTool {
     /// Its title for people.
     pub fn summary(&self) -> &str {
         self.spec.summary.as_deref().unwrap_or(&self.spec.name)
+    }
+
+    /// Whether its runner is given the conversation of each call.
+    pub fn knows_conversation(&self) -> bool {
+        self.spec.knows_conversation
     }
 
     /// Its grouping for listings, if its file gave one.

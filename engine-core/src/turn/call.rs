@@ -141,7 +141,12 @@ impl Runtime {
             cancel: call.cancel,
             limits: &self.registry.limits,
         };
-        Started::Running(Box::pin(external::call(tool, call.arguments, bounds)))
+        Started::Running(Box::pin(external::call(
+            tool,
+            call.arguments,
+            turn.conversation(),
+            bounds,
+        )))
     }
 
     /// Why `name` is not called: unknown, as if it were not linked, unless the agent

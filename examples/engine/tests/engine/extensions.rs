@@ -1278,3 +1278,46 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
     assert!(!called.status.success(), "{called:?}");
     assert!(!mark.exists(), "a program in the project root ran");
 }
+
+/// Issue 37 #2: a file that asks (`"context": ["conversation"]`) is given the
+/// conversation of each call in one, a command in `ENGINE_CONVERSATION_ID` and an MCP
+/// server in the call's `_meta`; a file that does not ask is given nothing, and neither
+/// is a call outside a conversation.
+#[test]
+fn only_a_file_that_asks_is_told_the_conversation_and_only_for_a_call_in_one() {
+    let setup = Setup::new("conversation", &format!("data_dir = \"data\"\n{AGENT}"));
+    setup.add(&[
+        "whose.json",
+        "whose.sh",
+        "unasked.json",
+        "whose_server.py",
+        "whose-server.json",
+        "untold-server.json",
+    ]);
+    let call = |tool: &str, conversation: Option<&str>| {
+        let mut args = vec!["call"];
+        if let Some(conversation) = conversation {
+            args.extend(["--subscriber", "u-1", "--conversation", conversation]);
+        }
+        args.extend([tool, "{}"]);
+        let output = setup.command_from_its_directory(&args).output().unwrap();
+        serde_json::from_slice::<Value>(&output.stdout)
+            .unwrap_or_else(|_| panic!("JSON from the call: {output:?}"))
+    };
+    assert_eq!(
+        call("local__whose", Some("c-7")),
+        json!({"conversation": "c-7"})
+    );
+    assert_eq!(
+        call("local__unasked", Some("c-7")),
+        json!({"conversation": null})
+    );
+    assert_eq!(call("local__whose", None), json!({"conversation": null}));
+    // The server's answer is its structured content.
+    assert_eq!(call("told__whose", Some("c-7")), json!({"result": "c-7"}));
+    assert_eq!(
+        call("untold__whose", Some("c-7")),
+        json!({"result": "none"})
+    );
+    assert_eq!(call("told__whose", None), json!({"result": "none"}));
+}
