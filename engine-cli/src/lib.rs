@@ -126,7 +126,13 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             Some(_) => "the configuration",
             None => "the default configuration (no file given)",
         };
-        return match Engine::builder().config(config).backends(backends).check() {
+        let provider_files = engine_extensions::read_providers(&config);
+        return match Engine::builder()
+            .provider_files(provider_files)
+            .config(config)
+            .backends(backends)
+            .check()
+        {
             Ok(()) => {
                 println!("ok: {what} has no problem with what this engine links");
                 ExitCode::SUCCESS
@@ -175,6 +181,7 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
     engine_providers::install_tls_provider();
     let loader = engine_extensions::Loader::new(&config);
     let mut builder = Engine::builder()
+        .provider_files(engine_extensions::read_providers(&config))
         .config(config)
         .log_redaction(redact)
         .backends(backends);

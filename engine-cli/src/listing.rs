@@ -95,13 +95,18 @@ pub fn list_extensions(engine: &Engine) -> String {
     out
 }
 
-/// Whether any extension file is skipped or degraded (`check` then exits non-zero).
+/// Whether any extension or provider file is skipped or degraded (`check` then exits
+/// non-zero).
 pub fn extension_problems(engine: &Engine) -> bool {
     engine
         .extensions()
         .files()
         .iter()
         .any(|file| file.error.is_some())
+        || engine
+            .provider_files()
+            .iter()
+            .any(|file| file.error.is_some())
 }
 
 /// The linked channels (plugin API version 0, unstable), each with where it is mounted.
@@ -216,6 +221,23 @@ pub fn check_report(engine: &Engine) -> String {
             file.path.display(),
             file.state.as_str(),
             file.tools.len()
+        );
+    }
+    for file in engine.provider_files() {
+        let error = file
+            .error
+            .as_deref()
+            .map_or(String::new(), |error| format!(": {error}"));
+        let used_by = if file.used_by.is_empty() {
+            "no agent".to_owned()
+        } else {
+            file.used_by.join(", ")
+        };
+        out += &format!(
+            "  provider file {} {}, used by {used_by}{error}
+",
+            file.path.display(),
+            file.state
         );
     }
     for agent in engine.agents() {

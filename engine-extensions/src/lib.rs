@@ -24,6 +24,7 @@ mod command;
 pub mod guide {}
 mod manifest;
 mod mcp;
+mod providers;
 mod watch;
 
 use std::collections::{BTreeMap, HashMap};
@@ -39,6 +40,7 @@ use engine_core::Engine;
 pub use command::CONVERSATION_VARIABLE;
 pub use manifest::{DEFAULT_NAMESPACE, DEFAULT_TIMEOUT};
 pub use mcp::CONVERSATION_META_KEY;
+pub use providers::read_providers;
 pub use watch::{watch, Watching};
 
 use arguments::Arguments;
@@ -53,6 +55,8 @@ use mcp::{Endpoint, McpServer};
 /// [`Engine::install_extensions`]: engine_core::Engine::install_extensions
 pub struct Loader {
     dir: PathBuf,
+    /// The providers directory, read beside the tools ([`read_providers`]).
+    providers_dir: Option<PathBuf>,
     max_output: usize,
     secrets: BTreeMap<String, String>,
     /// The servers of the last read, by file, with what they were started from.
@@ -68,6 +72,7 @@ impl Loader {
     pub fn new(config: &EngineConfig) -> Option<Self> {
         Some(Self {
             dir: config.extensions_dir()?,
+            providers_dir: config.providers_dir(),
             max_output: config
                 .extensions
                 .max_output_bytes
@@ -81,6 +86,11 @@ impl Loader {
     /// The directory it reads.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The providers directory, which [`watch`] watches beside it.
+    pub fn providers_dir(&self) -> Option<&Path> {
+        self.providers_dir.as_deref()
     }
 
     /// Every `*.json` file of the directory (not those starting with `.`: editors'

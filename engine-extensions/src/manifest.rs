@@ -111,10 +111,15 @@ pub enum McpTransport {
     },
 }
 
-/// Reads and parses the file at `path`; the error says what to fix. The file is opened
-/// once, without blocking (a FIFO swapped in cannot hang the loader), checked to be a
-/// regular file through that handle, and read no further than the size limit.
+/// Reads and parses the file at `path`; the error says what to fix.
 pub fn read(path: &Path) -> Result<Manifest, String> {
+    parse(&read_text(path)?)
+}
+
+/// The text of the file at `path`, opened once, without blocking (a FIFO swapped in
+/// cannot hang the loader), checked to be a regular file through that handle, and read
+/// no further than the size limit; the error is a phrase after "the file".
+pub fn read_text(path: &Path) -> Result<String, String> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let file = std::fs::OpenOptions::new()
@@ -137,7 +142,7 @@ pub fn read(path: &Path) -> Result<Manifest, String> {
             "is larger than the {MAX_FILE_BYTES} bytes an extension file may have"
         ));
     }
-    parse(&text)
+    Ok(text)
 }
 
 /// Parses a file's text: an object with `mcp_server` is an MCP server, any other a

@@ -27,72 +27,165 @@ impl Drop for Watching {
 }
 
 /// Reloads `loader`'s directory into `engine` whenever a file in it changes, appears or
-/// goes, and on `SIGHUP`, until the returned handle is dropped. Needs a Tokio runtime.
-/// A directory that does not exist yet is picked up when it is created (its parent is
-/// watched meanwhile).
+/// goes, and on `SIGHUP`, until the returned handle is dropped; the same for its
+/// providers directory, whose files go to
+/// [`Engine::install_providers`](engine_core::Engine::install_providers). Needs a Tokio
+/// runtime. A directory that does not exist yet is picked up when it is created (its
+/// parent is watched meanwhile).
 pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
-    let (changes, mut changed) = mpsc::unbounded_channel::<()>();
-    loader.on_change(changes.clone());
-    let to_task = changes.clone();
-    // Absolute, as the paths of the events are once what is watched is: with a relative
-    // `--config`, a relative directory would never equal the `./tools.d` its parent's
-    // events name, and a directory made after start-up would never be seen.
-    let dir = std::path::absolute(loader.dir())
-        .map_err(|error| format!("cannot watch {}: {error}", loader.dir().display()))?;
-    let events_dir = dir.clone();
-    // Only what can change the set: a change (`changes_the_set`) to an extension file, or
-    // to the directory itself (when its parent is watched). A command writing beside its
-    // file, or a database beside the configuration, reloads nothing.
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        // A rescan is asked for when the kernel's queue overflowed: changes were lost.
-        let about_the_set = event
-            .paths
-            .iter()
-            .any(|path| *path == events_dir || crate::is_extension_file(path));
-        let relevant = event.need_rescan() || (changes_the_set(&event.kind) && about_the_set);
-        // Every event, relevant or not: what a reload (or its absence) followed from.
-        tracing::debug!(kind = ?event.kind, paths = ?event.paths, relevant, "extensions watcher: event");
-        if relevant {
-            let _ = to_task.send(());
-        }
-    })
-    .map_err(|error| format!("cannot watch {}: {error}", loader.dir().display()))?;
-    let mut watched = watch_dir_or_parent(&mut watcher, &dir)?;
+    let (changes, mut changed) = mpsc::unbounded_channel::<Which>();
+    let (tools_changed, reload_tools) = mpsc::unbounded_channel::<()>();
+    loader.on_change(tools_changed);
+    let mut tools = Watched::start(loader.dir(), Which::Tools, changes.clone())?;
+    let mut providers = loader
+        .providers_dir()
+        .map(|dir| Watched::start(dir, Which::Providers, changes.clone()))
+        .transpose()?;
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         .map_err(|error| format!("cannot listen for SIGHUP: {error}"))?;
+    // A server's tools or state changed: the tools are read again.
+    let servers = {
+        let changes = changes.clone();
+        let mut reload_tools = reload_tools;
+        tokio::spawn(async move {
+            while reload_tools.recv().await.is_some() {
+                if changes.send(Which::Tools).is_err() {
+                    return;
+                }
+            }
+        })
+    };
     let task = tokio::spawn(async move {
+        let _servers = AbortOnDrop(servers);
         loop {
+            let (mut read_tools, mut read_providers) = (false, false);
+            let mut mark = |which: Which| match which {
+                Which::Tools => read_tools = true,
+                Which::Providers => read_providers = true,
+            };
             tokio::select! {
-                Some(()) = changed.recv() => {
+                Some(which) = changed.recv() => {
+                    mark(which);
                     // Let the burst settle, then read it as one change.
                     tokio::time::sleep(SETTLE).await;
-                    while changed.try_recv().is_ok() {}
+                    while let Ok(which) = changed.try_recv() {
+                        mark(which);
+                    }
                 }
-                Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading the extensions"),
+                Some(()) = hangup.recv() => {
+                    tracing::info!("SIGHUP: reloading the extensions and the providers");
+                    mark(Which::Tools);
+                    mark(Which::Providers);
+                }
                 else => return,
             }
-            // The directory appeared (its parent was watched), or went (its own watch
-            // went with it, and its parent is watched until it is back).
-            if watched != dir || !dir.is_dir() {
-                if let Ok(now) = watch_dir_or_parent(&mut watcher, &dir) {
-                    if now == dir {
-                        let _ = watcher.unwatch(&watched);
-                    }
-                    watched = now;
+            if read_providers {
+                if let Some(providers) = &mut providers {
+                    providers.follow();
+                    let files =
+                        engine.install_providers(crate::providers::read_dir(&providers.dir));
+                    tracing::info!(
+                        dir = %providers.dir.display(),
+                        files = files.len(),
+                        usable = files.iter().filter(|file| file.error.is_none()).count(),
+                        "providers reloaded"
+                    );
                 }
             }
-            let installed = engine.install_extensions(loader.load(&engine).await);
-            tracing::info!(
-                dir = %loader.dir().display(),
-                tools = installed.tools().len(),
-                files = installed.files().len(),
-                "extensions reloaded"
-            );
+            if read_tools {
+                tools.follow();
+                let installed = engine.install_extensions(loader.load(&engine).await);
+                tracing::info!(
+                    dir = %loader.dir().display(),
+                    tools = installed.tools().len(),
+                    files = installed.files().len(),
+                    "extensions reloaded"
+                );
+            }
         }
     });
     drop(changes);
     Ok(Watching { task })
+}
+
+/// Which directory changed.
+#[derive(Clone, Copy)]
+enum Which {
+    Tools,
+    Providers,
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// One directory watched, or its parent while it does not exist.
+struct Watched {
+    /// The directory, absolute.
+    dir: PathBuf,
+    /// What is watched now: the directory, or its parent.
+    watched: PathBuf,
+    watcher: notify::RecommendedWatcher,
+}
+
+impl Watched {
+    /// Watches `dir`, telling `changes` of `which` on each change of its files.
+    fn start(
+        dir: &Path,
+        which: Which,
+        changes: mpsc::UnboundedSender<Which>,
+    ) -> Result<Self, String> {
+        // Absolute, as the paths of the events are once what is watched is: with a
+        // relative `--config`, a relative directory would never equal the `./tools.d` its
+        // parent's events name, and a directory made after start-up would never be seen.
+        let dir = std::path::absolute(dir)
+            .map_err(|error| format!("cannot watch {}: {error}", dir.display()))?;
+        let events_dir = dir.clone();
+        // Only what can change the set: a change (`changes_the_set`) to a `*.json` file
+        // of the directory, or to the directory itself (when its parent is watched). A
+        // command writing beside its file, or a database beside the configuration,
+        // reloads nothing.
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                let Ok(event) = event else { return };
+                let about_the_set = event.paths.iter().any(|path| {
+                    *path == events_dir
+                        || (path.parent() == Some(&*events_dir) && crate::is_extension_file(path))
+                });
+                // A rescan is asked for when the kernel's queue overflowed: changes were lost.
+                let relevant =
+                    event.need_rescan() || (changes_the_set(&event.kind) && about_the_set);
+                // Every event, relevant or not: what a reload (or its absence) followed from.
+                tracing::debug!(kind = ?event.kind, paths = ?event.paths, relevant, "extensions watcher: event");
+                if relevant {
+                    let _ = changes.send(which);
+                }
+            })
+            .map_err(|error| format!("cannot watch {}: {error}", dir.display()))?;
+        let watched = watch_dir_or_parent(&mut watcher, &dir)?;
+        Ok(Self {
+            dir,
+            watched,
+            watcher,
+        })
+    }
+
+    /// Follows the directory: it appeared (its parent was watched), or went (its own
+    /// watch went with it, and its parent is watched until it is back).
+    fn follow(&mut self) {
+        if self.watched != self.dir || !self.dir.is_dir() {
+            if let Ok(now) = watch_dir_or_parent(&mut self.watcher, &self.dir) {
+                if now == self.dir {
+                    let _ = self.watcher.unwatch(&self.watched);
+                }
+                self.watched = now;
+            }
+        }
+    }
 }
 
 /// Whether an event of `kind` can change the set of extensions: a file made, written,

@@ -1,5 +1,6 @@
-//! `GET /v1/extensions`: every external tool file, its state and its error, as JSON, so
-//! that a person (or a UI) sees why a dropped-in file offers nothing.
+//! `GET /v1/extensions`: every external tool file and drop-in provider file, its state
+//! and its error, as JSON, so that a person (or a UI) sees why a dropped-in file offers
+//! nothing.
 
 use std::sync::Arc;
 
@@ -16,8 +17,9 @@ pub(super) fn router(engine: Arc<Engine>) -> Router {
         .with_state(engine)
 }
 
-/// `{"files": [{"path", "kind", "state", "error", "tools"}], "tools": [...]}`: each
-/// offered tool with its file, and whether its schema is strict-compatible.
+/// `{"files": [{"path", "kind", "state", "error", "tools"}], "tools": [...], "providers":
+/// [{"path", "name", "state", "error", "used_by"}]}`: each offered tool with its file, and
+/// whether its schema is strict-compatible; each drop-in provider file with its state.
 async fn extensions(State(engine): State<Arc<Engine>>) -> Json<Value> {
     let installed = engine.extensions();
     let tools: Vec<Value> = installed
@@ -35,5 +37,9 @@ async fn extensions(State(engine): State<Arc<Engine>>) -> Json<Value> {
             })
         })
         .collect();
-    Json(json!({ "files": installed.files(), "tools": tools }))
+    Json(json!({
+        "files": installed.files(),
+        "tools": tools,
+        "providers": engine.provider_files(),
+    }))
 }

@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 mod agent;
 mod check;
+pub(crate) use check::provider_problems;
 mod environment;
 mod error;
 mod model;
@@ -134,6 +135,11 @@ pub struct ExtensionsConfig {
     /// The most a command tool may write on stdout, in bytes; more stops it.
     #[serde(default)]
     pub max_output_bytes: Option<usize>,
+    /// The directory of drop-in providers, relative to the configuration file's;
+    /// `providers.d` beside it when unset. An engine run without a configuration file
+    /// has none.
+    #[serde(default)]
+    pub providers_dir: Option<PathBuf>,
 }
 
 /// Secret values are left out: only their keys show.
@@ -143,6 +149,7 @@ impl fmt::Debug for ExtensionsConfig {
             .field("dir", &self.dir)
             .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
             .field("max_output_bytes", &self.max_output_bytes)
+            .field("providers_dir", &self.providers_dir)
             .finish()
     }
 }

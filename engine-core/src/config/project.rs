@@ -18,10 +18,10 @@ pub const MAX_LIST_ENTRIES: usize = 100_000;
 /// [agents.site.project]
 /// root = "site"               # created if missing; relative to the working directory;
 ///                             # never holding what the engine reads (data_dir, the
-///                             # extensions directory, the configuration file, the
-///                             # engine's executable) nor within data_dir or the
-///                             # extensions directory, nor within another agent's root
-///                             # (sharing one is fine)
+///                             # extensions and providers directories, the
+///                             # configuration file, the engine's executable) nor
+///                             # within data_dir or those directories, nor within
+///                             # another agent's root (sharing one is fine)
 /// max_file_bytes = 1048576    # default 1 MiB
 /// max_list_entries = 1000     # default 1000
 /// quota_bytes = 67108864      # absent: no quota

@@ -183,14 +183,27 @@ impl EngineConfig {
     /// configuration file's directory, or `tools.d` beside the file; none without a file
     /// (nor a directory set).
     pub fn extensions_dir(&self) -> Option<PathBuf> {
+        self.beside_the_file(self.extensions.dir.as_deref(), "tools.d")
+    }
+
+    /// The directory of drop-in providers: `[extensions] providers_dir`, relative to the
+    /// configuration file's directory, or `providers.d` beside the file; none for an
+    /// engine run without a file.
+    pub fn providers_dir(&self) -> Option<PathBuf> {
+        self.beside_the_file(self.extensions.providers_dir.as_deref(), "providers.d")
+    }
+
+    /// `given` relative to the configuration file's directory, or `default` beside the
+    /// file; `given` alone without a file, nothing without either.
+    fn beside_the_file(&self, given: Option<&Path>, default: &str) -> Option<PathBuf> {
         let beside = self
             .file
             .as_ref()
             .map(|file| file.parent().unwrap_or(Path::new("")).to_owned());
-        match (&self.extensions.dir, beside) {
+        match (given, beside) {
             (Some(dir), Some(beside)) => Some(beside.join(dir)),
-            (Some(dir), None) => Some(dir.clone()),
-            (None, beside) => beside.map(|beside| beside.join("tools.d")),
+            (Some(dir), None) => Some(dir.to_owned()),
+            (None, beside) => beside.map(|beside| beside.join(default)),
         }
     }
 }

@@ -11,10 +11,11 @@ use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
 use plugin_sdk::knowledge::KnowledgeError;
 
 use super::error::EngineError;
+use crate::config::ArtifactLimits;
 use crate::config::{AgentConfig, DatabaseConfig, EngineConfig, GatewayConfig, KnowledgeLimits};
-use crate::config::{ArtifactLimits, ProviderConfig};
 use crate::model::{GatewayError, ModelGateway, SpendLedger};
-use crate::provider::{Provider, ProviderError};
+pub use crate::provider::OpenProvider;
+use crate::provider::Provider;
 use crate::stores::{ConversationError, Conversations};
 use crate::BackendError;
 
@@ -38,9 +39,6 @@ pub type OpenKnowledge =
 /// Opens the stores replicas share (the database's name for the log is the backend's).
 pub type OpenShared =
     fn(&DatabaseConfig, ArtifactLimits, KnowledgeLimits) -> Result<SharedStores, BackendError>;
-/// Makes the provider a `[providers.*]` table describes, with its key.
-pub type OpenProvider =
-    fn(&ProviderConfig, Option<&str>) -> Result<Arc<dyn Provider>, ProviderError>;
 /// Makes the model gateway `[gateway]` describes.
 pub type OpenGateway = fn(&GatewayConfig) -> Result<Arc<dyn ModelGateway>, GatewayError>;
 

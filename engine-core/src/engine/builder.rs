@@ -16,7 +16,7 @@ use super::{linked_config, project_roots};
 use crate::config::EngineConfig;
 use crate::limits::Limits;
 use crate::model::{ModelGateway, SpendLedger, TurnSpend};
-use crate::provider::Provider;
+use crate::provider::{self as drop_in, DropIns, Provider, ProviderFile};
 use crate::redact::LogRedaction;
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationStates, Conversations, MemoryArtifacts};
@@ -47,6 +47,7 @@ pub struct EngineBuilder {
     keep_conversations: bool,
     log_redaction: Option<LogRedaction>,
     backends: Backends,
+    provider_files: Vec<ProviderFile>,
 }
 
 impl EngineBuilder {
@@ -101,6 +102,14 @@ impl EngineBuilder {
     /// The model gateway, instead of the one the configuration describes.
     pub fn model_gateway(mut self, gateway: Arc<dyn ModelGateway>) -> Self {
         self.gateway = Some(gateway);
+        self
+    }
+
+    /// The drop-in providers a loader read from the providers directory
+    /// (`engine_extensions::read_providers`): an agent's `turn.provider` may name one,
+    /// and start-up checks it as it checks a configured one.
+    pub fn provider_files(mut self, files: Vec<ProviderFile>) -> Self {
+        self.provider_files = files;
         self
     }
 
@@ -178,11 +187,17 @@ impl EngineBuilder {
         let linked = Linked::choose(self.tools.take(), self.hooks.take());
         let registry = Registry::build(linked, self.limits)?;
         self.config.ensure_an_agent();
+        self.provider_files = drop_in::checked(
+            std::mem::take(&mut self.provider_files),
+            &self.config,
+            &self.providers.keys().cloned().collect(),
+        );
         let mut problems = self.config.problems();
         problems.extend(linked_config::problems(
             &self.config,
             &registry,
             &self.providers,
+            &drop_in::offered(&self.provider_files),
         ));
         self.config.refuse(problems)?;
         Ok(registry)
@@ -248,6 +263,12 @@ impl EngineBuilder {
         let states = ConversationStates::new(config.state);
         let configured =
             Configured::build(config, &registry, &self.providers, &self.backends, None)?;
+        let drop_ins = DropIns::equip(
+            self.provider_files,
+            &configured.config,
+            self.backends.provider,
+            &configured.redact,
+        );
         Ok(Engine {
             runtime: Runtime {
                 id: EngineId::next(),
@@ -262,6 +283,7 @@ impl EngineBuilder {
                 no_spend: Arc::new(TurnSpend::new(0.0, Vec::new(), None)),
             },
             configured: ArcSwap::from_pointee(configured),
+            drop_ins: ArcSwap::from_pointee(drop_ins),
             replacing: std::sync::Mutex::default(),
             reloading: std::sync::Mutex::default(),
             given_providers: self.providers,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use plugin_sdk::engine::{linked_plugins, linked_tools};
 use plugin_sdk::secrets::SecretKind;
 
-use crate::config::{fix_for_unknown, AgentConfig, ConfigProblem, EngineConfig};
+use crate::config::{fix_for_unknown, AgentConfig, ConfigProblem, EngineConfig, ProviderConfig};
 use crate::equip::missing;
 use crate::hooks::Hook;
 use crate::provider::Provider;
@@ -22,6 +22,7 @@ pub(super) fn problems(
     config: &EngineConfig,
     registry: &Registry,
     given: &BTreeMap<String, Arc<dyn Provider>>,
+    dropped_in: &BTreeMap<String, ProviderConfig>,
 ) -> Vec<ConfigProblem> {
     let mut problems = Vec::new();
     for (name, agent) in &config.agents {
@@ -29,22 +30,31 @@ pub(super) fn problems(
         enabled_hooks(name, agent, registry, &mut problems);
         external_tools(name, agent, registry, &mut problems);
         plugin_settings(name, agent, &mut problems);
-        unused_secrets(name, agent, config, registry, &mut problems);
+        unused_secrets(name, agent, config, dropped_in, registry, &mut problems);
         secret_choices(name, agent, registry, &mut problems);
         if let Some(turn) = &agent.turn {
-            if !config.providers.contains_key(&turn.provider) && !given.contains_key(&turn.provider)
+            if !config.providers.contains_key(&turn.provider)
+                && !given.contains_key(&turn.provider)
+                && !dropped_in.contains_key(&turn.provider)
             {
                 problems.push(ConfigProblem::new(
                     format!("agents.{name}.turn.provider"),
                     format!("names `{}`, which is not configured", turn.provider),
                     fix_for_unknown(
                         &turn.provider,
-                        config.providers.keys().chain(given.keys()),
+                        config
+                            .providers
+                            .keys()
+                            .chain(given.keys())
+                            .chain(dropped_in.keys()),
                         |names| {
-                            format!("add [providers.{}], or name one of {names}", turn.provider)
+                            format!(
+                                "add [providers.{}] or a file of the providers directory, or name one of {names}",
+                                turn.provider
+                            )
                         },
                         &format!(
-                            "add [providers.{}]: no provider is configured",
+                            "add [providers.{}], or a file of the providers directory: no provider is configured",
                             turn.provider
                         ),
                     ),
@@ -316,6 +326,7 @@ fn unused_secrets(
     name: &str,
     agent: &AgentConfig,
     config: &EngineConfig,
+    dropped_in: &BTreeMap<String, ProviderConfig>,
     registry: &Registry,
     problems: &mut Vec<ConfigProblem>,
 ) {
@@ -337,7 +348,12 @@ fn unused_secrets(
     let provider_key = agent
         .turn
         .as_ref()
-        .and_then(|turn| config.providers.get(&turn.provider))
+        .and_then(|turn| {
+            config
+                .providers
+                .get(&turn.provider)
+                .or_else(|| dropped_in.get(&turn.provider))
+        })
         .and_then(|provider| provider.api_key_secret.as_deref());
     read.extend(provider_key);
     // The hooks it runs read the secrets they declare.

@@ -41,7 +41,7 @@ use crate::external::{Extensions, Installed, LoadedFile};
 use crate::format::Format;
 use crate::hooks::Hook;
 use crate::outcome::TurnSummary;
-use crate::provider::Provider;
+use crate::provider::{self as drop_in, DropIns, Provider, ProviderFile};
 use crate::redact::LogRedaction;
 use crate::stores::{ActionRecord, ConversationError, TurnRecord};
 use crate::tool::Tool;
@@ -70,6 +70,9 @@ pub struct Engine {
     /// The agents, and what else a reload replaces: swapped whole, so that a turn (which
     /// holds its agent) finishes on the configuration it started with.
     configured: ArcSwap<reload::Configured>,
+    /// The drop-in providers, as the agents configured now use them: swapped whole by
+    /// an install of the providers directory, and re-equipped by a reload.
+    drop_ins: ArcSwap<DropIns>,
     /// Held while `configured` or its external tools are being replaced, so that a reload
     /// and an install of external tools never lose one another's work.
     replacing: std::sync::Mutex<()>,
@@ -221,8 +224,11 @@ impl Engine {
         events: &mut (dyn FnMut(TurnEvent) + Send),
     ) -> TurnSummary {
         let redact = self.redact();
+        // Held for the whole turn: a provider file removed meanwhile leaves this turn on
+        // the provider it started with.
+        let dropped_in = self.drop_ins.load().provider(turn.agent());
         self.runtime
-            .converse(turn, message, control, events, &redact)
+            .converse(turn, dropped_in, message, control, events, &redact)
             .await
     }
 
@@ -356,6 +362,48 @@ impl Engine {
     /// changed.
     pub fn install_extensions(&self, files: Vec<LoadedFile>) -> Arc<Installed> {
         extensions::install(self, files)
+    }
+
+    /// Installs the drop-in providers `files` gave (a read of the providers directory),
+    /// in place of those installed before: each file is checked against the configured
+    /// providers and the files before it, and skipped with its error if it clashes or
+    /// cannot be made for an agent that names it. The next turn of an agent whose
+    /// `turn.provider` a file offers uses it; turns under way keep the provider they
+    /// started with, and the next turn of an agent whose provider's file went fails,
+    /// saying so. Gives the files as installed, each with its state, its error
+    /// (redacted of every configured secret) and the agents using it.
+    pub fn install_providers(&self, files: Vec<ProviderFile>) -> Vec<ProviderFile> {
+        let _replacing = self
+            .replacing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let configured = self.configured.load();
+        let drop_ins = self.equip_drop_ins(files, &configured);
+        for file in drop_ins.files() {
+            if let Some(error) = &file.error {
+                tracing::warn!(file = %file.path.display(), "provider file: {error}");
+            }
+        }
+        let files = drop_ins.files().to_vec();
+        self.drop_ins.store(Arc::new(drop_ins));
+        files
+    }
+
+    /// The drop-in provider files installed now, each with its state and error.
+    pub fn provider_files(&self) -> Vec<ProviderFile> {
+        self.drop_ins.load().files().to_vec()
+    }
+
+    /// `files` checked and equipped for the agents of `configured`.
+    fn equip_drop_ins(&self, files: Vec<ProviderFile>, configured: &reload::Configured) -> DropIns {
+        let given = self.given_providers.keys().cloned().collect();
+        let files = drop_in::checked(files, &configured.config, &given);
+        DropIns::equip(
+            files,
+            &configured.config,
+            self.backends.provider,
+            &configured.redact,
+        )
     }
 
     /// Why the external tool file `file`, which runs the programs `runs`, may not be

@@ -16,13 +16,18 @@ use crate::config::{EngineConfig, ProjectConfig};
 use crate::external::{ExtensionFile, FileState};
 
 /// What the engine reads from disk while it runs, each with the words that name it in a
-/// refusal: the extensions directory (tools it runs), the configuration file (what a
+/// refusal: the extensions and providers directories (tools it runs, the model servers
+/// its turns talk to), the configuration file (what a
 /// reload applies), the data directory (its stores), the engine's own executable (what
 /// the next start runs) and the home directory (what the programs it runs read).
 fn loaded_paths(config: &EngineConfig) -> Vec<(PathBuf, &'static str, Relation)> {
     let mut paths = Vec::new();
     if let Some(extensions) = config.extensions_dir() {
         paths.push((extensions, "the extensions directory", Relation::Either));
+    }
+    // A provider file written there would send the agents' conversations elsewhere.
+    if let Some(providers) = config.providers_dir() {
+        paths.push((providers, "the providers directory", Relation::Either));
     }
     if let Some(file) = config.file() {
         // A root beside the file (`engine.toml` and `site/` in one directory) holds

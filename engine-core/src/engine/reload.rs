@@ -17,7 +17,7 @@ use crate::agent::{Agent, AgentParts};
 use crate::config::{EngineConfig, SpendWindow};
 use crate::external::{Extensions, Installed};
 use crate::model::Meter;
-use crate::provider::Provider;
+use crate::provider::{self as drop_in, Provider};
 use crate::redact::redactor;
 use crate::registry::Registry;
 
@@ -142,10 +142,17 @@ pub struct Reloaded {
 pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reloaded, EngineError> {
     config.ensure_an_agent();
     let mut problems = config.problems();
+    // The drop-in providers installed now, as the new configuration sees them.
+    let dropped_in = drop_in::checked(
+        engine.provider_files(),
+        &config,
+        &engine.given_providers.keys().cloned().collect(),
+    );
     problems.extend(linked_config::problems(
         &config,
         &engine.runtime.registry,
         &engine.given_providers,
+        &drop_in::offered(&dropped_in),
     ));
     config.refuse(problems)?;
     // One reload at a time, each built on the one before. A poisoned lock only means a
@@ -223,7 +230,10 @@ pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reload
             .cloned()
             .collect(),
     };
+    // The files as installed, equipped for the new agents (their keys may have changed).
+    let drop_ins = engine.equip_drop_ins(engine.provider_files(), &configured);
     engine.configured.store(Arc::new(configured));
+    engine.drop_ins.store(Arc::new(drop_ins));
     if let Some(conversations) = conversations {
         engine.runtime.conversations.store(Arc::new(conversations));
         engine

@@ -12,18 +12,28 @@
 //! behind reqwest and another transport can reuse them.
 
 pub mod anthropic;
+mod drop_in;
 mod fields;
 pub mod openai;
 mod sse;
+
+use std::sync::Arc;
 
 use plugin_sdk::engine::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use drop_in::ProviderFile;
+pub(crate) use drop_in::{checked, offered, DropIns};
 pub use sse::SseSplitter;
 
+use crate::config::ProviderConfig;
 use crate::conversation::{Message, ToolCall};
 pub use crate::format::Wire;
+
+/// Makes the provider a `[providers.*]` table (or a drop-in file) describes, with its key.
+pub type OpenProvider =
+    fn(&ProviderConfig, Option<&str>) -> Result<Arc<dyn Provider>, ProviderError>;
 
 /// What a turn asks of its model, once per step.
 #[derive(Clone, Copy, Debug)]

@@ -7,6 +7,7 @@ use std::ops::RangeInclusive;
 
 mod turns;
 
+pub(crate) use turns::provider_problems;
 pub use turns::{MAX_TURN_SECS, MAX_TURN_STEPS};
 
 use super::project::{MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};

@@ -3,7 +3,7 @@
 
 use super::{money, within};
 use super::{MAX_GATEWAY_RESPONSE_BYTES, MAX_OUTPUT_TOKENS, MAX_SPEND_WINDOW_SECS};
-use crate::config::{ConfigProblem, EngineConfig};
+use crate::config::{ConfigProblem, EngineConfig, ProviderConfig};
 
 /// The most model requests, tool calls or parallel calls a turn may be allowed.
 pub const MAX_TURN_STEPS: u32 = 10_000;
@@ -14,38 +14,7 @@ pub const MAX_TURN_SECS: u64 = 24 * 60 * 60;
 /// Each agent's turn: a provider that exists, a key it has, limits in range.
 pub(super) fn problems(config: &EngineConfig, problems: &mut Vec<ConfigProblem>) {
     for (name, provider) in &config.providers {
-        money(
-            problems,
-            &format!("providers.{name}.usd_per_million_input"),
-            provider.usd_per_million_input,
-        );
-        money(
-            problems,
-            &format!("providers.{name}.usd_per_million_output"),
-            provider.usd_per_million_output,
-        );
-        within(
-            problems,
-            &format!("providers.{name}.max_response_bytes"),
-            provider.max_response_bytes,
-            1..=MAX_GATEWAY_RESPONSE_BYTES,
-            "bytes",
-        );
-        within(
-            problems,
-            &format!("providers.{name}.max_retries"),
-            provider.max_retries,
-            0..=10,
-            "retries",
-        );
-        if !(provider.base_url.starts_with("http://") || provider.base_url.starts_with("https://"))
-        {
-            problems.push(ConfigProblem::new(
-                format!("providers.{name}.base_url"),
-                format!("is `{}`", provider.base_url),
-                "give an http:// or https:// URL",
-            ));
-        }
+        provider_problems(&format!("providers.{name}."), provider, problems);
     }
     for (name, agent) in &config.agents {
         let Some(turn) = &agent.turn else { continue };
@@ -134,5 +103,45 @@ pub(super) fn problems(config: &EngineConfig, problems: &mut Vec<ConfigProblem>)
                 "seconds",
             );
         }
+    }
+}
+
+/// What a provider's values must hold, wherever it is described: `prefix` leads each
+/// key (`providers.local.` in the configuration, nothing in a drop-in file).
+pub(crate) fn provider_problems(
+    prefix: &str,
+    provider: &ProviderConfig,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    money(
+        problems,
+        &format!("{prefix}usd_per_million_input"),
+        provider.usd_per_million_input,
+    );
+    money(
+        problems,
+        &format!("{prefix}usd_per_million_output"),
+        provider.usd_per_million_output,
+    );
+    within(
+        problems,
+        &format!("{prefix}max_response_bytes"),
+        provider.max_response_bytes,
+        1..=MAX_GATEWAY_RESPONSE_BYTES,
+        "bytes",
+    );
+    within(
+        problems,
+        &format!("{prefix}max_retries"),
+        provider.max_retries,
+        0..=10,
+        "retries",
+    );
+    if !(provider.base_url.starts_with("http://") || provider.base_url.starts_with("https://")) {
+        problems.push(ConfigProblem::new(
+            format!("{prefix}base_url"),
+            format!("is `{}`", provider.base_url),
+            "give an http:// or https:// URL",
+        ));
     }
 }

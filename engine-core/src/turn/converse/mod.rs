@@ -25,7 +25,7 @@ use super::{Runtime, Turn, TurnEnd};
 use crate::conversation::Message;
 use crate::model::{RequestSpend, SharedWindow};
 use crate::outcome::{Limit, Stop, TurnSummary};
-use crate::provider::{ProviderError, Usage};
+use crate::provider::{Provider, ProviderError, Usage};
 use crate::stores::Conversations;
 use actions::StagedActions;
 use generate::{set_content, Run};
@@ -93,6 +93,7 @@ impl Runtime {
     pub(crate) async fn converse(
         &self,
         turn: &Turn,
+        dropped_in: Option<Arc<dyn Provider>>,
         message: Option<&str>,
         control: &TurnControl,
         events: &mut (dyn FnMut(TurnEvent) + Send),
@@ -112,11 +113,21 @@ impl Runtime {
             done(events, summary)
         };
         let agent = self.agent_of(turn);
-        let (Some(config), Some(provider)) = (agent.config().turn.as_ref(), agent.provider())
-        else {
+        let Some(config) = agent.config().turn.as_ref() else {
             return failed(
                 events,
                 format!("the agent `{}` has no `turn` configuration", agent.name()),
+            );
+        };
+        // Its configured provider, else the one a drop-in file gives it now.
+        let Some(provider) = agent.provider().cloned().or(dropped_in) else {
+            return failed(
+                events,
+                format!(
+                    "the agent `{}` runs turns on the provider `{}`, which is not configured and which no file of the providers directory offers now (its file was removed, or is refused: see `/v1/extensions`)",
+                    agent.name(),
+                    config.provider
+                ),
             );
         };
         let conversations = self.conversations.load_full();

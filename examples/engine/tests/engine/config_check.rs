@@ -257,7 +257,7 @@ fn a_turn_naming_a_provider_not_configured_is_reported_with_the_nearest_or_in_wo
     let output = scratch.check("[agents.bot.turn]\nprovider = \"locl\"\n", &[]);
     assert_eq!(
         scratch.problems(&output),
-        ["`agents.bot.turn.provider` names `locl`, which is not configured: add [providers.locl]: no provider is configured"]
+        ["`agents.bot.turn.provider` names `locl`, which is not configured: add [providers.locl], or a file of the providers directory: no provider is configured"]
     );
     let output = scratch.check(
         "[agents.bot.turn]\nprovider = \"locl\"\n\
@@ -266,8 +266,20 @@ fn a_turn_naming_a_provider_not_configured_is_reported_with_the_nearest_or_in_wo
     );
     assert_eq!(
         scratch.problems(&output),
-        ["`agents.bot.turn.provider` names `locl`, which is not configured: did you mean `local`? add [providers.locl], or name one of `local`"]
+        ["`agents.bot.turn.provider` names `locl`, which is not configured: did you mean `local`? add [providers.locl] or a file of the providers directory, or name one of `local`"]
     );
+    // A file of the providers directory gives it, with the key the agent must hold.
+    std::fs::create_dir_all(scratch.0.join("providers.d")).unwrap();
+    std::fs::write(
+        scratch.0.join("providers.d/locl.json"),
+        r#"{"name": "locl", "wire": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_secret": "locl_key"}"#,
+    )
+    .unwrap();
+    let output = scratch.check(
+        "[agents.bot.turn]\nprovider = \"locl\"\n[agents.bot.secrets]\nlocl_key = \"k\"\n",
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
 }
 
 #[test]
@@ -366,10 +378,11 @@ fn a_project_root_over_what_the_engine_reads_is_refused_with_the_fix() {
             "[agents.a]\nproject = { root = \".\" }\n".to_owned(),
             format!("the extensions directory {dir}/tools.d"),
         ),
-        // The same directory with the extensions elsewhere: the file itself.
+        // The same directory with the extensions and providers elsewhere: the file
+        // itself.
         (
             format!(
-                "[extensions]\ndir = \"/nonexistent/tools.d\"\n[agents.a]\nproject = {{ root = {dir:?} }}\n"
+                "[extensions]\ndir = \"/nonexistent/tools.d\"\nproviders_dir = \"/nonexistent/providers.d\"\n[agents.a]\nproject = {{ root = {dir:?} }}\n"
             ),
             format!("the configuration file's directory {dir}"),
         ),
@@ -383,6 +396,18 @@ fn a_project_root_over_what_the_engine_reads_is_refused_with_the_fix() {
             "[extensions]\ndir = \"ext\"\n[agents.a]\nproject = { root = \"ext/site\" }\n"
                 .to_owned(),
             format!("the extensions directory {dir}/ext"),
+        ),
+        // A providers directory within the root, and a root within it: a model that
+        // wrote a provider file would send the conversations elsewhere.
+        (
+            "[extensions]\nproviders_dir = \"site/providers.d\"\n[agents.a]\nproject = { root = \"site\" }\n"
+                .to_owned(),
+            format!("the providers directory {dir}/site/providers.d"),
+        ),
+        (
+            "[extensions]\nproviders_dir = \"prov\"\n[agents.a]\nproject = { root = \"prov/site\" }\n"
+                .to_owned(),
+            format!("the providers directory {dir}/prov"),
         ),
         // A root within the data directory.
         (

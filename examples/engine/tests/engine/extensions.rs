@@ -503,7 +503,10 @@ fn engine_serve_reloads_added_changed_and_removed_files_and_tells_mcp_clients() 
     let setup = Setup::new("reload", AGENT);
     setup.add(&["word_count.py", "shout.sh"]);
     let served = setup.serve(&[]);
-    assert_eq!(served.extensions(), json!({"files": [], "tools": []}));
+    assert_eq!(
+        served.extensions(),
+        json!({"files": [], "tools": [], "providers": []})
+    );
     let manifest = std::fs::read_to_string(fixture("word_count.json")).unwrap();
     let added = run_client(json!({
         "server": served.mcp(),
