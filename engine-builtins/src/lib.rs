@@ -31,7 +31,9 @@
 //!   is renamed over it; a move is one rename; a directory deleted with its contents is
 //!   first renamed out of the way, so its path is gone at once. A quota on the root's
 //!   files is checked under a lock that every change through the tools takes. No tool
-//!   creates, moves, replaces or deletes a symbolic link.
+//!   creates a symbolic link, nor moves, replaces or deletes one by its name; a
+//!   directory moved or deleted whole takes the links inside it along (the links, never
+//!   what they name).
 //! - **No host path in any message.** Refusals name the path as the model wrote it and
 //!   say what was wrong in the model's terms ([`refusal`]).
 

@@ -85,7 +85,7 @@ async fn chat_turn(
         let mut out = std::io::stdout().lock();
         match event {
             TurnEvent::Chat { text } => {
-                let _ = write!(out, "{text}");
+                let _ = write!(out, "{}", reply(&text));
             }
             TurnEvent::ToolCall {
                 id,
@@ -145,13 +145,14 @@ async fn chat_turn(
                 error,
                 ..
             } => {
+                let error = printable(&error);
                 let _ = writeln!(out, "\n  ✗ {action} {outcome}: {error} (not retried)");
             }
             TurnEvent::ActionDropped { action, reason, .. } => {
-                let _ = writeln!(out, "\n  – {action} dropped: {reason}");
+                let _ = writeln!(out, "\n  – {action} dropped: {}", printable(&reason));
             }
             TurnEvent::Error { message } => {
-                let _ = writeln!(out, "\n[error] {message}");
+                let _ = writeln!(out, "\n[error] {}", printable(&message));
             }
             TurnEvent::Done {
                 stop,
@@ -163,7 +164,7 @@ async fn chat_turn(
                     let _ = writeln!(
                         out,
                         "\n[turn ended: {}]",
-                        serde_json::to_string(&stop).unwrap_or_default()
+                        printable(&serde_json::to_string(&stop).unwrap_or_default())
                     );
                 }
                 let _ = writeln!(
@@ -210,6 +211,21 @@ fn compact(arguments: &RawValue) -> String {
         Ok(value) => printable(&value.to_string()),
         Err(_) => printable(arguments.get()),
     }
+}
+
+/// The reply's text as a terminal shows it: its line breaks and tabs kept, every other
+/// control character escaped (an escape sequence the model was led to write, to set the
+/// clipboard or clear the screen, is shown, not obeyed).
+fn reply(text: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            line.split('\t')
+                .map(printable)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `text` with every control character escaped (`\u{1b}`): the model writes tool names
@@ -291,6 +307,14 @@ mod tests {
         assert_eq!(
             whole(&raw(r#"{"city":"Rome"}"#)),
             "{\n  \"city\": \"Rome\"\n}"
+        );
+    }
+
+    #[test]
+    fn a_replys_line_breaks_stay_and_its_escape_sequences_are_shown() {
+        assert_eq!(
+            reply("a\n\tb\u{1b}]52;c;Zm9v\u{7}"),
+            "a\n\tb\\u{1b}]52;c;Zm9v\\u{7}"
         );
     }
 

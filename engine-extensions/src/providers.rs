@@ -28,7 +28,7 @@ pub(crate) fn read_dir(dir: &Path) -> Vec<ProviderFile> {
     };
     let mut paths: Vec<_> = entries
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| is_extension_file(path))
+        .filter(|path| is_extension_file(path) && path.is_file())
         .collect();
     paths.sort();
     paths

@@ -37,10 +37,18 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
     let (tools_changed, reload_tools) = mpsc::unbounded_channel::<()>();
     loader.on_change(tools_changed);
     let mut tools = Watched::start(loader.dir(), Which::Tools, changes.clone())?;
-    let mut providers = loader
-        .providers_dir()
-        .map(|dir| Watched::start(dir, Which::Providers, changes.clone()))
-        .transpose()?;
+    // A providers directory that cannot be watched leaves the tools watched: said, and
+    // read again on SIGHUP still.
+    let mut providers = loader.providers_dir().and_then(|dir| {
+        Watched::start(dir, Which::Providers, changes.clone())
+            .inspect_err(|error| {
+                tracing::error!("drop-in providers will reload on SIGHUP only: {error}")
+            })
+            .ok()
+    });
+    let providers_dir = loader.providers_dir().map(Path::to_owned);
+    // Read once now: a file changed between start-up's read and this watch is not lost.
+    let _ = changes.send(Which::Providers);
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         .map_err(|error| format!("cannot listen for SIGHUP: {error}"))?;
     // A server's tools or state changed: the tools are read again.
@@ -79,18 +87,17 @@ pub fn watch(engine: Arc<Engine>, loader: Loader) -> Result<Watching, String> {
                 }
                 else => return,
             }
-            if read_providers {
+            if let (true, Some(dir)) = (read_providers, &providers_dir) {
                 if let Some(providers) = &mut providers {
                     providers.follow();
-                    let files =
-                        engine.install_providers(crate::providers::read_dir(&providers.dir));
-                    tracing::info!(
-                        dir = %providers.dir.display(),
-                        files = files.len(),
-                        usable = files.iter().filter(|file| file.error.is_none()).count(),
-                        "providers reloaded"
-                    );
                 }
+                let files = engine.install_providers(crate::providers::read_dir(dir));
+                tracing::info!(
+                    dir = %dir.display(),
+                    files = files.len(),
+                    usable = files.iter().filter(|file| file.state != "error").count(),
+                    "providers reloaded"
+                );
             }
             if read_tools {
                 tools.follow();

@@ -82,12 +82,16 @@ impl HttpProvider {
         })
     }
 
-    /// A new client for providers: rustls with the platform's roots, a connect timeout.
-    /// The engine shares one between its providers and its tools' model gateway.
+    /// A new client for providers: rustls with the platform's roots, a connect timeout,
+    /// and no redirect followed (reqwest strips `Authorization` from a redirect to
+    /// another host, but not Anthropic's `x-api-key`, and a 307 sends the conversation
+    /// again: a provider that redirects is an error, not a hop). The engine shares one
+    /// between its providers and its tools' model gateway.
     pub fn client() -> reqwest::Client {
         install_tls_provider();
         reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("the TLS roots load")
     }

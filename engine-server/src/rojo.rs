@@ -41,6 +41,9 @@ enum Line<'e> {
 pub(super) struct RojoWire {
     tools: HashMap<String, String>,
     error: Option<String>,
+    /// Whether a `CHAT` line was sent: a turn that stopped at a limit with no room for a
+    /// request (the spend cap) sends none.
+    chatted: bool,
 }
 
 impl RojoWire {
@@ -48,7 +51,10 @@ impl RojoWire {
     /// has no line for.
     pub(super) fn line(&mut self, event: &TurnEvent) -> Option<String> {
         let line = match event {
-            TurnEvent::Chat { text } => Line::Chat { text },
+            TurnEvent::Chat { text } => {
+                self.chatted = true;
+                Line::Chat { text }
+            }
             TurnEvent::ToolCall {
                 id,
                 tool,
@@ -81,9 +87,14 @@ impl RojoWire {
                 self.error = Some(message.clone());
                 return None;
             }
-            TurnEvent::Done { stop, .. } => Line::Done {
-                error: unanswered(stop).map(|why| self.error.take().unwrap_or(why)),
-            },
+            TurnEvent::Done { stop, .. } => {
+                let why = unanswered(stop).or_else(|| {
+                    (!self.chatted).then(|| "the turn ended without an answer".to_owned())
+                });
+                Line::Done {
+                    error: why.map(|why| self.error.take().unwrap_or(why)),
+                }
+            }
             _ => return None,
         };
         let mut text = serde_json::to_string(&line).expect("a line serializes");
@@ -204,6 +215,19 @@ mod tests {
         assert_eq!(
             wire.line(&done(Stop::Deadline)).unwrap(),
             "{\"type\":\"DONE\",\"error\":\"the turn's deadline passed\"}\n"
+        );
+        // A limit that left no room for a request: no CHAT line, and DONE says why.
+        let mut capped = RojoWire::default();
+        capped.line(&TurnEvent::Error {
+            message: "the spend cap left no room".into(),
+        });
+        assert_eq!(
+            capped
+                .line(&done(Stop::Limit {
+                    limit: engine_core::Limit::Spend
+                }))
+                .unwrap(),
+            "{\"type\":\"DONE\",\"error\":\"the spend cap left no room\"}\n"
         );
         assert_eq!(
             wire.line(&TurnEvent::ActionDropped {

@@ -116,8 +116,10 @@ pub(crate) async fn delete_at(
 /// Deletes the directory `name` in `dir` and all it holds, when that is at most `cap`
 /// entries: counted first (nothing is deleted past the cap), then renamed to a hidden
 /// name in one step (the path is gone at once, and the call's cancellation is checked
-/// there for the last time), then emptied. Answers how many entries went, itself
-/// included. Should the emptying fail part way, what is left goes back to its name.
+/// there for the last time: a call cancelled while the tree is emptied is answered so,
+/// and the tree is gone all the same), then emptied, the links in it removed as names.
+/// Answers how many entries went, itself included. Should the emptying fail part way,
+/// what is left goes back to its name.
 fn delete_tree(
     dir: &Dir,
     name: &str,

@@ -16,7 +16,7 @@ use super::{linked_config, project_roots};
 use crate::config::EngineConfig;
 use crate::limits::Limits;
 use crate::model::{ModelGateway, SpendLedger, TurnSpend};
-use crate::provider::{self as drop_in, DropIns, Provider, ProviderFile};
+use crate::provider::{self as drop_in, Provider, ProviderFile};
 use crate::redact::LogRedaction;
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationStates, Conversations, MemoryArtifacts};
@@ -263,12 +263,13 @@ impl EngineBuilder {
         let states = ConversationStates::new(config.state);
         let configured =
             Configured::build(config, &registry, &self.providers, &self.backends, None)?;
-        let drop_ins = DropIns::equip(
+        configured.drop_ins.store(Arc::new(super::drop_ins(
             self.provider_files,
             &configured.config,
+            &self.providers.keys().cloned().collect(),
             self.backends.provider,
             &configured.redact,
-        );
+        )));
         Ok(Engine {
             runtime: Runtime {
                 id: EngineId::next(),
@@ -283,7 +284,6 @@ impl EngineBuilder {
                 no_spend: Arc::new(TurnSpend::new(0.0, Vec::new(), None)),
             },
             configured: ArcSwap::from_pointee(configured),
-            drop_ins: ArcSwap::from_pointee(drop_ins),
             replacing: std::sync::Mutex::default(),
             reloading: std::sync::Mutex::default(),
             given_providers: self.providers,

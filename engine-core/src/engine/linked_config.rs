@@ -12,7 +12,7 @@ use plugin_sdk::secrets::SecretKind;
 use crate::config::{fix_for_unknown, AgentConfig, ConfigProblem, EngineConfig, ProviderConfig};
 use crate::equip::missing;
 use crate::hooks::Hook;
-use crate::provider::Provider;
+use crate::provider::{self as drop_in, Provider};
 use crate::registry::Registry;
 use crate::tool::Tool;
 
@@ -33,10 +33,23 @@ pub(super) fn problems(
         unused_secrets(name, agent, config, dropped_in, registry, &mut problems);
         secret_choices(name, agent, registry, &mut problems);
         if let Some(turn) = &agent.turn {
-            if !config.providers.contains_key(&turn.provider)
-                && !given.contains_key(&turn.provider)
-                && !dropped_in.contains_key(&turn.provider)
-            {
+            let configured =
+                config.providers.contains_key(&turn.provider) || given.contains_key(&turn.provider);
+            let file_problem = dropped_in
+                .get(&turn.provider)
+                .filter(|_| !configured)
+                .and_then(|provider| drop_in::key_problem(name, agent, &turn.provider, provider));
+            if let Some(problem) = file_problem {
+                problems.push(ConfigProblem::new(
+                    format!("agents.{name}.turn.provider"),
+                    format!(
+                        "names `{}`, which a file of the providers directory offers and the agent cannot use",
+                        turn.provider
+                    ),
+                    problem,
+                ));
+            }
+            if !configured && !dropped_in.contains_key(&turn.provider) {
                 problems.push(ConfigProblem::new(
                     format!("agents.{name}.turn.provider"),
                     format!("names `{}`, which is not configured", turn.provider),

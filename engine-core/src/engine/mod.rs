@@ -70,9 +70,6 @@ pub struct Engine {
     /// The agents, and what else a reload replaces: swapped whole, so that a turn (which
     /// holds its agent) finishes on the configuration it started with.
     configured: ArcSwap<reload::Configured>,
-    /// The drop-in providers, as the agents configured now use them: swapped whole by
-    /// an install of the providers directory, and re-equipped by a reload.
-    drop_ins: ArcSwap<DropIns>,
     /// Held while `configured` or its external tools are being replaced, so that a reload
     /// and an install of external tools never lose one another's work.
     replacing: std::sync::Mutex<()>,
@@ -226,7 +223,12 @@ impl Engine {
         let redact = self.redact();
         // Held for the whole turn: a provider file removed meanwhile leaves this turn on
         // the provider it started with.
-        let dropped_in = self.drop_ins.load().provider(turn.agent());
+        let dropped_in = self
+            .configured
+            .load()
+            .drop_ins
+            .load()
+            .provider(turn.agent());
         self.runtime
             .converse(turn, dropped_in, message, control, events, &redact)
             .await
@@ -378,32 +380,31 @@ impl Engine {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let configured = self.configured.load();
-        let drop_ins = self.equip_drop_ins(files, &configured);
+        let drop_ins = self.equip_drop_ins(files, &configured.config, &configured.redact);
         for file in drop_ins.files() {
             if let Some(error) = &file.error {
                 tracing::warn!(file = %file.path.display(), "provider file: {error}");
             }
         }
         let files = drop_ins.files().to_vec();
-        self.drop_ins.store(Arc::new(drop_ins));
+        configured.drop_ins.store(Arc::new(drop_ins));
         files
     }
 
     /// The drop-in provider files installed now, each with its state and error.
     pub fn provider_files(&self) -> Vec<ProviderFile> {
-        self.drop_ins.load().files().to_vec()
+        self.configured.load().drop_ins.load().files().to_vec()
     }
 
-    /// `files` checked and equipped for the agents of `configured`.
-    fn equip_drop_ins(&self, files: Vec<ProviderFile>, configured: &reload::Configured) -> DropIns {
+    /// `files` checked and equipped for the agents of `config`.
+    fn equip_drop_ins(
+        &self,
+        files: Vec<ProviderFile>,
+        config: &EngineConfig,
+        redact: &RedactValues,
+    ) -> DropIns {
         let given = self.given_providers.keys().cloned().collect();
-        let files = drop_in::checked(files, &configured.config, &given);
-        DropIns::equip(
-            files,
-            &configured.config,
-            self.backends.provider,
-            &configured.redact,
-        )
+        drop_ins(files, config, &given, self.backends.provider, redact)
     }
 
     /// Why the external tool file `file`, which runs the programs `runs`, may not be
@@ -455,4 +456,24 @@ impl Engine {
     fn extensions_now(&self) -> Arc<Extensions> {
         Arc::clone(&self.configured.load().extensions)
     }
+}
+
+/// `files` as the agents of `config` use them: checked against the configured providers
+/// and one another, each file that lies in a project root skipped (the model writes
+/// there: a provider file it wrote would send the conversations elsewhere), then each
+/// agent's provider made by `open`.
+fn drop_ins(
+    files: Vec<ProviderFile>,
+    config: &EngineConfig,
+    given: &std::collections::BTreeSet<String>,
+    open: Option<OpenProvider>,
+    redact: &RedactValues,
+) -> DropIns {
+    let mut files = drop_in::checked(files, config, given);
+    for file in &mut files {
+        if let Some(refused) = project_roots::in_a_root(config, &file.path, &[]) {
+            file.skip(refused);
+        }
+    }
+    DropIns::equip(files, config, open, redact)
 }

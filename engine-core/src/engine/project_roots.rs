@@ -194,7 +194,7 @@ pub(super) fn refuse_overlaps(
     Ok(())
 }
 
-/// Why an external tool file at `file`, running `runs`, is refused: it, or one of
+/// Why an external tool file (or a provider file) at `file`, running `runs`, is refused: it, or one of
 /// them, lies in one of `config`'s project roots (a link's target counts, not the link).
 pub(super) fn in_a_root(config: &EngineConfig, file: &Path, runs: &[PathBuf]) -> Option<String> {
     let roots: Vec<(PathBuf, &Path)> = config
@@ -221,7 +221,7 @@ pub(super) fn in_a_root(config: &EngineConfig, file: &Path, runs: &[PathBuf]) ->
             };
             let (_, root) = roots.iter().find(|(root, _)| resolved.starts_with(root))?;
             Some(format!(
-                "{} lies in the project root {}, which the model writes: keep tool files and the programs they run outside every project root",
+                "{} lies in the project root {}, which the model writes: keep tool and provider files, and the programs tools run, outside every project root",
                 path.display(),
                 root.display()
             ))

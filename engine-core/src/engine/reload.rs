@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use plugin_sdk::engine::RedactValues;
 
 use super::backends::{self, Backends};
@@ -17,7 +18,7 @@ use crate::agent::{Agent, AgentParts};
 use crate::config::{EngineConfig, SpendWindow};
 use crate::external::{Extensions, Installed};
 use crate::model::Meter;
-use crate::provider::{self as drop_in, Provider};
+use crate::provider::{self as drop_in, DropIns, Provider};
 use crate::redact::redactor;
 use crate::registry::Registry;
 
@@ -31,6 +32,10 @@ pub(super) struct Configured {
     pub(super) redact: Arc<RedactValues>,
     /// The external tools, as these agents equip them.
     pub(super) extensions: Arc<Extensions>,
+    /// The drop-in providers, as these agents use them: swapped whole by an install of
+    /// the providers directory. Here rather than beside, so that a turn never pairs an
+    /// agent with another configuration's drop-ins.
+    pub(super) drop_ins: ArcSwap<DropIns>,
     /// The spend window of every agent that ever granted model access, by name, removed
     /// ones too: a reload, even one that removes an agent and adds it back, is no way to
     /// a fresh budget.
@@ -95,6 +100,8 @@ impl Configured {
             agents,
             redact,
             extensions,
+            // None yet: start-up and `Engine::reload` equip the files.
+            drop_ins: ArcSwap::from_pointee(DropIns::default()),
             windows,
             turn_windows,
         })
@@ -230,10 +237,14 @@ pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reload
             .cloned()
             .collect(),
     };
-    // The files as installed, equipped for the new agents (their keys may have changed).
-    let drop_ins = engine.equip_drop_ins(engine.provider_files(), &configured);
+    // The files as installed, equipped for the new agents (their keys may have changed),
+    // under the lock installs take: none is lost between the two.
+    configured.drop_ins.store(Arc::new(engine.equip_drop_ins(
+        engine.provider_files(),
+        &configured.config,
+        &configured.redact,
+    )));
     engine.configured.store(Arc::new(configured));
-    engine.drop_ins.store(Arc::new(drop_ins));
     if let Some(conversations) = conversations {
         engine.runtime.conversations.store(Arc::new(conversations));
         engine

@@ -16,12 +16,12 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use plugin_sdk::engine::{Redact as _, RedactValues};
+use plugin_sdk::engine::{linked_hooks, linked_tools, Redact as _, RedactValues};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{OpenProvider, Provider};
-use crate::config::{provider_problems, EngineConfig, ProviderConfig};
+use crate::config::{provider_problems, AgentConfig, EngineConfig, ProviderConfig};
 
 /// The longest provider name.
 const MAX_NAME_CHARS: usize = 64;
@@ -33,9 +33,10 @@ pub struct ProviderFile {
     pub path: PathBuf,
     /// The provider's name, when the file gave one.
     pub name: Option<String>,
-    /// `ok` (agents may use it) or `error` (skipped).
+    /// `ok` (agents may use it), `degraded` (an agent that names it cannot use it, and
+    /// the error says why) or `error` (skipped).
     pub state: &'static str,
-    /// Why it is skipped.
+    /// Why it is skipped, or which agents cannot use it.
     pub error: Option<String>,
     /// The agents whose turns use it now.
     pub used_by: Vec<String>,
@@ -88,7 +89,8 @@ impl ProviderFile {
         }
     }
 
-    fn skip(&mut self, error: String) {
+    /// Skips it, saying why: no agent uses it.
+    pub(crate) fn skip(&mut self, error: String) {
         self.state = "error";
         self.error = Some(error);
         self.usable = false;
@@ -148,6 +150,7 @@ pub(crate) fn offered(files: &[ProviderFile]) -> BTreeMap<String, ProviderConfig
 
 /// The drop-in providers as the agents of a configuration use them: each file with its
 /// state, and each agent's provider, made with the agent's key.
+#[derive(Default)]
 pub(crate) struct DropIns {
     files: Vec<ProviderFile>,
     by_agent: BTreeMap<String, Arc<dyn Provider>>,
@@ -156,9 +159,11 @@ pub(crate) struct DropIns {
 impl DropIns {
     /// `files` as the agents of `config` use them: an agent whose `turn.provider` no
     /// configured provider has, and a valid file offers, gets the file's provider, made
-    /// by `open` with its key. A provider that cannot be made for an agent (its key is
-    /// not a valid header, the image links no provider backend) skips the file, saying
-    /// why. Every error is redacted by `redact` (a backend's message may quote a key).
+    /// by `open` with its key. An agent that cannot use it ([`key_problem`], or the
+    /// provider cannot be made: its key is not a valid header, the image links no
+    /// provider backend) gets none, and the file says why (`degraded`); the other agents
+    /// naming it still use it. Every error is redacted by `redact` (a backend's message
+    /// may quote a key).
     pub(crate) fn equip(
         mut files: Vec<ProviderFile>,
         config: &EngineConfig,
@@ -175,32 +180,38 @@ impl DropIns {
                 continue;
             };
             let provider = file.offered().expect("found offered").1;
-            let key = provider
-                .api_key_secret
-                .as_ref()
-                .and_then(|secret| agent.secrets.get(secret));
-            let made = match open {
-                Some(open) => open(provider, key.map(String::as_str))
-                    .map_err(|error| format!("the agent `{agent_name}` cannot use it: {error}")),
-                None => Err(
+            let made = match (
+                key_problem(agent_name, agent, &turn.provider, provider),
+                open,
+            ) {
+                (Some(problem), _) => Err(problem),
+                (None, None) => Err(
                     "this engine links no provider backend (the `engine` crate's `http` feature)"
                         .to_owned(),
                 ),
+                (None, Some(open)) => {
+                    let key = provider
+                        .api_key_secret
+                        .as_ref()
+                        .and_then(|secret| agent.secrets.get(secret));
+                    open(provider, key.map(String::as_str)).map_err(|error| error.to_string())
+                }
             };
             match made {
                 Ok(made) => {
                     file.used_by.push(agent_name.clone());
                     by_agent.insert(agent_name.clone(), made);
                 }
-                Err(error) => file.skip(error),
+                Err(error) => {
+                    let error = format!("the agent `{agent_name}` cannot use it: {error}");
+                    file.state = "degraded";
+                    file.error = Some(match file.error.take() {
+                        Some(before) => format!("{before}; {error}"),
+                        None => error,
+                    });
+                }
             }
         }
-        // An agent equipped before its file was skipped (for another agent) lets it go.
-        let used: BTreeSet<&str> = files
-            .iter()
-            .flat_map(|file| file.used_by.iter().map(String::as_str))
-            .collect();
-        by_agent.retain(|agent, _| used.contains(agent.as_str()));
         for file in &mut files {
             if let Some(error) = &mut file.error {
                 *error = redact.redact(error).into_owned();
@@ -218,6 +229,36 @@ impl DropIns {
     pub(crate) fn files(&self) -> &[ProviderFile] {
         &self.files
     }
+}
+
+/// Why the agent `agent_name` may not use the drop-in provider `provider_name`, if it
+/// may not: the file names the agent's secret that holds its key, and that secret must
+/// be one the agent has and no linked plugin declares (else a file could send a
+/// plugin's token, a CRM's say, to the host it names).
+pub(crate) fn key_problem(
+    agent_name: &str,
+    agent: &AgentConfig,
+    provider_name: &str,
+    provider: &ProviderConfig,
+) -> Option<String> {
+    let secret = provider.api_key_secret.as_deref()?;
+    let tools = linked_tools()
+        .filter(|tool| tool.secret_specs().any(|spec| spec.key == secret))
+        .map(|tool| format!("the tool `{}`", tool.id()));
+    let hooks = linked_hooks()
+        .filter(|hook| hook.secret_specs().any(|spec| spec.key == secret))
+        .map(|hook| format!("the hook `{}`", hook.id()));
+    if let Some(reader) = tools.chain(hooks).next() {
+        return Some(format!(
+            "the provider `{provider_name}` takes its key from the secret `{secret}`, which {reader} declares: a provider file may name only a secret of its own (such as `{provider_name}_key`)"
+        ));
+    }
+    if !agent.secrets.contains_key(secret) {
+        return Some(format!(
+            "the provider `{provider_name}` takes its key from the secret `{secret}`, which the agent does not have: set ENGINE_SECRET__{agent_name}__{secret}"
+        ));
+    }
+    None
 }
 
 /// A provider file's text: its provider's name and configuration, or why not (with the
@@ -244,6 +285,21 @@ fn parse(text: &str) -> Result<(String, ProviderConfig), (Option<String>, String
         };
     check_name(&name).map_err(|error| (None, error))?;
     let fail = |error: String| (Some(name.clone()), error);
+    // A provider that leaves its prices out costs nothing to the spend caps: a file
+    // says so outright (0 for a free local server).
+    for price in ["usd_per_million_input", "usd_per_million_output"] {
+        if !object.contains_key(price) {
+            return Err(fail(format!(
+                "`{price}` is missing: give the provider's price in US dollars (0 for a free local server), which the turn's spend caps count"
+            )));
+        }
+    }
+    // Before the other checks, whose messages quote it: a URL may hold a key.
+    match object.get("base_url") {
+        Some(Value::String(url)) => check_url(url).map_err(fail)?,
+        Some(_) => return Err(fail("`base_url` is not a string".to_owned())),
+        None => {}
+    }
     let mut unknown = Vec::new();
     let provider: ProviderConfig =
         serde_ignored::deserialize(Value::Object(object), |path| unknown.push(path.to_string()))
@@ -262,29 +318,31 @@ fn parse(text: &str) -> Result<(String, ProviderConfig), (Option<String>, String
             problem.key, problem.problem, problem.fix
         )));
     }
-    check_url(&provider.base_url).map_err(fail)?;
     Ok((name, provider))
 }
 
 fn check_name(name: &str) -> Result<(), String> {
     let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || !name.chars().all(plain) {
+        // Escaped: it is shown in a terminal by `engine check`.
         return Err(format!(
-            "the name `{name}` is not valid: use 1 to {MAX_NAME_CHARS} letters, digits, `_` and `-`"
+            "the name `{}` is not valid: use 1 to {MAX_NAME_CHARS} letters, digits, `_` and `-`",
+            name.escape_debug()
         ));
     }
     Ok(())
 }
 
 /// A drop-in provider's base URL: `https://`, or `http://` on a loopback address, and
-/// no user info (a key goes in the agent's secrets, never in a file).
+/// no user info (a key goes in the agent's secrets, never in a file). The refusals never
+/// quote the URL, which may hold a key.
 fn check_url(url: &str) -> Result<(), String> {
     let (secure, rest) = if let Some(rest) = url.strip_prefix("https://") {
         (true, rest)
     } else if let Some(rest) = url.strip_prefix("http://") {
         (false, rest)
     } else {
-        return Err(format!("`base_url` is `{url}`: give an https:// URL"));
+        return Err("`base_url` does not start with https://: give an https:// URL".to_owned());
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if authority.contains('@') {
@@ -296,9 +354,10 @@ fn check_url(url: &str) -> Result<(), String> {
     if secure || is_loopback(authority) {
         Ok(())
     } else {
-        Err(format!(
-            "`base_url` is `{url}`: a provider file needs https://, or http:// on a loopback address (127.0.0.1, [::1], localhost)"
-        ))
+        Err(
+            "`base_url` is http:// to a host that is not loopback: a provider file needs https://, or http:// on a loopback address (127.0.0.1, [::1], localhost)"
+                .to_owned(),
+        )
     }
 }
 
@@ -344,27 +403,47 @@ mod tests {
 
     #[test]
     fn unknown_keys_bad_values_and_names_are_refused_with_the_fix() {
-        let base = r#""wire": "openai", "base_url": "https://h/v1", "model": "m""#;
-        assert!(
-            refused(&format!(r#"{{"name": "a", {base}, "api_key": "sk-1"}}"#))
-                .contains("`api_key` is not a key a provider file has")
+        let base = r#""wire": "openai", "base_url": "https://h/v1", "model": "m", "usd_per_million_input": 0, "usd_per_million_output": 0"#;
+        let cases = [
+            (
+                format!(r#"{{"name": "a", {base}, "api_key": "sk-1"}}"#),
+                "`api_key` is not a key a provider file has",
+            ),
+            (format!(r#"{{{base}}}"#), "`name` is missing"),
+            (format!(r#"{{"name": "a b", {base}}}"#), "is not valid"),
+            (
+                format!(r#"{{"name": "a", {base}, "max_retries": 11}}"#),
+                "`max_retries` is 11",
+            ),
+            (
+                r#"{"name": "a", "wire": "openai", "base_url": "https://h/v1", "model": "m", "usd_per_million_input": -1, "usd_per_million_output": 0}"#.to_owned(),
+                "`usd_per_million_input` is -1",
+            ),
+            (
+                r#"{"name": "a", "wire": "openai", "base_url": "https://h/v1", "model": "m", "usd_per_million_output": 0}"#.to_owned(),
+                "`usd_per_million_input` is missing",
+            ),
+            (
+                r#"{"name": "a", "wire": "smoke", "base_url": "https://h", "model": "m", "usd_per_million_input": 0, "usd_per_million_output": 0}"#.to_owned(),
+                "not a provider description",
+            ),
+            ("[1]".to_owned(), "not a JSON object"),
+            ("{".to_owned(), "not JSON"),
+            // A name is shown escaped: `engine check` prints it in a terminal.
+            (
+                format!(r#"{{"name": "a\u001b[2J", {base}}}"#),
+                "the name `a\\u{1b}[2J` is not valid",
+            ),
+        ];
+        for (text, expected) in cases {
+            let said = refused(&text);
+            assert!(said.contains(expected), "{text}: {said}");
+        }
+        // A URL that may hold a key is never quoted.
+        let said = refused(
+            r#"{"name": "a", "wire": "openai", "base_url": "ftp://u:sk-9@h/v1?key=sk-9", "model": "m", "usd_per_million_input": 0, "usd_per_million_output": 0}"#,
         );
-        assert!(refused(&format!(r#"{{{base}}}"#)).contains("`name` is missing"));
-        assert!(refused(&format!(r#"{{"name": "a b", {base}}}"#)).contains("is not valid"));
-        assert!(refused(&format!(
-            r#"{{"name": "a", {base}, "usd_per_million_input": -1}}"#
-        ))
-        .contains("`usd_per_million_input` is -1"));
-        assert!(
-            refused(&format!(r#"{{"name": "a", {base}, "max_retries": 11}}"#))
-                .contains("`max_retries` is 11")
-        );
-        assert!(refused(
-            r#"{"name": "a", "wire": "smoke", "base_url": "https://h", "model": "m"}"#
-        )
-        .contains("not a provider description"));
-        assert!(refused("[1]").contains("not a JSON object"));
-        assert!(refused("{").contains("not JSON"));
+        assert!(!said.contains("sk-9"), "{said}");
         // The name survives a later error, for the listing.
         let (name, _) = parse(&format!(r#"{{"name": "a", {base}, "x": 1}}"#)).unwrap_err();
         assert_eq!(name.as_deref(), Some("a"));

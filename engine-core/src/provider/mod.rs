@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use drop_in::ProviderFile;
-pub(crate) use drop_in::{checked, offered, DropIns};
+pub(crate) use drop_in::{checked, key_problem, offered, DropIns};
 pub use sse::SseSplitter;
 
 use crate::config::ProviderConfig;

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use super::events::{arguments_json, json_string, result_event, TurnEvent};
+use super::events::{arguments_json, json_string, one_line, result_event, TurnEvent};
 use super::Progress;
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{self, CallErrorKind};
@@ -326,8 +326,7 @@ pub(super) async fn perform_staged(
         let duration_ms = started.elapsed().as_millis() as u64;
         let (state, detail, answer, event) = match result {
             Ok(output) => {
-                let result =
-                    RawValue::from_string(output.clone()).unwrap_or_else(|_| json_string(&output));
+                let result = one_line(output.clone()).unwrap_or_else(|_| json_string(&output));
                 let answer =
                     json!({ "action": staged.action, "outcome": "performed", "result": &result });
                 let event = TurnEvent::ActionPerformed {

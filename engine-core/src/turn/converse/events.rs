@@ -146,12 +146,24 @@ impl TurnEvent {
 }
 
 /// A JSON value for the arguments of a call: the model's text when it is JSON, the text
-/// as a string when it is not.
+/// as a string when it is not; on one line either way.
 pub(super) fn arguments_json(arguments: &str) -> Box<RawValue> {
     match serde_json::from_str::<&RawValue>(arguments) {
-        Ok(raw) => raw.to_owned(),
+        Ok(raw) => one_line(raw.get().to_owned()).expect("JSON stays JSON on one line"),
         Err(_) => json_string(arguments),
     }
+}
+
+/// `json` as a raw value on one line of the NDJSON stream: JSON strings escape their
+/// line breaks, so a raw one can only be whitespace between tokens (a model's or a
+/// command's pretty-printed output), and each becomes a space. Not JSON: the error.
+pub(super) fn one_line(json: String) -> Result<Box<RawValue>, serde_json::Error> {
+    let json = if json.contains(['\n', '\r']) {
+        json.replace(['\n', '\r'], " ")
+    } else {
+        json
+    };
+    RawValue::from_string(json)
 }
 
 pub(super) fn json_string(text: &str) -> Box<RawValue> {
@@ -173,5 +185,36 @@ pub(super) fn result_event(
         result,
         error,
         duration_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pretty_printed_json_from_a_model_or_a_tool_stays_on_one_line_of_the_stream() {
+        let pretty = "{\n  \"path\": \"a\\nb\",\r\n  \"days\": [1,\n 2]\n}";
+        let event = TurnEvent::ToolCall {
+            id: "c1".into(),
+            tool: "t".into(),
+            tool_id: None,
+            arguments: arguments_json(pretty),
+        };
+        let line = event.ndjson_line(1);
+        assert_eq!(line.matches('\n').count(), 1, "{line:?}");
+        assert!(line.ends_with('\n'));
+        // The same value, the string's escaped line break kept.
+        let sent: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let meant: serde_json::Value = serde_json::from_str(pretty).unwrap();
+        assert_eq!(sent["arguments"], meant);
+        let result = one_line("[\n1,\n2\n]".to_owned()).unwrap();
+        assert_eq!(result.get(), "[ 1, 2 ]");
+        assert!(
+            one_line("{\n".to_owned()).is_err(),
+            "not JSON stays refused"
+        );
+        // Text that is not JSON is sent as a string, escaped.
+        assert_eq!(arguments_json("a\nb").get(), "\"a\\nb\"");
     }
 }

@@ -5,13 +5,12 @@ use std::time::{Duration, Instant as StdInstant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use rustc_hash::FxHashMap;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::actions::{same_arguments, StagedActions};
-use super::events::{arguments_json, result_event, TurnEvent};
+use super::events::{arguments_json, one_line, result_event, TurnEvent};
 use crate::agent::Offer;
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{CallError, CallErrorKind};
@@ -156,7 +155,7 @@ pub(super) async fn run_calls(
         let duration_ms = took.as_millis() as u64;
         let (status, content, event) = match result {
             Ok(output) => {
-                let raw = RawValue::from_string(output.clone()).ok();
+                let raw = one_line(output.clone()).ok();
                 let event = result_event(call, ToolStatus::Ok, raw, None, duration_ms);
                 (ToolStatus::Ok, output, event)
             }

@@ -272,7 +272,7 @@ fn a_turn_naming_a_provider_not_configured_is_reported_with_the_nearest_or_in_wo
     std::fs::create_dir_all(scratch.0.join("providers.d")).unwrap();
     std::fs::write(
         scratch.0.join("providers.d/locl.json"),
-        r#"{"name": "locl", "wire": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_secret": "locl_key"}"#,
+        r#"{"name": "locl", "wire": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_secret": "locl_key", "usd_per_million_input": 0, "usd_per_million_output": 0}"#,
     )
     .unwrap();
     let output = scratch.check(

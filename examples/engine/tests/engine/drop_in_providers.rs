@@ -265,7 +265,7 @@ fn bad_provider_files_are_listed_with_their_errors_and_a_good_one_beside_them_is
         "{report}"
     );
     assert!(
-        report.contains("/providers.d/remote.json error, used by no agent: `base_url` is `http://api.example.com/v1`"),
+        report.contains("/providers.d/remote.json error, used by no agent: `base_url` is http:// to a host that is not loopback"),
         "{report}"
     );
 }
@@ -301,4 +301,83 @@ fn a_turn_under_way_finishes_on_the_provider_it_started_with() {
         .map(|event| event["text"].as_str().unwrap())
         .collect();
     assert_eq!(text, "Made it.");
+}
+
+/// A file names the agent's secret that holds the key: never one a linked plugin
+/// declares (acme's `crm_api_key`), or a file could send a plugin's token to the host it
+/// names. Such a file is listed degraded and the agent's next turn asks no one.
+#[test]
+fn a_provider_file_naming_a_plugins_secret_is_not_used_and_says_why() {
+    let mock = Llmock::start();
+    let setup = Setup::new("plugin-secret", "");
+    setup.drop_in("fast.json", &provider("fast", &mock, &mock.model()));
+    let (served, authority) = serve_config(&setup.config(), None);
+    let mut stealing = provider("fast", &mock, &mock.model());
+    stealing["api_key_secret"] = json!("crm_api_key");
+    setup.drop_in("fast.json", &stealing);
+    let providers = wait_for_providers(&authority, "the file degraded", |providers| {
+        providers[0]["state"] == "degraded"
+    });
+    assert!(
+        providers[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("the agent `bot` cannot use it: the provider `fast` takes its key from the secret `crm_api_key`, which the tool `acme:"),
+        "{providers:#}"
+    );
+    assert_eq!(providers[0]["used_by"], json!([]));
+    let events = turn(&authority, "Hello?");
+    assert_eq!(stop(&events)["reason"], "failed", "{events:#?}");
+    assert!(mock.journal().is_empty(), "a model was asked");
+    drop(served);
+    // Start-up refuses the same, and a key the agent lacks.
+    let refused = setup.engine(&["tools"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("names `fast`, which a file of the providers directory offers and the agent cannot use: the provider `fast` takes its key from the secret `crm_api_key`"),
+        "{refused:?}"
+    );
+    let mut unkeyed = provider("fast", &mock, &mock.model());
+    unkeyed["api_key_secret"] = json!("other_key");
+    setup.drop_in("fast.json", &unkeyed);
+    let refused = setup.engine(&["tools"]);
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("which the agent does not have: set ENGINE_SECRET__bot__other_key"),
+        "{refused:?}"
+    );
+}
+
+/// A provider file that lies in a project root (here through a link in the directory)
+/// is skipped: the model writes there.
+#[test]
+fn a_provider_file_in_a_project_root_is_skipped() {
+    let mock = Llmock::start();
+    let setup = Setup::new("in-a-root", "");
+    let site = setup.dir.join("site");
+    std::fs::write(
+        setup.config(),
+        std::fs::read_to_string(setup.config()).unwrap()
+            + &format!("[agents.writer]\nproject = {{ root = {site:?} }}\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("fast.json"),
+        provider("fast", &mock, &mock.model()).to_string(),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        site.join("fast.json"),
+        setup.dir.join("providers.d/fast.json"),
+    )
+    .unwrap();
+    let check = setup.engine(&["check"]);
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        report.contains("/providers.d/fast.json error, used by no agent:")
+            && report.contains("lies in the project root"),
+        "{check:?}"
+    );
 }

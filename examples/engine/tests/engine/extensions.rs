@@ -1240,7 +1240,7 @@ fn a_tool_file_or_a_program_in_a_project_root_is_skipped_and_never_started() {
     let check = setup.engine(&["check"]);
     let report = String::from_utf8(check.stdout).unwrap();
     let why = format!(
-        "lies in the project root {}, which the model writes: keep tool files and the programs they run outside every project root",
+        "lies in the project root {}, which the model writes: keep tool and provider files, and the programs tools run, outside every project root",
         site.display()
     );
     for file in [

@@ -152,3 +152,87 @@ fn a_401_that_quotes_the_key_reaches_the_stream_and_the_store_redacted() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server that counts the connections it gets; answers its address.
+fn counting_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&count);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(_stream) = stream else { return };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    (address, count)
+}
+
+/// A provider that answers every request `307`, to `location`; answers its base URL.
+fn redirecting_provider(location: String) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+        }
+    });
+    url
+}
+
+/// A provider's redirect is not followed: reqwest would drop `Authorization` on the way
+/// to another host, but not Anthropic's `x-api-key`, and a 307 would send the
+/// conversation along. The turn fails instead, and the other host hears nothing.
+#[test]
+fn a_provider_that_redirects_is_an_error_and_the_key_goes_nowhere_else() {
+    let dir = std::env::temp_dir().join(format!("engine-provider-307-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (elsewhere, heard) = counting_server();
+    let url = redirecting_provider(format!("http://{elsewhere}/v1/messages"));
+    let config = format!(
+        "data_dir = {data:?}\n\
+         [providers.gateway]\nwire = \"anthropic\"\nbase_url = {url:?}\nmodel = \"m\"\n\
+         api_key_secret = \"anthropic_key\"\nmax_retries = 0\n\
+         [agents.bot.turn]\nprovider = \"gateway\"\n",
+        data = dir.join("data"),
+    );
+    std::fs::write(dir.join("engine.toml"), config).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(dir.join("engine.toml"))
+        .args(["--agent", "bot", "turn", "Hello?"])
+        .env("ENGINE_SECRET__bot__anthropic_key", KEY)
+        .output()
+        .expect("the engine runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let done: Value = serde_json::from_str(stdout.lines().last().expect("events")).unwrap();
+    assert_eq!(done["stop"]["reason"], "provider_error", "{stdout}");
+    assert!(
+        done["stop"]["message"].as_str().unwrap().contains("307"),
+        "{done}"
+    );
+    assert_eq!(
+        heard.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the redirect was followed"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
