@@ -206,6 +206,7 @@ fn whole(arguments: &RawValue) -> String {
     text.lines().map(printable).collect::<Vec<_>>().join("\n")
 }
 
+/// Compact JSON of `arguments`; their text as it is when they nest too deep to parse.
 fn compact(arguments: &RawValue) -> String {
     match serde_json::from_str::<serde_json::Value>(arguments.get()) {
         Ok(value) => printable(&value.to_string()),
@@ -325,7 +326,7 @@ mod tests {
         assert!(!shown.chars().any(char::is_control), "{shown:?}");
         assert!(shown.contains("\\u{9b}"), "{shown}");
         assert_eq!(printable("tool\u{1b}[31m"), "tool\\u{1b}[31m");
-        // Arguments that are not JSON are shown as the text, escaped too.
+        // Arguments the model wrote as plain text reach the event as a JSON string.
         assert_eq!(collapsed(&raw("\"a\\nb\"")), r#""a\nb""#);
     }
 }

@@ -74,7 +74,9 @@ impl RojoWire {
                 error,
                 ..
             } => Line::ToolResult {
-                name: self.tools.remove(id).unwrap_or_default(),
+                // A result always follows its call; one that did not would be a line the
+                // seed's client cannot place, so none is sent.
+                name: self.tools.remove(id)?,
                 result: match (status, result, error) {
                     (ToolStatus::Ok, Some(result), _) => result.get().to_owned(),
                     (status, _, error) => serde_json::json!({
@@ -171,13 +173,6 @@ mod tests {
                 error: None,
                 duration_ms: 2,
             }),
-            wire.line(&TurnEvent::ToolResult {
-                id: "c3".into(),
-                status: ToolStatus::Skipped,
-                result: None,
-                error: None,
-                duration_ms: 0,
-            }),
             wire.line(&TurnEvent::Chat {
                 text: "Done.".into(),
             }),
@@ -188,12 +183,20 @@ mod tests {
             r#"{"type":"TOOL_CALL","name":"get_text_content","args":{"path":"docs/intro"}}"#,
             r#"{"type":"TOOL_RESULT","name":"get_text_content","result":"{\"error\":\"`..` is not allowed\"}"}"#,
             r#"{"type":"TOOL_RESULT","name":"create_directory","result":"{\"ok\":true,\"created\":true}"}"#,
-            r#"{"type":"TOOL_RESULT","name":"","result":"{\"error\":\"skipped\"}"}"#,
             r#"{"type":"CHAT","text":"Done."}"#,
             r#"{"type":"DONE"}"#,
         ];
         let lines: Vec<String> = lines.into_iter().map(Option::unwrap).collect();
         assert_eq!(lines, expected.map(|line| format!("{line}\n")));
+        // A result of no call seen sends nothing: the seed's client could not place it.
+        let orphan = TurnEvent::ToolResult {
+            id: "c9".into(),
+            status: ToolStatus::Skipped,
+            result: None,
+            error: None,
+            duration_ms: 0,
+        };
+        assert_eq!(wire.line(&orphan), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ can hold the wire to the seed's exact lines. Standard library only.
 
 Usage: rojo_chat.py URL < {"message": ..., "conversation": ...}
 Prints: {"reply": "...", "activity": [{"name", "args", "status"}], "lines": N,
-         "unknown_keys": {"TYPE": ["key", ...]}}
+         "unknown_keys": {"TYPE": ["key", ...]}, "done_error": DONE's `error` or null}
 """
 
 import json
@@ -36,7 +36,7 @@ def main():
     request = urllib.request.Request(
         url, data=body, headers={"Content-Type": "application/json"}, method="POST"
     )
-    reply, activity, lines, done, unknown = [], [], 0, False, {}
+    reply, activity, lines, done, unknown, done_error = [], [], 0, False, {}, None
     with urllib.request.urlopen(request, timeout=60) as answer:
         for raw in answer:
             if done:
@@ -63,9 +63,10 @@ def main():
                 open_lines[0]["status"] = "error" if failed else "ok"
             else:
                 done = True
+                done_error = line.get("error")
     if not done:
         fail("the answer ended without DONE")
-    print(json.dumps({"reply": "".join(reply), "activity": activity, "lines": lines, "unknown_keys": unknown}))
+    print(json.dumps({"reply": "".join(reply), "activity": activity, "lines": lines, "unknown_keys": unknown, "done_error": done_error}))
 
 
 if __name__ == "__main__":

@@ -233,10 +233,20 @@ async fn a_recursive_deletion_past_the_cap_deletes_nothing() {
             .await,
         Ok(json!({"ok": true, "type": "directory", "removed": 61}))
     );
+    // One past the cap is refused; at the cap is within it.
+    for index in 0..41 {
+        fs::write(root.join(format!("big/more{index}")), "x").unwrap();
+    }
     assert!(scratch
         .call("delete_path", &deleting("big", true))
         .await
-        .is_ok());
+        .unwrap_err()
+        .contains("holds more than 100 entries"));
+    fs::remove_file(root.join("big/more0")).unwrap();
+    assert_eq!(
+        scratch.call("delete_path", &deleting("big", true)).await,
+        Ok(json!({"ok": true, "type": "directory", "removed": 101}))
+    );
     assert!(!root.join("big").exists());
 }
 

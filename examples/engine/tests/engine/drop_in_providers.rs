@@ -191,16 +191,24 @@ fn a_provider_file_is_used_and_replaced_and_its_removal_fails_the_next_turn_clea
     });
     let asked = mock.journal().len();
     let events = turn(&authority, "Anyone?");
-    let stop = stop(&events).clone();
-    assert_eq!(stop["reason"], "failed", "{events:#?}");
+    let ended = stop(&events).clone();
+    assert_eq!(ended["reason"], "failed", "{events:#?}");
     assert!(
-        stop["message"]
+        ended["message"]
             .as_str()
             .unwrap()
             .contains("runs turns on the provider `fast`, which is not configured and which no file of the providers directory offers now"),
-        "{stop}"
+        "{ended}"
     );
     assert_eq!(mock.journal().len(), asked, "no model was asked");
+    // Added back: the next turn uses it again.
+    setup.drop_in("fast.json", &provider("fast", &mock, &mock.model()));
+    wait_for_providers(&authority, "the file back", |providers| {
+        providers[0]["state"] == "ok"
+    });
+    mock.script(json!([{"type": "reply", "text": "Back."}]));
+    let events = turn(&authority, "Back?");
+    assert_eq!(stop(&events)["reason"], "answered", "{events:#?}");
     let log = served.stop();
     assert!(
         !log.contains("sk-drop-in-key-1234"),
@@ -276,9 +284,13 @@ fn a_turn_under_way_finishes_on_the_provider_it_started_with() {
     let setup = Setup::new("in-flight", "");
     setup.drop_in("fast.json", &provider("fast", &mock, &mock.model()));
     let (_served, authority) = serve_config(&setup.config(), None);
-    // The model takes a while: the file goes while it is asked.
+    // Two requests: a slow one that calls a tool, then the answer. The file goes while
+    // the first is asked; the second must still go to the provider the turn began with.
     mock.script(json!([
-        {"type": "delay", "seconds": 1.5, "times": 1},
+        {"type": "delay", "seconds": 4, "times": 1},
+        {"type": "reply", "tool_calls": [
+            {"name": "weather__weather", "arguments": {"city": "Rome", "days": 1, "units": null}}
+        ]},
         {"type": "reply", "text": "Made it."}
     ]));
     let running = {
@@ -286,13 +298,21 @@ fn a_turn_under_way_finishes_on_the_provider_it_started_with() {
         std::thread::spawn(move || turn(&authority, "Slowly?"))
     };
     let started = Instant::now();
-    while mock.pending().len() == 2 && started.elapsed() < Duration::from_secs(10) {
+    while mock.pending().len() == 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the model was never asked"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     setup.remove("fast.json");
     wait_for_providers(&authority, "the file gone", |providers| {
         providers.as_array().is_some_and(Vec::is_empty)
     });
+    assert!(
+        !running.is_finished(),
+        "the turn ended before the file went: the test proves nothing"
+    );
     let events = running.join().unwrap();
     assert_eq!(stop(&events)["reason"], "answered", "{events:#?}");
     let text: String = events
@@ -301,6 +321,12 @@ fn a_turn_under_way_finishes_on_the_provider_it_started_with() {
         .map(|event| event["text"].as_str().unwrap())
         .collect();
     assert_eq!(text, "Made it.");
+    let asked: Vec<Value> = mock
+        .journal()
+        .iter()
+        .map(|request| request["body"]["model"].clone())
+        .collect();
+    assert_eq!(asked, [json!(mock.model()), json!(mock.model())]);
 }
 
 /// A file names the agent's secret that holds the key: never one a linked plugin
@@ -342,6 +368,7 @@ fn a_provider_file_naming_a_plugins_secret_is_not_used_and_says_why() {
     unkeyed["api_key_secret"] = json!("other_key");
     setup.drop_in("fast.json", &unkeyed);
     let refused = setup.engine(&["tools"]);
+    assert_eq!(refused.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&refused.stderr)
             .contains("which the agent does not have: set ENGINE_SECRET__bot__other_key"),

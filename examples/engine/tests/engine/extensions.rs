@@ -1307,15 +1307,19 @@ fn only_a_file_that_asks_is_told_the_conversation_and_only_for_a_call_in_one() {
         serde_json::from_slice::<Value>(&output.stdout)
             .unwrap_or_else(|_| panic!("JSON from the call: {output:?}"))
     };
+    // The conversation's id and nothing else of the turn.
     assert_eq!(
         call("local__whose", Some("c-7")),
-        json!({"conversation": "c-7"})
+        json!({"conversation": "c-7", "variables": ["ENGINE_CONVERSATION_ID"]})
     );
     assert_eq!(
         call("local__unasked", Some("c-7")),
-        json!({"conversation": null})
+        json!({"conversation": null, "variables": []})
     );
-    assert_eq!(call("local__whose", None), json!({"conversation": null}));
+    assert_eq!(
+        call("local__whose", None),
+        json!({"conversation": null, "variables": []})
+    );
     // The server's answer is its structured content.
     assert_eq!(call("told__whose", Some("c-7")), json!({"result": "c-7"}));
     assert_eq!(

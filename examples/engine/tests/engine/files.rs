@@ -250,6 +250,11 @@ fn an_agent_moves_and_deletes_only_with_the_tools_its_list_enables() {
         r#"{"from": "a.md", "to": "b.md", "overwrite": false}"#,
     );
     assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(
+        stderr(&refused).trim(),
+        "`builtin:move_path` is linked, and the agent `cleaner` leaves it out: it is not in `agents.cleaner.tools`"
+    );
+    assert!(root.join("a.md").exists() && !root.join("b.md").exists());
     let deleted = call(
         "cleaner",
         "delete_path",

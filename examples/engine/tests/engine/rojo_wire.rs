@@ -100,6 +100,8 @@ fn a_turn_that_fails_ends_with_done_saying_why_and_an_unknown_wire_is_refused() 
     // `DONE` is the only line, with the one key the seed lacks: why there is no answer.
     assert_eq!(read["lines"], 1);
     assert_eq!(read["unknown_keys"], json!({"DONE": ["error"]}));
+    let why = read["done_error"].as_str().unwrap();
+    assert!(why.contains("400"), "{why}");
 
     let mut answer = String::new();
     send(

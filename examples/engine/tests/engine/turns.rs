@@ -1286,7 +1286,14 @@ fn engine_chat_shows_each_calls_arguments_on_one_line_and_how_it_ended() {
     assert!(!shown.contains('\u{1b}'), "{shown:?}");
     // A call that failed says so, with why.
     let oslo = r#"weather__weather {"city":"Oslo","days":"two","units":null}"#;
-    assert!(shown.contains(&format!("✗ {oslo} error in ")), "{shown}");
+    let failed = shown
+        .lines()
+        .find(|line| line.contains(&format!("✗ {oslo} error in ")))
+        .unwrap_or_else(|| panic!("no line for Oslo's result:\n{shown}"));
+    assert!(
+        failed.contains(" ms: ") && failed.contains("`days`"),
+        "{failed}"
+    );
     assert!(shown.contains("Sunny in Rome."), "{shown}");
 
     // In full with the flag: every character of the arguments, indented under the call.
