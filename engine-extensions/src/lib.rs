@@ -213,15 +213,7 @@ impl Loader {
 
     /// The extension files, in path order.
     fn files(&self) -> Vec<PathBuf> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .filter(|path| is_extension_file(path) && path.is_file())
-            .collect();
-        files.sort();
-        files
+        extension_files(&self.dir)
     }
 
     /// The tool a command manifest describes.
@@ -260,6 +252,20 @@ impl Loader {
         )
         .map_err(|error| error.to_string())?])
     }
+}
+
+/// The extension files of `dir` (tools' or providers'), regular files only, in path
+/// order; none when it does not exist.
+fn extension_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| is_extension_file(path) && path.is_file())
+        .collect();
+    files.sort();
+    files
 }
 
 /// Whether `path` names an extension file: `*.json`, not hidden.

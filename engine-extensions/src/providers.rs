@@ -7,7 +7,7 @@ use std::path::Path;
 use engine_core::config::EngineConfig;
 use engine_core::provider::ProviderFile;
 
-use crate::{is_extension_file, manifest};
+use crate::{extension_files, manifest};
 
 /// Every provider file of `config`'s providers directory (`*.json`, not hidden), in
 /// path order, each read and parsed: what
@@ -23,15 +23,7 @@ pub fn read_providers(config: &EngineConfig) -> Vec<ProviderFile> {
 
 /// Every provider file of `dir`, as [`read_providers`] reads them.
 pub(crate) fn read_dir(dir: &Path) -> Vec<ProviderFile> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<_> = entries
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| is_extension_file(path) && path.is_file())
-        .collect();
-    paths.sort();
-    paths
+    extension_files(dir)
         .into_iter()
         .map(|path| {
             let text = manifest::read_text(&path).map_err(|error| format!("the file {error}"));

@@ -513,32 +513,11 @@ async fn empty_files_and_directories_count_against_the_quota() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_quota_holds_for_concurrent_writes_through_two_agents_sharing_a_root() {
     let scratch = with_quota("quota-race", 100_000);
-    // A second agent on the same root: its own `Project`, one lock between them.
-    let other = Project::new(
-        std::fs::File::open(scratch.root()).unwrap(),
-        scratch.project.limits().to_owned(),
-    );
-    let writes: Vec<_> = (0..8)
-        .map(|index| {
-            let project = if index % 2 == 0 {
-                scratch.project.clone()
-            } else {
-                other.clone()
-            };
-            tokio::spawn(async move {
-                crate::common::call(
-                    &project,
-                    "write_text_content",
-                    &text(&format!("file{index}"), 60_000),
-                )
-                .await
-            })
+    let kept =
+        crate::common::calls_through_two_agents(&scratch, 8, "write_text_content", |index| {
+            text(&format!("file{index}"), 60_000)
         })
-        .collect();
-    let mut kept = 0;
-    for write in writes {
-        kept += usize::from(write.await.unwrap().is_ok());
-    }
+        .await;
     assert_eq!(kept, 1, "one write of 60,000 bytes fits in 100,000");
 }
 

@@ -288,29 +288,10 @@ async fn concurrent_moves_of_one_file_through_two_agents_leave_it_whole_in_one_p
     let root = scratch.root();
     let content = "moved once\n".repeat(1000);
     fs::write(root.join("page.md"), &content).unwrap();
-    // A second agent on the same root: its own `Project`, one lock between them.
-    let other = Project::new(fs::File::open(&root).unwrap(), limits());
-    let moves: Vec<_> = (0..8)
-        .map(|index| {
-            let project = if index % 2 == 0 {
-                scratch.project.clone()
-            } else {
-                other.clone()
-            };
-            tokio::spawn(async move {
-                crate::common::call(
-                    &project,
-                    "move_path",
-                    &moving("page.md", &format!("docs/page{index}.md"), false),
-                )
-                .await
-            })
-        })
-        .collect();
-    let mut moved = 0;
-    for task in moves {
-        moved += usize::from(task.await.unwrap().is_ok());
-    }
+    let moved = crate::common::calls_through_two_agents(&scratch, 8, "move_path", |index| {
+        moving("page.md", &format!("docs/page{index}.md"), false)
+    })
+    .await;
     assert_eq!(moved, 1, "one move took the file; the others found it gone");
     let places: Vec<String> = (0..8)
         .map(|index| format!("docs/page{index}.md"))

@@ -122,6 +122,37 @@ pub async fn call(project: &Project, tool: &str, arguments: &str) -> Result<Valu
     }
 }
 
+/// Calls `tool` `times` times at once, in turn through `scratch`'s project and a second
+/// agent's on the same root (its own `Project`, one lock between them), the `index`th
+/// with `arguments(index)`: how many succeeded.
+pub async fn calls_through_two_agents(
+    scratch: &Scratch,
+    times: usize,
+    tool: &'static str,
+    arguments: impl Fn(usize) -> String,
+) -> usize {
+    let other = Project::new(
+        fs::File::open(scratch.root()).unwrap(),
+        scratch.project.limits().to_owned(),
+    );
+    let calls: Vec<_> = (0..times)
+        .map(|index| {
+            let project = if index % 2 == 0 {
+                scratch.project.clone()
+            } else {
+                other.clone()
+            };
+            let arguments = arguments(index);
+            tokio::spawn(async move { call(&project, tool, &arguments).await })
+        })
+        .collect();
+    let mut succeeded = 0;
+    for call in calls {
+        succeeded += usize::from(call.await.unwrap().is_ok());
+    }
+    succeeded
+}
+
 /// The built-ins the crate links, by name, to check that a corpus covers every one.
 pub fn linked_builtins() -> Vec<&'static str> {
     let mut names: Vec<&str> = linked_tools()

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::turn_setup::{done, last_tool_answer, of_type, send, serve, Setup};
+use crate::turn_setup::{chat, done, last_tool_answer, of_type, read_request, send, serve, Setup};
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
 
@@ -789,8 +789,6 @@ fn a_channel_turn_ends_at_the_agents_deadline() {
 
 #[test]
 fn engine_chat_shows_each_action_as_it_is_staged_and_performed() {
-    use std::io::Write;
-
     let case = Case::new("chat", "");
     let Case {
         mock, crm, setup, ..
@@ -799,23 +797,7 @@ fn engine_chat_shows_each_action_as_it_is_staged_and_performed() {
         {"type": "reply", "tool_calls": [log_contact("call_back", "Monday.")]},
         {"type": "reply", "text": "I am logging it."}
     ]));
-    let mut chat = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .arg("--config")
-        .arg(setup.config())
-        .args(["--agent", "bot", "chat"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    chat.stdin
-        .take()
-        .unwrap()
-        .write_all(b"Call me back\n")
-        .unwrap();
-    let output = chat.wait_with_output().unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let shown = String::from_utf8_lossy(&output.stdout);
+    let shown = chat(setup, &[], "Call me back\n");
     let staged = shown
         .find("contacts__log_contact")
         .map(|_| shown.find("contacts:log_contact staged: performed after the reply"));
@@ -837,7 +819,7 @@ fn id_less_server(
     replies: Vec<Value>,
     asked: std::sync::mpsc::Sender<usize>,
 ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -847,19 +829,7 @@ fn id_less_server(
         let mut hanging = Vec::new();
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
+            let (_, body) = read_request(&stream);
             let index = {
                 let mut bodies = received.lock().unwrap();
                 bodies.push(serde_json::from_slice(&body).unwrap_or(Value::Null));

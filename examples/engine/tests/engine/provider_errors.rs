@@ -2,11 +2,12 @@
 //! the engine's secrets redacted from it: many OpenAI-compatible gateways quote the key
 //! they were sent in a 401.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 
+use crate::turn_setup::read_request;
 use serde_json::Value;
 
 /// The agent's API key, as long as a project key: what the gateway below echoes.
@@ -25,24 +26,12 @@ fn echoing_gateway() -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut authorization = String::new();
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if lower.starts_with("authorization:") {
-                    authorization = line["authorization:".len()..].trim().to_owned();
-                }
-                if let Some(value) = lower.strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
+            let (headers, _) = read_request(&stream);
+            let authorization = headers
+                .iter()
+                .find(|line| line.to_ascii_lowercase().starts_with("authorization:"))
+                .map(|line| line["authorization:".len()..].trim().to_owned())
+                .unwrap_or_default();
             let answer = serde_json::json!({
                 "error": {
                     // As a gateway that dumps what it got: the key starts before the 300th
@@ -175,19 +164,7 @@ fn redirecting_provider(location: String) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
+            read_request(&stream);
             let _ = write!(
                 stream,
                 "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"

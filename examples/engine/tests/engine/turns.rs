@@ -5,7 +5,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::turn_setup::{done, of_type, send, serve, serve_with, wait_until_asked, Setup};
+use crate::turn_setup::{chat, done, of_type, send, serve, serve_with, wait_until_asked, Setup};
 use serde_json::{json, Value};
 use test_support::llmock::Llmock;
 
@@ -1227,31 +1227,6 @@ fn the_readme_s_first_conversation_calls_the_weather_tool_and_it_succeeds() {
     );
     assert_eq!(of_type(&events, "chat")[0]["text"], scripted_reply.as_str());
     assert_eq!(done(&events)["stop"]["reason"], "answered");
-}
-
-/// `engine chat` with `extra` arguments, fed `input`: what it printed.
-fn chat(setup: &Setup, extra: &[&str], input: &str) -> String {
-    use std::io::Write;
-    use std::process::Stdio;
-
-    let mut chat = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .arg("--config")
-        .arg(setup.config())
-        .args(["--agent", "bot", "chat"])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    chat.stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = chat.wait_with_output().unwrap();
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8(output.stdout).unwrap()
 }
 
 #[test]

@@ -165,3 +165,51 @@ pub fn wait_until_asked(mock: &Llmock) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Reads one HTTP/1.1 request from `stream`: its header lines (without their line
+/// ends) and its body, as far as `content-length` says.
+pub fn read_request(stream: &std::net::TcpStream) -> (Vec<String>, Vec<u8>) {
+    use std::io::{BufRead, Read};
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut headers = Vec::new();
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        headers.push(line.trim_end().to_owned());
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    (headers, body)
+}
+
+/// `engine chat` for `setup`'s agent `bot`, with `extra` arguments, fed `input`: what it
+/// printed, once it exited successfully.
+pub fn chat(setup: &Setup, extra: &[&str], input: &str) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let mut chat = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(setup.config())
+        .args(["--agent", "bot", "chat"])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    chat.stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = chat.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
