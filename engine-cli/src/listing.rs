@@ -234,8 +234,7 @@ pub fn check_report(engine: &Engine) -> String {
             file.used_by.join(", ")
         };
         out += &format!(
-            "  provider file {} {}, used by {used_by}{error}
-",
+            "  provider file {} {}, used by {used_by}{error}\n",
             file.path.display(),
             file.state
         );

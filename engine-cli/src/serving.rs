@@ -11,8 +11,9 @@ use engine_mcp::McpServer;
 
 use crate::reload;
 
-/// External tools, read once at start-up for every command. Their connections (MCP
-/// servers) and the watch of their directory run on a runtime of their own, with one
+/// External tools, read once at start-up for every command (drop-in providers are read
+/// before the engine is built). The tools' connections (MCP servers) and the watch of
+/// both directories run on a runtime of their own, with one
 /// worker: it outlives each command's runtime, and a busy server never takes a worker
 /// from serving.
 pub(crate) struct External {
@@ -32,8 +33,9 @@ impl External {
         Self { runtime, loader }
     }
 
-    /// Watches the directory while the engine serves (the runtime stays with the
-    /// watch); a watch that cannot start is logged, and the tools read at start-up stay.
+    /// Watches the tools' and providers' directories while the engine serves (the
+    /// runtime stays with the watch); a watch that cannot start is logged, and what was
+    /// read at start-up stays.
     pub(crate) fn watch(
         self,
         engine: &Arc<Engine>,
@@ -41,7 +43,9 @@ impl External {
         let watching = {
             let _entered = self.runtime.enter();
             engine_extensions::watch(Arc::clone(engine), self.loader)
-                .inspect_err(|error| tracing::error!("external tools will not reload: {error}"))
+                .inspect_err(|error| {
+                    tracing::error!("external tools and drop-in providers will not reload: {error}")
+                })
                 .ok()
         };
         (watching, self.runtime)

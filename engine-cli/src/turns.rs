@@ -110,7 +110,7 @@ async fn chat_turn(
                 ..
             } => {
                 let mut running = running.lock().expect("not poisoned");
-                let tool = running
+                let activity = running
                     .iter()
                     .position(|(known, _)| *known == id)
                     .map(|at| running.remove(at).1)
@@ -125,7 +125,7 @@ async fn chat_turn(
                     .unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "\r  {mark} {tool} {} in {duration_ms} ms{why}",
+                    "\r  {mark} {activity} {} in {duration_ms} ms{why}",
                     status.as_str()
                 );
             }
@@ -248,7 +248,7 @@ fn printable(text: &str) -> String {
         .collect()
 }
 
-/// Redraws a spinner after the tools still running, while any is.
+/// Redraws a spinner after the calls still running (their activity lines), while any is.
 async fn spin(running: Arc<std::sync::Mutex<Vec<(String, String)>>>) {
     const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
     if !std::io::stdout().is_terminal() {
@@ -257,9 +257,9 @@ async fn spin(running: Arc<std::sync::Mutex<Vec<(String, String)>>>) {
     for frame in FRAMES.iter().cycle() {
         tokio::time::sleep(Duration::from_millis(120)).await;
         let running = running.lock().expect("not poisoned");
-        if let Some((_, tool)) = running.last() {
+        if let Some((_, activity)) = running.last() {
             let mut out = std::io::stdout().lock();
-            let _ = write!(out, "\r  {frame} {tool} ({} running)", running.len());
+            let _ = write!(out, "\r  {frame} {activity} ({} running)", running.len());
             let _ = out.flush();
         }
     }

@@ -1,14 +1,22 @@
-//! External tools for an engine: files in a directory (`tools.d/` beside the
-//! configuration by default), each a command tool or an MCP server, read into the engine
-//! at start-up and again whenever the directory changes or the process gets `SIGHUP`.
+//! External tools and drop-in providers for an engine: files in a directory (`tools.d/`
+//! beside the configuration by default), each a command tool or an MCP server, and in a
+//! second one (`providers.d/`), each a model provider; read into the engine at start-up
+//! and again whenever a directory changes or the process gets `SIGHUP`.
 //!
 //! ```no_run
-//! # async fn run(engine: std::sync::Arc<engine_core::Engine>, config: engine_core::config::EngineConfig) {
+//! # async fn run(config: engine_core::config::EngineConfig) -> Result<(), engine_core::EngineError> {
+//! use std::sync::Arc;
+//! let engine = Arc::new(
+//!     engine_core::Engine::builder()
+//!         .provider_files(engine_extensions::read_providers(&config))
+//!         .config(config.clone())
+//!         .build()?,
+//! );
 //! if let Some(loader) = engine_extensions::Loader::new(&config) {
 //!     engine.install_extensions(loader.load(&engine).await);
 //!     let _watching = engine_extensions::watch(engine, loader); // until dropped
 //! }
-//! # }
+//! # Ok(()) }
 //! ```
 //!
 //! A file that does not parse, whose schema is invalid, or whose tool clashes is skipped
@@ -19,7 +27,8 @@
 
 mod arguments;
 mod command;
-/// Drop-in tools in `tools.d/`, for the people who write and install them.
+/// Drop-in tools in `tools.d/` and providers in `providers.d/`, for the people who write
+/// and install them.
 #[doc = include_str!("../docs/external-tools.md")]
 pub mod guide {}
 mod manifest;

@@ -1,5 +1,5 @@
-//! Reloading while the engine runs: on a change in the directory (watched by `notify`),
-//! and on `SIGHUP`.
+//! Reloading while the engine runs: on a change in the tools' or the providers'
+//! directory (each watched by `notify`), and on `SIGHUP`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

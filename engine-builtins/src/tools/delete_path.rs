@@ -20,7 +20,7 @@ pub struct DeleteArgs {
     /// Path relative to the project root, with `/` between names (`drafts/old.page`).
     pub path: String,
     /// `true` to delete a directory with everything in it (up to the project's listing
-    /// cap of entries); `false` deletes only a file or an empty directory.
+    /// cap of entries beneath it); `false` deletes only a file or an empty directory.
     pub recursive: bool,
 }
 
@@ -39,8 +39,9 @@ pub struct Deleted {
 
 /// Delete a file or an empty directory at the given path, relative to the project root.
 /// A directory that holds something is deleted only with `recursive`, with everything in
-/// it, and only up to the project's cap of entries; it disappears at once, never half
-/// deleted. Symbolic links are not deleted.
+/// it, and only up to the project's cap of entries beneath it; it disappears at once,
+/// never half deleted. A symbolic link is not deleted by its path; links inside a
+/// directory deleted whole go with it (never what they name).
 #[define_tool(
     summary = { "en-US": "Delete a file or directory", "it-IT": "Elimina un file o una cartella" },
     category = "files",
@@ -139,7 +140,7 @@ fn delete_tree(
             held += 1;
             if held > cap {
                 Err(ToolError::new(format!(
-                    "`{shown}` holds more than {cap} entries, the most one call deletes: delete its subdirectories one by one"
+                    "`{shown}` holds more than {cap} entries beneath it, the most one call deletes: delete its subdirectories one by one"
                 )))
             } else {
                 Ok(())

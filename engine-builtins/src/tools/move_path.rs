@@ -38,7 +38,8 @@ pub struct Moved {
 /// Move or rename a file or directory within the project root, in one step: it is at
 /// `from` or at `to`, never half-moved. The directory `to` goes into must exist
 /// (`create_directory` makes one). An existing file at `to` is replaced only with
-/// `overwrite`; a directory at `to` never is. Symbolic links are not moved.
+/// `overwrite`; a directory at `to` never is. A symbolic link is not moved by its path;
+/// links inside a directory moved whole go with it.
 #[define_tool(
     summary = { "en-US": "Move or rename a file or directory", "it-IT": "Sposta o rinomina un file o una cartella" },
     category = "files",

@@ -653,14 +653,21 @@ fn a_write_cancelled_while_it_waits_never_lands() {
         runtime.block_on(async {
             tokio::time::sleep(Duration::from_millis(100)).await;
             assert!(!call.is_finished(), "the write waited for the lock");
-            if cancelled {
-                // What a deadline or a cancelled turn does to the call.
-                call.abort();
-            }
         });
+        let call = if cancelled {
+            // What a deadline or a cancelled turn does to the call. An abort is only
+            // asked for: the call's future is dropped once the task is polled again, so
+            // the lock is let go after that, as a deadline's would be (else the write
+            // could take the lock and land while the abort is still on its way).
+            call.abort();
+            assert!(runtime.block_on(call).unwrap_err().is_cancelled());
+            None
+        } else {
+            Some(call)
+        };
         // SAFETY: as above.
         unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_UN) };
-        if !cancelled {
+        if let Some(call) = call {
             assert_eq!(
                 runtime.block_on(call).unwrap(),
                 Ok(json!({"ok": true, "created": true, "size": 4}))
@@ -833,7 +840,7 @@ async fn a_file_swapped_for_a_symlink_while_calls_run_is_never_read_or_written_t
                 r#"{"path": "page.txt", "text": "written\n"}"#,
             )
             .await;
-        // Neither moved nor deleted while it is the link: the link would go, not the file.
+        // Not moved while it is the link (the move refuses a link), and never through it.
         let _ = scratch
             .call(
                 "move_path",

@@ -223,7 +223,7 @@ async fn a_recursive_deletion_past_the_cap_deletes_nothing() {
         .unwrap_err();
     assert_eq!(
         refused,
-        "`big` holds more than 100 entries, the most one call deletes: delete its subdirectories one by one"
+        "`big` holds more than 100 entries beneath it, the most one call deletes: delete its subdirectories one by one"
     );
     assert_eq!(scratch.inside(), inside);
     // Its subdirectory, with 60 entries, is within the cap; then the rest is too.

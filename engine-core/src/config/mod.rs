@@ -137,7 +137,7 @@ pub struct ExtensionsConfig {
     pub max_output_bytes: Option<usize>,
     /// The directory of drop-in providers, relative to the configuration file's;
     /// `providers.d` beside it when unset. An engine run without a configuration file
-    /// has none.
+    /// has none unless this is set.
     #[serde(default)]
     pub providers_dir: Option<PathBuf>,
 }

@@ -187,8 +187,8 @@ impl EngineConfig {
     }
 
     /// The directory of drop-in providers: `[extensions] providers_dir`, relative to the
-    /// configuration file's directory, or `providers.d` beside the file; none for an
-    /// engine run without a file.
+    /// configuration file's directory, or `providers.d` beside the file; without a file,
+    /// the directory set, or none.
     pub fn providers_dir(&self) -> Option<PathBuf> {
         self.beside_the_file(self.extensions.providers_dir.as_deref(), "providers.d")
     }

@@ -187,7 +187,7 @@ impl EngineBuilder {
         let linked = Linked::choose(self.tools.take(), self.hooks.take());
         let registry = Registry::build(linked, self.limits)?;
         self.config.ensure_an_agent();
-        self.provider_files = drop_in::checked(
+        self.provider_files = super::checked_provider_files(
             std::mem::take(&mut self.provider_files),
             &self.config,
             &self.providers.keys().cloned().collect(),

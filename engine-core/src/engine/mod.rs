@@ -369,7 +369,9 @@ impl Engine {
     /// Installs the drop-in providers `files` gave (a read of the providers directory),
     /// in place of those installed before: each file is checked against the configured
     /// providers and the files before it, and skipped with its error if it clashes or
-    /// cannot be made for an agent that names it. The next turn of an agent whose
+    /// lies in a project root; an agent that names a file's provider and cannot use it
+    /// (its key, see the guide) gets none, and the file is listed `degraded`, saying
+    /// why, while the other agents use it. The next turn of an agent whose
     /// `turn.provider` a file offers uses it; turns under way keep the provider they
     /// started with, and the next turn of an agent whose provider's file went fails,
     /// saying so. Gives the files as installed, each with its state, its error
@@ -458,10 +460,26 @@ impl Engine {
     }
 }
 
-/// `files` as the agents of `config` use them: checked against the configured providers
-/// and one another, each file that lies in a project root skipped (the model writes
-/// there: a provider file it wrote would send the conversations elsewhere), then each
-/// agent's provider made by `open`.
+/// `files` checked against the providers `config` and the builder (`given`) name, one
+/// another, and `config`'s project roots: a file that lies in one is skipped (the model
+/// writes there: a provider file it wrote would send the conversations elsewhere). What
+/// start-up, a reload and an install all take as the files offered.
+fn checked_provider_files(
+    files: Vec<ProviderFile>,
+    config: &EngineConfig,
+    given: &std::collections::BTreeSet<String>,
+) -> Vec<ProviderFile> {
+    let mut files = drop_in::checked(files, config, given);
+    for file in &mut files {
+        if let Some(refused) = project_roots::in_a_root(config, &file.path, &[]) {
+            file.skip(refused);
+        }
+    }
+    files
+}
+
+/// `files` as the agents of `config` use them ([`checked_provider_files`], then each
+/// agent's provider made by `open`).
 fn drop_ins(
     files: Vec<ProviderFile>,
     config: &EngineConfig,
@@ -469,11 +487,6 @@ fn drop_ins(
     open: Option<OpenProvider>,
     redact: &RedactValues,
 ) -> DropIns {
-    let mut files = drop_in::checked(files, config, given);
-    for file in &mut files {
-        if let Some(refused) = project_roots::in_a_root(config, &file.path, &[]) {
-            file.skip(refused);
-        }
-    }
+    let files = checked_provider_files(files, config, given);
     DropIns::equip(files, config, open, redact)
 }

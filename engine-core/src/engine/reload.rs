@@ -33,8 +33,8 @@ pub(super) struct Configured {
     /// The external tools, as these agents equip them.
     pub(super) extensions: Arc<Extensions>,
     /// The drop-in providers, as these agents use them: swapped whole by an install of
-    /// the providers directory. Here rather than beside, so that a turn never pairs an
-    /// agent with another configuration's drop-ins.
+    /// the providers directory. Here rather than beside, so that a reload swaps the
+    /// agents and the providers made with their keys in one step.
     pub(super) drop_ins: ArcSwap<DropIns>,
     /// The spend window of every agent that ever granted model access, by name, removed
     /// ones too: a reload, even one that removes an agent and adds it back, is no way to
@@ -150,7 +150,7 @@ pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reload
     config.ensure_an_agent();
     let mut problems = config.problems();
     // The drop-in providers installed now, as the new configuration sees them.
-    let dropped_in = drop_in::checked(
+    let dropped_in = super::checked_provider_files(
         engine.provider_files(),
         &config,
         &engine.given_providers.keys().cloned().collect(),

@@ -377,7 +377,7 @@ fn a_provider_file_naming_a_plugins_secret_is_not_used_and_says_why() {
 }
 
 /// A provider file that lies in a project root (here through a link in the directory)
-/// is skipped: the model writes there.
+/// is skipped, at start-up as at every install: the model writes there.
 #[test]
 fn a_provider_file_in_a_project_root_is_skipped() {
     let mock = Llmock::start();
@@ -390,21 +390,42 @@ fn a_provider_file_in_a_project_root_is_skipped() {
     )
     .unwrap();
     std::fs::create_dir_all(&site).unwrap();
+    setup.drop_in("fast.json", &provider("fast", &mock, &mock.model()));
     std::fs::write(
-        site.join("fast.json"),
-        provider("fast", &mock, &mock.model()).to_string(),
+        site.join("other.json"),
+        provider("other", &mock, &mock.model()).to_string(),
     )
     .unwrap();
     std::os::unix::fs::symlink(
-        site.join("fast.json"),
-        setup.dir.join("providers.d/fast.json"),
+        site.join("other.json"),
+        setup.dir.join("providers.d/other.json"),
     )
     .unwrap();
     let check = setup.engine(&["check"]);
+    assert_eq!(check.status.code(), Some(1), "{check:?}");
     let report = String::from_utf8_lossy(&check.stdout);
     assert!(
-        report.contains("/providers.d/fast.json error, used by no agent:")
+        report.contains("/providers.d/fast.json ok, used by bot\n"),
+        "{report}"
+    );
+    assert!(
+        report.contains("/providers.d/other.json error, used by no agent:")
             && report.contains("lies in the project root"),
-        "{check:?}"
+        "{report}"
+    );
+    // An agent naming it is refused at start-up: the file offers nothing.
+    std::fs::write(
+        setup.config(),
+        std::fs::read_to_string(setup.config())
+            .unwrap()
+            .replace("provider = \"fast\"", "provider = \"other\""),
+    )
+    .unwrap();
+    let refused = setup.engine(&["tools"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("`agents.bot.turn.provider` names `other`, which is not configured"),
+        "{refused:?}"
     );
 }
