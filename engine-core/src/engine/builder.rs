@@ -16,7 +16,7 @@ use super::{linked_config, project_roots};
 use crate::config::EngineConfig;
 use crate::limits::Limits;
 use crate::model::{ModelGateway, SpendLedger, TurnSpend};
-use crate::provider::{self as drop_in, Provider, ProviderFile};
+use crate::provider::{self as drop_in, DropIns, Provider, ProviderFile};
 use crate::redact::LogRedaction;
 use crate::registry::{Linked, Registry};
 use crate::stores::{ConversationStates, Conversations, MemoryArtifacts};
@@ -263,10 +263,10 @@ impl EngineBuilder {
         let states = ConversationStates::new(config.state);
         let configured =
             Configured::build(config, &registry, &self.providers, &self.backends, None)?;
-        configured.drop_ins.store(Arc::new(super::drop_ins(
+        // Checked against this configuration by `validated` already.
+        configured.drop_ins.store(Arc::new(DropIns::equip(
             self.provider_files,
             &configured.config,
-            &self.providers.keys().cloned().collect(),
             self.backends.provider,
             &configured.redact,
         )));
