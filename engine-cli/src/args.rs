@@ -86,6 +86,12 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Issue, list or revoke the dev tokens plugin authors open dev sessions with
+    /// (`plugin-dev`): per agent, with an expiry, kept hashed under `data_dir`.
+    DevToken {
+        #[command(subcommand)]
+        command: DevTokenCommand,
+    },
     /// What this image is made of.
     Image {
         #[command(subcommand)]
@@ -143,6 +149,25 @@ pub(crate) enum ConfigCommand {
     Check {
         /// The configuration to check, instead of `--config`.
         file: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum DevTokenCommand {
+    /// Issue a token for the agent (`--agent`) and print it (once: only its hash is
+    /// kept).
+    Issue {
+        /// How long it works, in minutes (at most 30 days).
+        #[arg(long, default_value_t = 8 * 60, value_parser = clap::value_parser!(u64).range(1..=30 * 24 * 60))]
+        ttl_minutes: u64,
+    },
+    /// List the tokens: id, agent, and whether each still works.
+    List,
+    /// Revoke a token by its id (`engine dev-token list`); its sessions close within
+    /// seconds.
+    Revoke {
+        /// The token's id.
+        id: String,
     },
 }
 
@@ -208,6 +233,7 @@ impl HttpArgs {
             max_connections: self.max_connections,
             header_read_timeout: Duration::from_millis(self.header_read_timeout_ms),
             body_read_timeout: Duration::from_millis(self.body_read_timeout_ms),
+            dev_tokens: None,
         }
     }
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 mod args;
 mod call;
+mod dev_token;
 mod listing;
 mod logging;
 mod reload;
@@ -121,6 +122,9 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Command::DevToken { command } = cli.command {
+        return dev_token::run(&config, &cli.agent, command);
+    }
     if checking {
         let what = match file {
             Some(_) => "the configuration",
@@ -180,6 +184,8 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
     // in an image without the `http` backend too.
     engine_providers::install_tls_provider();
     let loader = engine_extensions::Loader::new(&config);
+    // Where `engine dev-token` keeps the tokens dev sessions open with.
+    let dev_tokens = engine_server::DevTokens::in_dir(&config.data_dir());
     let mut builder = Engine::builder()
         .provider_files(engine_extensions::read_providers(&config))
         .config(config)
@@ -250,7 +256,7 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
-        Command::Config { .. } | Command::Image { .. } => {
+        Command::Config { .. } | Command::Image { .. } | Command::DevToken { .. } => {
             unreachable!("answered before the engine starts")
         }
         Command::Mcp { options } => {
@@ -273,10 +279,11 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
                 Ok(server) => server,
                 Err(error) => return unknown_agent(error),
             };
-            return serving::serve(
-                serving::serve_http(server, addr, http.options(token)),
-                reloading,
-            );
+            let options = engine_server::HttpOptions {
+                dev_tokens: Some(dev_tokens),
+                ..http.options(token)
+            };
+            return serving::serve(serving::serve_http(server, addr, options), reloading);
         }
     }
     ExitCode::SUCCESS

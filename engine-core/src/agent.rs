@@ -11,7 +11,9 @@ use plugin_sdk::hook::Event;
 use plugin_sdk::project::Project;
 
 use crate::catalog::Catalogs;
+use crate::catalog::{self as catalogs, ExternalEntry};
 use crate::config::AgentConfig;
+use crate::dev::{Desk, DevTool};
 use crate::equip::{missing, LeftOut};
 use crate::external::{Extensions, ExternalTool, Installed};
 use crate::format::Format;
@@ -52,6 +54,8 @@ pub struct Agent {
     hooks: Hooks,
     /// The hooks it would run but for a secret it does not configure, and why.
     hooks_left_out: Vec<LeftOut>,
+    /// The dev sessions serving it tools, kept across reloads.
+    dev: Arc<Desk>,
 }
 
 /// What the agent is made of, besides its configuration and the registry.
@@ -65,6 +69,8 @@ pub(crate) struct AgentParts {
     pub(crate) spend_window: Option<Arc<Meter>>,
     /// Its turns' window over their own requests, when it runs turns.
     pub(crate) turn_window: Option<Arc<Meter>>,
+    /// The dev sessions serving it tools.
+    pub(crate) dev: Arc<Desk>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -93,6 +99,7 @@ impl Agent {
             redact,
             spend_window,
             turn_window,
+            dev,
         } = parts;
         let mut equipped = Vec::new();
         let mut left_out = Vec::new();
@@ -145,6 +152,7 @@ impl Agent {
             plugin_states,
             extensions,
             redact,
+            dev,
         }
     }
 
@@ -238,19 +246,65 @@ impl Agent {
     /// What one step of a turn offers the model: the catalog, with the external tools
     /// installed as it is rendered, which the step's calls are resolved against.
     pub(crate) fn offer(&self, format: Format, locale: &str) -> Offer {
-        let linked = self.catalogs.get(format, locale, || self.tools().collect());
         let (extensions, agent) = &self.extensions;
         let external = extensions.current();
-        let catalog = if external.tools().is_empty() {
-            linked
+        let dev = self.dev.tools();
+        let catalog = if !dev.is_empty() {
+            self.catalog_with_sessions(format, locale, &external, &dev)
         } else {
-            external.catalog(*agent, format, linked)
+            let linked = self.catalogs.get(format, locale, || self.tools().collect());
+            if external.tools().is_empty() {
+                linked
+            } else {
+                external.catalog(*agent, format, linked)
+            }
         };
         Offer {
             catalog,
             external,
             agent: *agent,
+            dev,
         }
+    }
+
+    /// The catalog while dev sessions serve the agent: rendered for each request (their
+    /// tools come and go), the linked tools a session replaces left out, the external
+    /// tools and then the sessions' added at the end. MCP's lists only the session tools
+    /// offered outside a conversation, as for linked ones.
+    #[cold]
+    fn catalog_with_sessions(
+        &self,
+        format: Format,
+        locale: &str,
+        external: &Installed,
+        dev: &[Arc<DevTool>],
+    ) -> Bytes {
+        let replaced = |tool: &Tool| dev.iter().any(|session| session.id() == tool.id());
+        let linked: Vec<&Tool> = self.tools().filter(|tool| !replaced(tool)).collect();
+        let linked = Catalogs::default().get(format, locale, || linked);
+        let entries: Vec<ExternalEntry<'_>> = external
+            .equipped(self.extensions.1)
+            .map(|tool| tool.catalog_entry())
+            .chain(
+                dev.iter()
+                    .filter(|tool| format != Format::Mcp || !tool.decl().needs.conversation)
+                    .map(|tool| tool.catalog_entry()),
+            )
+            .collect();
+        catalogs::extend(format, &linked, &entries)
+    }
+
+    /// The tool a dev session serves it now as `name` (id or wire name), if one does.
+    pub(crate) fn dev_tool(&self, name: &str) -> Option<Arc<DevTool>> {
+        if self.dev.is_empty() {
+            return None;
+        }
+        self.dev.tool(name)
+    }
+
+    /// The tools its dev sessions serve it now.
+    pub fn dev_tools(&self) -> Vec<Arc<DevTool>> {
+        self.dev.tools()
     }
 
     /// The external tools it equips now (see [`Engine::install_extensions`](crate::Engine::install_extensions)).
@@ -287,6 +341,8 @@ pub(crate) struct Offer {
     external: Arc<Installed>,
     /// The agent's index among the engine's, which `external` equips by.
     agent: usize,
+    /// The tools dev sessions served when it was rendered (usually none).
+    dev: Vec<Arc<DevTool>>,
 }
 
 impl std::fmt::Debug for Offer {
@@ -306,5 +362,16 @@ impl Offer {
     /// The external tool called `name` (id or wire name), if this offer lists it.
     pub(crate) fn external_tool(&self, name: &str) -> Option<Arc<ExternalTool>> {
         self.external.offered(self.agent, name).cloned()
+    }
+
+    /// The dev session tool called `name` (id or wire name), if this offer lists it.
+    #[inline]
+    pub(crate) fn dev_tool(&self, name: &str) -> Option<&Arc<DevTool>> {
+        if self.dev.is_empty() {
+            return None;
+        }
+        self.dev
+            .iter()
+            .find(|tool| tool.id() == name || tool.wire_name() == name)
     }
 }

@@ -11,6 +11,7 @@ mod builtins;
 mod catalog;
 pub mod config;
 pub mod conversation;
+pub mod dev;
 mod dispatch;
 mod engine;
 mod equip;
@@ -40,8 +41,8 @@ pub use backend_error::BackendError;
 pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
-    Backends, Engine, EngineBuilder, EngineError, OpenConversations, OpenGateway, OpenKnowledge,
-    OpenProvider, OpenShared, Reloaded, Session, SharedStores, UnknownAgent,
+    Backends, DevSession, Engine, EngineBuilder, EngineError, OpenConversations, OpenGateway,
+    OpenKnowledge, OpenProvider, OpenShared, Reloaded, Session, SharedStores, UnknownAgent,
 };
 pub use equip::LeftOut;
 pub use format::{Format, UnknownFormat};

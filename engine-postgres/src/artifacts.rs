@@ -29,6 +29,19 @@ const TAKE: &str = "DELETE FROM artifacts
      WHERE handle = $1 AND conversation = $2 AND expires_at > now()
      RETURNING filename, mime, bytes";
 
+/// As `TAKE`, for an artifact of at most `$3` bytes: no row for an unknown handle, and
+/// a row with its size alone for one left in place as too large.
+const TAKE_WITHIN: &str = "WITH found AS (
+         SELECT handle, octet_length(bytes)::int8 AS size FROM artifacts
+          WHERE handle = $1 AND conversation = $2 AND expires_at > now()
+          FOR UPDATE),
+     taken AS (
+         DELETE FROM artifacts USING found
+          WHERE artifacts.handle = found.handle AND found.size <= $3
+          RETURNING artifacts.filename, artifacts.mime, artifacts.bytes)
+     SELECT found.size, taken.filename, taken.mime, taken.bytes
+       FROM found LEFT JOIN taken ON true";
+
 /// The artifact store in the shared database, under [`ArtifactLimits`].
 pub struct PostgresArtifacts {
     database: Arc<Postgres>,
@@ -108,6 +121,41 @@ impl PostgresArtifacts {
     }
 }
 
+impl PostgresArtifacts {
+    async fn take_within_now(
+        &self,
+        conversation: &str,
+        handle: &ArtifactHandle,
+        max_bytes: usize,
+    ) -> Result<Option<Artifact>, ArtifactError> {
+        let database = &self.database;
+        let limit = i64::try_from(max_bytes).unwrap_or(i64::MAX);
+        let row = database
+            .bounded(async {
+                let connection = database.connection().await?;
+                let take = connection.prepare_cached(TAKE_WITHIN).await?;
+                Ok(connection
+                    .query_opt(&take, &[&handle.as_str(), &conversation, &limit])
+                    .await?)
+            })
+            .await
+            .map_err(unavailable)?;
+        let Some(row) = row else { return Ok(None) };
+        let filename: Option<String> = row.get(1);
+        match filename {
+            Some(filename) => Ok(Some(Artifact {
+                filename,
+                mime: row.get(2),
+                bytes: row.get(3),
+            })),
+            None => Err(ArtifactError::TooLarge {
+                size: usize::try_from(row.get::<_, i64>(0)).unwrap_or(usize::MAX),
+                limit: max_bytes,
+            }),
+        }
+    }
+}
+
 /// What a tool is told: the store's own words, never the database's statement.
 fn unavailable(error: DatabaseError) -> ArtifactError {
     tracing::warn!(%error, "the artifact store failed");
@@ -137,5 +185,14 @@ impl ArtifactStore for PostgresArtifacts {
         handle: &'a ArtifactHandle,
     ) -> BoxFuture<'a, Result<Option<Artifact>, ArtifactError>> {
         Box::pin(self.take_now(conversation, handle))
+    }
+
+    fn take_within<'a>(
+        &'a self,
+        conversation: &'a str,
+        handle: &'a ArtifactHandle,
+        max_bytes: usize,
+    ) -> BoxFuture<'a, Result<Option<Artifact>, ArtifactError>> {
+        Box::pin(self.take_within_now(conversation, handle, max_bytes))
     }
 }

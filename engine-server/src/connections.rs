@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
@@ -31,10 +31,13 @@ pub(super) async fn serve(
     shutdown: CancellationToken,
 ) {
     let open = Arc::new(Semaphore::new(max_connections));
-    let mut http = http1::Builder::new();
+    // HTTP/1.1 only, with upgrades (a dev session's WebSocket): hyper-util's builder,
+    // whose upgradeable connections shut down gracefully as plain ones do.
+    let mut http = auto::Builder::new(TokioExecutor::new()).http1_only();
     // The header read timeout also runs while a keep-alive connection waits for its next
     // request, so it is the idle timeout too.
-    http.timer(TokioTimer::new())
+    http.http1()
+        .timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout);
     let graceful = GracefulShutdown::new();
     loop {
@@ -53,7 +56,10 @@ pub(super) async fn serve(
             continue;
         };
         let service = TowerToHyperService::new(router.clone());
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let connection = graceful.watch(
+            http.serve_connection_with_upgrades(TokioIo::new(stream), service)
+                .into_owned(),
+        );
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 // A client that went away or was too slow: nothing to answer.

@@ -25,6 +25,7 @@ mod bearer;
 mod body_deadline;
 mod channels;
 mod connections;
+mod dev;
 mod extensions;
 mod ids;
 mod in_flight;
@@ -34,6 +35,7 @@ mod rojo;
 mod same_site;
 mod turns;
 
+pub use dev::tokens::{self as dev_tokens, DevTokens};
 pub use options::{HttpError, HttpOptions, TOKEN_ENV};
 
 use std::sync::Arc;
@@ -84,6 +86,11 @@ pub async fn serve(
             shutdown: shutdown.child_token(),
         },
     );
+    let dev = dev::router(
+        Arc::clone(&engine),
+        options.dev_tokens,
+        shutdown.child_token(),
+    );
     let permits = Arc::new(Semaphore::new(options.max_in_flight));
     let router = mcp
         .merge(
@@ -93,11 +100,12 @@ pub async fn serve(
                     shutdown.child_token(),
                 ))
                 .merge(extensions::router(engine))
-                .layer(axum::middleware::from_fn(
+                .layer(axum::middleware::from_fn({
+                    let same_site = same_site.clone();
                     move |request: axum::extract::Request, next: axum::middleware::Next| {
                         same_site.clone().check(request, next)
-                    },
-                )),
+                    }
+                })),
         )
         // Inside the in-flight bound: a slow body holds its place until the deadline only.
         .layer(axum::middleware::from_fn(move |request, next| {
@@ -111,6 +119,13 @@ pub async fn serve(
         Some(bearer) => router.layer(ValidateRequestHeaderLayer::custom(bearer)),
         None => router,
     };
+    // A dev session is opened with its agent's dev token, never the engine's (which an
+    // author should not hold): outside the bearer's layer, inside the same-site checks.
+    let router = router.merge(dev.layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            same_site.clone().check(request, next)
+        },
+    )));
     connections::serve(
         listener,
         router,

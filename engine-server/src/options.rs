@@ -52,6 +52,9 @@ pub struct HttpOptions {
     /// How long a client has to send a request's body once its head arrived; then the
     /// request is answered 408 and gives its place in flight back.
     pub body_read_timeout: Duration,
+    /// The dev tokens dev sessions are opened with (`engine dev-token`); none: dev mode
+    /// is off.
+    pub dev_tokens: Option<crate::DevTokens>,
 }
 
 impl Default for HttpOptions {
@@ -64,6 +67,7 @@ impl Default for HttpOptions {
             max_connections: 256,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(10),
+            dev_tokens: None,
         }
     }
 }
@@ -184,6 +188,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_connections", &self.max_connections)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
+            .field("dev_tokens", &self.dev_tokens)
             .finish()
     }
 }

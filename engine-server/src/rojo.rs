@@ -154,6 +154,7 @@ mod tests {
             tool: tool.to_owned(),
             tool_id: None,
             arguments: raw(r#"{"path":"docs/intro"}"#),
+            dev_session: None,
         };
         let lines: Vec<Option<String>> = vec![
             wire.line(&call("c1", "create_directory")),

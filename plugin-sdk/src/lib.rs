@@ -134,9 +134,9 @@ pub mod turn {
 #[cfg(feature = "engine")]
 pub mod engine {
     pub use crate::context::{
-        dotted_key, ArtifactStore, FromSecret, KnowledgeGrant, KnowledgeNeed, KnowledgeStore,
-        ModelAccess, Redact, RedactValues, Scope, SecretBundle, SecretSpec, SettingsProblem,
-        StateBuilder, StateMap, StateType, StateWrites,
+        dotted_key, ArtifactStore, AuditSink, FromSecret, KnowledgeGrant, KnowledgeNeed,
+        KnowledgeStore, ModelAccess, Redact, RedactValues, Scope, SecretBundle, SecretSpec,
+        SettingsProblem, StateBuilder, StateMap, StateType, StateWrites,
     };
     pub use crate::future::BoxFuture;
     pub use crate::hook::registration::{

@@ -130,6 +130,35 @@ pub(crate) fn external_entry(format: Format, tool: &ExternalEntry<'_>) -> Option
     }
 }
 
+/// `linked` (a catalog in `format`) with `entries` (external or dev session tools) added
+/// at the end of its list. Each rendering ends with its list's `]` followed by a fixed
+/// suffix, so the entries go in before that suffix without parsing what is there.
+pub(crate) fn extend(format: Format, linked: &[u8], entries: &[ExternalEntry<'_>]) -> Bytes {
+    // What follows the list's `]`: nothing; `}]` (Gemini's one `Tool`); `}` (MCP's result).
+    let after_list = match format {
+        Format::OpenAi | Format::Anthropic => 0,
+        Format::Gemini => 2,
+        Format::Mcp => 1,
+    };
+    let close = linked.len() - after_list - 1;
+    debug_assert_eq!(linked[close], b']', "a catalog's list of tools ends there");
+    let mut bytes = Vec::with_capacity(linked.len() + entries.len() * 512);
+    bytes.extend_from_slice(&linked[..close]);
+    let mut first = linked[close - 1] == b'[';
+    for entry in entries {
+        let Some(entry) = external_entry(format, entry) else {
+            continue;
+        };
+        if !first {
+            bytes.push(b',');
+        }
+        first = false;
+        bytes.extend_from_slice(entry.get().as_bytes());
+    }
+    bytes.extend_from_slice(&linked[close..]);
+    Bytes::from(bytes)
+}
+
 /// Gemini's `Tool`: the declarations travel in one entry of the request's `tools`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

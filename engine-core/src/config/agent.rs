@@ -51,6 +51,26 @@ pub struct AgentConfig {
     /// them here gives the agent none of the tools that share its state.
     #[serde(default)]
     pub plugins: BTreeMap<String, toml::Table>,
+    /// Dev mode (`plugin-dev`): what the tools its dev sessions serve may be given.
+    #[serde(default)]
+    pub dev: Option<DevConfig>,
+}
+
+/// `[agents.<agent>.dev]`: what a dev session's tools may be given, besides what a
+/// linked tool of the same declaration would be.
+///
+/// ```toml
+/// [agents.bot.dev]
+/// secrets = ["journal_token"]   # of the agent's secrets, those a session's tool may read
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevConfig {
+    /// The agent's secrets a session's tool may be given, when it declares them. A
+    /// session runs code the image was not built with: it is given no other, and never a
+    /// model provider's key nor another linked plugin's secret.
+    #[serde(default)]
+    pub secrets: Vec<String>,
 }
 
 impl fmt::Debug for AgentConfig {
@@ -65,6 +85,7 @@ impl fmt::Debug for AgentConfig {
             .field("hooks", &self.hooks)
             .field("project", &self.project)
             .field("plugins", &self.plugins)
+            .field("dev", &self.dev)
             .finish()
     }
 }

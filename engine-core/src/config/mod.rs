@@ -39,7 +39,7 @@ mod suggest;
 mod toml_error;
 mod turn;
 
-pub use agent::{AgentConfig, HookChoice, HookSetting};
+pub use agent::{AgentConfig, DevConfig, HookChoice, HookSetting};
 pub use error::ConfigError;
 pub use model::{
     GatewayConfig, ModelGrant, SpendWindow, TierConfig, SESSION_CAP_TURNS, WINDOW_CAP_TURNS,

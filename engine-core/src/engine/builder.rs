@@ -14,6 +14,7 @@ use super::reload::Configured;
 use super::Engine;
 use super::{linked_config, project_roots};
 use crate::config::EngineConfig;
+use crate::dev::DevSessions;
 use crate::limits::Limits;
 use crate::model::{ModelGateway, SpendLedger, TurnSpend};
 use crate::provider::{self as drop_in, DropIns, Provider, ProviderFile};
@@ -261,8 +262,15 @@ impl EngineBuilder {
             }
         };
         let states = ConversationStates::new(config.state);
-        let configured =
-            Configured::build(config, &registry, &self.providers, &self.backends, None)?;
+        let dev = Arc::new(DevSessions::default());
+        let configured = Configured::build(
+            config,
+            &registry,
+            &self.providers,
+            &self.backends,
+            &dev,
+            None,
+        )?;
         // Checked against this configuration by `validated` already.
         configured.drop_ins.store(Arc::new(DropIns::equip(
             self.provider_files,
@@ -282,6 +290,7 @@ impl EngineBuilder {
                 conversations: ArcSwap::from_pointee(conversations),
                 running: Default::default(),
                 no_spend: Arc::new(TurnSpend::new(0.0, Vec::new(), None)),
+                dev,
             },
             configured: ArcSwap::from_pointee(configured),
             replacing: std::sync::Mutex::default(),

@@ -385,6 +385,18 @@ fn unused_secrets(
             .flat_map(|hook| hook.descriptor().secret_specs())
             .map(|spec| spec.key),
     );
+    // Dev sessions' tools read the secrets the agent lists for them.
+    let for_dev = agent.dev.iter().flat_map(|dev| dev.secrets.iter());
+    for key in for_dev.clone() {
+        if !agent.secrets.contains_key(key) {
+            problems.push(ConfigProblem::new(
+                format!("agents.{name}.dev.secrets"),
+                format!("names `{key}`, a secret the agent does not have"),
+                format!("give it in `[agents.{name}.secrets]` or as ENGINE_SECRET__{name}__{key}, or remove it from the list"),
+            ));
+        }
+    }
+    read.extend(for_dev.map(String::as_str));
     for key in agent.secrets.keys() {
         if !read.contains(key.as_str()) {
             problems.push(ConfigProblem::new(

@@ -6,6 +6,7 @@
 mod assemble;
 mod backends;
 mod builder;
+mod dev;
 mod error;
 mod extensions;
 mod linked_config;
@@ -29,6 +30,7 @@ pub use backends::{
     Backends, OpenConversations, OpenGateway, OpenKnowledge, OpenProvider, OpenShared, SharedStores,
 };
 pub use builder::EngineBuilder;
+pub use dev::DevSession;
 pub use error::{EngineError, UnknownAgent};
 pub use reload::Reloaded;
 pub use session::Session;

@@ -16,6 +16,7 @@ use super::error::EngineError;
 use super::{assemble, linked_config, project_roots, Engine};
 use crate::agent::{Agent, AgentParts};
 use crate::config::{EngineConfig, SpendWindow};
+use crate::dev::DevSessions;
 use crate::external::{Extensions, Installed};
 use crate::model::Meter;
 use crate::provider::{self as drop_in, DropIns, Provider};
@@ -53,6 +54,7 @@ impl Configured {
         registry: &Arc<Registry>,
         given: &BTreeMap<String, Arc<dyn Provider>>,
         opened: &Backends,
+        dev: &DevSessions,
         previous: Option<&Configured>,
     ) -> Result<Self, EngineError> {
         // Refused by the caller (start-up, reload) before anything was opened.
@@ -92,6 +94,7 @@ impl Configured {
                     .turn
                     .as_ref()
                     .map(|turn| window_of(&mut turn_windows, name, turn.window())),
+                dev: dev.desk(name),
             };
             agents.push(Arc::new(Agent::new(name, agent.clone(), registry, parts)));
         }
@@ -203,6 +206,7 @@ pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reload
         &engine.runtime.registry,
         &engine.given_providers,
         &engine.backends,
+        &engine.runtime.dev,
         Some(&previous),
     )?;
     let _replacing = engine

@@ -6,7 +6,6 @@
 //! swaps it in whole. A call or a turn reads the set once and keeps it: calls in flight
 //! finish on the set they started with, the next ones see the new one.
 
-mod catalog;
 mod set;
 mod tool;
 
@@ -16,7 +15,7 @@ use arc_swap::ArcSwap;
 
 pub(crate) use set::enables;
 pub use set::{ExtensionFile, ExtensionKind, FileState, Installed, LoadedFile};
-pub use tool::{ExternalTool, ExternalToolSpec, InvalidTool, RunError, Runner};
+pub use tool::{Declared, ExternalTool, ExternalToolSpec, InvalidTool, RunError, Runner};
 
 use crate::config::AgentConfig;
 use crate::dispatch::{self, Bounds, CallError, CallErrorKind};
@@ -60,11 +59,11 @@ impl Extensions {
 
 impl dispatch::Called for ExternalTool {
     fn id(&self) -> &str {
-        ExternalTool::id(self)
+        Declared::id(self)
     }
 
     fn wire_name(&self) -> &str {
-        ExternalTool::wire_name(self)
+        Declared::wire_name(self)
     }
 }
 

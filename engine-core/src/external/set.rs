@@ -275,12 +275,12 @@ impl Installed {
         cache
             .entry(key)
             .or_insert_with(|| {
-                let tools: Vec<&ExternalTool> = extras
+                let entries: Vec<_> = extras
                     .tools
                     .iter()
-                    .map(|&index| &*self.tools[index])
+                    .map(|&index| self.tools[index].catalog_entry())
                     .collect();
-                let extended = super::catalog::extend(format, &linked, &tools);
+                let extended = crate::catalog::extend(format, &linked, &entries);
                 (linked, extended)
             })
             .1

@@ -88,31 +88,25 @@ pub trait Runner: Send + Sync + 'static {
     ) -> futures::future::BoxFuture<'static, Result<String, RunError>>;
 }
 
-/// An external tool, checked: ids, schema text, the strict and Gemini verdicts.
-pub struct ExternalTool {
+/// A tool declared outside the image (by an extension file, or a dev session), checked:
+/// its ids, its schema's text, the strict and Gemini verdicts.
+pub struct Declared {
     spec: ExternalToolSpec,
     id: String,
     wire_name: String,
-    /// The file that declares it.
-    source: PathBuf,
     input_json: Box<RawValue>,
     /// Why the schema is not strict-compatible (it is then rendered `strict: false`,
     /// not rewritten).
     not_strict: Option<String>,
     /// Why Gemini cannot take the schema (the tool is then left out of Gemini's catalog).
     gemini_problem: Option<String>,
-    runner: Arc<dyn Runner>,
 }
 
-impl ExternalTool {
-    /// Checks `spec`, declared by the file `source`: its names must suit every surface
-    /// and its schema must be an object schema. The checks against what is linked and
-    /// the other files are made when a set of them is installed.
-    pub fn new(
-        spec: ExternalToolSpec,
-        source: PathBuf,
-        runner: Arc<dyn Runner>,
-    ) -> Result<Self, InvalidTool> {
+impl Declared {
+    /// Checks `spec`: its names must suit every surface and its schema must be an object
+    /// schema. The checks against what is linked and the other tools are made where the
+    /// tool is installed.
+    pub fn check(spec: ExternalToolSpec) -> Result<Self, InvalidTool> {
         check_namespace(&spec.namespace)?;
         let wire_name = wire::wire_name(&spec.namespace, &spec.name);
         if spec.name.is_empty() || spec.name.contains(':') {
@@ -140,11 +134,9 @@ impl ExternalTool {
         Ok(Self {
             id: format!("{}:{}", spec.namespace, spec.name),
             wire_name,
-            source,
             input_json,
             not_strict,
             gemini_problem,
-            runner,
             spec,
         })
     }
@@ -179,19 +171,9 @@ impl ExternalTool {
         self.spec.summary.as_deref().unwrap_or(&self.spec.name)
     }
 
-    /// Whether its runner is given the conversation of each call.
-    pub fn knows_conversation(&self) -> bool {
-        self.spec.knows_conversation
-    }
-
-    /// Its grouping for listings, if its file gave one.
+    /// Its grouping for listings, if it has one.
     pub fn category(&self) -> Option<&str> {
         self.spec.category.as_deref()
-    }
-
-    /// The file that declares it.
-    pub fn source(&self) -> &std::path::Path {
-        &self.source
     }
 
     /// The JSON Schema of its arguments, as declared.
@@ -210,6 +192,10 @@ impl ExternalTool {
         self.gemini_problem.as_deref()
     }
 
+    pub(crate) fn input_json(&self) -> &RawValue {
+        &self.input_json
+    }
+
     /// What a catalog shows of it.
     pub(crate) fn catalog_entry(&self) -> crate::catalog::ExternalEntry<'_> {
         crate::catalog::ExternalEntry {
@@ -221,9 +207,47 @@ impl ExternalTool {
             strict: self.not_strict().is_none(),
         }
     }
+}
 
-    pub(crate) fn input_json(&self) -> &RawValue {
-        &self.input_json
+/// An external tool: its checked declaration, the file that declares it, and the runner
+/// that calls it.
+pub struct ExternalTool {
+    declared: Declared,
+    /// The file that declares it.
+    source: PathBuf,
+    runner: Arc<dyn Runner>,
+}
+
+impl std::ops::Deref for ExternalTool {
+    type Target = Declared;
+
+    fn deref(&self) -> &Declared {
+        &self.declared
+    }
+}
+
+impl ExternalTool {
+    /// Checks `spec` ([`Declared::check`]), declared by the file `source`.
+    pub fn new(
+        spec: ExternalToolSpec,
+        source: PathBuf,
+        runner: Arc<dyn Runner>,
+    ) -> Result<Self, InvalidTool> {
+        Ok(Self {
+            declared: Declared::check(spec)?,
+            source,
+            runner,
+        })
+    }
+
+    /// Whether its runner is given the conversation of each call.
+    pub fn knows_conversation(&self) -> bool {
+        self.declared.spec.knows_conversation
+    }
+
+    /// The file that declares it.
+    pub fn source(&self) -> &std::path::Path {
+        &self.source
     }
 
     pub(crate) fn runner(&self) -> &Arc<dyn Runner> {

@@ -180,18 +180,39 @@ impl MemoryArtifacts {
 
     /// Takes the artifact of `handle` (see [`ArtifactStore::take`]).
     pub fn take(&self, conversation: &str, handle: &ArtifactHandle) -> Option<Artifact> {
+        self.take_within(conversation, handle, usize::MAX)
+            .unwrap_or_default()
+    }
+
+    /// Takes the artifact of `handle` if it holds at most `max_bytes` (see
+    /// [`ArtifactStore::take_within`]).
+    pub fn take_within(
+        &self,
+        conversation: &str,
+        handle: &ArtifactHandle,
+        max_bytes: usize,
+    ) -> Result<Option<Artifact>, ArtifactError> {
         let mut entries = self.lock();
-        let entry = entries.by_handle.get(handle.as_str())?;
+        let Some(entry) = entries.by_handle.get(handle.as_str()) else {
+            return Ok(None);
+        };
         if entry.expired(Instant::now()) {
             entries.remove(handle.as_str());
-            return None;
+            return Ok(None);
         }
         // Another conversation's handle is left in place: taking it there must not
         // consume it, and the answer must not differ from an unknown handle's.
         if entry.conversation != conversation {
-            return None;
+            return Ok(None);
         }
-        entries.remove(handle.as_str()).map(|entry| entry.artifact)
+        let size = entry.artifact.bytes.len();
+        if size > max_bytes {
+            return Err(ArtifactError::TooLarge {
+                size,
+                limit: max_bytes,
+            });
+        }
+        Ok(entries.remove(handle.as_str()).map(|entry| entry.artifact))
     }
 }
 
@@ -220,5 +241,19 @@ impl ArtifactStore for MemoryArtifacts {
             conversation,
             handle,
         ))))
+    }
+
+    fn take_within<'a>(
+        &'a self,
+        conversation: &'a str,
+        handle: &'a ArtifactHandle,
+        max_bytes: usize,
+    ) -> BoxFuture<'a, Result<Option<Artifact>, ArtifactError>> {
+        Box::pin(std::future::ready(MemoryArtifacts::take_within(
+            self,
+            conversation,
+            handle,
+            max_bytes,
+        )))
     }
 }

@@ -21,9 +21,9 @@ use crate::tool::Tool;
 #[derive(Clone, Copy, Debug)]
 pub struct Call<'a> {
     tool: &'a str,
-    arguments: &'a str,
-    deadline: Option<Instant>,
-    cancel: Option<&'a CancellationToken>,
+    pub(super) arguments: &'a str,
+    pub(super) deadline: Option<Instant>,
+    pub(super) cancel: Option<&'a CancellationToken>,
     /// Whether this is the perform of a staged action, which only the turn makes.
     perform: bool,
     /// The step of a turn that the model made this call in: its external tools are
@@ -84,6 +84,14 @@ impl Runtime {
     /// What the first poll of a call does: every check, then the tool if it cannot
     /// suspend, or the future that runs it.
     fn start<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> Started<'a> {
+        // A dev session's tool replaces a linked one of its id, for its agent.
+        let dev = match call.offer {
+            Some(offer) => offer.dev_tool(call.tool).cloned(),
+            None => turn.agent.dev_tool(call.tool),
+        };
+        if let Some(tool) = dev {
+            return Started::Running(Box::pin(self.call_dev(turn, tool, call)));
+        }
         let Some(tool) = self.offered(turn, call.tool) else {
             return self.start_external(turn, call);
         };

@@ -7,7 +7,7 @@ use plugin_sdk::abort::Abort;
 use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::KnowledgeGrant;
-use plugin_sdk::engine::{Needs, SecretSpec, StateMap};
+use plugin_sdk::engine::{Needs, SecretSpec, StateMap, StateWrites};
 use plugin_sdk::model::Model;
 use plugin_sdk::secrets::{Secret, SecretKind};
 use plugin_sdk::state::State;
@@ -15,8 +15,12 @@ use plugin_sdk::ToolContext;
 
 use plugin_sdk::hook::Event;
 
+use plugin_dev::wire::{CallFrame, Grants, SecretValue, TurnDecl};
+
 use super::{Runtime, Turn};
 use crate::agent::Agent;
+use crate::dev::DevTool;
+use crate::dispatch::Called;
 use crate::dispatch::{Bounds, CallError, CallErrorKind};
 use crate::hooks::{Hook, HookRun, Written};
 use crate::model::MeteredModel;
@@ -191,20 +195,142 @@ impl Runtime {
             &result,
             &turn.conversation,
         ) {
-            if let Err(refusal) = self
-                .states
-                .apply(&at.conversation, context.take_state_writes())
-            {
-                return Err(CallError::new(
-                    CallErrorKind::Failed,
-                    format!(
-                        "`{}` ran, and its state was not kept: {refusal}",
-                        tool.wire_name()
-                    ),
-                ));
-            }
+            self.keep_writes(tool, &at.conversation, context.take_state_writes())?;
         }
         result
+    }
+
+    /// Applies the state writes of `tool`'s successful call to `conversation`: all, or
+    /// none and the call fails, saying which limit they break.
+    pub(super) fn keep_writes(
+        &self,
+        tool: &impl Called,
+        conversation: &str,
+        writes: StateWrites,
+    ) -> Result<(), CallError> {
+        self.states.apply(conversation, writes).map_err(|refusal| {
+            CallError::new(
+                CallErrorKind::Failed,
+                format!(
+                    "`{}` ran, and its state was not kept: {refusal}",
+                    tool.wire_name()
+                ),
+            )
+        })
+    }
+
+    /// The context of one call of the session tool `tool` in `turn`, built as a linked
+    /// tool's of the same declaration would be, and the frame that carries what the
+    /// author's process is given of it: the declared secrets and no other, the state
+    /// snapshot, the plugin's settings, and which questions the engine answers.
+    pub(super) fn dev_context(
+        &self,
+        turn: &Turn,
+        tool: &DevTool,
+        arguments: &str,
+        bounds: &Bounds<'_>,
+    ) -> (ToolContext, CallFrame) {
+        let agent = self.agent_of(turn);
+        let needs = tool.decl().needs;
+        // A knowledge handle audits every call, as a linked tool's does.
+        let audit = needs.audit || needs.knowledge.is_some();
+        let mut context = ToolContext::new();
+        let mut frame = CallFrame {
+            call: 0,
+            tool: tool.id().to_owned(),
+            arguments: arguments.to_owned(),
+            locale: turn.locale.clone(),
+            turn: None,
+            secrets: Vec::new(),
+            state: None,
+            settings: None,
+            deadline_ms: 0,
+            grants: Grants::default(),
+        };
+        if let Some(locale) = &turn.locale {
+            context = context.with_locale(locale.clone());
+        }
+        if let Some(at) = turn
+            .conversation
+            .as_ref()
+            .filter(|_| needs.conversation || audit)
+        {
+            context = context.with_turn(at.subscriber.clone(), at.conversation.clone());
+            frame.turn = Some(TurnDecl {
+                subscriber: at.subscriber.clone(),
+                conversation: at.conversation.clone(),
+            });
+            if needs.conversation {
+                let snapshot = self.states.snapshot(&at.conversation);
+                frame.state = Some(
+                    snapshot
+                        .iter()
+                        .map(|(key, value)| (key.clone(), json_of(value)))
+                        .collect(),
+                );
+                context = context.with_artifacts(Artifacts::new(
+                    Arc::clone(&self.artifacts) as _,
+                    at.conversation.clone(),
+                ));
+                frame.grants.artifacts = true;
+            }
+        }
+        // As the agent gives them now: a reload may have taken one back.
+        let given = tool.decl().secrets.iter().map(|secret| &secret.key);
+        for key in given.filter(|key| crate::dev::dev_may_read(agent.config(), key)) {
+            if let Some(value) = agent.config().secrets.get(key) {
+                let chosen = crate::config::is_published_choice(key, value);
+                frame.secrets.push(SecretValue {
+                    key: key.clone(),
+                    value: value.clone(),
+                    chosen,
+                });
+                context = if chosen {
+                    context.with_chosen(key.clone(), Secret::new(value))
+                } else {
+                    context.with_secret(key.clone(), Secret::new(value))
+                };
+            }
+        }
+        if audit {
+            context = context.with_audit(Audit::new(
+                Arc::clone(agent.redaction()) as _,
+                Arc::from(tool.id()),
+            ));
+            frame.grants.audit = true;
+        }
+        if let (Some(_), Some(level), Some(store)) =
+            (needs.knowledge, agent.config().knowledge, &self.knowledge)
+        {
+            context = context.with_knowledge(KnowledgeGrant::new(
+                Arc::clone(store),
+                agent.name().to_owned(),
+                tool.namespace(),
+                level,
+            ));
+            frame.grants.knowledge = Some(level);
+        }
+        let deadline = bounds.deadline_or_default();
+        if let (true, Some(_), Some(gateway)) = (needs.model, agent.config().model, &self.gateway) {
+            context = context.with_model(Model::new(Arc::new(MeteredModel {
+                gateway: Arc::clone(gateway),
+                spend: Arc::clone(&turn.spend),
+                tool: tool.id().to_owned(),
+                deadline,
+                cancel: bounds.cancel.cloned().unwrap_or_default(),
+            })));
+            frame.grants.model = true;
+        }
+        if needs.plugin_state {
+            frame.settings = agent
+                .config()
+                .plugins
+                .get(tool.namespace())
+                .and_then(|settings| serde_json::to_value(settings).ok());
+        }
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        frame.deadline_ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
+        (context, frame)
     }
 }
 
@@ -262,4 +388,9 @@ fn with_pending(snapshot: Arc<StateMap>, pending: &Written) -> Arc<StateMap> {
         }
     }
     Arc::new(state)
+}
+
+/// A value the state keeps, as a dev session's frame carries it.
+fn json_of(value: &serde_json::value::RawValue) -> serde_json::Value {
+    serde_json::from_str(value.get()).expect("the state keeps JSON")
 }

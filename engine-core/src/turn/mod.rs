@@ -7,6 +7,7 @@
 mod call;
 mod context;
 mod converse;
+mod dev_call;
 mod pipeline;
 mod runtime;
 

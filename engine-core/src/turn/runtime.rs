@@ -10,6 +10,7 @@ use plugin_sdk::engine::{ArtifactStore, KnowledgeStore};
 use super::Turn;
 use crate::agent::Agent;
 use crate::config::ModelGrant;
+use crate::dev::DevSessions;
 use crate::model::{Meter, ModelGateway, SharedWindow, SpendLedger, TurnSpend};
 use crate::registry::Registry;
 use crate::stores::{ConversationStates, Conversations};
@@ -46,6 +47,8 @@ pub(crate) struct Runtime {
     /// The spend of every turn of an agent without model access, which no tool of it can
     /// add to: one for all, so that such a turn (an MCP call's) allocates none.
     pub(crate) no_spend: Arc<TurnSpend>,
+    /// Every agent's dev sessions, which outlive a reload.
+    pub(crate) dev: Arc<DevSessions>,
 }
 
 impl Runtime {

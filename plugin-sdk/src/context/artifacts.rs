@@ -113,6 +113,16 @@ pub trait ArtifactStore: Send + Sync {
         conversation: &'a str,
         handle: &'a ArtifactHandle,
     ) -> BoxFuture<'a, Result<Option<Artifact>, ArtifactError>>;
+
+    /// As [`take`](Self::take), but an artifact of more than `max_bytes` bytes is left in
+    /// place and refused as [`ArtifactError::TooLarge`]: for an engine that hands the
+    /// artifact on through a channel with a bound of its own (a dev session's frame).
+    fn take_within<'a>(
+        &'a self,
+        conversation: &'a str,
+        handle: &'a ArtifactHandle,
+        max_bytes: usize,
+    ) -> BoxFuture<'a, Result<Option<Artifact>, ArtifactError>>;
 }
 
 /// The artifacts of the call's conversation: take it as `artifacts: &Artifacts`.
@@ -178,6 +188,19 @@ impl Artifacts {
     /// expired or another conversation's); an error says the store could not be asked.
     pub async fn take(&self, handle: &ArtifactHandle) -> Result<Option<Artifact>, ArtifactError> {
         self.store.take(&self.conversation, handle).await
+    }
+
+    /// As [`take`](Self::take), leaving an artifact of more than `max_bytes` bytes in
+    /// place (refused as [`ArtifactError::TooLarge`]); for engines.
+    #[cfg(feature = "engine")]
+    pub async fn take_within(
+        &self,
+        handle: &ArtifactHandle,
+        max_bytes: usize,
+    ) -> Result<Option<Artifact>, ArtifactError> {
+        self.store
+            .take_within(&self.conversation, handle, max_bytes)
+            .await
     }
 }
 

@@ -23,6 +23,17 @@ pub struct Audit {
     /// The tool's id; shared, since the engine builds an `Audit` for every call.
     source: Option<Arc<str>>,
     subscriber: Option<String>,
+    /// Where records go instead of `tracing`: an engine on the other side of a dev
+    /// bridge, which redacts and writes them.
+    sink: Option<Arc<dyn AuditSink>>,
+}
+
+/// Where an [`Audit`] sends its records instead of writing them itself: for a process
+/// that runs a plugin's code away from the engine (dev mode), whose engine writes them.
+pub trait AuditSink: Send + Sync {
+    /// Takes `event` with `detail` (JSON text), both already redacted of the call's own
+    /// secrets.
+    fn record(&self, event: &str, detail: &str);
 }
 
 impl Audit {
@@ -32,6 +43,7 @@ impl Audit {
         own: RedactValues::EMPTY,
         source: None,
         subscriber: None,
+        sink: None,
     };
 
     /// The logger of the tool `source` (its id), redacting with `redact`; for engines.
@@ -40,6 +52,16 @@ impl Audit {
         Self {
             engine: Some(redact),
             source: Some(source),
+            ..Self::EMPTY
+        }
+    }
+
+    /// A logger that hands every record to `sink`, redacted of the call's own secrets;
+    /// for a dev bridge's side of the author's process, whose engine writes them.
+    #[cfg(feature = "engine")]
+    pub fn forwarding(sink: Arc<dyn AuditSink>) -> Self {
+        Self {
+            sink: Some(sink),
             ..Self::EMPTY
         }
     }
@@ -78,6 +100,9 @@ impl Audit {
             .unwrap_or_else(|error| format!("\"(detail not serializable: {error})\""));
         let event = self.clean(event);
         let detail = self.clean(&detail);
+        if let Some(sink) = &self.sink {
+            return sink.record(&event, &detail);
+        }
         tracing::info!(
             target: "audit",
             source = self.source.as_deref().unwrap_or("-"),

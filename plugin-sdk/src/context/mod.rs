@@ -35,7 +35,7 @@ use std::fmt;
 use abort::FireOnDrop;
 pub use abort::{Abort, Aborted};
 pub use artifacts::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Artifacts};
-pub use audit::Audit;
+pub use audit::{Audit, AuditSink};
 pub use knowledge::{
     CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel,
     KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchError,

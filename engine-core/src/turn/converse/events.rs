@@ -33,6 +33,10 @@ pub enum TurnEvent {
         tool_id: Option<String>,
         /// The arguments: JSON as the model wrote them, or the text when it is not JSON.
         arguments: Box<RawValue>,
+        /// The dev session whose tool was called (dev mode), when one was: it replaces a
+        /// linked tool of the same id. Absent for every other call.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        dev_session: Option<String>,
     },
     /// A tool call ended. Results come in the order calls end; `id` ties each to its call.
     ToolResult {
@@ -200,6 +204,7 @@ mod tests {
             tool: "t".into(),
             tool_id: None,
             arguments: arguments_json(pretty),
+            dev_session: None,
         };
         let line = event.ndjson_line(1);
         assert_eq!(line.matches('\n').count(), 1, "{line:?}");

@@ -74,9 +74,10 @@ pub(super) async fn run_calls(
     let mut runnable = Vec::with_capacity(calls.len());
     for (at, call) in calls.iter().enumerate() {
         events(call_event(runtime, turn, offer, call));
+        // A dev session's tool replaces a linked action of its id, and is no action.
         let action = runtime
             .offered(turn, &call.name)
-            .filter(|tool| tool.is_action());
+            .filter(|tool| tool.is_action() && offer.dev_tool(&call.name).is_none());
         let refused = if counts.run >= limits.max_calls {
             Some((
                 ToolStatus::Skipped,
@@ -176,9 +177,11 @@ pub(super) async fn run_calls(
     // every running call, and runs alone.
     let mut running = FuturesUnordered::new();
     for at in runnable {
-        let exclusive = runtime
-            .offered(turn, &calls[at].name)
-            .is_some_and(Tool::exclusive);
+        let name = &calls[at].name;
+        let exclusive = match offer.dev_tool(name) {
+            Some(tool) => tool.decl().exclusive,
+            None => runtime.offered(turn, name).is_some_and(Tool::exclusive),
+        };
         let room = if exclusive {
             0
         } else {
@@ -224,14 +227,20 @@ pub(super) fn unrun(
 }
 
 fn call_event(runtime: &Runtime, turn: &Turn, offer: &Offer, call: &ToolCall) -> TurnEvent {
+    let dev = offer.dev_tool(&call.name);
     TurnEvent::ToolCall {
         id: call.id.clone(),
         tool: call.name.clone(),
-        tool_id: runtime
-            .offered(turn, &call.name)
+        tool_id: dev
             .map(|tool| tool.id().to_owned())
+            .or_else(|| {
+                runtime
+                    .offered(turn, &call.name)
+                    .map(|tool| tool.id().to_owned())
+            })
             .or_else(|| Some(offer.external_tool(&call.name)?.id().to_owned())),
         arguments: arguments_json(&call.arguments),
+        dev_session: dev.map(|tool| tool.session_id().to_owned()),
     }
 }
 

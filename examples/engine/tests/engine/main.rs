@@ -6,6 +6,7 @@ mod actions;
 mod bounded_store;
 mod cli;
 mod config_check;
+mod dev_mode;
 mod drop_in_providers;
 mod extensions;
 mod files;

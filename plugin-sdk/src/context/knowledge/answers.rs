@@ -3,12 +3,12 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ToolError;
 
 /// A stored document.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Document {
     /// The store's id for it.
     pub id: i64,
@@ -21,7 +21,7 @@ pub struct Document {
 }
 
 /// A document in a listing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DocumentSummary {
     /// The store's id for it.
     pub id: i64,
@@ -34,7 +34,7 @@ pub struct DocumentSummary {
 }
 
 /// A search result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchHit {
     /// The document's id.
     pub id: i64,
@@ -45,7 +45,7 @@ pub struct SearchHit {
 }
 
 /// Why a mutation was not done. Hand it back to the model: it is an answer, not a crash.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "reason")]
 pub enum Refusal {
     /// The agent does not grant what this needs.
@@ -99,7 +99,7 @@ impl fmt::Display for Refusal {
 pub type Mutation = Result<Written, Refusal>;
 
 /// A document a mutation wrote (or deleted).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Written {
     /// The document.
     pub document: Document,
@@ -108,7 +108,7 @@ pub struct Written {
 }
 
 /// A read that failed because the store could not answer: not the same as "not found".
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KnowledgeError(pub String);
 
 impl fmt::Display for KnowledgeError {
@@ -124,7 +124,8 @@ impl std::error::Error for KnowledgeError {}
 /// Not a `std::error::Error`, on purpose: that lets `?` in a tool turn it into the
 /// right [`ToolError`] (a query the store refuses is the model's to fix, so it reads as
 /// invalid arguments), which the blanket conversion of errors could not.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum SearchError {
     /// The query has more distinct words than the store searches at once.

@@ -39,6 +39,7 @@ const ENGINE_CORE: &[&[&str]] = &[
     &["registry"],
     &["redact"],
     &["external"],
+    &["dev"],
     &["agent"],
     &["turn"],
     &["engine"],

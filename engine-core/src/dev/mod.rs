@@ -1,0 +1,171 @@
+//! Dev sessions: tools served by a plugin author's process over a bridge (dev mode),
+//! equipped by one agent while the session is connected.
+//!
+//! The transport is the server's (a WebSocket, `engine-server`); the kernel keeps which
+//! sessions each agent has, checks what they serve as it checks linked tools, and calls
+//! them through a [`DevLink`] with the call's context, answering the questions the call
+//! asks about it ([`DevServe`]).
+
+mod serve;
+mod tool;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use plugin_dev::wire::{CallFrame, Outcome};
+use plugin_sdk::engine::BoxFuture;
+use tokio::sync::Semaphore;
+
+pub use serve::DevServe;
+pub use tool::DevTool;
+pub(crate) use tool::{check, dev_may_read, Checks};
+
+/// The most sessions one agent has open at once.
+pub const MAX_SESSIONS_PER_AGENT: usize = 4;
+/// The most calls one session runs at once; more are refused, not queued.
+pub const MAX_CALLS_PER_SESSION: usize = 16;
+/// The most tools one session serves.
+pub const MAX_TOOLS_PER_SESSION: usize = 256;
+
+/// Carries a session's calls to the author's process: implemented by the server over
+/// its WebSocket.
+pub trait DevLink: Send + Sync + 'static {
+    /// Sends `frame` and waits for the call's end, answering the questions it asks with
+    /// `serve`. Dropping the future tells the author's process the engine stopped
+    /// waiting. `Err` when the session ended first.
+    fn call(
+        &self,
+        frame: CallFrame,
+        serve: DevServe,
+    ) -> BoxFuture<'static, Result<Outcome, Disconnected>>;
+}
+
+/// The session ended before the call did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Disconnected;
+
+/// One session, as its tools hold it: its id, its link, and its bound on calls.
+pub struct Session {
+    id: String,
+    link: Arc<dyn DevLink>,
+    in_flight: Semaphore,
+}
+
+impl Session {
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub(crate) fn link(&self) -> &Arc<dyn DevLink> {
+        &self.link
+    }
+
+    pub(crate) fn in_flight(&self) -> &Semaphore {
+        &self.in_flight
+    }
+}
+
+/// The sessions of one agent, as its turns read them: a list swapped whole.
+#[derive(Default)]
+pub(crate) struct Desk {
+    sessions: ArcSwap<Vec<Arc<Served>>>,
+}
+
+/// What one session serves the agent now.
+pub(crate) struct Served {
+    pub(crate) session: Arc<Session>,
+    pub(crate) tools: ArcSwap<Vec<Arc<DevTool>>>,
+}
+
+impl Desk {
+    /// The tools every session of the agent serves now, oldest session first; empty
+    /// (and allocating nothing) without a session.
+    pub(crate) fn tools(&self) -> Vec<Arc<DevTool>> {
+        let sessions = self.sessions.load();
+        sessions
+            .iter()
+            .flat_map(|served| served.tools.load().iter().cloned().collect::<Vec<_>>())
+            .collect()
+    }
+
+    /// Whether the agent has a session now.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sessions.load().is_empty()
+    }
+
+    /// The tool called `name` (id or wire name) a session serves now.
+    pub(crate) fn tool(&self, name: &str) -> Option<Arc<DevTool>> {
+        let sessions = self.sessions.load();
+        sessions.iter().find_map(|served| {
+            served
+                .tools
+                .load()
+                .iter()
+                .find(|tool| tool.id() == name || tool.wire_name() == name)
+                .cloned()
+        })
+    }
+}
+
+/// Every agent's sessions, by the agent's name: kept across reloads, which rebuild the
+/// agents but not the sessions.
+#[derive(Default)]
+pub(crate) struct DevSessions {
+    desks: Mutex<HashMap<String, Arc<Desk>>>,
+    /// Held while a session is added or removed, so that two never race past the cap.
+    changing: Mutex<()>,
+}
+
+impl DevSessions {
+    /// The desk of the agent `agent`, made on first use.
+    pub(crate) fn desk(&self, agent: &str) -> Arc<Desk> {
+        let mut desks = self.desks.lock().expect("never poisoned");
+        Arc::clone(desks.entry(agent.to_owned()).or_default())
+    }
+
+    /// Adds a session with `tools` to `agent`'s desk, or says why not (the cap).
+    pub(crate) fn open(
+        &self,
+        agent: &str,
+        id: String,
+        link: Arc<dyn DevLink>,
+        tools: impl FnOnce(&Arc<Session>) -> Vec<Arc<DevTool>>,
+    ) -> Result<Arc<Served>, String> {
+        let _changing = self.changing.lock().expect("never poisoned");
+        let desk = self.desk(agent);
+        let current = desk.sessions.load_full();
+        if current.len() >= MAX_SESSIONS_PER_AGENT {
+            return Err(format!(
+                "the agent `{agent}` has {MAX_SESSIONS_PER_AGENT} development sessions open, the most it takes: close one first"
+            ));
+        }
+        let session = Arc::new(Session {
+            id,
+            link,
+            in_flight: Semaphore::new(MAX_CALLS_PER_SESSION),
+        });
+        let served = Arc::new(Served {
+            tools: ArcSwap::from_pointee(tools(&session)),
+            session,
+        });
+        let mut next = Vec::clone(&current);
+        next.push(Arc::clone(&served));
+        desk.sessions.store(Arc::new(next));
+        Ok(served)
+    }
+
+    /// Removes the session `id` from `agent`'s desk.
+    pub(crate) fn close(&self, agent: &str, id: &str) {
+        let _changing = self.changing.lock().expect("never poisoned");
+        let desk = self.desk(agent);
+        let current = desk.sessions.load_full();
+        let next: Vec<Arc<Served>> = current
+            .iter()
+            .filter(|served| served.session.id != id)
+            .cloned()
+            .collect();
+        desk.sessions.store(Arc::new(next));
+    }
+}

@@ -1,0 +1,388 @@
+//! Dev sessions in the kernel (issue 35), over a link of this test's own instead of a
+//! WebSocket: which tools an agent equips from a session and which it refuses, a
+//! session's tool replacing a linked one for its agent only, what a call's frame carries,
+//! the state kept, the caps, and the deadline. The transport is tested with real
+//! processes in the example engine's `dev_mode` tests.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use engine_core::config::EngineConfig;
+use engine_core::dev::{
+    DevLink, DevServe, Disconnected, MAX_CALLS_PER_SESSION, MAX_SESSIONS_PER_AGENT,
+};
+use engine_core::{Call, CallErrorKind, Engine, Format, Instant};
+use plugin_dev::wire::{CallFrame, NeedsDecl, Outcome, SecretDecl, ToolDecl};
+use plugin_sdk::engine::BoxFuture;
+use serde_json::{json, Value};
+
+// The linked plugins these tests read: `weather:weather`, and acme's secret.
+use acme_crm as _;
+use weather as _;
+
+/// A link that records each call's frame and answers as `answer` says; `None` leaves the
+/// call waiting until it is dropped, which it counts.
+struct Link {
+    frames: Mutex<Vec<CallFrame>>,
+    answer: fn(&CallFrame) -> Option<Outcome>,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl Link {
+    fn new(answer: fn(&CallFrame) -> Option<Outcome>) -> Arc<Self> {
+        Arc::new(Self {
+            frames: Mutex::default(),
+            answer,
+            dropped: Arc::default(),
+        })
+    }
+
+    fn frames(&self) -> Vec<Value> {
+        self.frames
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|frame| serde_json::to_value(frame).unwrap())
+            .collect()
+    }
+}
+
+struct CountsDrop(Arc<AtomicUsize>);
+
+impl Drop for CountsDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl DevLink for Link {
+    fn call(
+        &self,
+        frame: CallFrame,
+        _serve: DevServe,
+    ) -> BoxFuture<'static, Result<Outcome, Disconnected>> {
+        let answer = (self.answer)(&frame);
+        self.frames.lock().unwrap().push(frame);
+        match answer {
+            Some(outcome) => Box::pin(std::future::ready(Ok(outcome))),
+            None => {
+                let guard = CountsDrop(Arc::clone(&self.dropped));
+                Box::pin(async move {
+                    let _guard = guard;
+                    std::future::pending().await
+                })
+            }
+        }
+    }
+}
+
+fn ok(output: &str) -> Outcome {
+    Outcome::Ok {
+        output: output.to_owned(),
+        state_writes: Default::default(),
+    }
+}
+
+fn dev_answer(_: &CallFrame) -> Option<Outcome> {
+    Some(ok(r#"{"from":"dev"}"#))
+}
+
+fn never(_: &CallFrame) -> Option<Outcome> {
+    None
+}
+
+const STRICT_EMPTY: &str =
+    r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#;
+
+fn decl(namespace: &str, name: &str) -> ToolDecl {
+    ToolDecl {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        description: format!("{name}, the version on the developer's machine."),
+        summary: name.to_owned(),
+        category: None,
+        input_schema: serde_json::from_str(STRICT_EMPTY).unwrap(),
+        strict: true,
+        exclusive: false,
+        action: false,
+        needs: NeedsDecl::default(),
+        secrets: Vec::new(),
+    }
+}
+
+fn engine(config: &str) -> Engine {
+    Engine::builder()
+        .config(EngineConfig::parse(config).unwrap())
+        .build()
+        .expect("the engine starts")
+}
+
+fn catalog(engine: &Engine, agent: &str) -> Vec<Value> {
+    let bytes = engine
+        .agent(agent)
+        .unwrap()
+        .catalog(Format::OpenAi, "en-US");
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn described(catalog: &[Value], wire_name: &str) -> Vec<String> {
+    catalog
+        .iter()
+        .filter(|tool| tool["function"]["name"] == wire_name)
+        .map(|tool| tool["function"]["description"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn run<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+#[test]
+fn a_session_tool_with_a_linked_id_replaces_it_for_its_agent_only_while_connected() {
+    let engine = engine("[agents.shop]\n[agents.other]\n");
+    let linked = described(&catalog(&engine, "shop"), "weather__weather");
+    assert_eq!(linked.len(), 1);
+    let link = Link::new(dev_answer);
+    let session = engine
+        .open_dev_session("shop", vec![decl("weather", "weather")], link.clone())
+        .unwrap();
+    assert_eq!(session.equipped(), ["weather:weather"]);
+    assert_eq!(
+        described(&catalog(&engine, "shop"), "weather__weather"),
+        ["weather, the version on the developer's machine."],
+        "listed once, as the session declares it"
+    );
+    assert_eq!(
+        described(&catalog(&engine, "other"), "weather__weather"),
+        linked
+    );
+    let arguments = r#"{"city":"Rome","days":1,"units":null}"#;
+    run(async {
+        let shop = engine.turn("shop").unwrap();
+        let output = engine
+            .call(&shop, Call::new("weather__weather", "{}"))
+            .await
+            .unwrap();
+        assert_eq!(output, r#"{"from":"dev"}"#);
+        let other = engine.turn("other").unwrap();
+        let output = engine
+            .call(&other, Call::new("weather__weather", arguments))
+            .await
+            .unwrap();
+        assert!(
+            output.contains("Rome"),
+            "the linked tool answers the other agent: {output}"
+        );
+    });
+    drop(session);
+    assert_eq!(
+        described(&catalog(&engine, "shop"), "weather__weather"),
+        linked
+    );
+    run(async {
+        let shop = engine.turn("shop").unwrap();
+        let output = engine
+            .call(&shop, Call::new("weather__weather", arguments))
+            .await
+            .unwrap();
+        assert!(
+            output.contains("Rome"),
+            "linked again once the session closed: {output}"
+        );
+    });
+    assert_eq!(link.frames().len(), 1);
+}
+
+#[test]
+fn a_session_tool_a_linked_tool_could_not_be_is_refused_with_why() {
+    let engine = engine(
+        "[agents.shop]\nsecrets = { crm_api_key = \"k\", own = \"o\" }\n\
+         [agents.shop.dev]\nsecrets = [\"own\"]\n",
+    );
+    let mut loose = decl("journal", "loose");
+    loose.input_schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let mut action = decl("journal", "act");
+    action.action = true;
+    let mut project = decl("journal", "files");
+    project.needs.project = true;
+    let mut theirs = decl("journal", "theirs");
+    theirs.secrets = vec![SecretDecl {
+        key: "crm_api_key".into(),
+    }];
+    // acme's own secret, for a session tool of acme, but not one listed for sessions.
+    let mut unlisted = decl("acme", "unlisted");
+    unlisted.secrets = vec![SecretDecl {
+        key: "crm_api_key".into(),
+    }];
+    let mut knowing = decl("journal", "knowing");
+    knowing.needs.knowledge = Some((plugin_sdk::knowledge::KnowledgeLevel::Write, true));
+    let mut own = decl("journal", "own");
+    own.secrets = vec![SecretDecl { key: "own".into() }];
+    let tools = vec![
+        loose,
+        action,
+        project,
+        theirs,
+        unlisted,
+        knowing,
+        decl("builtin", "reserved"),
+        decl("journal", "bad:name"),
+        decl("journal", "twice"),
+        decl("journal", "twice"),
+        own,
+    ];
+    let session = engine
+        .open_dev_session("shop", tools, Link::new(dev_answer))
+        .unwrap();
+    assert_eq!(session.equipped(), ["journal:twice", "journal:own"]);
+    let why = |tool: &str| {
+        session
+            .refused()
+            .iter()
+            .find(|refused| refused.tool == tool)
+            .unwrap_or_else(|| panic!("`{tool}` is refused: {:?}", session.refused()))
+            .why
+            .clone()
+    };
+    assert!(why("journal:loose").contains("not strict-compatible"));
+    assert!(why("journal:act").contains("staged action"));
+    assert!(why("journal:files").contains("project files"));
+    assert!(why("journal:theirs").contains("of the linked plugin `acme`"));
+    assert!(why("acme:unlisted").contains("[agents.shop.dev] secrets"));
+    assert!(why("journal:knowing").contains("knowledge base at `write`"));
+    assert!(why("builtin:reserved").contains("kept for the engine"));
+    assert!(why("journal:bad:name").contains("not valid"));
+    assert!(why("journal:twice").contains("twice"));
+    assert!(engine
+        .open_dev_session("nobody", vec![], Link::new(dev_answer))
+        .is_err());
+}
+
+#[test]
+fn a_call_carries_only_the_secrets_it_declares_and_keeps_state_only_when_it_succeeds() {
+    let engine = engine(
+        "[agents.shop]\nsecrets = { own = \"own-value\", other = \"other-value\" }\n\
+         [agents.shop.dev]\nsecrets = [\"own\", \"other\"]\n",
+    );
+    fn writes(frame: &CallFrame) -> Option<Outcome> {
+        let state_writes = [("count".to_owned(), Some(json!(1)))].into();
+        Some(if frame.arguments.contains("fail") {
+            Outcome::Err {
+                kind: "failed".into(),
+                message: "refused".into(),
+            }
+        } else {
+            Outcome::Ok {
+                output: "true".into(),
+                state_writes,
+            }
+        })
+    }
+    let mut counting = decl("journal", "count");
+    counting.needs.conversation = true;
+    counting.secrets = vec![SecretDecl { key: "own".into() }];
+    counting.input_schema = json!({"type": "object", "properties": {"mode": {"type": "string"}}, "required": ["mode"], "additionalProperties": false});
+    let link = Link::new(writes);
+    let _session = engine
+        .open_dev_session("shop", vec![counting], link.clone())
+        .unwrap();
+    run(async {
+        let turn = engine.turn("shop").unwrap().in_conversation("ana", "c1");
+        let failed = engine
+            .call(&turn, Call::new("journal__count", r#"{"mode":"fail"}"#))
+            .await;
+        assert_eq!(failed.unwrap_err().kind(), CallErrorKind::Failed);
+        engine
+            .call(&turn, Call::new("journal__count", r#"{"mode":"ok"}"#))
+            .await
+            .unwrap();
+        engine
+            .call(&turn, Call::new("journal__count", r#"{"mode":"ok"}"#))
+            .await
+            .unwrap();
+    });
+    let frames = link.frames();
+    assert_eq!(
+        frames[0]["secrets"],
+        json!([{"key": "own", "value": "own-value", "chosen": false}])
+    );
+    assert_eq!(
+        frames[0]["turn"],
+        json!({"subscriber": "ana", "conversation": "c1"})
+    );
+    assert_eq!(frames[0]["state"], json!({}));
+    assert_eq!(
+        frames[1]["state"],
+        json!({}),
+        "the failed call's write was not kept"
+    );
+    assert_eq!(
+        frames[2]["state"],
+        json!({"count": 1}),
+        "the successful call's was"
+    );
+}
+
+#[test]
+fn sessions_per_agent_and_calls_per_session_are_capped_and_a_late_call_is_cancelled() {
+    let engine = engine("[agents.shop]\n");
+    let sessions: Vec<_> = (0..MAX_SESSIONS_PER_AGENT)
+        .map(|_| {
+            engine
+                .open_dev_session("shop", vec![], Link::new(never))
+                .unwrap()
+        })
+        .collect();
+    let refused = engine
+        .open_dev_session("shop", vec![], Link::new(never))
+        .unwrap_err();
+    assert!(refused.contains("development sessions open"), "{refused}");
+    drop(sessions);
+
+    let link = Link::new(never);
+    let _session = engine
+        .open_dev_session("shop", vec![decl("journal", "slow")], link.clone())
+        .unwrap();
+    run(async {
+        let turn = engine.turn("shop").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut waiting = Vec::new();
+        for _ in 0..MAX_CALLS_PER_SESSION {
+            let mut call =
+                Box::pin(engine.call(&turn, Call::new("journal__slow", "{}").deadline(deadline)));
+            assert!(futures::poll!(call.as_mut()).is_pending());
+            waiting.push(call);
+        }
+        let over = engine
+            .call(&turn, Call::new("journal__slow", "{}"))
+            .await
+            .unwrap_err();
+        assert_eq!(over.kind(), CallErrorKind::Failed);
+        assert!(
+            over.message().contains("calls already"),
+            "{}",
+            over.message()
+        );
+        drop(waiting);
+        assert_eq!(link.dropped.load(Ordering::SeqCst), MAX_CALLS_PER_SESSION);
+        let late = engine
+            .call(
+                &turn,
+                Call::new("journal__slow", "{}")
+                    .deadline(Instant::now() + Duration::from_millis(50)),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(late.kind(), CallErrorKind::TimedOut);
+        assert_eq!(
+            link.dropped.load(Ordering::SeqCst),
+            MAX_CALLS_PER_SESSION + 1,
+            "the link's call was dropped at the deadline, which tells the session"
+        );
+    });
+}

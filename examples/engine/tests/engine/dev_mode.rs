@@ -1,0 +1,419 @@
+//! Dev mode (issue 35) with real processes: `engine serve`, the journal plugin's dev
+//! binary (`examples/plugins/journal/examples/journal-dev.rs`) connected to it over a
+//! WebSocket with a dev token, and turns against llmock that call its tools.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use test_support::llmock::Llmock;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+use crate::turn_setup::{send, serve, Setup};
+
+const JOURNAL_TOKEN: &str = "jt-secret-value-9876";
+
+/// The journal plugin's dev binary, as `cargo test` built it beside this test.
+fn dev_binary() -> PathBuf {
+    let deps = std::env::current_exe().unwrap();
+    let binary = deps
+        .parent()
+        .and_then(|deps| deps.parent())
+        .unwrap()
+        .join("examples/journal-dev");
+    assert!(
+        binary.exists(),
+        "{} is missing: `cargo build -p journal --example journal-dev` builds it",
+        binary.display()
+    );
+    binary
+}
+
+/// A setup whose agent `bot` runs turns on llmock, has the journal's secret, and whose
+/// data directory keeps the dev tokens.
+fn setup(name: &str, mock: &Llmock) -> Setup {
+    setup_with(name, mock, "")
+}
+
+/// [`setup`], with `turn` lines added to the agent's turn.
+fn setup_with(name: &str, mock: &Llmock, turn: &str) -> Setup {
+    Setup::new(
+        &format!("dev-{name}"),
+        mock,
+        "openai",
+        "",
+        &format!(
+            "{turn}\n[agents.bot.secrets]\njournal_token = {JOURNAL_TOKEN:?}\n\
+             [agents.bot.dev]\nsecrets = [\"journal_token\"]\n"
+        ),
+    )
+}
+
+/// `engine dev-token issue` for the agent `bot`: the token it printed.
+fn issue_token(setup: &Setup) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(setup.config())
+        .args([
+            "--agent",
+            "bot",
+            "dev-token",
+            "issue",
+            "--ttl-minutes",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// The dev binary, running, with what it printed so far.
+struct Dev {
+    child: Child,
+    printed: Arc<Mutex<String>>,
+}
+
+impl Dev {
+    fn start(authority: &str, token: &str) -> Self {
+        let mut child = Command::new(dev_binary())
+            .env("ENGINE_DEV_URL", format!("http://{authority}"))
+            .env("ENGINE_DEV_AGENT", "bot")
+            .env("ENGINE_DEV_TOKEN", token)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let printed = Arc::new(Mutex::new(String::new()));
+        let stderr = child.stderr.take().unwrap();
+        let sink = Arc::clone(&printed);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut printed = sink.lock().unwrap();
+                printed.push_str(&line);
+                printed.push('\n');
+            }
+        });
+        Self { child, printed }
+    }
+
+    /// Waits until it printed `text`; what it printed.
+    fn wait_for(&self, text: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let printed = self.printed.lock().unwrap().clone();
+            if printed.contains(text) {
+                return printed;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the dev binary never printed {text:?}:\n{printed}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One turn of `conversation` over HTTP: its events.
+fn turn(authority: &str, conversation: &str, message: &str) -> Vec<Value> {
+    let body = json!({"message": message, "conversation": conversation, "subscriber": "ana"});
+    let mut answer = String::new();
+    send(
+        authority,
+        "POST",
+        "/v1/agents/bot/turns",
+        &body.to_string(),
+        None,
+    )
+    .read_to_string(&mut answer)
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (_, body) = answer.split_once("\r\n\r\n").unwrap();
+    body.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event.get("type").is_some())
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|event| event["type"] == kind)
+        .collect()
+}
+
+/// The wire names of the tools in the `n`th request llmock received.
+fn offered(mock: &Llmock, n: usize) -> Vec<String> {
+    mock.journal()[n]["body"]["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a_linked_tool() {
+    let mock = Llmock::start();
+    let setup = setup("context", &mock);
+    let (_served, authority) = serve(&setup, None);
+    let token = issue_token(&setup);
+    let dev = Dev::start(&authority, &token);
+    let connected = dev.wait_for("Connected");
+    assert!(connected.contains("journal:write_entry"), "{connected}");
+
+    // The dev tool writes an entry: its secret, its state, a file.
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "hello"}}]},
+        {"type": "reply", "text": "Written."}
+    ]));
+    let events = turn(&authority, "c-dev", "Write hello.");
+    assert!(offered(&mock, 0).contains(&"journal__write_entry".to_owned()));
+    let call = of_type(&events, "tool_call")[0];
+    assert_eq!(call["tool_id"], "journal:write_entry");
+    assert!(
+        call["dev_session"].is_string(),
+        "the event names the session: {call}"
+    );
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(
+        result["status"],
+        "ok",
+        "{result}\n{}\n{}",
+        dev.printed.lock().unwrap(),
+        _served.stderr_so_far()
+    );
+    let written = &result["result"];
+    assert_eq!(written["entries"], 1);
+    assert_eq!(
+        written["signed_by"], "9876",
+        "the tool read its secret: {written}"
+    );
+    let handle = written["file"].as_str().unwrap().to_owned();
+
+    // A linked tool of the same conversation takes the file the dev tool put.
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "notes__read_file", "arguments": {"handle": handle}}]},
+        {"type": "reply", "text": "Read."}
+    ]));
+    let events = turn(&authority, "c-dev", "Read it.");
+    let call = of_type(&events, "tool_call")[0];
+    assert!(
+        call.get("dev_session").is_none(),
+        "a linked tool ran: {call}"
+    );
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(result["result"], "hello", "{result}");
+
+    // A call that fails keeps none of its state; the next one counts from the last kept.
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "fail"}}]},
+        {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "again"}}]},
+        {"type": "reply", "text": "Done."}
+    ]));
+    let events = turn(&authority, "c-dev", "Write twice.");
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results[0]["status"], "error", "{}", results[0]);
+    assert!(results[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("refused the entry"));
+    assert_eq!(results[1]["result"]["entries"], 2, "{}", results[1]);
+    // The secret never reached the model.
+    let sent = serde_json::to_string(&mock.journal()).unwrap();
+    assert!(!sent.contains(JOURNAL_TOKEN));
+}
+
+#[test]
+fn killing_the_dev_process_mid_call_answers_the_call_and_its_tools_leave_the_catalog() {
+    let mock = Llmock::start();
+    let setup = setup("kill", &mock);
+    let (_served, authority) = serve(&setup, None);
+    let token = issue_token(&setup);
+    let mut dev = Dev::start(&authority, &token);
+    dev.wait_for("Connected");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__wait", "arguments": {"seconds": 60}}]},
+        {"type": "reply", "text": "It went away."}
+    ]));
+    let turning = {
+        let authority = authority.clone();
+        std::thread::spawn(move || turn(&authority, "c-kill", "Wait a minute."))
+    };
+    dev.wait_for("Called");
+    dev.child.kill().unwrap();
+    let started = Instant::now();
+    let events = turning.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("development session disconnected"),
+        "{result}"
+    );
+    assert_eq!(events.last().unwrap()["type"], "done");
+    assert!(offered(&mock, 0).contains(&"journal__wait".to_owned()));
+    assert!(
+        !offered(&mock, 1).contains(&"journal__wait".to_owned()),
+        "the next request no longer offers the session's tools"
+    );
+}
+
+#[test]
+fn a_call_past_the_engines_deadline_is_stopped_on_the_developers_machine() {
+    let mock = Llmock::start();
+    let setup = setup_with("deadline", &mock, "tool_timeout_ms = 300");
+    let (_served, authority) = serve(&setup, None);
+    let token = issue_token(&setup);
+    let dev = Dev::start(&authority, &token);
+    dev.wait_for("Connected");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__wait", "arguments": {"seconds": 60}}]},
+        {"type": "reply", "text": "Too slow."}
+    ]));
+    let events = turn(&authority, "c-late", "Wait a minute.");
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(result["status"], "timed_out", "{result}");
+    // The engine told the session, whose code saw its abort signal.
+    let printed = dev.wait_for("Cancelled { call: 1 }");
+    assert!(!printed.contains("Finished { call: 1"), "{printed}");
+    assert!(
+        !printed.contains("Disconnected"),
+        "the session stays open: {printed}"
+    );
+}
+
+/// A raw client of the dev route: the close frame's code and reason, or the refusal.
+fn raw_session(authority: &str, token: &str, frames: Vec<String>) -> Result<(u16, String), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut request = format!("ws://{authority}/v1/dev/agents/bot")
+            .into_client_request()
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        let (mut socket, _) = match tokio_tungstenite::connect_async(request).await {
+            Ok(connected) => connected,
+            Err(WsError::Http(response)) => return Err(response.status().to_string()),
+            Err(error) => return Err(error.to_string()),
+        };
+        for frame in frames {
+            if socket.send(Message::text(frame)).await.is_err() {
+                break;
+            }
+        }
+        let closed = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Some(message) = socket.next().await {
+                match message {
+                    Ok(Message::Close(Some(frame))) => {
+                        return (u16::from(frame.code), frame.reason.to_string())
+                    }
+                    Ok(Message::Close(None)) | Err(_) => return (0, String::new()),
+                    Ok(_) => {}
+                }
+            }
+            (0, String::new())
+        })
+        .await
+        .expect("the engine closes the session");
+        Ok(closed)
+    })
+}
+
+#[test]
+fn wrong_or_revoked_tokens_other_protocols_and_oversized_frames_are_refused() {
+    let mock = Llmock::start();
+    let setup = setup("refusals", &mock);
+    let (_served, authority) = serve(&setup, None);
+    let token = issue_token(&setup);
+    let hello =
+        |protocol: u32| json!({"type": "hello", "protocol": protocol, "tools": []}).to_string();
+
+    let mut wrong = token.clone();
+    wrong.pop();
+    assert_eq!(
+        raw_session(&authority, &wrong, vec![]),
+        Err("401 Unauthorized".to_owned())
+    );
+    assert_eq!(
+        raw_session(&authority, "", vec![]),
+        Err("401 Unauthorized".to_owned())
+    );
+
+    let (code, reason) = raw_session(&authority, &token, vec![hello(2)]).unwrap();
+    assert_eq!(code, 1002);
+    assert!(reason.contains("protocol"), "{reason}");
+
+    let (code, reason) = raw_session(
+        &authority,
+        &token,
+        vec![hello(1), json!({"type": "done", "call": 99, "outcome": {"ok": {"output": "1", "state_writes": {}}}}).to_string()],
+    )
+    .unwrap();
+    assert_eq!(code, 1002);
+    assert!(reason.contains("never made"), "{reason}");
+
+    // A frame the session would take but for its size: closed (1009, or cut off).
+    let tool = json!({
+        "namespace": "journal", "name": "big", "description": "x".repeat(1 << 21),
+        "summary": "Big.", "category": null,
+        "input_schema": {"type": "object", "properties": {}, "required": [], "additionalProperties": false},
+        "strict": true, "exclusive": false, "action": false,
+        "needs": {"conversation": false, "model": false, "audit": false, "project": false, "plugin_state": false, "knowledge": null},
+        "secrets": []
+    });
+    let oversized = json!({"type": "update", "tools": [tool]}).to_string();
+    let (code, _) = raw_session(&authority, &token, vec![hello(1), oversized]).unwrap();
+    assert!(
+        code == 1009 || code == 0,
+        "closed for its size (or cut off): {code}"
+    );
+
+    // The dev binary is told the same, and stops rather than retrying.
+    let output = Command::new(dev_binary())
+        .env("ENGINE_DEV_URL", format!("http://{authority}"))
+        .env("ENGINE_DEV_AGENT", "bot")
+        .env("ENGINE_DEV_TOKEN", &wrong)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("401"),
+        "{output:?}"
+    );
+
+    let id = token.split('_').nth(1).unwrap();
+    let revoked = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(setup.config())
+        .args(["--agent", "bot", "dev-token", "revoke", id])
+        .output()
+        .unwrap();
+    assert!(revoked.status.success(), "{revoked:?}");
+    assert_eq!(
+        raw_session(&authority, &token, vec![]),
+        Err("401 Unauthorized".to_owned())
+    );
+}

@@ -1,0 +1,26 @@
+//! The journal plugin in dev mode: serves its tools to a running engine's agent, with
+//! the engine's real context, until stopped. Set ENGINE_DEV_URL (the engine's address),
+//! ENGINE_DEV_AGENT and ENGINE_DEV_TOKEN (`engine dev-token issue --agent <agent>`).
+
+// Linked for its tools: naming the crate once is what keeps its registrations.
+use journal as _;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let options = match plugin_dev::DevOptions::from_env() {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("{error}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    // The crate prints nothing itself: say what happens, one line each.
+    let options = options.on_event(|event| eprintln!("dev: {event:?}"));
+    match plugin_dev::serve(options).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! A journal for the conversation: the plugin the dev-mode example serves from the
+//! author's machine (`examples/journal-dev.rs`). Its tools read a secret, keep state,
+//! hand a file to another tool, and wait on the engine's abort signal, so that each part
+//! of the context crosses the dev bridge.
+
+use plugin_sdk::prelude::*;
+
+plugin_sdk::plugin! {
+    namespace = "journal",
+    engine = ">=0.1, <2",
+    display_name = { "en-US": "Journal", "it-IT": "Diario" },
+    description = { "en-US": "A journal kept for the conversation.", "it-IT": "Un diario tenuto per la conversazione." },
+}
+
+/// The journal's account.
+#[derive(Secrets)]
+pub struct JournalSecrets {
+    /// The account's token.
+    #[secret(
+        label = { "en-US": "Journal token", "it-IT": "Token del diario" },
+        description = { "en-US": "Token of the journal account entries are signed with.", "it-IT": "Token dell'account del diario con cui si firmano le voci." },
+    )]
+    pub journal_token: Secret,
+}
+
+/// An entry to write.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+pub struct Entry {
+    /// The entry's text.
+    pub text: String,
+}
+
+/// What writing an entry answers.
+#[derive(Serialize, JsonSchema)]
+pub struct Written {
+    /// How many entries the conversation's journal holds now.
+    pub entries: u32,
+    /// The handle of the entry as a text file, for another tool to take.
+    pub file: ArtifactHandle,
+    /// Who signed it: the account's token, as its last four characters.
+    pub signed_by: String,
+}
+
+/// Write an entry in the conversation's journal, and make a text file of it. An entry
+/// whose text is `fail` is refused after it was counted, so that the count is not kept.
+#[define_tool(summary = { "en-US": "Writes a journal entry.", "it-IT": "Scrive una voce del diario." })]
+pub async fn write_entry(
+    entry: Entry,
+    secrets: JournalSecrets,
+    state: &State,
+    artifacts: &Artifacts,
+    audit: &Audit,
+) -> Result<Written, ToolError> {
+    let entries = state.get::<u32>("journal.entries").unwrap_or(0) + 1;
+    state
+        .set("journal.entries", &entries)
+        .map_err(|error| ToolError::new(error.to_string()))?;
+    if entry.text == "fail" {
+        return Err(ToolError::new("the journal refused the entry `fail`"));
+    }
+    let token = secrets.journal_token.expose();
+    let signed_by = token[token.len().saturating_sub(4)..].to_owned();
+    let file = artifacts
+        .put(entry.text.into_bytes(), "entry.txt", "text/plain")
+        .await?;
+    audit.record("entry_written", entries);
+    Ok(Written {
+        entries,
+        file,
+        signed_by,
+    })
+}
+
+/// How long to wait.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+pub struct Wait {
+    /// Seconds.
+    pub seconds: u32,
+}
+
+/// Wait for a while, or until the engine stops waiting: an entry that takes its time.
+#[define_tool(summary = { "en-US": "Waits.", "it-IT": "Aspetta." }, read_only)]
+pub async fn wait(wait: Wait, abort: &Abort) -> String {
+    let slept = std::time::Duration::from_secs(u64::from(wait.seconds));
+    tokio::select! {
+        () = tokio::time::sleep(slept) => "waited".to_owned(),
+        () = abort.aborted() => "stopped".to_owned(),
+    }
+}

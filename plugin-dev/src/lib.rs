@@ -1,0 +1,40 @@
+//! Dev mode: a plugin's tools, running on the author's machine, inside a running engine.
+//!
+//! Trying a change to a tool in a real agent would otherwise mean rebuilding and
+//! redeploying the engine's image. Instead, a plugin crate adds a small dev binary (an
+//! example, so that the plugin's own build never pulls this crate in) that links the
+//! plugin and calls [`serve`]:
+//!
+//! ```no_run
+//! // examples/dev.rs of a plugin crate, with `plugin-dev` in its [dev-dependencies]
+//! // and `use my_plugin as _;` so that its tools are linked.
+//! #[tokio::main]
+//! async fn main() -> Result<(), plugin_dev::DevError> {
+//!     plugin_dev::serve(plugin_dev::DevOptions::from_env()?).await
+//! }
+//! ```
+//!
+//! It connects to `engine serve` over a WebSocket with a dev token for one agent
+//! (`engine dev-token issue --agent <agent>`), and serves every tool the binary links:
+//! while it is connected, the agent equips them in every catalog (a tool with the id of a
+//! linked one replaces it for that agent), and calls them with the engine's real
+//! context: the secrets the tool declares, the conversation's state (its writes kept
+//! only when the call succeeds), audit records the engine writes, the agent's knowledge
+//! base at its grant, model calls through the engine's gateway and spend caps, and the
+//! conversation's artifacts. The engine's deadline and cancellation are the call's abort
+//! signal. The code never leaves the author's machine.
+//!
+//! [`serve`] prints nothing: what happens goes to [`DevOptions::on_event`] and to
+//! `tracing`. It reconnects with backoff after a dropped connection, unless told not to.
+//! [`watch`] rebuilds the dev binary on a source change and swaps the session's tools
+//! without dropping the session. The protocol is in [`wire`].
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod wire;
+
+#[cfg(feature = "client")]
+mod serve;
+
+#[cfg(feature = "client")]
+pub use serve::{serve, DevError, DevEvent, DevOptions};

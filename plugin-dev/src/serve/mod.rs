@@ -1,0 +1,215 @@
+//! The author's side of the bridge: the options, the loop that (re)connects, and what it
+//! reports.
+
+mod bridge;
+mod connection;
+mod tools;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::wire::Refused;
+
+/// The variables [`DevOptions::from_env`] reads.
+pub const URL_ENV: &str = "ENGINE_DEV_URL";
+/// The agent's name.
+pub const AGENT_ENV: &str = "ENGINE_DEV_AGENT";
+/// The dev token (`engine dev-token issue`).
+pub const TOKEN_ENV: &str = "ENGINE_DEV_TOKEN";
+
+/// Where to connect and how: the engine's address, the agent, the dev token.
+#[derive(Clone)]
+pub struct DevOptions {
+    url: String,
+    agent: String,
+    token: String,
+    reconnect: bool,
+    backoff: (Duration, Duration),
+    on_event: Option<Arc<OnEvent>>,
+}
+
+/// What [`DevOptions::on_event`] is given.
+type OnEvent = dyn Fn(&DevEvent) + Send + Sync;
+
+impl fmt::Debug for DevOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DevOptions")
+            .field("url", &self.url)
+            .field("agent", &self.agent)
+            .field("reconnect", &self.reconnect)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DevOptions {
+    /// Connect to the engine at `url` (`http://host:port`, or `ws://`), as `agent`, with
+    /// the dev token `token`.
+    pub fn new(url: impl Into<String>, agent: impl Into<String>, token: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            agent: agent.into(),
+            token: token.into(),
+            reconnect: true,
+            backoff: (Duration::from_millis(200), Duration::from_secs(10)),
+            on_event: None,
+        }
+    }
+
+    /// The options from `ENGINE_DEV_URL`, `ENGINE_DEV_AGENT` and `ENGINE_DEV_TOKEN`.
+    pub fn from_env() -> Result<Self, DevError> {
+        let read = |name: &'static str| {
+            std::env::var(name)
+                .ok()
+                .filter(|value| !value.is_empty())
+                .ok_or(DevError::Missing(name))
+        };
+        Ok(Self::new(
+            read(URL_ENV)?,
+            read(AGENT_ENV)?,
+            read(TOKEN_ENV)?,
+        ))
+    }
+
+    /// Whether to reconnect after a dropped connection (the default), with backoff from
+    /// 200 ms up to 10 s; without it, [`serve`] returns when the connection ends.
+    pub fn reconnect(mut self, reconnect: bool) -> Self {
+        self.reconnect = reconnect;
+        self
+    }
+
+    /// Reports what happens to `on_event` (the crate prints nothing itself).
+    pub fn on_event(mut self, on_event: impl Fn(&DevEvent) + Send + Sync + 'static) -> Self {
+        self.on_event = Some(Arc::new(on_event));
+        self
+    }
+
+    fn report(&self, event: DevEvent) {
+        tracing::debug!(?event, "dev session");
+        if let Some(on_event) = &self.on_event {
+            on_event(&event);
+        }
+    }
+
+    /// The session's WebSocket address: `url` with a `ws` scheme and the agent's route.
+    fn endpoint(&self) -> Result<String, DevError> {
+        let base = self.url.trim_end_matches('/');
+        let rest = if let Some(rest) = base.strip_prefix("http://") {
+            rest
+        } else if let Some(rest) = base.strip_prefix("ws://") {
+            rest
+        } else {
+            return Err(DevError::Url(self.url.clone()));
+        };
+        Ok(format!("ws://{rest}{}", crate::wire::route(&self.agent)))
+    }
+}
+
+/// What [`serve`] reports as it goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DevEvent {
+    /// A session opened: the agent equips `equipped` from it and refuses `refused`.
+    Connected {
+        /// The session's id.
+        session: String,
+        /// The tools the agent equips from it.
+        equipped: Vec<String>,
+        /// The tools it refuses, and why.
+        refused: Vec<Refused>,
+    },
+    /// The engine called a tool.
+    Called {
+        /// The tool's id.
+        tool: String,
+        /// The call's number in the session.
+        call: u64,
+    },
+    /// A call ended.
+    Finished {
+        /// The call's number.
+        call: u64,
+        /// Whether it succeeded.
+        ok: bool,
+    },
+    /// The engine stopped waiting for a call.
+    Cancelled {
+        /// The call's number.
+        call: u64,
+    },
+    /// The connection ended, and why; `retry_in` when it will be opened again.
+    Disconnected {
+        /// Why.
+        reason: String,
+        /// When the next attempt is made.
+        retry_in: Option<Duration>,
+    },
+}
+
+/// Why [`serve`] stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DevError {
+    /// An environment variable [`DevOptions::from_env`] reads is not set.
+    Missing(&'static str),
+    /// The engine's address is not `http://` or `ws://`.
+    Url(String),
+    /// The engine refused the session (a wrong, revoked or expired token; an unknown
+    /// agent): retrying would not help.
+    Refused(String),
+    /// The connection ended, and the options say not to reconnect.
+    Disconnected(String),
+}
+
+impl fmt::Display for DevError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Missing(name) => write!(
+                f,
+                "`{name}` is not set: set {URL_ENV} (the engine's address), {AGENT_ENV} and {TOKEN_ENV} (from `engine dev-token issue --agent <agent>`)"
+            ),
+            Self::Url(url) => write!(
+                f,
+                "`{url}` is not the engine's address: give http://host:port (or ws://host:port)"
+            ),
+            Self::Refused(why) => write!(f, "the engine refused the session: {why}"),
+            Self::Disconnected(why) => write!(f, "the session ended: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for DevError {}
+
+/// Serves every tool this binary links to the engine's agent, as `options` say, until
+/// the engine refuses the session, or the connection ends and `options` say not to
+/// reconnect; drop the future to stop.
+pub async fn serve(options: DevOptions) -> Result<(), DevError> {
+    let endpoint = options.endpoint()?;
+    let served = Arc::new(tools::Served::linked());
+    let mut delay = options.backoff.0;
+    loop {
+        let ended = connection::run(&endpoint, &options, Arc::clone(&served)).await;
+        let reason = match ended {
+            connection::Ended::Refused(why) => return Err(DevError::Refused(why)),
+            connection::Ended::Opened(reason) => {
+                // A session that opened starts the backoff again.
+                delay = options.backoff.0;
+                reason
+            }
+            connection::Ended::NotOpened(reason) => reason,
+        };
+        if !options.reconnect {
+            options.report(DevEvent::Disconnected {
+                reason: reason.clone(),
+                retry_in: None,
+            });
+            return Err(DevError::Disconnected(reason));
+        }
+        options.report(DevEvent::Disconnected {
+            reason,
+            retry_in: Some(delay),
+        });
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(options.backoff.1);
+    }
+}

@@ -1,0 +1,230 @@
+//! What the author's process serves: the tools it links, declared to the engine, and one
+//! call of one of them with the context the engine sent.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use plugin_sdk::abort::Abort;
+use plugin_sdk::artifacts::Artifacts;
+use plugin_sdk::audit::Audit;
+use plugin_sdk::engine::{linked_tools, CallInput, KnowledgeGrant, StateMap, ToolDescriptor};
+use plugin_sdk::model::Model;
+use plugin_sdk::secrets::Secret;
+use plugin_sdk::state::State;
+use plugin_sdk::{ToolContext, ToolErrorKind};
+
+use super::bridge::{Asker, BridgeArtifacts, BridgeAudit, BridgeKnowledge, BridgeModel};
+use crate::wire::{CallFrame, NeedsDecl, Outcome, SecretDecl, ToolDecl};
+
+/// The tools this binary links, as the engine is told of them and as calls find them.
+pub(super) struct Served {
+    pub(super) declared: Vec<ToolDecl>,
+    by_id: HashMap<String, &'static ToolDescriptor>,
+    /// Each plugin's state, built from the settings the engine last sent for it.
+    states: Mutex<HashMap<&'static str, (serde_json::Value, AnyState)>>,
+}
+
+/// A plugin's state, type-erased, as a context takes it.
+type AnyState = Arc<dyn Any + Send + Sync>;
+
+impl Served {
+    /// Every tool linked into this binary.
+    pub(super) fn linked() -> Self {
+        let mut declared = Vec::new();
+        let mut by_id = HashMap::new();
+        for tool in linked_tools() {
+            declared.push(declaration(tool));
+            by_id.insert(tool.id(), tool);
+        }
+        Self {
+            declared,
+            by_id,
+            states: Mutex::default(),
+        }
+    }
+
+    /// Runs the call `frame` asks for, its questions going through `asker`.
+    pub(super) async fn call(&self, frame: CallFrame, asker: Asker) -> Outcome {
+        let Some(tool) = self.by_id.get(&frame.tool).copied() else {
+            return failed(
+                "failed",
+                format!("this development session serves no tool `{}`", frame.tool),
+            );
+        };
+        let context = match self.context(tool, &frame, asker) {
+            Ok(context) => context,
+            Err(why) => return failed("failed", why),
+        };
+        let running = AssertUnwindSafe(tool.call(CallInput::new(&frame.arguments, &context)));
+        match running.catch_unwind().await {
+            Ok(Ok(output)) => Outcome::Ok {
+                output,
+                state_writes: context
+                    .take_state_writes()
+                    .into_iter()
+                    .map(|(key, value)| (key, value.map(|value| parsed(&value))))
+                    .collect(),
+            },
+            Ok(Err(error)) => {
+                let kind = match error.kind() {
+                    ToolErrorKind::InvalidArguments => "invalid_arguments",
+                    ToolErrorKind::Output => "output",
+                    _ => "failed",
+                };
+                failed(kind, error.message().to_owned())
+            }
+            Err(payload) => {
+                let text = payload
+                    .downcast_ref::<&str>()
+                    .map(|text| text.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a non-text panic payload".to_owned());
+                tracing::error!(tool = frame.tool, panic = text, "a dev tool panicked");
+                failed(
+                    "panicked",
+                    format!(
+                        "`{}` failed unexpectedly on the developer's machine and was stopped",
+                        frame.tool
+                    ),
+                )
+            }
+        }
+    }
+
+    /// The context of one call: what the engine sent with it, and the bridge for the rest.
+    fn context(
+        &self,
+        tool: &'static ToolDescriptor,
+        frame: &CallFrame,
+        asker: Asker,
+    ) -> Result<ToolContext, String> {
+        let mut context = ToolContext::new();
+        if let Some(locale) = &frame.locale {
+            context = context.with_locale(locale.clone());
+        }
+        if frame.grants.audit {
+            context = context.with_audit(Audit::forwarding(Arc::new(BridgeAudit(asker.clone()))));
+        }
+        if let Some(turn) = &frame.turn {
+            context = context.with_turn(turn.subscriber.clone(), turn.conversation.clone());
+            if frame.grants.artifacts {
+                let store = Arc::new(BridgeArtifacts(asker.clone()));
+                context = context.with_artifacts(Artifacts::new(store, turn.conversation.clone()));
+            }
+        }
+        if let Some(state) = &frame.state {
+            let snapshot: StateMap = state
+                .iter()
+                .map(|(key, value)| (key.clone(), raw(value)))
+                .collect();
+            context = context.with_state(State::new(Arc::new(snapshot)));
+        }
+        for secret in &frame.secrets {
+            let value = Secret::new(secret.value.clone());
+            context = if secret.chosen {
+                context.with_chosen(secret.key.clone(), value)
+            } else {
+                context.with_secret(secret.key.clone(), value)
+            };
+        }
+        if let Some(level) = frame.grants.knowledge {
+            let store = Arc::new(BridgeKnowledge(asker.clone()));
+            let namespace = (tool.plugin)().namespace;
+            context = context.with_knowledge(KnowledgeGrant::new(store, "", namespace, level));
+        }
+        if frame.grants.model {
+            context = context.with_model(Model::new(Arc::new(BridgeModel(asker.clone()))));
+        }
+        if let Some(settings) = &frame.settings {
+            context = context.with_any_plugin_state(self.plugin_state(tool, settings)?);
+        }
+        let deadline = Instant::now() + Duration::from_millis(frame.deadline_ms);
+        Ok(context.with_abort(Abort::new(Some(deadline), None)))
+    }
+
+    /// The state of `tool`'s plugin built from `settings`: kept while the engine sends
+    /// the same settings, built again when they change.
+    fn plugin_state(
+        &self,
+        tool: &'static ToolDescriptor,
+        settings: &serde_json::Value,
+    ) -> Result<AnyState, String> {
+        let plugin = (tool.plugin)();
+        let Some(builder) = plugin.state else {
+            return Err(format!(
+                "the plugin `{}` declares no state",
+                plugin.namespace
+            ));
+        };
+        let mut states = self
+            .states
+            .lock()
+            .expect("no state build panics holding the lock");
+        if let Some((built_from, state)) = states.get(plugin.namespace) {
+            if built_from == settings {
+                return Ok(Arc::clone(state));
+            }
+        }
+        let problems = builder.check(settings);
+        if let Some(problem) = problems.first() {
+            return Err(format!(
+                "the agent's settings for `{}` do not suit this build: `{}` {}",
+                plugin.namespace, problem.key, problem.problem
+            ));
+        }
+        let state = builder.build(settings.clone())?;
+        states.insert(plugin.namespace, (settings.clone(), Arc::clone(&state)));
+        Ok(state)
+    }
+}
+
+fn failed(kind: &str, message: String) -> Outcome {
+    Outcome::Err {
+        kind: kind.to_owned(),
+        message,
+    }
+}
+
+/// How the engine is told of `tool`.
+fn declaration(tool: &'static ToolDescriptor) -> ToolDecl {
+    let needs = tool.needs;
+    ToolDecl {
+        namespace: (tool.plugin)().namespace.to_owned(),
+        name: tool.name.to_owned(),
+        description: tool.description.to_owned(),
+        summary: tool.summary_for("en-US").to_owned(),
+        category: tool.category.map(str::to_owned),
+        input_schema: (tool.input_schema)().to_value(),
+        strict: tool.strict,
+        exclusive: tool.exclusive,
+        action: tool.is_action(),
+        needs: NeedsDecl {
+            conversation: needs.conversation,
+            model: needs.model,
+            audit: needs.audit,
+            project: needs.project,
+            plugin_state: needs.state.is_some(),
+            knowledge: tool.knowledge.map(|need| (need.level, need.required)),
+        },
+        secrets: tool
+            .secret_specs()
+            .map(|spec| SecretDecl {
+                key: spec.key.to_owned(),
+            })
+            .collect(),
+    }
+}
+
+/// A value of the wire as the state keeps it.
+fn raw(value: &serde_json::Value) -> Box<serde_json::value::RawValue> {
+    serde_json::value::to_raw_value(value).expect("a JSON value always serializes")
+}
+
+/// A value the state kept, as the wire carries it.
+fn parsed(value: &serde_json::value::RawValue) -> serde_json::Value {
+    serde_json::from_str(value.get()).expect("the state keeps JSON")
+}
