@@ -2,6 +2,7 @@
 //! of what it equips, and the hooks its turns run.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use crate::dev::{Desk, DevTool};
 use crate::equip::{missing, LeftOut};
 use crate::external::{Extensions, ExternalTool, Installed};
 use crate::format::Format;
-use crate::hooks::{Hook, Hooks};
+use crate::hooks::{Hook, Hooks, RemoteHook};
 use crate::model::Meter;
 use crate::provider::Provider;
 use crate::registry::Registry;
@@ -201,9 +202,27 @@ impl Agent {
         &self.redact
     }
 
-    /// The hooks its turns run.
+    /// The hooks its turns run, as configured.
     pub(crate) fn hook_pipeline(&self) -> &Hooks {
         &self.hooks
+    }
+
+    /// The hooks a turn starting now runs: as configured, with its dev sessions' hooks
+    /// in place of those they override and beside them where bound. A turn keeps what
+    /// it started with.
+    pub(crate) fn hooks_now(&self) -> Cow<'_, Hooks> {
+        if self.dev.is_empty() {
+            return Cow::Borrowed(&self.hooks);
+        }
+        let remote = self.dev.hooks();
+        if remote.is_empty() {
+            return Cow::Borrowed(&self.hooks);
+        }
+        let remote = remote
+            .into_iter()
+            .map(|hook| (hook.binding(), hook as Arc<dyn RemoteHook>))
+            .collect();
+        Cow::Owned(self.hooks.with_remote(remote))
     }
 
     /// The tools it equips, in the registry's order.
@@ -221,7 +240,7 @@ impl Agent {
     /// Whether a hook it runs may replace or regenerate replies (or withhold them when
     /// it fails): its turns are then served non-streamed, and only its.
     pub fn hooks_mutate_responses(&self) -> bool {
-        self.hooks.mutate_responses()
+        self.hooks_now().mutate_responses()
     }
 
     /// The hooks it leaves out for want of a secret, and why (`tool` holds the hook's id).

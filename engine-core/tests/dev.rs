@@ -13,7 +13,9 @@ use engine_core::dev::{
     DevLink, DevServe, Disconnected, MAX_CALLS_PER_SESSION, MAX_SESSIONS_PER_AGENT,
 };
 use engine_core::{Call, CallErrorKind, Engine, Format, Instant};
-use plugin_dev::wire::{CallFrame, NeedsDecl, Outcome, SecretDecl, ToolDecl};
+use plugin_dev::wire::{
+    Binding, CallFrame, HookDecl, HookOutcome, NeedsDecl, Outcome, SecretDecl, ToolDecl,
+};
 use plugin_sdk::engine::BoxFuture;
 use serde_json::{json, Value};
 
@@ -149,7 +151,12 @@ fn a_session_tool_with_a_linked_id_replaces_it_for_its_agent_only_while_connecte
     assert_eq!(linked.len(), 1);
     let link = Link::new(dev_answer);
     let session = engine
-        .open_dev_session("shop", vec![decl("weather", "weather")], link.clone())
+        .open_dev_session(
+            "shop",
+            vec![decl("weather", "weather")],
+            vec![],
+            link.clone(),
+        )
         .unwrap();
     assert_eq!(session.equipped(), ["weather:weather"]);
     assert_eq!(
@@ -237,7 +244,7 @@ fn a_session_tool_a_linked_tool_could_not_be_is_refused_with_why() {
         own,
     ];
     let session = engine
-        .open_dev_session("shop", tools, Link::new(dev_answer))
+        .open_dev_session("shop", tools, vec![], Link::new(dev_answer))
         .unwrap();
     assert_eq!(session.equipped(), ["journal:twice", "journal:own"]);
     let why = |tool: &str| {
@@ -259,7 +266,7 @@ fn a_session_tool_a_linked_tool_could_not_be_is_refused_with_why() {
     assert!(why("journal:bad:name").contains("not valid"));
     assert!(why("journal:twice").contains("twice"));
     assert!(engine
-        .open_dev_session("nobody", vec![], Link::new(dev_answer))
+        .open_dev_session("nobody", vec![], vec![], Link::new(dev_answer))
         .is_err());
 }
 
@@ -289,7 +296,7 @@ fn a_call_carries_only_the_secrets_it_declares_and_keeps_state_only_when_it_succ
     counting.input_schema = json!({"type": "object", "properties": {"mode": {"type": "string"}}, "required": ["mode"], "additionalProperties": false});
     let link = Link::new(writes);
     let _session = engine
-        .open_dev_session("shop", vec![counting], link.clone())
+        .open_dev_session("shop", vec![counting], vec![], link.clone())
         .unwrap();
     run(async {
         let turn = engine.turn("shop").unwrap().in_conversation("ana", "c1");
@@ -334,19 +341,19 @@ fn sessions_per_agent_and_calls_per_session_are_capped_and_a_late_call_is_cancel
     let sessions: Vec<_> = (0..MAX_SESSIONS_PER_AGENT)
         .map(|_| {
             engine
-                .open_dev_session("shop", vec![], Link::new(never))
+                .open_dev_session("shop", vec![], vec![], Link::new(never))
                 .unwrap()
         })
         .collect();
     let refused = engine
-        .open_dev_session("shop", vec![], Link::new(never))
+        .open_dev_session("shop", vec![], vec![], Link::new(never))
         .unwrap_err();
     assert!(refused.contains("development sessions open"), "{refused}");
     drop(sessions);
 
     let link = Link::new(never);
     let _session = engine
-        .open_dev_session("shop", vec![decl("journal", "slow")], link.clone())
+        .open_dev_session("shop", vec![decl("journal", "slow")], vec![], link.clone())
         .unwrap();
     run(async {
         let turn = engine.turn("shop").unwrap();
@@ -385,4 +392,142 @@ fn sessions_per_agent_and_calls_per_session_are_capped_and_a_late_call_is_cancel
             "the link's call was dropped at the deadline, which tells the session"
         );
     });
+}
+
+fn hook(name: &str, event: &str, binding: Binding) -> HookDecl {
+    HookDecl {
+        namespace: "journal".to_owned(),
+        name: name.to_owned(),
+        event: event.to_owned(),
+        binding,
+        timeout_ms: 1000,
+        mutates_response: false,
+        needs: NeedsDecl::default(),
+        secrets: Vec::new(),
+    }
+}
+
+/// Answers every hook call with context naming the hook the frame names.
+fn injects(frame: &CallFrame) -> Option<Outcome> {
+    assert!(frame.event.is_some(), "a hook's frame names its event");
+    let text = format!("from {}", frame.tool);
+    let outcome = HookOutcome::InjectContext { text };
+    Some(ok(&serde_json::to_string(&outcome).unwrap()))
+}
+
+/// Runs one turn of `agent` with `message`: the context hooks injected before the model.
+fn injected(engine: &Engine, agent: &str, message: &str) -> Vec<String> {
+    run(async {
+        let turn = engine
+            .turn(agent)
+            .unwrap()
+            .in_conversation("ana", "c-hooks");
+        let mut seen = Vec::new();
+        engine
+            .run_turn(&turn, message, false, |input: engine_core::ModelInput| {
+                seen = input.injected_context;
+                async { Ok::<_, String>("fine".to_owned()) }
+            })
+            .await
+            .unwrap();
+        seen
+    })
+}
+
+#[test]
+fn a_session_hook_replaces_the_one_it_overrides_and_a_bound_one_runs_at_its_position() {
+    let engine = engine("[agents.shop]\n[agents.other]\n");
+    let link = Link::new(injects);
+    let session = engine
+        .open_dev_session(
+            "shop",
+            vec![],
+            vec![
+                hook(
+                    "hint_v2",
+                    "message_received",
+                    Binding::Overrides {
+                        hook: "acme:order_ids_hint".into(),
+                    },
+                ),
+                hook("first", "message_received", Binding::Bound { position: 0 }),
+            ],
+            link.clone(),
+        )
+        .unwrap();
+    assert_eq!(session.hooks(), ["acme:order_ids_hint", "first"]);
+    // The linked hint injects for a message about orders; the session's runs instead,
+    // after the bound hook (position 0, before the hint's).
+    assert_eq!(
+        injected(&engine, "shop", "where is my order?"),
+        ["from journal:first", "from journal:hint_v2"]
+    );
+    let linked = injected(&engine, "other", "where is my order?");
+    assert_eq!(linked.len(), 1);
+    assert!(
+        !linked[0].starts_with("from"),
+        "the other agent runs the linked hint: {linked:?}"
+    );
+    drop(session);
+    assert_eq!(injected(&engine, "shop", "where is my order?"), linked);
+}
+
+#[test]
+fn a_session_hook_that_cannot_run_as_declared_is_refused_with_why() {
+    let engine = engine("[agents.shop]\n");
+    let mut mutating = hook(
+        "changes",
+        "message_received",
+        Binding::Bound { position: 1 },
+    );
+    mutating.mutates_response = true;
+    let mut slow = hook("slow", "message_received", Binding::Bound { position: 1 });
+    slow.timeout_ms = 120_000;
+    let session = engine
+        .open_dev_session(
+            "shop",
+            vec![],
+            vec![
+                hook(
+                    "acme:named",
+                    "message_received",
+                    Binding::Bound { position: 1 },
+                ),
+                hook(
+                    "missing",
+                    "message_received",
+                    Binding::Overrides {
+                        hook: "acme:nothing".into(),
+                    },
+                ),
+                hook(
+                    "elsewhere",
+                    "response_sent",
+                    Binding::Overrides {
+                        hook: "acme:order_ids_hint".into(),
+                    },
+                ),
+                hook("when", "someday", Binding::Bound { position: 1 }),
+                mutating,
+                slow,
+            ],
+            Link::new(injects),
+        )
+        .unwrap();
+    assert!(session.hooks().is_empty(), "{:?}", session.hooks());
+    let why = |tool: &str| {
+        session
+            .refused()
+            .iter()
+            .find(|refused| refused.tool == tool)
+            .unwrap_or_else(|| panic!("`{tool}` is refused: {:?}", session.refused()))
+            .why
+            .clone()
+    };
+    assert!(why("journal:acme:named").contains("bare"));
+    assert!(why("journal:missing").contains("runs no hook `acme:nothing`"));
+    assert!(why("journal:elsewhere").contains("runs at `message_received`"));
+    assert!(why("journal:when").contains("not an event"));
+    assert!(why("journal:changes").contains("only a `response_generated` hook"));
+    assert!(why("journal:slow").contains("timeout"));
 }

@@ -6,6 +6,7 @@
 //! them through a [`DevLink`] with the call's context, answering the questions the call
 //! asks about it ([`DevServe`]).
 
+mod hook;
 mod serve;
 mod tool;
 
@@ -17,6 +18,8 @@ use plugin_dev::wire::{CallFrame, Outcome};
 use plugin_sdk::engine::BoxFuture;
 use tokio::sync::Semaphore;
 
+pub(crate) use hook::check_hook;
+pub use hook::DevHook;
 pub use serve::DevServe;
 pub use tool::DevTool;
 pub(crate) use tool::{check, dev_may_read, Checks};
@@ -49,7 +52,8 @@ pub struct Disconnected;
 pub struct Session {
     id: String,
     link: Arc<dyn DevLink>,
-    in_flight: Semaphore,
+    /// Its calls in flight, tools' and hooks' alike.
+    in_flight: Arc<Semaphore>,
 }
 
 impl Session {
@@ -62,7 +66,7 @@ impl Session {
         &self.link
     }
 
-    pub(crate) fn in_flight(&self) -> &Semaphore {
+    pub(crate) fn in_flight(&self) -> &Arc<Semaphore> {
         &self.in_flight
     }
 }
@@ -77,6 +81,7 @@ pub(crate) struct Desk {
 pub(crate) struct Served {
     pub(crate) session: Arc<Session>,
     pub(crate) tools: ArcSwap<Vec<Arc<DevTool>>>,
+    pub(crate) hooks: ArcSwap<Vec<Arc<DevHook>>>,
 }
 
 impl Desk {
@@ -87,6 +92,15 @@ impl Desk {
         sessions
             .iter()
             .flat_map(|served| served.tools.load().iter().cloned().collect::<Vec<_>>())
+            .collect()
+    }
+
+    /// The hooks every session of the agent serves now, oldest session first.
+    pub(crate) fn hooks(&self) -> Vec<Arc<DevHook>> {
+        let sessions = self.sessions.load();
+        sessions
+            .iter()
+            .flat_map(|served| served.hooks.load().iter().cloned().collect::<Vec<_>>())
             .collect()
     }
 
@@ -131,7 +145,7 @@ impl DevSessions {
         agent: &str,
         id: String,
         link: Arc<dyn DevLink>,
-        tools: impl FnOnce(&Arc<Session>) -> Vec<Arc<DevTool>>,
+        served: impl FnOnce(&Arc<Session>) -> (Vec<Arc<DevTool>>, Vec<Arc<DevHook>>),
     ) -> Result<Arc<Served>, String> {
         let _changing = self.changing.lock().expect("never poisoned");
         let desk = self.desk(agent);
@@ -144,10 +158,12 @@ impl DevSessions {
         let session = Arc::new(Session {
             id,
             link,
-            in_flight: Semaphore::new(MAX_CALLS_PER_SESSION),
+            in_flight: Arc::new(Semaphore::new(MAX_CALLS_PER_SESSION)),
         });
+        let (tools, hooks) = served(&session);
         let served = Arc::new(Served {
-            tools: ArcSwap::from_pointee(tools(&session)),
+            tools: ArcSwap::from_pointee(tools),
+            hooks: ArcSwap::from_pointee(hooks),
             session,
         });
         let mut next = Vec::clone(&current);

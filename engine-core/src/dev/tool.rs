@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use plugin_dev::wire::ToolDecl;
+use plugin_dev::wire::{SecretDecl, ToolDecl};
 
 use super::Session;
 use crate::config::AgentConfig;
@@ -113,28 +113,7 @@ pub(crate) fn check(
     if let Some(holder) = (checks.taken)(declared.id()) {
         return Err(format!("{holder} serves `{}` already", declared.id()));
     }
-    for secret in &decl.secrets {
-        let key = secret.key.as_str();
-        if checks.provider_keys.contains(key) {
-            return Err(format!(
-                "it declares the secret `{key}`, which holds a model provider's key: a session's tool is never given it"
-            ));
-        }
-        if let Some(owner) = (checks.secret_owners)(key)
-            .into_iter()
-            .find(|owner| *owner != decl.namespace)
-        {
-            return Err(format!(
-                "it declares the secret `{key}` of the linked plugin `{owner}`: a session's tool of `{}` is given only its own plugin's secrets",
-                decl.namespace
-            ));
-        }
-        if !dev_may_read(config, key) {
-            return Err(format!(
-                "it declares the secret `{key}`, which the agent does not give dev sessions: list it in `[agents.{agent}.dev] secrets`, and give it in `[agents.{agent}.secrets]`"
-            ));
-        }
-    }
+    check_secrets(&decl.namespace, &decl.secrets, checks)?;
     if let Some((level, true)) = decl.needs.knowledge {
         if config.knowledge.is_none_or(|granted| granted < level) {
             let granted = config.knowledge.map_or("nothing", |level| level.as_str());
@@ -155,6 +134,37 @@ pub(crate) fn check(
         decl,
         session: Arc::clone(session),
     })
+}
+
+/// Whether a session's tool or hook of `namespace` may be given each of `secrets`.
+pub(super) fn check_secrets(
+    namespace: &str,
+    secrets: &[SecretDecl],
+    checks: &Checks<'_>,
+) -> Result<(), String> {
+    let agent = checks.agent;
+    for secret in secrets {
+        let key = secret.key.as_str();
+        if checks.provider_keys.contains(key) {
+            return Err(format!(
+                "it declares the secret `{key}`, which holds a model provider's key: a session is never given it"
+            ));
+        }
+        if let Some(owner) = (checks.secret_owners)(key)
+            .into_iter()
+            .find(|owner| *owner != namespace)
+        {
+            return Err(format!(
+                "it declares the secret `{key}` of the linked plugin `{owner}`: a session's code of `{namespace}` is given only its own plugin's secrets"
+            ));
+        }
+        if !dev_may_read(checks.config, key) {
+            return Err(format!(
+                "it declares the secret `{key}`, which the agent does not give dev sessions: list it in `[agents.{agent}.dev] secrets`, and give it in `[agents.{agent}.secrets]`"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether the agent configured as `config` gives dev sessions' tools its secret `key`:

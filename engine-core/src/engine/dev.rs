@@ -4,12 +4,12 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use plugin_dev::wire::{Refused, ToolDecl};
+use plugin_dev::wire::{HookDecl, Refused, ToolDecl};
 use tokio::sync::watch;
 
 use super::Engine;
 use crate::dev::{
-    self, Checks, DevLink, DevSessions, DevTool, Served, Session, MAX_TOOLS_PER_SESSION,
+    self, Checks, DevHook, DevLink, DevSessions, DevTool, Served, Session, MAX_TOOLS_PER_SESSION,
 };
 use crate::provider as drop_in;
 
@@ -52,7 +52,18 @@ impl DevSession {
             .collect()
     }
 
-    /// The tools it declared that the agent does not equip, and why.
+    /// The ids the agent runs its hooks as: an override's is the hook it replaces, a
+    /// bound hook's its bare name.
+    pub fn hooks(&self) -> Vec<String> {
+        self.served
+            .hooks
+            .load()
+            .iter()
+            .map(|hook| hook.id().to_owned())
+            .collect()
+    }
+
+    /// The tools and hooks it declared that the agent does not take, and why.
     pub fn refused(&self) -> &[Refused] {
         &self.refused
     }
@@ -75,6 +86,7 @@ impl Engine {
         &self,
         agent: &str,
         tools: Vec<ToolDecl>,
+        hooks: Vec<HookDecl>,
         link: Arc<dyn DevLink>,
     ) -> Result<DevSession, String> {
         if self.agent(agent).is_none() {
@@ -82,7 +94,7 @@ impl Engine {
         }
         let mut refused = Vec::new();
         let served = self.runtime.dev.open(agent, new_id(), link, |session| {
-            self.checked(agent, session, tools, &mut refused)
+            self.checked(agent, session, tools, hooks, &mut refused)
         })?;
         self.offers_changed
             .send_modify(|generation| *generation += 1);
@@ -97,26 +109,39 @@ impl Engine {
 
     /// Replaces what `session` serves with `tools` (a rebuild), checked as when it
     /// opened, without closing it: calls under way finish on the tools they started with.
-    pub fn update_dev_session(&self, session: &mut DevSession, tools: Vec<ToolDecl>) {
+    pub fn update_dev_session(
+        &self,
+        session: &mut DevSession,
+        tools: Vec<ToolDecl>,
+        hooks: Vec<HookDecl>,
+    ) {
         let mut refused = Vec::new();
-        let checked = self.checked(&session.agent, &session.served.session, tools, &mut refused);
-        session.served.tools.store(Arc::new(checked));
+        let (tools, hooks) = self.checked(
+            &session.agent,
+            &session.served.session,
+            tools,
+            hooks,
+            &mut refused,
+        );
+        session.served.tools.store(Arc::new(tools));
+        session.served.hooks.store(Arc::new(hooks));
         session.refused = refused;
         self.offers_changed
             .send_modify(|generation| *generation += 1);
     }
 
-    /// The tools of `tools` the agent `agent` may equip from `session`; the others go
-    /// to `refused`, with why.
+    /// The tools and hooks the agent `agent` may take from `session`; the others go to
+    /// `refused`, with why.
     fn checked(
         &self,
         agent: &str,
         session: &Arc<Session>,
         tools: Vec<ToolDecl>,
+        hooks: Vec<HookDecl>,
         refused: &mut Vec<Refused>,
-    ) -> Vec<Arc<DevTool>> {
+    ) -> (Vec<Arc<DevTool>>, Vec<Arc<DevHook>>) {
         let Some(agent_now) = self.agent(agent) else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         let configured = self.configured.load();
         let registry = &self.runtime.registry;
@@ -184,7 +209,39 @@ impl Engine {
                 }
             }
         }
-        accepted
+        let agent_hooks: Vec<_> = agent_now.hook_pipeline().all().collect();
+        let others = desk.hooks();
+        let mut runs: Vec<Arc<DevHook>> = Vec::new();
+        for decl in hooks {
+            let id = decl.id();
+            let checked = dev::check_hook(decl, session, &checks, &agent_hooks).and_then(|hook| {
+                let clash = runs
+                    .iter()
+                    .chain(others.iter().filter(|other| !other.is_of(session)))
+                    .any(|other| other.id() == hook.id());
+                if clash {
+                    Err(format!(
+                        "another hook of a development session runs as `{}`",
+                        hook.id()
+                    ))
+                } else {
+                    Ok(hook)
+                }
+            });
+            match checked {
+                Ok(hook) => runs.push(Arc::new(hook)),
+                Err(why) => {
+                    tracing::warn!(
+                        agent,
+                        hook = id,
+                        why,
+                        "a development session's hook does not run"
+                    );
+                    refused.push(Refused { tool: id, why });
+                }
+            }
+        }
+        (accepted, runs)
     }
 }
 

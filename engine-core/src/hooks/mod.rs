@@ -8,6 +8,7 @@
 
 mod left_behind;
 mod pipeline;
+mod remote;
 mod run;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use crate::equip::LeftOut;
 use left_behind::LeftBehind;
 
 pub(crate) use pipeline::{PreModel, ResponsePass};
+pub(crate) use remote::{Remote, RemoteHook};
 
 /// What one run of a hook is given: the turn's context as its parameters declare it
 /// (`None` for a hook that reads nothing of it: it gets the shared empty one, built for
@@ -32,6 +34,9 @@ pub(crate) use pipeline::{PreModel, ResponsePass};
 pub(crate) struct HookRun {
     pub(crate) context: Option<ToolContext>,
     pub(crate) abort: Abort,
+    /// For a dev session's hook, the frame that carries its call (its payload is added
+    /// when it runs).
+    pub(crate) frame: Option<plugin_dev::wire::CallFrame>,
 }
 
 /// Builds each hook's run in the turn the pipeline serves, over the state the hooks
@@ -53,6 +58,8 @@ pub struct Hook {
     timeout: Duration,
     /// Shared by every agent's copy: a thread left behind is the hook's, whoever ran it.
     left_behind: Arc<LeftBehind>,
+    /// A dev session's implementation, which runs instead of the linked entry.
+    remote: Option<Arc<dyn RemoteHook>>,
 }
 
 impl Hook {
@@ -64,7 +71,18 @@ impl Hook {
             position: descriptor.position,
             timeout: descriptor.timeout,
             left_behind: Arc::default(),
+            remote: None,
         }
+    }
+
+    /// A dev session's implementation, when one runs instead of the linked entry.
+    pub(crate) fn remote(&self) -> Option<&Arc<dyn RemoteHook>> {
+        self.remote.as_ref()
+    }
+
+    /// Whether a dev session runs it (an override, or a hook the session binds).
+    pub fn from_dev_session(&self) -> bool {
+        self.remote.is_some()
     }
 
     /// The same hook, at `choice`'s position and timeout where it sets them (checked
@@ -198,6 +216,29 @@ impl Hooks {
             hooks.push(choice.map_or_else(|| hook.clone(), |choice| hook.chosen(choice)));
         }
         (Self::new(hooks), left_out)
+    }
+
+    /// These hooks with the dev sessions' `remote` ones: an override replaces the
+    /// implementation of the hook of its id (which keeps its event, position and
+    /// timeout); a bound hook joins its event at its position.
+    pub(crate) fn with_remote(&self, remote: Vec<(Remote, Arc<dyn RemoteHook>)>) -> Self {
+        let mut hooks: Vec<Hook> = self.all().cloned().collect();
+        for (binding, implementation) in remote {
+            match binding {
+                Remote::Overrides(id) => {
+                    if let Some(hook) = hooks.iter_mut().find(|hook| hook.id == id) {
+                        *hook = hook.overridden(implementation);
+                    }
+                }
+                Remote::Bound {
+                    event,
+                    name,
+                    position,
+                    timeout,
+                } => hooks.push(Hook::bound(event, name, position, timeout, implementation)),
+            }
+        }
+        Self::new(hooks)
     }
 
     /// Every hook, by event in turn order.

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use plugin_sdk::engine::{HookEntry, HookEvent, StateWrites};
+use plugin_dev::wire::WireEvent;
+use plugin_sdk::engine::{HookEntry, StateWrites};
 use plugin_sdk::hook::{
     ConversationStart, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,
     ResponseSent,
@@ -103,7 +104,7 @@ impl Hooks {
     }
 
     /// One pre-model event's hooks: the first halt, or none with the injections added.
-    async fn pre_model<E: HookEvent<Outcome = PreModelOutcome>>(
+    async fn pre_model<E: WireEvent<Outcome = PreModelOutcome>>(
         &self,
         payload: &Arc<E>,
         locale: Option<&str>,
@@ -217,7 +218,7 @@ impl Hooks {
     }
 
     /// The hooks of `E`'s event with their entries, in order.
-    fn entries<E: HookEvent>(&self) -> impl Iterator<Item = (&Hook, HookEntry<E>)> {
+    fn entries<E: WireEvent>(&self) -> impl Iterator<Item = (&Hook, HookEntry<E>)> {
         self.of(E::EVENT)
             .iter()
             .filter_map(|hook| E::entry(&hook.descriptor.handler).map(|entry| (hook, entry)))

@@ -7,8 +7,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use plugin_dev::wire::{HookOutcome, Outcome, WireEvent};
 use plugin_sdk::abort::Abort;
-use plugin_sdk::engine::{HookEntry, HookEvent, HookInput, HookResult, StateWrites};
+use plugin_sdk::engine::{HookEntry, HookInput, HookResult, StateWrites};
 use plugin_sdk::ToolContext;
 
 use super::{Hook, HookRun};
@@ -28,8 +29,10 @@ impl Drop for FireOnDrop {
 pub(super) struct Failed;
 
 /// How a run ended, before it is logged.
-enum Ended<E: HookEvent> {
+enum Ended<E: WireEvent> {
     Returned(HookResult<E>),
+    /// A dev session's hook returned: its outcome, and the state it wrote.
+    Remote(E::Outcome, StateWrites),
     Panicked(Box<dyn Any + Send>),
     TimedOut,
     /// Not started: a thread of the hook is left behind, or no permit came free within
@@ -46,16 +49,24 @@ enum Ended<E: HookEvent> {
 /// then left behind at its timeout (its thread runs on until it returns, and its outcome
 /// is dropped), and the turn goes on. Such a hook has a few runs under way at once at
 /// most, and is skipped while a thread of it is left behind (see [`super::left_behind`]).
-pub(super) async fn run<E: HookEvent>(
+pub(super) async fn run<E: WireEvent>(
     hook: &Hook,
     entry: HookEntry<E>,
     payload: &Arc<E>,
     run: HookRun,
 ) -> Result<(E::Outcome, StateWrites), Failed> {
-    let HookRun { context, abort } = run;
+    let HookRun {
+        context,
+        abort,
+        frame,
+    } = run;
     // Fired however the run ends, the turn dropping it included: a thread left behind
     // holds the context, so its own drop would come too late.
     let _fire = FireOnDrop(abort);
+    if let (Some(remote), Some(frame)) = (hook.remote(), frame) {
+        let ended = run_remote::<E>(hook, remote.as_ref(), frame, payload, context).await;
+        return outcome_of(hook, ended, None);
+    }
     // A hook whose parameters read nothing of the turn gets the shared empty context.
     let context = context.map(Arc::new);
     // Waiting for a permit counts against the timeout.
@@ -102,6 +113,59 @@ pub(super) async fn run<E: HookEvent>(
             }
         }
     };
+    outcome_of(hook, ended, context.as_deref())
+}
+
+/// Runs a dev session's hook: the payload sent, the outcome read back, under the hook's
+/// timeout (past it, the call is dropped and the session told).
+async fn run_remote<E: WireEvent>(
+    hook: &Hook,
+    remote: &dyn super::RemoteHook,
+    mut frame: plugin_dev::wire::CallFrame,
+    payload: &Arc<E>,
+    context: Option<ToolContext>,
+) -> Ended<E> {
+    frame.event = Some(E::EVENT.as_str().to_owned());
+    frame.arguments = serde_json::to_string(&payload.to_payload()).expect("a payload serializes");
+    let running = remote.run(frame, context.unwrap_or_default());
+    match tokio::time::timeout(hook.timeout(), running).await {
+        Err(_) => Ended::TimedOut,
+        Ok(Err(why)) => Ended::Returned(Err(why)),
+        Ok(Ok(Outcome::Err { message, .. })) => Ended::Returned(Err(message)),
+        Ok(Ok(Outcome::Ok {
+            output,
+            state_writes,
+        })) => {
+            let outcome = serde_json::from_str::<HookOutcome>(&output)
+                .map_err(|error| format!("its outcome did not parse: {error}"))
+                .and_then(E::outcome_from_wire);
+            match outcome {
+                Ok(outcome) => Ended::Remote(outcome, writes_of(state_writes)),
+                Err(why) => Ended::Returned(Err(why)),
+            }
+        }
+    }
+}
+
+/// The state a session's hook wrote, as the state keeps it.
+fn writes_of(writes: std::collections::BTreeMap<String, Option<serde_json::Value>>) -> StateWrites {
+    writes
+        .into_iter()
+        .map(|(key, value)| {
+            let value = value.map(|value| {
+                serde_json::value::to_raw_value(&value).expect("a JSON value serializes")
+            });
+            (key, value)
+        })
+        .collect()
+}
+
+/// How a run that `ended` counts: its outcome and writes, or logged as failed.
+fn outcome_of<E: WireEvent>(
+    hook: &Hook,
+    ended: Ended<E>,
+    context: Option<&ToolContext>,
+) -> Result<(E::Outcome, StateWrites), Failed> {
     let then = if hook.descriptor.fail_closed.is_some() {
         "the hook fails closed"
     } else {
@@ -111,11 +175,11 @@ pub(super) async fn run<E: HookEvent>(
     match ended {
         Ended::Returned(Ok(outcome)) => {
             let writes = context
-                .as_deref()
                 .map(ToolContext::take_state_writes)
                 .unwrap_or_default();
             return Ok((outcome, writes));
         }
+        Ended::Remote(outcome, writes) => return Ok((outcome, writes)),
         Ended::Returned(Err(error)) => {
             tracing::warn!(hook = id, event, %error, "a hook returned an error; {then}");
         }

@@ -15,14 +15,14 @@ use plugin_sdk::ToolContext;
 
 use plugin_sdk::hook::Event;
 
-use plugin_dev::wire::{CallFrame, Grants, SecretValue, TurnDecl};
+use plugin_dev::wire::{CallFrame, Grants, NeedsDecl, SecretDecl, SecretValue, TurnDecl};
 
 use super::{Runtime, Turn};
 use crate::agent::Agent;
 use crate::dev::DevTool;
 use crate::dispatch::Called;
 use crate::dispatch::{Bounds, CallError, CallErrorKind};
-use crate::hooks::{Hook, HookRun, Written};
+use crate::hooks::{Hook, HookRun, RemoteHook, Written};
 use crate::model::MeteredModel;
 use crate::tool::Tool;
 
@@ -110,6 +110,9 @@ impl Runtime {
     /// `None` for a hook that reads the conversation, in a turn without one: it does not
     /// run there (as a tool that needs one is not offered there).
     pub(super) fn hook_run(&self, turn: &Turn, hook: &Hook, pending: &Written) -> Option<HookRun> {
+        if let Some(remote) = hook.remote() {
+            return self.remote_hook_run(turn, hook, remote.as_ref(), pending);
+        }
         let descriptor = hook.descriptor();
         let needs = descriptor.needs;
         if needs.conversation && turn.conversation.is_none() {
@@ -119,6 +122,7 @@ impl Runtime {
             return Some(HookRun {
                 context: None,
                 abort: Abort::default(),
+                frame: None,
             });
         }
         let agent = self.agent_of(turn);
@@ -163,6 +167,40 @@ impl Runtime {
         Some(HookRun {
             context: Some(context.with_abort(abort.clone())),
             abort,
+            frame: None,
+        })
+    }
+
+    /// The run of a dev session's hook in `turn`: its context and frame as a session
+    /// tool's, from what it declares, over the state the hooks before it wrote; its
+    /// deadline is the hook's timeout from now.
+    fn remote_hook_run(
+        &self,
+        turn: &Turn,
+        hook: &Hook,
+        remote: &dyn RemoteHook,
+        pending: &Written,
+    ) -> Option<HookRun> {
+        let mut needs = remote.needs();
+        if needs.conversation && turn.conversation.is_none() {
+            return None;
+        }
+        // `response_sent` hooks take no state: the turn is stored.
+        needs.conversation &= hook.event() != Event::ResponseSent;
+        let callee = DevCallee {
+            id: hook.id(),
+            process_id: remote.process_id(),
+            namespace: remote.namespace(),
+            needs,
+            secrets: remote.secrets(),
+        };
+        let deadline = tokio::time::Instant::now() + hook.timeout();
+        let (context, frame) =
+            self.dev_context(turn, callee, String::new(), deadline, None, pending);
+        Some(HookRun {
+            context: Some(context),
+            abort: Abort::default(),
+            frame: Some(frame),
         })
     }
 
@@ -226,19 +264,22 @@ impl Runtime {
     pub(super) fn dev_context(
         &self,
         turn: &Turn,
-        tool: &DevTool,
-        arguments: &str,
-        bounds: &Bounds<'_>,
+        tool: DevCallee<'_>,
+        arguments: String,
+        deadline: tokio::time::Instant,
+        cancel: Option<&tokio_util::sync::CancellationToken>,
+        pending: &Written,
     ) -> (ToolContext, CallFrame) {
         let agent = self.agent_of(turn);
-        let needs = tool.decl().needs;
+        let needs = tool.needs;
         // A knowledge handle audits every call, as a linked tool's does.
         let audit = needs.audit || needs.knowledge.is_some();
         let mut context = ToolContext::new();
         let mut frame = CallFrame {
             call: 0,
-            tool: tool.id().to_owned(),
-            arguments: arguments.to_owned(),
+            tool: tool.process_id,
+            event: None,
+            arguments,
             locale: turn.locale.clone(),
             turn: None,
             secrets: Vec::new(),
@@ -261,7 +302,7 @@ impl Runtime {
                 conversation: at.conversation.clone(),
             });
             if needs.conversation {
-                let snapshot = self.states.snapshot(&at.conversation);
+                let snapshot = with_pending(self.states.snapshot(&at.conversation), pending);
                 frame.state = Some(
                     snapshot
                         .iter()
@@ -276,7 +317,7 @@ impl Runtime {
             }
         }
         // As the agent gives them now: a reload may have taken one back.
-        let given = tool.decl().secrets.iter().map(|secret| &secret.key);
+        let given = tool.secrets.iter().map(|secret| &secret.key);
         for key in given.filter(|key| crate::dev::dev_may_read(agent.config(), key)) {
             if let Some(value) = agent.config().secrets.get(key) {
                 let chosen = crate::config::is_published_choice(key, value);
@@ -295,7 +336,7 @@ impl Runtime {
         if audit {
             context = context.with_audit(Audit::new(
                 Arc::clone(agent.redaction()) as _,
-                Arc::from(tool.id()),
+                Arc::from(tool.id),
             ));
             frame.grants.audit = true;
         }
@@ -305,19 +346,18 @@ impl Runtime {
             context = context.with_knowledge(KnowledgeGrant::new(
                 Arc::clone(store),
                 agent.name().to_owned(),
-                tool.namespace(),
+                tool.namespace,
                 level,
             ));
             frame.grants.knowledge = Some(level);
         }
-        let deadline = bounds.deadline_or_default();
         if let (true, Some(_), Some(gateway)) = (needs.model, agent.config().model, &self.gateway) {
             context = context.with_model(Model::new(Arc::new(MeteredModel {
                 gateway: Arc::clone(gateway),
                 spend: Arc::clone(&turn.spend),
-                tool: tool.id().to_owned(),
+                tool: tool.id.to_owned(),
                 deadline,
-                cancel: bounds.cancel.cloned().unwrap_or_default(),
+                cancel: cancel.cloned().unwrap_or_default(),
             })));
             frame.grants.model = true;
         }
@@ -325,12 +365,37 @@ impl Runtime {
             frame.settings = agent
                 .config()
                 .plugins
-                .get(tool.namespace())
+                .get(tool.namespace)
                 .and_then(|settings| serde_json::to_value(settings).ok());
         }
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         frame.deadline_ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
         (context, frame)
+    }
+}
+
+/// What a dev session's tool or hook is, as its context is built.
+pub(super) struct DevCallee<'a> {
+    /// Its id in the engine: what its audit records and model calls are counted as.
+    pub(super) id: &'a str,
+    /// The id its process knows it by, which its frame names.
+    pub(super) process_id: String,
+    /// Its plugin's namespace: where it writes in the knowledge base, whose settings.
+    pub(super) namespace: &'a str,
+    pub(super) needs: NeedsDecl,
+    pub(super) secrets: &'a [SecretDecl],
+}
+
+impl<'a> DevCallee<'a> {
+    /// A session's tool.
+    pub(super) fn tool(tool: &'a DevTool) -> Self {
+        Self {
+            id: tool.id(),
+            process_id: tool.id().to_owned(),
+            namespace: tool.namespace(),
+            needs: tool.decl().needs,
+            secrets: &tool.decl().secrets,
+        }
     }
 }
 

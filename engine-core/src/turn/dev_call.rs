@@ -7,6 +7,7 @@ use std::sync::Arc;
 use plugin_dev::wire::Outcome;
 use serde::de::IgnoredAny;
 
+use super::context::DevCallee;
 use super::{Call, Runtime, Turn};
 use crate::dev::{DevServe, DevTool, Disconnected, MAX_CALLS_PER_SESSION};
 use crate::dispatch::{self, Bounds, CallError, CallErrorKind};
@@ -44,7 +45,14 @@ impl Runtime {
                 format!("the development session serving `{}` runs {MAX_CALLS_PER_SESSION} calls already; try again when one has ended", tool.wire_name()),
             ));
         };
-        let (context, frame) = self.dev_context(turn, &tool, call.arguments, &bounds);
+        let (context, frame) = self.dev_context(
+            turn,
+            DevCallee::tool(&tool),
+            call.arguments.to_owned(),
+            bounds.deadline_or_default(),
+            bounds.cancel,
+            &Vec::new(),
+        );
         let running = tool.session().link().call(frame, DevServe::new(context));
         // Past the deadline, or cancelled, the link's future is dropped: it tells the
         // author's process, whose code sees its abort signal fire.

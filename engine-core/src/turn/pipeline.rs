@@ -81,7 +81,7 @@ impl Runtime {
         G: FnMut(ModelInput) -> F,
         F: Future<Output = Result<String, E>>,
     {
-        let hooks = turn.agent.hook_pipeline();
+        let hooks = turn.agent.hooks_now();
         let seen = turn.for_hooks();
         let start = first.then(|| Arc::new(ConversationStart::new(seen.clone(), message)));
         let received = Arc::new(MessageReceived::new(seen.clone(), message));
@@ -196,7 +196,7 @@ impl Runtime {
         let sent = ResponseSent::new(turn.for_hooks(), message, response);
         let runs = |hook: &Hook, pending: &Written| self.hook_run(turn, hook, pending);
         turn.agent
-            .hook_pipeline()
+            .hooks_now()
             .response_sent(Arc::new(sent), &runs)
             .await;
     }

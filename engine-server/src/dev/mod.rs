@@ -124,8 +124,12 @@ async fn run(
             return;
         }
     };
-    let tools = match hello {
-        Ok(ToEngine::Hello { protocol, tools }) if protocol == PROTOCOL => tools,
+    let (tools, hooks) = match hello {
+        Ok(ToEngine::Hello {
+            protocol,
+            tools,
+            hooks,
+        }) if protocol == PROTOCOL => (tools, hooks),
         Ok(ToEngine::Hello { protocol, .. }) => {
             let reason = format!("this engine speaks protocol {PROTOCOL}, the session {protocol}");
             tracing::warn!(agent, reason, "a dev session was closed");
@@ -141,7 +145,7 @@ async fn run(
     };
     let (out, mut outgoing) = mpsc::unbounded_channel();
     let link = WsLink::new(out);
-    let mut session = match engine.open_dev_session(&agent, tools, Arc::new(link.clone())) {
+    let mut session = match engine.open_dev_session(&agent, tools, hooks, Arc::new(link.clone())) {
         Ok(session) => session,
         Err(why) => {
             let _ = sink.send(close(1008, &why)).await;
@@ -153,6 +157,7 @@ async fn run(
         session = session.id(),
         token = token_id,
         equipped = ?session.equipped(),
+        hooks = ?session.hooks(),
         "a dev session opened"
     );
     link.send(&welcome(&session));
@@ -181,8 +186,8 @@ async fn run(
                 let routed = match serde_json::from_str::<ToEngine>(&text) {
                     Err(error) => Routed::Unknown(format!("an unknown frame ({error})")),
                     Ok(ToEngine::Hello { .. }) => Routed::Unknown("a second hello".to_owned()),
-                    Ok(ToEngine::Update { tools }) => {
-                        engine.update_dev_session(&mut session, tools);
+                    Ok(ToEngine::Update { tools, hooks }) => {
+                        engine.update_dev_session(&mut session, tools, hooks);
                         tracing::info!(agent, session = session.id(), equipped = ?session.equipped(), "a dev session was updated");
                         link.send(&welcome(&session));
                         Routed::Handled
@@ -222,6 +227,7 @@ fn welcome(session: &engine_core::DevSession) -> ToAuthor {
         session: session.id().to_owned(),
         agent: session.agent().to_owned(),
         equipped: session.equipped(),
+        hooks: session.hooks(),
         refused: session.refused().to_vec(),
     }
 }

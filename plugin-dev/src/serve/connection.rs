@@ -70,6 +70,7 @@ pub(super) async fn run(endpoint: &str, options: &DevOptions, served: Arc<Served
     let hello = ToEngine::Hello {
         protocol: PROTOCOL,
         tools: served.declared.clone(),
+        hooks: served.hooks.clone(),
     };
     let hello = serde_json::to_string(&hello).expect("a frame always serializes");
     if let Err(error) = sink.send(Message::text(hello)).await {
@@ -107,12 +108,12 @@ pub(super) async fn run(endpoint: &str, options: &DevOptions, served: Arc<Served
                     Err(error) => break close(&mut sink, &format!("an unknown frame ({error})")).await,
                 };
                 match frame {
-                    ToAuthor::Welcome { protocol, session, agent: _, equipped, refused } => {
+                    ToAuthor::Welcome { protocol, session, agent: _, equipped, hooks, refused } => {
                         if protocol != PROTOCOL {
                             break close(&mut sink, &format!("the engine speaks protocol {protocol}, this process {PROTOCOL}")).await;
                         }
                         welcomed = true;
-                        options.report(DevEvent::Connected { session, equipped, refused });
+                        options.report(DevEvent::Connected { session, equipped, hooks, refused });
                     }
                     ToAuthor::Call(frame) => {
                         let call = frame.call;
@@ -123,7 +124,11 @@ pub(super) async fn run(endpoint: &str, options: &DevOptions, served: Arc<Served
                         let options = options.clone();
                         let running = Arc::clone(&calls);
                         let task = tokio::spawn(async move {
-                            let outcome = served.call(*frame, asker).await;
+                            let outcome = if frame.event.is_some() {
+                                served.call_hook(*frame, asker).await
+                            } else {
+                                served.call(*frame, asker).await
+                            };
                             options.report(DevEvent::Finished { call, ok: matches!(outcome, Outcome::Ok { .. }) });
                             let _ = out.send(done(call, outcome));
                             running.lock().expect("never poisoned").remove(&call);

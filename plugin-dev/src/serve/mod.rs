@@ -25,6 +25,7 @@ pub struct DevOptions {
     agent: String,
     token: String,
     reconnect: bool,
+    bound: Vec<String>,
     backoff: (Duration, Duration),
     on_event: Option<Arc<OnEvent>>,
 }
@@ -51,6 +52,7 @@ impl DevOptions {
             agent: agent.into(),
             token: token.into(),
             reconnect: true,
+            bound: Vec::new(),
             backoff: (Duration::from_millis(200), Duration::from_secs(10)),
             on_event: None,
         }
@@ -75,6 +77,14 @@ impl DevOptions {
     /// 200 ms up to 10 s; without it, [`serve`] returns when the connection ends.
     pub fn reconnect(mut self, reconnect: bool) -> Self {
         self.reconnect = reconnect;
+        self
+    }
+
+    /// Runs the hook `name` (bare, or its id) for the session only, at its event and
+    /// declared position (seed 003's `bindTo`), instead of in place of the agent's hook
+    /// of its id (`overrides`, what every other hook does).
+    pub fn bind(mut self, name: impl Into<String>) -> Self {
+        self.bound.push(name.into());
         self
     }
 
@@ -115,6 +125,8 @@ pub enum DevEvent {
         session: String,
         /// The tools the agent equips from it.
         equipped: Vec<String>,
+        /// The hooks the agent runs from it.
+        hooks: Vec<String>,
         /// The tools it refuses, and why.
         refused: Vec<Refused>,
     },
@@ -185,7 +197,7 @@ impl std::error::Error for DevError {}
 /// reconnect; drop the future to stop.
 pub async fn serve(options: DevOptions) -> Result<(), DevError> {
     let endpoint = options.endpoint()?;
-    let served = Arc::new(tools::Served::linked());
+    let served = Arc::new(tools::Served::linked(&options.bound));
     let mut delay = options.backoff.0;
     loop {
         let ended = connection::run(&endpoint, &options, Arc::clone(&served)).await;

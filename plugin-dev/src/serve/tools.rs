@@ -1,5 +1,5 @@
-//! What the author's process serves: the tools it links, declared to the engine, and one
-//! call of one of them with the context the engine sent.
+//! What the author's process serves: the tools and hooks it links, declared to the
+//! engine, and one call of one of them with the context the engine sent.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -11,19 +11,29 @@ use futures::FutureExt;
 use plugin_sdk::abort::Abort;
 use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
-use plugin_sdk::engine::{linked_tools, CallInput, KnowledgeGrant, StateMap, ToolDescriptor};
+use plugin_sdk::engine::{
+    linked_hooks, linked_tools, CallInput, HookDescriptor, HookEntry, HookInput, KnowledgeGrant,
+    StateMap, ToolDescriptor,
+};
+use plugin_sdk::hook::{
+    ConversationStart, Event, MessageReceived, ResponseGenerated, ResponseSent,
+};
 use plugin_sdk::model::Model;
 use plugin_sdk::secrets::Secret;
 use plugin_sdk::state::State;
 use plugin_sdk::{ToolContext, ToolErrorKind};
 
 use super::bridge::{Asker, BridgeArtifacts, BridgeAudit, BridgeKnowledge, BridgeModel};
-use crate::wire::{CallFrame, NeedsDecl, Outcome, SecretDecl, ToolDecl};
+use crate::wire::{
+    Binding, CallFrame, EventPayload, HookDecl, NeedsDecl, Outcome, SecretDecl, ToolDecl, WireEvent,
+};
 
 /// The tools this binary links, as the engine is told of them and as calls find them.
 pub(super) struct Served {
     pub(super) declared: Vec<ToolDecl>,
+    pub(super) hooks: Vec<HookDecl>,
     by_id: HashMap<String, &'static ToolDescriptor>,
+    hooks_by_id: HashMap<String, &'static HookDescriptor>,
     /// Each plugin's state, built from the settings the engine last sent for it.
     states: Mutex<HashMap<&'static str, (serde_json::Value, AnyState)>>,
 }
@@ -32,18 +42,72 @@ pub(super) struct Served {
 type AnyState = Arc<dyn Any + Send + Sync>;
 
 impl Served {
-    /// Every tool linked into this binary.
-    pub(super) fn linked() -> Self {
+    /// Every tool and hook linked into this binary: each hook overrides the agent's hook
+    /// of its id, but those named in `bound`, which run for the session only.
+    pub(super) fn linked(bound: &[String]) -> Self {
         let mut declared = Vec::new();
         let mut by_id = HashMap::new();
         for tool in linked_tools() {
             declared.push(declaration(tool));
             by_id.insert(tool.id(), tool);
         }
+        let mut hooks = Vec::new();
+        let mut hooks_by_id = HashMap::new();
+        for hook in linked_hooks() {
+            let bind = bound
+                .iter()
+                .any(|name| *name == hook.name || *name == hook.id());
+            hooks.push(hook_declaration(hook, bind));
+            hooks_by_id.insert(hook.id(), hook);
+        }
         Self {
             declared,
+            hooks,
             by_id,
+            hooks_by_id,
             states: Mutex::default(),
+        }
+    }
+
+    /// Runs the hook call `frame` asks for (its arguments are the event's payload), its
+    /// questions going through `asker`.
+    pub(super) async fn call_hook(&self, frame: CallFrame, asker: Asker) -> Outcome {
+        let Some(hook) = self.hooks_by_id.get(&frame.tool).copied() else {
+            return failed(
+                "failed",
+                format!("this development session serves no hook `{}`", frame.tool),
+            );
+        };
+        let payload: EventPayload = match serde_json::from_str(&frame.arguments) {
+            Ok(payload) => payload,
+            Err(error) => {
+                return failed(
+                    "failed",
+                    format!("the event's payload did not parse: {error}"),
+                )
+            }
+        };
+        let context = match self.context(hook.plugin, &frame, asker) {
+            Ok(context) => context,
+            Err(why) => return failed("failed", why),
+        };
+        let handler = &hook.handler;
+        let outcome = match hook.event() {
+            Event::ConversationStart => {
+                run_hook::<ConversationStart>(handler, payload, &context).await
+            }
+            Event::MessageReceived => run_hook::<MessageReceived>(handler, payload, &context).await,
+            Event::ResponseGenerated => {
+                run_hook::<ResponseGenerated>(handler, payload, &context).await
+            }
+            Event::ResponseSent => run_hook::<ResponseSent>(handler, payload, &context).await,
+        };
+        match outcome {
+            Ok(outcome) => Outcome::Ok {
+                output: serde_json::to_string(&outcome).expect("an outcome always serializes"),
+                state_writes: writes_of(&context),
+            },
+            Err(message) => failed("failed", message),
         }
     }
 
@@ -55,7 +119,7 @@ impl Served {
                 format!("this development session serves no tool `{}`", frame.tool),
             );
         };
-        let context = match self.context(tool, &frame, asker) {
+        let context = match self.context(tool.plugin, &frame, asker) {
             Ok(context) => context,
             Err(why) => return failed("failed", why),
         };
@@ -63,11 +127,7 @@ impl Served {
         match running.catch_unwind().await {
             Ok(Ok(output)) => Outcome::Ok {
                 output,
-                state_writes: context
-                    .take_state_writes()
-                    .into_iter()
-                    .map(|(key, value)| (key, value.map(|value| parsed(&value))))
-                    .collect(),
+                state_writes: writes_of(&context),
             },
             Ok(Err(error)) => {
                 let kind = match error.kind() {
@@ -98,7 +158,7 @@ impl Served {
     /// The context of one call: what the engine sent with it, and the bridge for the rest.
     fn context(
         &self,
-        tool: &'static ToolDescriptor,
+        plugin: fn() -> &'static plugin_sdk::engine::PluginManifest,
         frame: &CallFrame,
         asker: Asker,
     ) -> Result<ToolContext, String> {
@@ -133,14 +193,14 @@ impl Served {
         }
         if let Some(level) = frame.grants.knowledge {
             let store = Arc::new(BridgeKnowledge(asker.clone()));
-            let namespace = (tool.plugin)().namespace;
+            let namespace = plugin().namespace;
             context = context.with_knowledge(KnowledgeGrant::new(store, "", namespace, level));
         }
         if frame.grants.model {
             context = context.with_model(Model::new(Arc::new(BridgeModel(asker.clone()))));
         }
         if let Some(settings) = &frame.settings {
-            context = context.with_any_plugin_state(self.plugin_state(tool, settings)?);
+            context = context.with_any_plugin_state(self.plugin_state(plugin(), settings)?);
         }
         let deadline = Instant::now() + Duration::from_millis(frame.deadline_ms);
         Ok(context.with_abort(Abort::new(Some(deadline), None)))
@@ -150,10 +210,9 @@ impl Served {
     /// the same settings, built again when they change.
     fn plugin_state(
         &self,
-        tool: &'static ToolDescriptor,
+        plugin: &'static plugin_sdk::engine::PluginManifest,
         settings: &serde_json::Value,
     ) -> Result<AnyState, String> {
-        let plugin = (tool.plugin)();
         let Some(builder) = plugin.state else {
             return Err(format!(
                 "the plugin `{}` declares no state",
@@ -182,6 +241,40 @@ impl Served {
     }
 }
 
+/// Runs the hook `handler` at the event of `payload` in `context`: its outcome on the
+/// wire, or its error (a panic included).
+async fn run_hook<E: WireEvent>(
+    handler: &plugin_sdk::engine::HookHandler,
+    payload: EventPayload,
+    context: &ToolContext,
+) -> Result<crate::wire::HookOutcome, String> {
+    let Some(entry) = E::entry(handler) else {
+        return Err(format!("the hook does not run at `{}`", E::EVENT.as_str()));
+    };
+    let payload = E::from_payload(payload);
+    let input = HookInput::new(&payload).with_context(context);
+    let ran = match entry {
+        HookEntry::Ready(run) => std::panic::catch_unwind(AssertUnwindSafe(|| run(input))),
+        HookEntry::Async(run) => AssertUnwindSafe(run(input)).catch_unwind().await,
+    };
+    match ran {
+        Ok(Ok(outcome)) => Ok(E::outcome_to_wire(outcome)),
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err("the hook panicked on the developer's machine".to_owned()),
+    }
+}
+
+/// The state `context`'s call wrote, as the wire carries it.
+fn writes_of(
+    context: &ToolContext,
+) -> std::collections::BTreeMap<String, Option<serde_json::Value>> {
+    context
+        .take_state_writes()
+        .into_iter()
+        .map(|(key, value)| (key, value.map(|value| parsed(&value))))
+        .collect()
+}
+
 fn failed(kind: &str, message: String) -> Outcome {
     Outcome::Err {
         kind: kind.to_owned(),
@@ -189,9 +282,48 @@ fn failed(kind: &str, message: String) -> Outcome {
     }
 }
 
+/// What of the context `needs` reads, as the wire says it.
+fn needs_decl(
+    needs: plugin_sdk::engine::Needs,
+    knowledge: Option<plugin_sdk::engine::KnowledgeNeed>,
+) -> NeedsDecl {
+    NeedsDecl {
+        conversation: needs.conversation,
+        model: needs.model,
+        audit: needs.audit,
+        project: needs.project,
+        plugin_state: needs.state.is_some(),
+        knowledge: knowledge.map(|need| (need.level, need.required)),
+    }
+}
+
+/// How the engine is told of `hook`: bound for the session, or overriding its id.
+fn hook_declaration(hook: &'static HookDescriptor, bound: bool) -> HookDecl {
+    HookDecl {
+        namespace: (hook.plugin)().namespace.to_owned(),
+        name: hook.name.to_owned(),
+        event: hook.event().as_str().to_owned(),
+        binding: if bound {
+            Binding::Bound {
+                position: hook.position,
+            }
+        } else {
+            Binding::Overrides { hook: hook.id() }
+        },
+        timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
+        mutates_response: hook.mutates_response,
+        needs: needs_decl(hook.needs, None),
+        secrets: hook
+            .secret_specs()
+            .map(|spec| SecretDecl {
+                key: spec.key.to_owned(),
+            })
+            .collect(),
+    }
+}
+
 /// How the engine is told of `tool`.
 fn declaration(tool: &'static ToolDescriptor) -> ToolDecl {
-    let needs = tool.needs;
     ToolDecl {
         namespace: (tool.plugin)().namespace.to_owned(),
         name: tool.name.to_owned(),
@@ -202,14 +334,7 @@ fn declaration(tool: &'static ToolDescriptor) -> ToolDecl {
         strict: tool.strict,
         exclusive: tool.exclusive,
         action: tool.is_action(),
-        needs: NeedsDecl {
-            conversation: needs.conversation,
-            model: needs.model,
-            audit: needs.audit,
-            project: needs.project,
-            plugin_state: needs.state.is_some(),
-            knowledge: tool.knowledge.map(|need| (need.level, need.required)),
-        },
+        needs: needs_decl(tool.needs, tool.knowledge),
         secrets: tool
             .secret_specs()
             .map(|spec| SecretDecl {

@@ -20,15 +20,22 @@ const JOURNAL_TOKEN: &str = "jt-secret-value-9876";
 
 /// The journal plugin's dev binary, as `cargo test` built it beside this test.
 fn dev_binary() -> PathBuf {
+    example("journal", "journal-dev")
+}
+
+/// The example `name` of the package `package`, as `cargo test` built it beside this
+/// test.
+fn example(package: &str, name: &str) -> PathBuf {
     let deps = std::env::current_exe().unwrap();
     let binary = deps
         .parent()
         .and_then(|deps| deps.parent())
         .unwrap()
-        .join("examples/journal-dev");
+        .join("examples")
+        .join(name);
     assert!(
         binary.exists(),
-        "{} is missing: `cargo build -p journal --example journal-dev` builds it",
+        "{} is missing: `cargo build -p {package} --example {name}` builds it",
         binary.display()
     );
     binary
@@ -81,7 +88,11 @@ struct Dev {
 
 impl Dev {
     fn start(authority: &str, token: &str) -> Self {
-        let mut child = Command::new(dev_binary())
+        Self::start_binary(dev_binary(), authority, token)
+    }
+
+    fn start_binary(binary: PathBuf, authority: &str, token: &str) -> Self {
+        let mut child = Command::new(binary)
             .env("ENGINE_DEV_URL", format!("http://{authority}"))
             .env("ENGINE_DEV_AGENT", "bot")
             .env("ENGINE_DEV_TOKEN", token)
@@ -293,12 +304,83 @@ fn a_call_past_the_engines_deadline_is_stopped_on_the_developers_machine() {
     let result = of_type(&events, "tool_result")[0];
     assert_eq!(result["status"], "timed_out", "{result}");
     // The engine told the session, whose code saw its abort signal.
-    let printed = dev.wait_for("Cancelled { call: 1 }");
-    assert!(!printed.contains("Finished { call: 1"), "{printed}");
+    let printed = dev.wait_for(r#"Called { tool: "journal:wait""#);
+    let call = printed
+        .split(r#"Called { tool: "journal:wait", call: "#)
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .to_owned();
+    let printed = dev.wait_for(&format!("Cancelled {{ call: {call} }}"));
+    assert!(
+        !printed.contains(&format!("Finished {{ call: {call},")),
+        "{printed}"
+    );
     assert!(
         !printed.contains("Disconnected"),
         "the session stays open: {printed}"
     );
+}
+
+/// The reply's text of a turn's events.
+fn reply(events: &[Value]) -> String {
+    of_type(events, "chat")
+        .iter()
+        .map(|chat| chat["text"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_session_hook_overrides_a_linked_one_and_a_bound_one_runs_for_the_session() {
+    let mock = Llmock::start();
+    let setup = setup("hooks", &mock);
+    let (_served, authority) = serve(&setup, None);
+    let token = issue_token(&setup);
+    let journal = Dev::start(&authority, &token);
+    let guard = Dev::start_binary(example("guard", "guard-dev"), &authority, &token);
+    let connected = journal.wait_for("Connected");
+    assert!(
+        connected.contains(r#"hooks: ["note_count"]"#),
+        "bound under its bare name: {connected}"
+    );
+    let connected = guard.wait_for("Connected");
+    for id in ["guard:blank_message", "guard:dirty_output_guard"] {
+        assert!(
+            connected.contains(&format!("\"{id}\"")),
+            "overrides keep the linked ids: {connected}"
+        );
+    }
+
+    // The bound hook reads the state the session's tool wrote, and tells the model.
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "hello"}}]},
+        {"type": "reply", "text": "Written."},
+        {"type": "reply", "text": "One entry."}
+    ]));
+    turn(&authority, "c-hooks", "Write hello.");
+    let asked_before = mock.journal().len();
+    let events = turn(&authority, "c-hooks", "How many entries?");
+    assert_eq!(reply(&events), "One entry.");
+    let request = serde_json::to_string(&mock.journal()[asked_before]["body"]).unwrap();
+    assert!(
+        request.contains("The journal holds 1 entries."),
+        "{request}"
+    );
+    // The overrides ran on the developer's machine: each message and reply went there.
+    guard.wait_for(r#"Called { tool: "guard:blank_message""#);
+    guard.wait_for(r#"Called { tool: "guard:dirty_output_guard""#);
+
+    // The overriding guard's outcomes count: a corrupted reply is replayed twice, then
+    // replaced, as the linked guard would.
+    mock.script(json!([
+        {"type": "reply", "text": "broken \u{FFFD}"},
+        {"type": "reply", "text": "still \u{FFFD}"},
+        {"type": "reply", "text": "again \u{FFFD}"}
+    ]));
+    let asked = mock.journal().len();
+    let events = turn(&authority, "c-hooks", "Say something.");
+    assert_eq!(reply(&events), guard::APOLOGY);
+    assert_eq!(mock.journal().len(), asked + 3, "two replays");
 }
 
 /// A raw client of the dev route: the close frame's code and reason, or the refusal.
@@ -348,8 +430,9 @@ fn wrong_or_revoked_tokens_other_protocols_and_oversized_frames_are_refused() {
     let setup = setup("refusals", &mock);
     let (_served, authority) = serve(&setup, None);
     let token = issue_token(&setup);
-    let hello =
-        |protocol: u32| json!({"type": "hello", "protocol": protocol, "tools": []}).to_string();
+    let hello = |protocol: u32| {
+        json!({"type": "hello", "protocol": protocol, "tools": [], "hooks": []}).to_string()
+    };
 
     let mut wrong = token.clone();
     wrong.pop();

@@ -7,15 +7,17 @@ use journal as _;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // The engine links no journal: its hook runs for the session only, at its position.
+    // The crate prints nothing itself: say what happens, one line each.
     let options = match plugin_dev::DevOptions::from_env() {
-        Ok(options) => options,
+        Ok(options) => options
+            .bind("note_count")
+            .on_event(|event| eprintln!("dev: {event:?}")),
         Err(error) => {
             eprintln!("{error}");
             return std::process::ExitCode::from(2);
         }
     };
-    // The crate prints nothing itself: say what happens, one line each.
-    let options = options.on_event(|event| eprintln!("dev: {event:?}"));
     match plugin_dev::serve(options).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {

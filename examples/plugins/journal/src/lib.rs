@@ -1,7 +1,7 @@
 //! A journal for the conversation: the plugin the dev-mode example serves from the
 //! author's machine (`examples/journal-dev.rs`). Its tools read a secret, keep state,
-//! hand a file to another tool, and wait on the engine's abort signal, so that each part
-//! of the context crosses the dev bridge.
+//! hand a file to another tool, and wait on the engine's abort signal, and its hook reads
+//! the state before the model, so that each part of the context crosses the dev bridge.
 
 use plugin_sdk::prelude::*;
 
@@ -85,5 +85,20 @@ pub async fn wait(wait: Wait, abort: &Abort) -> String {
     tokio::select! {
         () = tokio::time::sleep(slept) => "waited".to_owned(),
         () = abort.aborted() => "stopped".to_owned(),
+    }
+}
+
+/// Tells the model how many entries the conversation's journal holds, once it holds any.
+#[define_hook(
+    event = "message_received",
+    position = 50,
+    summary = { "en-US": "Tells the model the journal's size.", "it-IT": "Dice al modello quante voci ha il diario." },
+)]
+fn note_count(_event: &MessageReceived, state: &State) -> PreModelOutcome {
+    match state.get::<u32>("journal.entries") {
+        Some(entries) if entries > 0 => {
+            PreModelOutcome::InjectContext(format!("The journal holds {entries} entries."))
+        }
+        _ => PreModelOutcome::Observe,
     }
 }

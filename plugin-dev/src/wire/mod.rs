@@ -19,12 +19,16 @@
 //! frame (`"type": "call"`), which serde reads into a buffer first, and a raw value does
 //! not survive the buffer.
 
+mod hooks;
+
 use std::collections::BTreeMap;
 
 use plugin_sdk::knowledge::KnowledgeLevel;
 use plugin_sdk::model::ChatRequest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use hooks::{event_named, Binding, EventPayload, HookDecl, HookOutcome, WireEvent};
 
 /// The protocol's version: both sides send it, and a session of another is closed.
 pub const PROTOCOL: u32 = 1;
@@ -48,11 +52,15 @@ pub enum ToEngine {
         protocol: u32,
         /// Its tools.
         tools: Vec<ToolDecl>,
+        /// Its hooks.
+        hooks: Vec<HookDecl>,
     },
     /// Replaces what the session serves (after a rebuild), without closing it.
     Update {
         /// Its tools now.
         tools: Vec<ToolDecl>,
+        /// Its hooks now.
+        hooks: Vec<HookDecl>,
     },
     /// A question of the running call `call`, answered by [`ToAuthor::Answer`].
     Ask {
@@ -96,7 +104,10 @@ pub enum ToAuthor {
         agent: String,
         /// The ids of the tools the agent equips from the session.
         equipped: Vec<String>,
-        /// The tools it does not, and why.
+        /// The ids of the hooks the agent runs from it: an override's is the hook it
+        /// replaces, a bound hook's its bare name.
+        hooks: Vec<String>,
+        /// The tools and hooks it does not, and why.
         refused: Vec<Refused>,
     },
     /// A call of a session tool.
@@ -182,14 +193,17 @@ pub struct Refused {
     pub why: String,
 }
 
-/// A call of a session tool, with what its context holds.
+/// A call of a session tool or hook, with what its context holds.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallFrame {
     /// The call's number in the session.
     pub call: u64,
-    /// The tool's id.
+    /// The tool's or hook's id, as its process declared it.
     pub tool: String,
+    /// For a hook, its event: the arguments are then the event's [`EventPayload`], and
+    /// the output a [`HookOutcome`].
+    pub event: Option<String>,
     /// The arguments, as the model sent them (JSON text).
     pub arguments: String,
     /// The reader's locale, when the engine knows it.
