@@ -26,8 +26,9 @@
 //!
 //! [`serve`] prints nothing: what happens goes to [`DevOptions::on_event`] and to
 //! `tracing`. It reconnects with backoff after a dropped connection, unless told not to.
-//! [`watch`] rebuilds the dev binary on a source change and swaps the session's tools
-//! without dropping the session. The protocol is in [`wire`].
+//! With [`DevOptions::watch`] (`--watch`: [`Watch::from_args`]), a supervisor rebuilds
+//! the dev binary on a source change and swaps the session's tools and hooks without
+//! dropping the session. The protocol is in [`wire`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -37,4 +38,18 @@ pub mod wire;
 mod serve;
 
 #[cfg(feature = "client")]
-pub use serve::{serve, DevError, DevEvent, DevOptions};
+pub use serve::{serve, DevError, DevEvent, DevOptions, Watch};
+
+/// The watch loop of the dev binary this is written in: rebuild it with cargo when its
+/// package's `src/` or `examples/` change ([`Watch::cargo`]).
+#[cfg(feature = "client")]
+#[macro_export]
+macro_rules! this_example {
+    () => {
+        $crate::Watch::cargo(
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_PKG_NAME"),
+            env!("CARGO_BIN_NAME"),
+        )
+    };
+}

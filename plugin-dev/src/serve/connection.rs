@@ -4,16 +4,16 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Error as WsError;
 
 use super::bridge::{Asker, Pending};
+use super::peer::{In, Incoming, Out, Socket};
 use super::tools::Served;
 use super::{DevEvent, DevOptions};
 use crate::wire::{Outcome, ToAuthor, ToEngine, MAX_FRAME_BYTES, PROTOCOL};
@@ -30,14 +30,37 @@ pub(super) enum Ended {
 
 /// Connects to `endpoint` and serves `served` until the connection ends.
 pub(super) async fn run(endpoint: &str, options: &DevOptions, served: Arc<Served>) -> Ended {
+    let socket = match connect(endpoint, options).await {
+        Ok(socket) => socket,
+        Err(ended) => return ended,
+    };
+    let (sink, stream) = socket.split();
+    let mut out = Out::Socket(sink);
+    if let Err(error) = out.send(hello(&served)).await {
+        return Ended::NotOpened(error);
+    }
+    let (welcomed, reason) = frames(out, In::Socket(stream), options, served).await;
+    if welcomed {
+        Ended::Opened(reason)
+    } else {
+        Ended::NotOpened(reason)
+    }
+}
+
+/// The engine's socket at `endpoint`, opened with the options' token; or why not.
+pub(super) async fn connect(endpoint: &str, options: &DevOptions) -> Result<Socket, Ended> {
     let mut request = match endpoint.into_client_request() {
         Ok(request) => request,
         Err(error) => {
-            return Ended::Refused(format!("`{endpoint}` is not a valid address: {error}"))
+            return Err(Ended::Refused(format!(
+                "`{endpoint}` is not a valid address: {error}"
+            )))
         }
     };
     let Ok(bearer) = HeaderValue::from_str(&format!("Bearer {}", options.token)) else {
-        return Ended::Refused("the dev token holds characters a header cannot carry".to_owned());
+        return Err(Ended::Refused(
+            "the dev token holds characters a header cannot carry".to_owned(),
+        ));
     };
     request.headers_mut().insert("authorization", bearer);
     let config = WebSocketConfig::default()
@@ -55,72 +78,87 @@ pub(super) async fn run(endpoint: &str, options: &DevOptions, served: Arc<Served
                     .unwrap_or_default()
                     .into_owned();
                 let why = format!("{status}: {}", body.trim());
-                return if status == StatusCode::UNAUTHORIZED
-                    || status == StatusCode::NOT_FOUND
-                    || status == StatusCode::FORBIDDEN
-                {
-                    Ended::Refused(why)
-                } else {
-                    Ended::NotOpened(why)
-                };
+                return Err(
+                    if status == StatusCode::UNAUTHORIZED
+                        || status == StatusCode::NOT_FOUND
+                        || status == StatusCode::FORBIDDEN
+                    {
+                        Ended::Refused(why)
+                    } else {
+                        Ended::NotOpened(why)
+                    },
+                );
             }
-            Err(error) => return Ended::NotOpened(error.to_string()),
+            Err(error) => return Err(Ended::NotOpened(error.to_string())),
         };
-    let (mut sink, mut stream) = socket.split();
+    Ok(socket)
+}
+
+/// The hello frame of `served`.
+pub(super) fn hello(served: &Served) -> String {
     let hello = ToEngine::Hello {
         protocol: PROTOCOL,
         tools: served.declared.clone(),
         hooks: served.hooks.clone(),
     };
-    let hello = serde_json::to_string(&hello).expect("a frame always serializes");
-    if let Err(error) = sink.send(Message::text(hello)).await {
-        return Ended::NotOpened(error.to_string());
-    }
-    let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
+    serde_json::to_string(&hello).expect("a frame always serializes")
+}
+
+/// Serves `served` over a session whose hello was sent, until it ends: whether the
+/// engine welcomed it, and why it ended.
+pub(super) async fn frames(
+    mut out: Out,
+    mut incoming: In,
+    options: &DevOptions,
+    served: Arc<Served>,
+) -> (bool, String) {
+    let (sender, mut outgoing) = mpsc::unbounded_channel::<String>();
     let pending: Pending = Arc::default();
     let calls: Arc<Mutex<HashMap<u64, AbortHandle>>> = Arc::default();
+    // The highest call number seen: a frame about a higher one names a call never made.
+    let mut highest = 0;
     let mut welcomed = false;
     let reason = loop {
         tokio::select! {
             Some(text) = outgoing.recv() => {
-                if let Err(error) = sink.send(Message::text(text)).await {
-                    break error.to_string();
+                if let Err(error) = out.send(text).await {
+                    break error;
                 }
             }
-            message = stream.next() => {
-                let text = match message {
-                    Some(Ok(Message::Text(text))) => text,
-                    Some(Ok(Message::Close(frame))) => {
-                        break frame.map_or_else(
-                            || "the engine closed the session".to_owned(),
-                            |frame| format!("the engine closed the session: {}", frame.reason),
-                        );
+            incoming = incoming.next() => {
+                let text = match incoming {
+                    Incoming::Frame(text) => text,
+                    Incoming::Ended(reason) => break reason,
+                    Incoming::Unexpected(reason) => {
+                        out.close(&reason).await;
+                        break reason;
                     }
-                    Some(Ok(Message::Binary(_))) => {
-                        break close(&mut sink, "a binary frame: the protocol sends text").await;
-                    }
-                    Some(Ok(_)) => continue,
-                    Some(Err(error)) => break error.to_string(),
-                    None => break "the connection closed".to_owned(),
                 };
                 let frame = match serde_json::from_str::<ToAuthor>(&text) {
                     Ok(frame) => frame,
-                    Err(error) => break close(&mut sink, &format!("an unknown frame ({error})")).await,
+                    Err(error) => {
+                        let reason = format!("an unknown frame ({error})");
+                        out.close(&reason).await;
+                        break reason;
+                    }
                 };
                 match frame {
                     ToAuthor::Welcome { protocol, session, agent: _, equipped, hooks, refused } => {
                         if protocol != PROTOCOL {
-                            break close(&mut sink, &format!("the engine speaks protocol {protocol}, this process {PROTOCOL}")).await;
+                            let reason = format!("the engine speaks protocol {protocol}, this process {PROTOCOL}");
+                            out.close(&reason).await;
+                            break reason;
                         }
                         welcomed = true;
                         options.report(DevEvent::Connected { session, equipped, hooks, refused });
                     }
                     ToAuthor::Call(frame) => {
                         let call = frame.call;
+                        highest = highest.max(call);
                         options.report(DevEvent::Called { tool: frame.tool.clone(), call });
-                        let asker = Asker::new(call, out.clone(), Arc::clone(&pending));
+                        let asker = Asker::new(call, sender.clone(), Arc::clone(&pending));
                         let served = Arc::clone(&served);
-                        let out = out.clone();
+                        let sender = sender.clone();
                         let options = options.clone();
                         let running = Arc::clone(&calls);
                         let task = tokio::spawn(async move {
@@ -130,7 +168,7 @@ pub(super) async fn run(endpoint: &str, options: &DevOptions, served: Arc<Served
                                 served.call(*frame, asker).await
                             };
                             options.report(DevEvent::Finished { call, ok: matches!(outcome, Outcome::Ok { .. }) });
-                            let _ = out.send(done(call, outcome));
+                            let _ = sender.send(done(call, outcome));
                             running.lock().expect("never poisoned").remove(&call);
                         });
                         calls.lock().expect("never poisoned").insert(call, task.abort_handle());
@@ -147,8 +185,12 @@ pub(super) async fn run(endpoint: &str, options: &DevOptions, served: Arc<Served
                         match waiting {
                             Some(waiting) => { let _ = waiting.send(answer); }
                             // A question dropped at its call's end may still be answered.
-                            None if !calls.lock().expect("never poisoned").contains_key(&call) => {}
-                            None => break close(&mut sink, &format!("an answer to question {ask} of call {call}, which was not asked")).await,
+                            None if call <= highest => {}
+                            None => {
+                                let reason = format!("an answer to question {ask} of call {call}, which was never made");
+                                out.close(&reason).await;
+                                break reason;
+                            }
                         }
                     }
                 }
@@ -158,11 +200,7 @@ pub(super) async fn run(endpoint: &str, options: &DevOptions, served: Arc<Served
     for (_, task) in calls.lock().expect("never poisoned").drain() {
         task.abort();
     }
-    if welcomed {
-        Ended::Opened(reason)
-    } else {
-        Ended::NotOpened(reason)
-    }
+    (welcomed, reason)
 }
 
 /// The frame that ends `call` with `outcome`: an output too large for a frame ends it
@@ -181,18 +219,4 @@ fn done(call: u64, outcome: Outcome) -> String {
         ),
     };
     serde_json::to_string(&ToEngine::Done { call, outcome }).expect("a frame always serializes")
-}
-
-/// Closes the session with `reason` (logged here, and sent for the engine's log).
-async fn close<S>(sink: &mut S, reason: &str) -> String
-where
-    S: futures::Sink<Message> + Unpin,
-{
-    tracing::warn!(reason, "closing the development session");
-    let frame = CloseFrame {
-        code: CloseCode::Protocol,
-        reason: reason.chars().take(120).collect::<String>().into(),
-    };
-    let _ = sink.send(Message::Close(Some(frame))).await;
-    reason.to_owned()
 }

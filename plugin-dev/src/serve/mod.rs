@@ -3,13 +3,16 @@
 
 mod bridge;
 mod connection;
+mod peer;
 mod tools;
+mod watch;
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::wire::Refused;
+pub use watch::Watch;
 
 /// The variables [`DevOptions::from_env`] reads.
 pub const URL_ENV: &str = "ENGINE_DEV_URL";
@@ -26,6 +29,7 @@ pub struct DevOptions {
     token: String,
     reconnect: bool,
     bound: Vec<String>,
+    watch: Option<watch::Watch>,
     backoff: (Duration, Duration),
     on_event: Option<Arc<OnEvent>>,
 }
@@ -53,6 +57,7 @@ impl DevOptions {
             token: token.into(),
             reconnect: true,
             bound: Vec::new(),
+            watch: None,
             backoff: (Duration::from_millis(200), Duration::from_secs(10)),
             on_event: None,
         }
@@ -85,6 +90,13 @@ impl DevOptions {
     /// of its id (`overrides`, what every other hook does).
     pub fn bind(mut self, name: impl Into<String>) -> Self {
         self.bound.push(name.into());
+        self
+    }
+
+    /// Serves through the watch loop: rebuilds as `watch` says on a source change, and
+    /// swaps the session's tools and hooks without dropping it.
+    pub fn watch(mut self, watch: Watch) -> Self {
+        self.watch = Some(watch);
         self
     }
 
@@ -144,6 +156,14 @@ pub enum DevEvent {
         /// Whether it succeeded.
         ok: bool,
     },
+    /// The watch loop rebuilt the dev binary: whether it built and now serves, and what
+    /// the build printed when it failed.
+    Rebuilt {
+        /// Whether the new build serves the session now.
+        ok: bool,
+        /// What the build printed, when it failed.
+        output: String,
+    },
     /// The engine stopped waiting for a call.
     Cancelled {
         /// The call's number.
@@ -171,6 +191,8 @@ pub enum DevError {
     Refused(String),
     /// The connection ended, and the options say not to reconnect.
     Disconnected(String),
+    /// The watch loop could not start: the binary or a directory it watches.
+    Build(String),
 }
 
 impl fmt::Display for DevError {
@@ -186,6 +208,7 @@ impl fmt::Display for DevError {
             ),
             Self::Refused(why) => write!(f, "the engine refused the session: {why}"),
             Self::Disconnected(why) => write!(f, "the session ended: {why}"),
+            Self::Build(why) => write!(f, "the watch loop could not start: {why}"),
         }
     }
 }
@@ -196,8 +219,14 @@ impl std::error::Error for DevError {}
 /// the engine refuses the session, or the connection ends and `options` say not to
 /// reconnect; drop the future to stop.
 pub async fn serve(options: DevOptions) -> Result<(), DevError> {
-    let endpoint = options.endpoint()?;
     let served = Arc::new(tools::Served::linked(&options.bound));
+    if watch::is_child() {
+        return watch::serve_as_child(&options, served).await;
+    }
+    if let Some(watch) = &options.watch {
+        return watch::supervise(&options, watch).await;
+    }
+    let endpoint = options.endpoint()?;
     let mut delay = options.backoff.0;
     loop {
         let ended = connection::run(&endpoint, &options, Arc::clone(&served)).await;

@@ -92,7 +92,12 @@ impl Dev {
     }
 
     fn start_binary(binary: PathBuf, authority: &str, token: &str) -> Self {
+        Self::start_with(binary, &[], authority, token)
+    }
+
+    fn start_with(binary: PathBuf, args: &[&str], authority: &str, token: &str) -> Self {
         let mut child = Command::new(binary)
+            .args(args)
             .env("ENGINE_DEV_URL", format!("http://{authority}"))
             .env("ENGINE_DEV_AGENT", "bot")
             .env("ENGINE_DEV_TOKEN", token)
@@ -111,6 +116,22 @@ impl Dev {
             }
         });
         Self { child, printed }
+    }
+
+    /// Waits until it printed `text` `times` times; what it printed.
+    fn wait_for_times(&self, text: &str, times: usize) -> String {
+        let started = Instant::now();
+        loop {
+            let printed = self.printed.lock().unwrap().clone();
+            if printed.matches(text).count() >= times {
+                return printed;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the dev binary never printed {text:?} {times} times:\n{printed}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Waits until it printed `text`; what it printed.
@@ -381,6 +402,109 @@ fn a_session_hook_overrides_a_linked_one_and_a_bound_one_runs_for_the_session() 
     let events = turn(&authority, "c-hooks", "Say something.");
     assert_eq!(reply(&events), guard::APOLOGY);
     assert_eq!(mock.journal().len(), asked + 3, "two replays");
+}
+
+/// The session ids of the `Connected` events in `printed`, in order.
+fn sessions(printed: &str) -> Vec<String> {
+    printed
+        .split("Connected { session: \"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_watch_loop_swaps_a_new_build_in_without_dropping_the_session_or_its_calls() {
+    let mock = Llmock::start();
+    let setup = setup("watch", &mock);
+    let (_served, authority) = serve(&setup, None);
+    let token = issue_token(&setup);
+    // Watching a scratch directory, with a build that succeeds at once: the loop is the
+    // one `--watch` runs, without a cargo build inside the test.
+    let sources = setup.dir.join("sources");
+    std::fs::create_dir_all(&sources).unwrap();
+    let args = [
+        "--watch",
+        "--watch-dir",
+        sources.to_str().unwrap(),
+        "--build",
+        "true",
+    ];
+    let dev = Dev::start_with(dev_binary(), &args, &authority, &token);
+    dev.wait_for("Connected");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__wait", "arguments": {"seconds": 2}}]},
+        {"type": "reply", "text": "Waited."},
+        {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "after"}}]},
+        {"type": "reply", "text": "Written."}
+    ]));
+    let turning = {
+        let authority = authority.clone();
+        std::thread::spawn(move || turn(&authority, "c-watch", "Wait two seconds."))
+    };
+    dev.wait_for(r#"Called { tool: "journal:wait""#);
+    // A source changes while the call runs.
+    std::fs::write(sources.join("lib.rs"), "// changed").unwrap();
+    dev.wait_for("Rebuilt { ok: true");
+    let printed = dev.wait_for_times("Connected", 2);
+    let ids = sessions(&printed);
+    assert_eq!(ids.len(), 2, "{printed}");
+    assert_eq!(ids[0], ids[1], "the same session, updated: {printed}");
+    // The call under way finished in the build that took it.
+    let events = turning.join().unwrap();
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(result["result"], "waited", "{result}\n{printed}");
+    // The new build serves the next call.
+    let events = turn(&authority, "c-watch", "Write after.");
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(result["status"], "ok", "{result}");
+    assert!(!dev.printed.lock().unwrap().contains("Disconnected"));
+}
+
+#[test]
+fn a_session_reconnects_after_the_engine_restarts_and_is_equipped_again() {
+    let mock = Llmock::start();
+    let setup = setup("reconnect", &mock);
+    let (served, authority) = serve(&setup, None);
+    let token = issue_token(&setup);
+    let dev = Dev::start(&authority, &token);
+    dev.wait_for("Connected");
+    served.stop();
+    dev.wait_for("Disconnected");
+    // The same address again: the dev binary's backoff finds it.
+    let mut again = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(setup.config())
+        .args(["--agent", "bot", "serve", "--addr", &authority])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(again.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    assert_eq!(url.trim(), format!("http://{authority}/mcp"));
+    let _again = Killed(again);
+    let printed = dev.wait_for_times("Connected", 2);
+    let ids = sessions(&printed);
+    assert_ne!(ids[0], ids[1], "a new session: {printed}");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "back"}}]},
+        {"type": "reply", "text": "Written."}
+    ]));
+    let events = turn(&authority, "c-back", "Write back.");
+    assert_eq!(of_type(&events, "tool_result")[0]["status"], "ok");
+}
+
+/// A process killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// A raw client of the dev route: the close frame's code and reason, or the refusal.
