@@ -303,6 +303,9 @@ impl Agent {
         let linked = Catalogs::default().get(format, locale, || linked);
         let entries: Vec<ExternalEntry<'_>> = external
             .equipped(self.extensions.1)
+            // An extension file installed after a session took its tool's id: the
+            // session's is the one called, so the one listed.
+            .filter(|tool| !dev.iter().any(|session| session.id() == tool.id()))
             .map(|tool| tool.catalog_entry())
             .chain(
                 dev.iter()

@@ -531,3 +531,61 @@ fn a_session_hook_that_cannot_run_as_declared_is_refused_with_why() {
     assert!(why("journal:changes").contains("only a `response_generated` hook"));
     assert!(why("journal:slow").contains("timeout"));
 }
+
+#[test]
+fn an_update_swaps_what_a_session_serves_without_closing_it() {
+    let engine = engine("[agents.shop]\n");
+    let mut session = engine
+        .open_dev_session(
+            "shop",
+            vec![decl("journal", "first")],
+            vec![],
+            Link::new(dev_answer),
+        )
+        .unwrap();
+    let names = |engine: &Engine| -> Vec<String> {
+        catalog(engine, "shop")
+            .iter()
+            .filter_map(|tool| tool["function"]["name"].as_str())
+            .filter(|name| name.starts_with("journal__"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(names(&engine), ["journal__first"]);
+    let id = session.id().to_owned();
+    engine.update_dev_session(
+        &mut session,
+        vec![decl("journal", "second")],
+        vec![hook(
+            "hint",
+            "message_received",
+            Binding::Bound { position: 1 },
+        )],
+    );
+    assert_eq!(session.id(), id, "the same session");
+    assert_eq!(names(&engine), ["journal__second"]);
+    assert_eq!(session.hooks(), ["hint"]);
+}
+
+#[test]
+fn a_take_that_would_not_fit_leaves_the_artifact_in_place() {
+    use engine_core::stores::MemoryArtifacts;
+    use plugin_sdk::artifacts::{Artifact, ArtifactError};
+    let store = MemoryArtifacts::new(Default::default());
+    let artifact = Artifact {
+        bytes: vec![7; 100],
+        filename: "big.bin".into(),
+        mime: "application/octet-stream".into(),
+    };
+    let handle = store.put("c1", artifact, None).unwrap();
+    assert_eq!(
+        store.take_within("c1", &handle, 99),
+        Err(ArtifactError::TooLarge {
+            size: 100,
+            limit: 99
+        })
+    );
+    let taken = store.take_within("c1", &handle, 100).unwrap().unwrap();
+    assert_eq!(taken.bytes.len(), 100, "still there after the refusal");
+    assert_eq!(store.take("c1", &handle), None, "taken once");
+}

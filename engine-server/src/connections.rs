@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// The answer to a connection over the bound, written without waiting (a new socket's
 /// send buffer is empty) before the connection is closed.
@@ -31,15 +31,14 @@ pub(super) async fn serve(
     shutdown: CancellationToken,
 ) {
     let open = Arc::new(Semaphore::new(max_connections));
-    // HTTP/1.1 only, with upgrades (a dev session's WebSocket): hyper-util's builder,
-    // whose upgradeable connections shut down gracefully as plain ones do.
-    let mut http = auto::Builder::new(TokioExecutor::new()).http1_only();
+    let mut http = http1::Builder::new();
     // The header read timeout also runs while a keep-alive connection waits for its next
     // request, so it is the idle timeout too.
-    http.http1()
-        .timer(TokioTimer::new())
+    http.timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout);
-    let graceful = GracefulShutdown::new();
+    // Every connection's task, to wait for at shutdown: each finishes the request it
+    // serves (hyper's graceful shutdown), then ends.
+    let connections = TaskTracker::new();
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -56,19 +55,29 @@ pub(super) async fn serve(
             continue;
         };
         let service = TowerToHyperService::new(router.clone());
-        let connection = graceful.watch(
-            http.serve_connection_with_upgrades(TokioIo::new(stream), service)
-                .into_owned(),
-        );
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
+        // With upgrades: a dev session's WebSocket leaves hyper once it is upgraded.
+        let connection = http
+            .serve_connection(TokioIo::new(stream), service)
+            .with_upgrades();
+        let shutdown = shutdown.clone();
+        connections.spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                () = shutdown.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(error) = ended {
                 // A client that went away or was too slow: nothing to answer.
                 tracing::debug!(%error, "an HTTP connection ended with an error");
             }
             drop(place);
         });
     }
-    graceful.shutdown().await;
+    connections.close();
+    connections.wait().await;
 }
 
 /// Answers 503 and closes (at debug level: under a flood of connections a warning each

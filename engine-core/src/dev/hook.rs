@@ -14,8 +14,9 @@ use super::tool::check_secrets;
 use super::{Checks, DevServe, Session};
 use crate::hooks::{Hook, Remote, RemoteHook};
 
-/// The longest a bound hook may run, as for a linked one.
-const MAX_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest a bound hook may run: it runs in every turn of the agent, from a process
+/// the operator does not run, so less than a linked hook's 60 s.
+const MAX_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A hook a dev session serves one agent.
 pub struct DevHook {

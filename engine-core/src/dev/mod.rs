@@ -11,7 +11,8 @@ mod serve;
 mod tool;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use arc_swap::ArcSwap;
 use plugin_dev::wire::{CallFrame, Outcome};
@@ -30,6 +31,9 @@ pub const MAX_SESSIONS_PER_AGENT: usize = 4;
 pub const MAX_CALLS_PER_SESSION: usize = 16;
 /// The most tools one session serves.
 pub const MAX_TOOLS_PER_SESSION: usize = 256;
+/// The most hooks one session runs: each may hold every turn of the agent up to its
+/// timeout.
+pub const MAX_HOOKS_PER_SESSION: usize = 16;
 
 /// Carries a session's calls to the author's process: implemented by the server over
 /// its WebSocket.
@@ -75,6 +79,9 @@ impl Session {
 #[derive(Default)]
 pub(crate) struct Desk {
     sessions: ArcSwap<Vec<Arc<Served>>>,
+    /// Whether `sessions` holds any: what every call asks first, for one load rather
+    /// than the swap's.
+    any: AtomicBool,
 }
 
 /// What one session serves the agent now.
@@ -88,6 +95,9 @@ impl Desk {
     /// The tools every session of the agent serves now, oldest session first; empty
     /// (and allocating nothing) without a session.
     pub(crate) fn tools(&self) -> Vec<Arc<DevTool>> {
+        if self.is_empty() {
+            return Vec::new();
+        }
         let sessions = self.sessions.load();
         sessions
             .iter()
@@ -97,6 +107,9 @@ impl Desk {
 
     /// The hooks every session of the agent serves now, oldest session first.
     pub(crate) fn hooks(&self) -> Vec<Arc<DevHook>> {
+        if self.is_empty() {
+            return Vec::new();
+        }
         let sessions = self.sessions.load();
         sessions
             .iter()
@@ -104,9 +117,15 @@ impl Desk {
             .collect()
     }
 
-    /// Whether the agent has a session now.
+    /// Whether the agent has no session now.
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.sessions.load().is_empty()
+        !self.any.load(Ordering::Acquire)
+    }
+
+    fn store(&self, sessions: Vec<Arc<Served>>) {
+        self.any.store(!sessions.is_empty(), Ordering::Release);
+        self.sessions.store(Arc::new(sessions));
     }
 
     /// The tool called `name` (id or wire name) a session serves now.
@@ -139,7 +158,8 @@ impl DevSessions {
         Arc::clone(desks.entry(agent.to_owned()).or_default())
     }
 
-    /// Adds a session with `tools` to `agent`'s desk, or says why not (the cap).
+    /// Adds a session with what `served` checks to `agent`'s desk, or says why not (the
+    /// cap).
     pub(crate) fn open(
         &self,
         agent: &str,
@@ -147,7 +167,7 @@ impl DevSessions {
         link: Arc<dyn DevLink>,
         served: impl FnOnce(&Arc<Session>) -> (Vec<Arc<DevTool>>, Vec<Arc<DevHook>>),
     ) -> Result<Arc<Served>, String> {
-        let _changing = self.changing.lock().expect("never poisoned");
+        let _changing = self.changing();
         let desk = self.desk(agent);
         let current = desk.sessions.load_full();
         if current.len() >= MAX_SESSIONS_PER_AGENT {
@@ -168,13 +188,13 @@ impl DevSessions {
         });
         let mut next = Vec::clone(&current);
         next.push(Arc::clone(&served));
-        desk.sessions.store(Arc::new(next));
+        desk.store(next);
         Ok(served)
     }
 
     /// Removes the session `id` from `agent`'s desk.
     pub(crate) fn close(&self, agent: &str, id: &str) {
-        let _changing = self.changing.lock().expect("never poisoned");
+        let _changing = self.changing();
         let desk = self.desk(agent);
         let current = desk.sessions.load_full();
         let next: Vec<Arc<Served>> = current
@@ -182,6 +202,12 @@ impl DevSessions {
             .filter(|served| served.session.id != id)
             .cloned()
             .collect();
-        desk.sessions.store(Arc::new(next));
+        desk.store(next);
+    }
+
+    /// Held while what a session serves is replaced, so that two sessions never both
+    /// claim a tool or hook.
+    pub(crate) fn changing(&self) -> MutexGuard<'_, ()> {
+        self.changing.lock().expect("never poisoned")
     }
 }

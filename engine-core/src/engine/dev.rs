@@ -9,7 +9,8 @@ use tokio::sync::watch;
 
 use super::Engine;
 use crate::dev::{
-    self, Checks, DevHook, DevLink, DevSessions, DevTool, Served, Session, MAX_TOOLS_PER_SESSION,
+    self, Checks, DevHook, DevLink, DevSessions, DevTool, Served, Session, MAX_HOOKS_PER_SESSION,
+    MAX_TOOLS_PER_SESSION,
 };
 use crate::provider as drop_in;
 
@@ -116,6 +117,8 @@ impl Engine {
         hooks: Vec<HookDecl>,
     ) {
         let mut refused = Vec::new();
+        // As `open` does: the checks and the swap together, one session at a time.
+        let _changing = self.runtime.dev.changing();
         let (tools, hooks) = self.checked(
             &session.agent,
             &session.served.session,
@@ -123,11 +126,15 @@ impl Engine {
             hooks,
             &mut refused,
         );
+        let before: Vec<String> = session.equipped();
         session.served.tools.store(Arc::new(tools));
         session.served.hooks.store(Arc::new(hooks));
         session.refused = refused;
-        self.offers_changed
-            .send_modify(|generation| *generation += 1);
+        // MCP clients hear of a change only when what is offered changed.
+        if session.equipped() != before {
+            self.offers_changed
+                .send_modify(|generation| *generation += 1);
+        }
     }
 
     /// The tools and hooks the agent `agent` may take from `session`; the others go to
@@ -198,22 +205,20 @@ impl Engine {
             };
             match checked {
                 Ok(tool) => accepted.push(Arc::new(tool)),
-                Err(why) => {
-                    tracing::warn!(
-                        agent,
-                        tool = id,
-                        why,
-                        "a development session's tool is not equipped"
-                    );
-                    refused.push(Refused { tool: id, why });
-                }
+                Err(why) => refused.push(Refused { tool: id, why }),
             }
         }
         let agent_hooks: Vec<_> = agent_now.hook_pipeline().all().collect();
         let others = desk.hooks();
         let mut runs: Vec<Arc<DevHook>> = Vec::new();
-        for decl in hooks {
+        for (index, decl) in hooks.into_iter().enumerate() {
             let id = decl.id();
+            if index >= MAX_HOOKS_PER_SESSION {
+                let why =
+                    format!("a development session runs at most {MAX_HOOKS_PER_SESSION} hooks");
+                refused.push(Refused { tool: id, why });
+                continue;
+            }
             let checked = dev::check_hook(decl, session, &checks, &agent_hooks).and_then(|hook| {
                 let clash = runs
                     .iter()
@@ -230,16 +235,16 @@ impl Engine {
             });
             match checked {
                 Ok(hook) => runs.push(Arc::new(hook)),
-                Err(why) => {
-                    tracing::warn!(
-                        agent,
-                        hook = id,
-                        why,
-                        "a development session's hook does not run"
-                    );
-                    refused.push(Refused { tool: id, why });
-                }
+                Err(why) => refused.push(Refused { tool: id, why }),
             }
+        }
+        // One line, however many: a session may declare hundreds.
+        if !refused.is_empty() {
+            let ids: Vec<&str> = refused
+                .iter()
+                .map(|refused| refused.tool.as_str())
+                .collect();
+            tracing::warn!(agent, refused = ?ids, "a development session's tools or hooks are refused (the session is told why)");
         }
         (accepted, runs)
     }

@@ -139,8 +139,14 @@ async fn run_remote<E: WireEvent>(
             let outcome = serde_json::from_str::<HookOutcome>(&output)
                 .map_err(|error| format!("its outcome did not parse: {error}"))
                 .and_then(E::outcome_from_wire);
+            // A hook that declared no access to the conversation's state keeps no write.
+            let writes = if remote.needs().conversation {
+                writes_of(state_writes)
+            } else {
+                StateWrites::new()
+            };
             match outcome {
-                Ok(outcome) => Ended::Remote(outcome, writes_of(state_writes)),
+                Ok(outcome) => Ended::Remote(outcome, writes),
                 Err(why) => Ended::Returned(Err(why)),
             }
         }

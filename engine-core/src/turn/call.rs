@@ -84,8 +84,10 @@ impl Runtime {
     /// What the first poll of a call does: every check, then the tool if it cannot
     /// suspend, or the future that runs it.
     fn start<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> Started<'a> {
-        // A dev session's tool replaces a linked one of its id, for its agent.
+        // A dev session's tool replaces a linked one of its id, for its agent; never a
+        // staged action's perform, which runs what was staged.
         let dev = match call.offer {
+            _ if call.perform => None,
             Some(offer) => offer.dev_tool(call.tool).cloned(),
             None => turn.agent.dev_tool(call.tool),
         };

@@ -24,7 +24,7 @@ use axum::Router;
 use engine_core::Engine;
 use futures::{SinkExt, StreamExt};
 use plugin_dev::wire::{ToAuthor, ToEngine, MAX_FRAME_BYTES, PROTOCOL};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use link::{Routed, WsLink};
@@ -40,7 +40,19 @@ struct Dev {
     engine: Arc<Engine>,
     tokens: Option<DevTokens>,
     shutdown: CancellationToken,
+    /// Places for the sockets open at once (greeted or not): an upgraded connection
+    /// leaves the server's own bound on connections.
+    open: Arc<Semaphore>,
 }
+
+/// The most dev sessions' sockets open at once, every agent together.
+const MAX_OPEN_SOCKETS: usize = 32;
+
+/// How long a frame may take to be written before the session counts as stuck.
+const WRITE_WITHIN: Duration = Duration::from_secs(10);
+
+/// How often a session may replace what it serves.
+const UPDATE_EVERY: Duration = Duration::from_secs(1);
 
 /// The dev sessions' route, over `engine`, with the tokens of `tokens` (none: dev mode
 /// is off, and the route answers 404 saying how to turn it on).
@@ -55,6 +67,7 @@ pub(super) fn router(
             engine,
             tokens,
             shutdown,
+            open: Arc::new(Semaphore::new(MAX_OPEN_SOCKETS)),
         })
 }
 
@@ -64,7 +77,7 @@ async fn upgrade(
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let Some(tokens) = &dev.tokens else {
+    let Some(tokens) = dev.tokens.clone() else {
         return (
             StatusCode::NOT_FOUND,
             "dev mode is off: give the engine a `data_dir` and issue a token with `engine dev-token issue --agent <agent>`",
@@ -75,10 +88,16 @@ async fn upgrade(
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    let token_id = match tokens.check(&agent, token) {
-        Ok(id) => id,
-        Err(refusal) => {
+        .unwrap_or_default()
+        .to_owned();
+    // The file is read from disk at each check: off the server's threads.
+    let checked = {
+        let (tokens, agent, token) = (tokens.clone(), agent.clone(), token.clone());
+        tokio::task::spawn_blocking(move || tokens.check(&agent, &token)).await
+    };
+    let token_id = match checked {
+        Ok(Ok(id)) => id,
+        Ok(Err(refusal)) => {
             tracing::warn!(agent, why = refusal.as_str(), "a dev session was refused");
             return (
                 StatusCode::UNAUTHORIZED,
@@ -86,6 +105,7 @@ async fn upgrade(
             )
                 .into_response();
         }
+        Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     };
     if dev.engine.agent(&agent).is_none() {
         return (
@@ -94,33 +114,56 @@ async fn upgrade(
         )
             .into_response();
     }
-    let token = token.to_owned();
+    let Ok(place) = Arc::clone(&dev.open).try_acquire_owned() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "as many development sessions are open as the engine takes: close one",
+        )
+            .into_response();
+    };
     upgrade
         .max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
         .on_upgrade(move |socket| async move {
-            let tokens = dev.tokens.clone().expect("checked above");
-            let recheck = move |agent: &str| tokens.check(agent, &token).is_ok();
-            run(socket, dev.engine, agent, token_id, recheck, dev.shutdown).await;
+            let still_valid = move |agent: String| {
+                let (tokens, token) = (tokens.clone(), token.clone());
+                async move {
+                    tokio::task::spawn_blocking(move || tokens.check(&agent, &token).is_ok())
+                        .await
+                        .unwrap_or(false)
+                }
+            };
+            run(
+                socket,
+                dev.engine,
+                agent,
+                token_id,
+                still_valid,
+                dev.shutdown,
+            )
+            .await;
+            drop(place);
         })
 }
 
 /// One session, from hello to close.
-async fn run(
+async fn run<F, C>(
     socket: WebSocket,
     engine: Arc<Engine>,
     agent: String,
     token_id: String,
-    still_valid: impl Fn(&str) -> bool,
+    still_valid: F,
     shutdown: CancellationToken,
-) {
+) where
+    F: Fn(String) -> C,
+    C: std::future::Future<Output = bool>,
+{
     let (mut sink, mut stream) = socket.split();
     let hello = match tokio::time::timeout(HELLO_WITHIN, stream.next()).await {
         Ok(Some(Ok(Message::Text(text)))) => serde_json::from_str::<ToEngine>(&text),
         Ok(_) | Err(_) => {
-            let _ = sink
-                .send(close(1002, "a session starts with a hello frame"))
-                .await;
+            let why = "a session starts with a hello frame";
+            let _ = tokio::time::timeout(WRITE_WITHIN, sink.send(close(1002, why))).await;
             return;
         }
     };
@@ -133,22 +176,41 @@ async fn run(
         Ok(ToEngine::Hello { protocol, .. }) => {
             let reason = format!("this engine speaks protocol {PROTOCOL}, the session {protocol}");
             tracing::warn!(agent, reason, "a dev session was closed");
-            let _ = sink.send(close(1002, &reason)).await;
+            let _ = tokio::time::timeout(WRITE_WITHIN, sink.send(close(1002, &reason))).await;
             return;
         }
         Ok(_) | Err(_) => {
-            let _ = sink
-                .send(close(1002, "a session starts with a hello frame"))
-                .await;
+            let why = "a session starts with a hello frame";
+            let _ = tokio::time::timeout(WRITE_WITHIN, sink.send(close(1002, why))).await;
             return;
         }
     };
-    let (out, mut outgoing) = mpsc::unbounded_channel();
-    let link = WsLink::new(out);
+    // Frames out go through a short queue to a writer of their own, so that a process
+    // that stops reading never holds this loop: the queue fills, and the session ends.
+    let (out, mut outgoing) = mpsc::channel::<Message>(link::MAX_QUEUED_FRAMES);
+    let wedged = CancellationToken::new();
+    let writer = tokio::spawn({
+        let wedged = wedged.clone();
+        async move {
+            while let Some(message) = outgoing.recv().await {
+                let closing = matches!(message, Message::Close(_));
+                match tokio::time::timeout(WRITE_WITHIN, sink.send(message)).await {
+                    Ok(Ok(())) if !closing => {}
+                    Ok(Ok(())) => return,
+                    _ => {
+                        wedged.cancel();
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let link = WsLink::new(out, wedged.clone());
     let mut session = match engine.open_dev_session(&agent, tools, hooks, Arc::new(link.clone())) {
         Ok(session) => session,
         Err(why) => {
-            let _ = sink.send(close(1008, &why)).await;
+            link.queue(close(1008, &why));
+            let _ = tokio::time::timeout(WRITE_WITHIN, writer).await;
             return;
         }
     };
@@ -163,62 +225,77 @@ async fn run(
     link.send(&welcome(&session));
     let mut recheck = tokio::time::interval(RECHECK_EVERY);
     recheck.tick().await;
+    let mut last_update: Option<tokio::time::Instant> = None;
+    let closing = |code: u16, reason: &str| {
+        link.queue(close(code, reason));
+        reason.to_owned()
+    };
     let reason = loop {
         tokio::select! {
-            Some(message) = outgoing.recv() => {
-                if sink.send(message).await.is_err() {
-                    break "the connection closed".to_owned();
-                }
-            }
             message = stream.next() => {
                 let text = match message {
                     Some(Ok(Message::Text(text))) => text,
                     Some(Ok(Message::Close(_))) | None => break "the developer's process closed the session".to_owned(),
                     Some(Ok(Message::Binary(_))) => {
-                        break closing(&mut sink, 1003, "a binary frame: the protocol sends text").await;
+                        break closing(1003, "a binary frame: the protocol sends text");
                     }
                     Some(Ok(_)) => continue,
                     Some(Err(error)) => {
                         let reason = format!("the connection failed ({error}); a frame may be larger than the {MAX_FRAME_BYTES} bytes a session carries");
-                        break closing(&mut sink, 1009, &reason).await;
+                        break closing(1009, &reason);
                     }
                 };
                 let routed = match serde_json::from_str::<ToEngine>(&text) {
                     Err(error) => Routed::Unknown(format!("an unknown frame ({error})")),
                     Ok(ToEngine::Hello { .. }) => Routed::Unknown("a second hello".to_owned()),
                     Ok(ToEngine::Update { tools, hooks }) => {
-                        engine.update_dev_session(&mut session, tools, hooks);
-                        tracing::info!(agent, session = session.id(), equipped = ?session.equipped(), "a dev session was updated");
-                        link.send(&welcome(&session));
-                        Routed::Handled
+                        let now = tokio::time::Instant::now();
+                        if last_update.is_some_and(|last| now < last + UPDATE_EVERY) {
+                            Routed::Unknown(format!("updates come at most once every {} ms", UPDATE_EVERY.as_millis()))
+                        } else {
+                            last_update = Some(now);
+                            engine.update_dev_session(&mut session, tools, hooks);
+                            tracing::info!(agent, session = session.id(), equipped = ?session.equipped(), hooks = ?session.hooks(), "a dev session was updated");
+                            link.send(&welcome(&session));
+                            Routed::Handled
+                        }
                     }
                     Ok(ToEngine::Done { call, outcome }) => link.done(call, outcome),
                     Ok(ToEngine::Audit { call, event, detail }) => link.audit(call, &event, &detail),
                     Ok(ToEngine::Ask { call, ask, question }) => link.ask(call, ask, question),
                 };
                 if let Routed::Unknown(reason) = routed {
-                    break closing(&mut sink, 1002, &reason).await;
+                    break closing(1002, &reason);
                 }
             }
+            () = wedged.cancelled() => {
+                break "the developer's process stopped reading its frames".to_owned();
+            }
             _ = recheck.tick() => {
-                if !still_valid(&agent) {
-                    break closing(&mut sink, 1008, "the dev token was revoked or has expired").await;
+                if !still_valid(agent.clone()).await {
+                    break closing(1008, "the dev token was revoked or has expired");
                 }
             }
             () = shutdown.cancelled() => {
-                break closing(&mut sink, 1001, "the engine is shutting down").await;
+                break closing(1001, "the engine is shutting down");
             }
         }
     };
-    // Calls under way answer "disconnected"; the agent stops offering the tools.
-    link.close();
-    tracing::info!(
-        agent,
-        session = session.id(),
-        reason,
-        "a dev session closed"
-    );
+    // The agent stops offering the session's tools first, then the calls under way
+    // answer "disconnected": a turn's next request never lists what is gone.
+    let id = session.id().to_owned();
     drop(session);
+    link.close();
+    drop(link);
+    tracing::info!(agent, session = id, reason, "a dev session closed");
+    // The close frame, if it can go out; a process that stopped reading gets none.
+    let mut writer = writer;
+    if tokio::time::timeout(WRITE_WITHIN, &mut writer)
+        .await
+        .is_err()
+    {
+        writer.abort();
+    }
 }
 
 fn welcome(session: &engine_core::DevSession) -> ToAuthor {
@@ -230,15 +307,6 @@ fn welcome(session: &engine_core::DevSession) -> ToAuthor {
         hooks: session.hooks(),
         refused: session.refused().to_vec(),
     }
-}
-
-/// Sends a close frame with `reason`, and gives the reason for the log.
-async fn closing<S>(sink: &mut S, code: u16, reason: &str) -> String
-where
-    S: futures::Sink<Message> + Unpin,
-{
-    let _ = sink.send(close(code, reason)).await;
-    reason.to_owned()
 }
 
 /// A close frame: its reason cut to what a control frame carries (123 bytes).

@@ -17,6 +17,9 @@ use subtle::ConstantTimeEq;
 /// The file's name, in the data directory.
 pub const FILE_NAME: &str = "dev-tokens.json";
 
+/// How long a record is kept after its token expired, for `engine dev-token list`.
+const KEPT_AFTER_EXPIRY: u64 = 7 * 24 * 60 * 60;
+
 /// The dev tokens of one engine: the file that keeps them.
 #[derive(Clone, Debug)]
 pub struct DevTokens {
@@ -91,12 +94,19 @@ impl DevTokens {
     }
 
     /// Issues a token for `agent` that works for `ttl`: the token (shown once, never
-    /// kept) and its record.
+    /// kept) and its record. Records that expired a week ago or more are dropped.
     pub fn issue(&self, agent: &str, ttl: Duration) -> io::Result<(String, TokenRecord)> {
-        let mut records = self.list()?;
-        let id = random_hex(4);
-        let token = format!("dev_{id}_{}", random_hex(16));
+        let _locked = self.lock()?;
         let now = now_secs();
+        let mut records = self.list()?;
+        records.retain(|record| record.expires_at.saturating_add(KEPT_AFTER_EXPIRY) > now);
+        let id = loop {
+            let id = random_hex(4);
+            if records.iter().all(|record| record.id != id) {
+                break id;
+            }
+        };
+        let token = format!("dev_{id}_{}", random_hex(16));
         let record = TokenRecord {
             id,
             agent: agent.to_owned(),
@@ -112,6 +122,7 @@ impl DevTokens {
 
     /// Revokes the token `id`: `false` when there is none.
     pub fn revoke(&self, id: &str) -> io::Result<bool> {
+        let _locked = self.lock()?;
         let mut records = self.list()?;
         let Some(record) = records.iter_mut().find(|record| record.id == id) else {
             return Ok(false);
@@ -150,6 +161,21 @@ impl DevTokens {
             return Err(Refusal::Expired);
         }
         Ok(record.id.clone())
+    }
+
+    /// Held while the file is read and written again, so that an issue and a revoke in
+    /// two processes never lose one another's change.
+    fn lock(&self) -> io::Result<fs::File> {
+        if let Some(dir) = self.path.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.path.with_extension("lock"))?;
+        file.lock()?;
+        Ok(file)
     }
 
     /// Writes `records` whole: to a file beside it, readable by this user only, then
@@ -196,13 +222,30 @@ fn now_secs() -> u64 {
 mod tests {
     use super::*;
 
-    fn tokens() -> DevTokens {
+    /// Tokens in a scratch directory, removed when dropped.
+    struct Scratch(DevTokens);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(self.0.path.parent().unwrap());
+        }
+    }
+
+    impl std::ops::Deref for Scratch {
+        type Target = DevTokens;
+
+        fn deref(&self) -> &DevTokens {
+            &self.0
+        }
+    }
+
+    fn tokens() -> Scratch {
         let dir = std::env::temp_dir().join(format!(
             "engine-dev-tokens-{}-{}",
             std::process::id(),
             random_hex(4)
         ));
-        DevTokens::in_dir(&dir)
+        Scratch(DevTokens::in_dir(&dir))
     }
 
     #[test]

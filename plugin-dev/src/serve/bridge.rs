@@ -306,3 +306,28 @@ impl KnowledgeStore for BridgeKnowledge {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_artifact_too_large_for_a_frame_is_refused_before_it_is_sent() {
+        let (out, mut sent) = mpsc::unbounded_channel();
+        let asker = Asker::new(1, out, Pending::default());
+        let store = BridgeArtifacts(asker);
+        let artifact = Artifact {
+            bytes: vec![0; MAX_FRAME_BYTES],
+            filename: "big.bin".into(),
+            mime: "application/octet-stream".into(),
+        };
+        let refused = store.put("c1", artifact, None).await.unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("a development session carries at most"),
+            "{refused}"
+        );
+        assert!(sent.try_recv().is_err(), "nothing went out");
+    }
+}

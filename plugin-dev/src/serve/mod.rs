@@ -115,6 +115,14 @@ impl DevOptions {
 
     /// The session's WebSocket address: `url` with a `ws` scheme and the agent's route.
     fn endpoint(&self) -> Result<String, DevError> {
+        let named = !self.agent.is_empty()
+            && self
+                .agent
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !named {
+            return Err(DevError::Agent(self.agent.clone()));
+        }
         let base = self.url.trim_end_matches('/');
         let rest = if let Some(rest) = base.strip_prefix("http://") {
             rest
@@ -193,6 +201,8 @@ pub enum DevError {
     Disconnected(String),
     /// The watch loop could not start: the binary or a directory it watches.
     Build(String),
+    /// The agent's name is not one a configuration gives.
+    Agent(String),
 }
 
 impl fmt::Display for DevError {
@@ -209,6 +219,10 @@ impl fmt::Display for DevError {
             Self::Refused(why) => write!(f, "the engine refused the session: {why}"),
             Self::Disconnected(why) => write!(f, "the session ended: {why}"),
             Self::Build(why) => write!(f, "the watch loop could not start: {why}"),
+            Self::Agent(agent) => write!(
+                f,
+                "`{agent}` is not an agent's name: give the name as the configuration spells it"
+            ),
         }
     }
 }
@@ -252,5 +266,43 @@ pub async fn serve(options: DevOptions) -> Result<(), DevError> {
         });
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(options.backoff.1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn told_not_to_reconnect_it_returns_when_the_connection_ends() {
+        // A port nothing listens on: the connection is refused at once.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        drop(listener);
+        let events = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&events);
+        let options = DevOptions::new(format!("http://{address}"), "bot", "dev_x_y")
+            .reconnect(false)
+            .on_event(move |event| seen.lock().unwrap().push(event.clone()));
+        let ended = tokio::time::timeout(Duration::from_secs(10), serve(options))
+            .await
+            .expect("it does not retry");
+        assert!(matches!(ended, Err(DevError::Disconnected(_))), "{ended:?}");
+        let events = events.lock().unwrap();
+        assert!(
+            matches!(
+                events.as_slice(),
+                [DevEvent::Disconnected { retry_in: None, .. }]
+            ),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn an_agent_name_that_could_change_the_route_is_refused() {
+        let options = DevOptions::new("http://127.0.0.1:1", "bot/../other", "t");
+        assert!(matches!(options.endpoint(), Err(DevError::Agent(_))));
+        let options = DevOptions::new("https://engine.example", "bot", "t");
+        assert!(matches!(options.endpoint(), Err(DevError::Url(_))));
     }
 }

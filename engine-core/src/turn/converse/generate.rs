@@ -82,11 +82,6 @@ impl Run<'_> {
         )
     }
 
-    /// Whether the reply's text goes out as it is generated.
-    pub(super) fn streams(&self) -> bool {
-        !self.turn.agent.hooks_mutate_responses()
-    }
-
     /// Asks the model until it answers in words: one generation of the turn.
     pub(super) async fn generate(
         &self,

@@ -212,6 +212,9 @@ impl Runtime {
                 .try_lock()
                 .is_ok_and(|progress| progress.model_requests < config.max_model_requests)
         };
+        // Whether the reply streamed is the turn's own hooks' say, as the pipeline read
+        // them at its start: a dev session opening or closing meanwhile changes neither.
+        let streamed_out = std::sync::atomic::AtomicBool::new(false);
         let outcome = self
             .run_turn_within(
                 turn,
@@ -220,6 +223,7 @@ impl Runtime {
                 |input| {
                     let progress = &progress;
                     let run = &run;
+                    streamed_out.store(input.stream, std::sync::atomic::Ordering::Relaxed);
                     async move {
                         let mut progress = progress.lock().await;
                         run.generate(&mut progress, &input.injected_context, input.stream)
@@ -242,7 +246,8 @@ impl Runtime {
                         None => Stop::Answered,
                     },
                 };
-                let streamed = matches!(stop, Stop::Answered | Stop::Limit { .. }) && run.streams();
+                let streamed = matches!(stop, Stop::Answered | Stop::Limit { .. })
+                    && streamed_out.load(std::sync::atomic::Ordering::Relaxed);
                 if !streamed {
                     // Held for the hooks, or a hook's own text: nothing of it went out.
                     (progress.events)(TurnEvent::Chat {

@@ -207,7 +207,12 @@ fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a
     let token = issue_token(&setup);
     let dev = Dev::start(&authority, &token);
     let connected = dev.wait_for("Connected");
-    assert!(connected.contains("journal:write_entry"), "{connected}");
+    let equipped = listed(&connected, "equipped");
+    assert!(
+        equipped.contains(&"journal:write_entry".to_owned()),
+        "{connected}"
+    );
+    assert!(listed(&connected, "refused").is_empty(), "{connected}");
 
     // The dev tool writes an entry: its secret, its state, a file.
     mock.script(json!([
@@ -218,8 +223,9 @@ fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a
     assert!(offered(&mock, 0).contains(&"journal__write_entry".to_owned()));
     let call = of_type(&events, "tool_call")[0];
     assert_eq!(call["tool_id"], "journal:write_entry");
-    assert!(
-        call["dev_session"].is_string(),
+    assert_eq!(
+        call["dev_session"].as_str(),
+        Some(sessions(&connected)[0].as_str()),
         "the event names the session: {call}"
     );
     let result = of_type(&events, "tool_result")[0];
@@ -324,7 +330,8 @@ fn a_call_past_the_engines_deadline_is_stopped_on_the_developers_machine() {
     let events = turn(&authority, "c-late", "Wait a minute.");
     let result = of_type(&events, "tool_result")[0];
     assert_eq!(result["status"], "timed_out", "{result}");
-    // The engine told the session, whose code saw its abort signal.
+    // The engine told the session, which dropped the call (firing the call's abort
+    // signal) rather than let it finish.
     let printed = dev.wait_for(r#"Called { tool: "journal:wait""#);
     let call = printed
         .split(r#"Called { tool: "journal:wait", call: "#)
@@ -360,17 +367,19 @@ fn a_session_hook_overrides_a_linked_one_and_a_bound_one_runs_for_the_session() 
     let journal = Dev::start(&authority, &token);
     let guard = Dev::start_binary(example("guard", "guard-dev"), &authority, &token);
     let connected = journal.wait_for("Connected");
-    assert!(
-        connected.contains(r#"hooks: ["note_count"]"#),
+    assert_eq!(
+        listed(&connected, "hooks"),
+        ["note_count"],
         "bound under its bare name: {connected}"
     );
     let connected = guard.wait_for("Connected");
-    for id in ["guard:blank_message", "guard:dirty_output_guard"] {
-        assert!(
-            connected.contains(&format!("\"{id}\"")),
-            "overrides keep the linked ids: {connected}"
-        );
-    }
+    let mut hooks = listed(&connected, "hooks");
+    hooks.sort();
+    assert_eq!(
+        hooks,
+        ["guard:blank_message", "guard:dirty_output_guard"],
+        "overrides keep the linked ids: {connected}"
+    );
 
     // The bound hook reads the state the session's tool wrote, and tells the model.
     mock.script(json!([
@@ -399,9 +408,43 @@ fn a_session_hook_overrides_a_linked_one_and_a_bound_one_runs_for_the_session() 
         {"type": "reply", "text": "again \u{FFFD}"}
     ]));
     let asked = mock.journal().len();
+    let vetted = |dev: &Dev| {
+        let printed = dev.printed.lock().unwrap().clone();
+        printed
+            .matches(r#"Called { tool: "guard:dirty_output_guard""#)
+            .count()
+    };
+    let before = vetted(&guard);
     let events = turn(&authority, "c-hooks", "Say something.");
     assert_eq!(reply(&events), guard::APOLOGY);
     assert_eq!(mock.journal().len(), asked + 3, "two replays");
+    // Each of the three replies was vetted on the developer's machine: the linked
+    // guard's outcomes would come to the same, so the calls are counted.
+    assert_eq!(vetted(&guard) - before, 3);
+}
+
+/// The items of the list `field` (`equipped`, `hooks`) of the first `Connected` event in
+/// `printed`; for `refused`, its tools.
+fn listed(printed: &str, field: &str) -> Vec<String> {
+    let line = printed
+        .lines()
+        .find(|line| line.contains("Connected {"))
+        .expect("a Connected event");
+    let Some((_, rest)) = line.split_once(&format!("{field}: [")) else {
+        return Vec::new();
+    };
+    let list = &rest[..rest.find(']').unwrap_or(rest.len())];
+    if field == "refused" {
+        return list
+            .split("tool: \"")
+            .skip(1)
+            .map(|item| item.split('"').next().unwrap().to_owned())
+            .collect();
+    }
+    list.split(", ")
+        .filter(|item| !item.is_empty())
+        .map(|item| item.trim_matches('"').to_owned())
+        .collect()
 }
 
 /// The session ids of the `Connected` events in `printed`, in order.
@@ -433,16 +476,22 @@ fn the_watch_loop_swaps_a_new_build_in_without_dropping_the_session_or_its_calls
     let dev = Dev::start_with(dev_binary(), &args, &authority, &token);
     dev.wait_for("Connected");
     mock.script(json!([
-        {"type": "reply", "tool_calls": [{"name": "journal__wait", "arguments": {"seconds": 2}}]},
+        {"type": "reply", "tool_calls": [{"name": "journal__wait", "arguments": {"seconds": 8}}]},
         {"type": "reply", "text": "Waited."},
         {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "after"}}]},
         {"type": "reply", "text": "Written."}
     ]));
     let turning = {
         let authority = authority.clone();
-        std::thread::spawn(move || turn(&authority, "c-watch", "Wait two seconds."))
+        std::thread::spawn(move || turn(&authority, "c-watch", "Wait eight seconds."))
     };
-    dev.wait_for(r#"Called { tool: "journal:wait""#);
+    let printed = dev.wait_for(r#"Called { tool: "journal:wait""#);
+    let call = printed
+        .split(r#"Called { tool: "journal:wait", call: "#)
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .to_owned();
     // A source changes while the call runs.
     std::fs::write(sources.join("lib.rs"), "// changed").unwrap();
     dev.wait_for("Rebuilt { ok: true");
@@ -450,8 +499,17 @@ fn the_watch_loop_swaps_a_new_build_in_without_dropping_the_session_or_its_calls
     let ids = sessions(&printed);
     assert_eq!(ids.len(), 2, "{printed}");
     assert_eq!(ids[0], ids[1], "the same session, updated: {printed}");
-    // The call under way finished in the build that took it.
+    // The call under way finished in the build that took it, after the swap.
     let events = turning.join().unwrap();
+    let printed = dev.printed.lock().unwrap().clone();
+    let swapped = printed.match_indices("Connected").nth(1).unwrap().0;
+    let finished = printed
+        .find(&format!("Finished {{ call: {call}, ok: true"))
+        .unwrap_or_else(|| panic!("the call finished: {printed}"));
+    assert!(
+        swapped < finished,
+        "the swap came while the call ran: {printed}"
+    );
     let result = of_type(&events, "tool_result")[0];
     assert_eq!(result["result"], "waited", "{result}\n{printed}");
     // The new build serves the next call.
@@ -461,50 +519,70 @@ fn the_watch_loop_swaps_a_new_build_in_without_dropping_the_session_or_its_calls
     assert!(!dev.printed.lock().unwrap().contains("Disconnected"));
 }
 
+/// A TCP relay to `to`, whose connections can be cut: a network that drops.
+struct Relay {
+    address: String,
+    open: Arc<Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    fn to(to: &str) -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let open: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+        let (to, kept) = (to.to_owned(), Arc::clone(&open));
+        std::thread::spawn(move || {
+            for inbound in listener.incoming().map_while(Result::ok) {
+                let Ok(outbound) = std::net::TcpStream::connect(&to) else {
+                    continue;
+                };
+                let mut kept = kept.lock().unwrap();
+                for (mut from, mut into) in [
+                    (inbound.try_clone().unwrap(), outbound.try_clone().unwrap()),
+                    (outbound.try_clone().unwrap(), inbound.try_clone().unwrap()),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut into);
+                        let _ = into.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+                kept.extend([inbound, outbound]);
+            }
+        });
+        Self { address, open }
+    }
+
+    /// Drops every connection through it.
+    fn cut(&self) {
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
 #[test]
-fn a_session_reconnects_after_the_engine_restarts_and_is_equipped_again() {
+fn a_session_reconnects_after_its_connection_drops_and_is_equipped_again() {
     let mock = Llmock::start();
     let setup = setup("reconnect", &mock);
     let (served, authority) = serve(&setup, None);
     let token = issue_token(&setup);
-    let dev = Dev::start(&authority, &token);
+    let relay = Relay::to(&authority);
+    let dev = Dev::start(&relay.address, &token);
     dev.wait_for("Connected");
-    served.stop();
+    relay.cut();
     dev.wait_for("Disconnected");
-    // The same address again: the dev binary's backoff finds it.
-    let mut again = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .arg("--config")
-        .arg(setup.config())
-        .args(["--agent", "bot", "serve", "--addr", &authority])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(again.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    assert_eq!(url.trim(), format!("http://{authority}/mcp"));
-    let _again = Killed(again);
+    // The dev binary's backoff opens a new session, and the agent equips it again.
     let printed = dev.wait_for_times("Connected", 2);
     let ids = sessions(&printed);
     assert_ne!(ids[0], ids[1], "a new session: {printed}");
+    served.wait_for_stderr(&format!("session=\"{}\"", ids[1]));
     mock.script(json!([
         {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "back"}}]},
         {"type": "reply", "text": "Written."}
     ]));
     let events = turn(&authority, "c-back", "Write back.");
-    assert_eq!(of_type(&events, "tool_result")[0]["status"], "ok");
-}
-
-/// A process killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(result["status"], "ok", "{result}");
 }
 
 /// A raw client of the dev route: the close frame's code and reason, or the refusal.
@@ -552,11 +630,12 @@ fn raw_session(authority: &str, token: &str, frames: Vec<String>) -> Result<(u16
 fn wrong_or_revoked_tokens_other_protocols_and_oversized_frames_are_refused() {
     let mock = Llmock::start();
     let setup = setup("refusals", &mock);
-    let (_served, authority) = serve(&setup, None);
+    let (served, authority) = serve(&setup, None);
     let token = issue_token(&setup);
     let hello = |protocol: u32| {
         json!({"type": "hello", "protocol": protocol, "tools": [], "hooks": []}).to_string()
     };
+    let (current, next) = (plugin_dev::wire::PROTOCOL, plugin_dev::wire::PROTOCOL + 1);
 
     let mut wrong = token.clone();
     wrong.pop();
@@ -569,18 +648,21 @@ fn wrong_or_revoked_tokens_other_protocols_and_oversized_frames_are_refused() {
         Err("401 Unauthorized".to_owned())
     );
 
-    let (code, reason) = raw_session(&authority, &token, vec![hello(2)]).unwrap();
+    let (code, reason) = raw_session(&authority, &token, vec![hello(next)]).unwrap();
     assert_eq!(code, 1002);
     assert!(reason.contains("protocol"), "{reason}");
+    // Both sides log why: this client has the reason, the engine writes it.
+    served.wait_for_stderr(&reason);
 
     let (code, reason) = raw_session(
         &authority,
         &token,
-        vec![hello(1), json!({"type": "done", "call": 99, "outcome": {"ok": {"output": "1", "state_writes": {}}}}).to_string()],
+        vec![hello(current), json!({"type": "done", "call": 99, "outcome": {"ok": {"output": "1", "state_writes": {}}}}).to_string()],
     )
     .unwrap();
     assert_eq!(code, 1002);
     assert!(reason.contains("never made"), "{reason}");
+    served.wait_for_stderr(&reason);
 
     // A frame the session would take but for its size: closed (1009, or cut off).
     let tool = json!({
@@ -592,24 +674,29 @@ fn wrong_or_revoked_tokens_other_protocols_and_oversized_frames_are_refused() {
         "secrets": []
     });
     let oversized = json!({"type": "update", "tools": [tool]}).to_string();
-    let (code, _) = raw_session(&authority, &token, vec![hello(1), oversized]).unwrap();
+    let (code, _) = raw_session(&authority, &token, vec![hello(current), oversized]).unwrap();
     assert!(
         code == 1009 || code == 0,
         "closed for its size (or cut off): {code}"
     );
+    // The engine says why, whichever the client saw.
+    served.wait_for_stderr("a frame may be larger than the 1048576 bytes");
 
     // The dev binary is told the same, and stops rather than retrying.
-    let output = Command::new(dev_binary())
-        .env("ENGINE_DEV_URL", format!("http://{authority}"))
-        .env("ENGINE_DEV_AGENT", "bot")
-        .env("ENGINE_DEV_TOKEN", &wrong)
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    assert!(
-        String::from_utf8_lossy(&output.stderr).contains("401"),
-        "{output:?}"
-    );
+    let mut refused = Dev::start(&authority, &wrong);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = refused.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "a refused dev binary retries"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success());
+    refused.wait_for("401");
 
     let id = token.split('_').nth(1).unwrap();
     let revoked = Command::new(env!("CARGO_BIN_EXE_engine"))
