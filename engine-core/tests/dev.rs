@@ -136,6 +136,17 @@ fn described(catalog: &[Value], wire_name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Why `session` refused `tool`.
+fn why(session: &engine_core::DevSession, tool: &str) -> String {
+    session
+        .refused()
+        .iter()
+        .find(|refused| refused.tool == tool)
+        .unwrap_or_else(|| panic!("`{tool}` is refused: {:?}", session.refused()))
+        .why
+        .clone()
+}
+
 fn run<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -247,15 +258,7 @@ fn a_session_tool_a_linked_tool_could_not_be_is_refused_with_why() {
         .open_dev_session("shop", tools, vec![], Link::new(dev_answer))
         .unwrap();
     assert_eq!(session.equipped(), ["journal:twice", "journal:own"]);
-    let why = |tool: &str| {
-        session
-            .refused()
-            .iter()
-            .find(|refused| refused.tool == tool)
-            .unwrap_or_else(|| panic!("`{tool}` is refused: {:?}", session.refused()))
-            .why
-            .clone()
-    };
+    let why = |tool: &str| why(&session, tool);
     assert!(why("journal:loose").contains("not strict-compatible"));
     assert!(why("journal:act").contains("staged action"));
     assert!(why("journal:files").contains("project files"));
@@ -515,15 +518,7 @@ fn a_session_hook_that_cannot_run_as_declared_is_refused_with_why() {
         )
         .unwrap();
     assert!(session.hooks().is_empty(), "{:?}", session.hooks());
-    let why = |tool: &str| {
-        session
-            .refused()
-            .iter()
-            .find(|refused| refused.tool == tool)
-            .unwrap_or_else(|| panic!("`{tool}` is refused: {:?}", session.refused()))
-            .why
-            .clone()
-    };
+    let why = |tool: &str| why(&session, tool);
     assert!(why("journal:acme:named").contains("bare"));
     assert!(why("journal:missing").contains("runs no hook `acme:nothing`"));
     assert!(why("journal:elsewhere").contains("runs at `message_received`"));

@@ -32,6 +32,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+/// Dev mode for the people who use it: the loop, a plugin's dev binary, what the engine
+/// checks and gives, the limits, the protocol.
+#[doc = include_str!("../docs/dev-mode.md")]
+pub mod guide {}
+
 pub mod wire;
 
 #[cfg(feature = "client")]

@@ -41,12 +41,6 @@ fn example(package: &str, name: &str) -> PathBuf {
     binary
 }
 
-/// A setup whose agent `bot` runs turns on llmock, has the journal's secret, and whose
-/// data directory keeps the dev tokens.
-fn setup(name: &str, mock: &Llmock) -> Setup {
-    setup_with(name, mock, "")
-}
-
 /// [`setup`], with `turn` lines added to the agent's turn.
 fn setup_with(name: &str, mock: &Llmock, turn: &str) -> Setup {
     Setup::new(
@@ -59,6 +53,32 @@ fn setup_with(name: &str, mock: &Llmock, turn: &str) -> Setup {
              [agents.bot.dev]\nsecrets = [\"journal_token\"]\n"
         ),
     )
+}
+
+/// An engine serving the agent `bot` on llmock, with a dev token for it.
+struct Running {
+    mock: Llmock,
+    setup: Setup,
+    served: test_support::mcp::Served,
+    authority: String,
+    token: String,
+}
+
+impl Running {
+    /// [`setup_with`] `name` and `turn`, served, with a token issued.
+    fn start(name: &str, turn: &str) -> Self {
+        let mock = Llmock::start();
+        let setup = setup_with(name, &mock, turn);
+        let (served, authority) = serve(&setup, None);
+        let token = issue_token(&setup);
+        Self {
+            mock,
+            setup,
+            served,
+            authority,
+            token,
+        }
+    }
 }
 
 /// `engine dev-token issue` for the agent `bot`: the token it printed.
@@ -201,10 +221,13 @@ fn offered(mock: &Llmock, n: usize) -> Vec<String> {
 
 #[test]
 fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a_linked_tool() {
-    let mock = Llmock::start();
-    let setup = setup("context", &mock);
-    let (_served, authority) = serve(&setup, None);
-    let token = issue_token(&setup);
+    let Running {
+        mock,
+        setup: _setup,
+        served,
+        authority,
+        token,
+    } = Running::start("context", "");
     let dev = Dev::start(&authority, &token);
     let connected = dev.wait_for("Connected");
     let equipped = listed(&connected, "equipped");
@@ -234,7 +257,7 @@ fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a
         "ok",
         "{result}\n{}\n{}",
         dev.printed.lock().unwrap(),
-        _served.stderr_so_far()
+        served.stderr_so_far()
     );
     let written = &result["result"];
     assert_eq!(written["entries"], 1);
@@ -279,10 +302,13 @@ fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a
 
 #[test]
 fn killing_the_dev_process_mid_call_answers_the_call_and_its_tools_leave_the_catalog() {
-    let mock = Llmock::start();
-    let setup = setup("kill", &mock);
-    let (_served, authority) = serve(&setup, None);
-    let token = issue_token(&setup);
+    let Running {
+        mock,
+        setup: _setup,
+        served: _served,
+        authority,
+        token,
+    } = Running::start("kill", "");
     let mut dev = Dev::start(&authority, &token);
     dev.wait_for("Connected");
     mock.script(json!([
@@ -317,10 +343,13 @@ fn killing_the_dev_process_mid_call_answers_the_call_and_its_tools_leave_the_cat
 
 #[test]
 fn a_call_past_the_engines_deadline_is_stopped_on_the_developers_machine() {
-    let mock = Llmock::start();
-    let setup = setup_with("deadline", &mock, "tool_timeout_ms = 300");
-    let (_served, authority) = serve(&setup, None);
-    let token = issue_token(&setup);
+    let Running {
+        mock,
+        setup: _setup,
+        served: _served,
+        authority,
+        token,
+    } = Running::start("deadline", "tool_timeout_ms = 300");
     let dev = Dev::start(&authority, &token);
     dev.wait_for("Connected");
     mock.script(json!([
@@ -360,10 +389,13 @@ fn reply(events: &[Value]) -> String {
 
 #[test]
 fn a_session_hook_overrides_a_linked_one_and_a_bound_one_runs_for_the_session() {
-    let mock = Llmock::start();
-    let setup = setup("hooks", &mock);
-    let (_served, authority) = serve(&setup, None);
-    let token = issue_token(&setup);
+    let Running {
+        mock,
+        setup: _setup,
+        served: _served,
+        authority,
+        token,
+    } = Running::start("hooks", "");
     let journal = Dev::start(&authority, &token);
     let guard = Dev::start_binary(example("guard", "guard-dev"), &authority, &token);
     let connected = journal.wait_for("Connected");
@@ -458,10 +490,13 @@ fn sessions(printed: &str) -> Vec<String> {
 
 #[test]
 fn the_watch_loop_swaps_a_new_build_in_without_dropping_the_session_or_its_calls() {
-    let mock = Llmock::start();
-    let setup = setup("watch", &mock);
-    let (_served, authority) = serve(&setup, None);
-    let token = issue_token(&setup);
+    let Running {
+        mock,
+        setup,
+        served: _served,
+        authority,
+        token,
+    } = Running::start("watch", "");
     // Watching a scratch directory, with a build that succeeds at once: the loop is the
     // one `--watch` runs, without a cargo build inside the test.
     let sources = setup.dir.join("sources");
@@ -562,10 +597,13 @@ impl Relay {
 
 #[test]
 fn a_session_reconnects_after_its_connection_drops_and_is_equipped_again() {
-    let mock = Llmock::start();
-    let setup = setup("reconnect", &mock);
-    let (served, authority) = serve(&setup, None);
-    let token = issue_token(&setup);
+    let Running {
+        mock,
+        setup: _setup,
+        served,
+        authority,
+        token,
+    } = Running::start("reconnect", "");
     let relay = Relay::to(&authority);
     let dev = Dev::start(&relay.address, &token);
     dev.wait_for("Connected");
@@ -628,10 +666,13 @@ fn raw_session(authority: &str, token: &str, frames: Vec<String>) -> Result<(u16
 
 #[test]
 fn wrong_or_revoked_tokens_other_protocols_and_oversized_frames_are_refused() {
-    let mock = Llmock::start();
-    let setup = setup("refusals", &mock);
-    let (served, authority) = serve(&setup, None);
-    let token = issue_token(&setup);
+    let Running {
+        mock: _mock,
+        setup,
+        served,
+        authority,
+        token,
+    } = Running::start("refusals", "");
     let hello = |protocol: u32| {
         json!({"type": "hello", "protocol": protocol, "tools": [], "hooks": []}).to_string()
     };
