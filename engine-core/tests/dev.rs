@@ -13,7 +13,7 @@ use engine_core::dev::{
     DevLink, DevServe, Disconnected, MAX_CALLS_PER_SESSION, MAX_SESSIONS_PER_AGENT,
 };
 use engine_core::{Call, CallErrorKind, Engine, Format, Instant};
-use plugin_dev::wire::{
+use plugin_dev_wire::{
     Binding, CallFrame, HookDecl, HookOutcome, NeedsDecl, Outcome, SecretDecl, ToolDecl,
 };
 use plugin_sdk::engine::BoxFuture;

@@ -37,17 +37,15 @@
 #[doc = include_str!("../docs/dev-mode.md")]
 pub mod guide {}
 
-pub mod wire;
+/// The protocol, which the engine speaks too (the `plugin-dev-wire` crate).
+pub use plugin_dev_wire as wire;
 
-#[cfg(feature = "client")]
 mod serve;
 
-#[cfg(feature = "client")]
 pub use serve::{serve, DevError, DevEvent, DevOptions, Watch};
 
 /// The watch loop of the dev binary this is written in: rebuild it with cargo when its
 /// package's `src/` or `examples/` change ([`Watch::cargo`]).
-#[cfg(feature = "client")]
 #[macro_export]
 macro_rules! this_example {
     () => {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use plugin_dev::wire::{event_named, Binding, CallFrame, HookDecl, NeedsDecl, Outcome, SecretDecl};
+use plugin_dev_wire::{event_named, Binding, CallFrame, HookDecl, NeedsDecl, Outcome, SecretDecl};
 use plugin_sdk::engine::BoxFuture;
 use plugin_sdk::hook::Event;
 use plugin_sdk::ToolContext;

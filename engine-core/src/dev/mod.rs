@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arc_swap::ArcSwap;
-use plugin_dev::wire::{CallFrame, Outcome};
+use plugin_dev_wire::{CallFrame, Outcome};
 use plugin_sdk::engine::BoxFuture;
 use tokio::sync::Semaphore;
 

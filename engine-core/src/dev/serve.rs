@@ -3,7 +3,7 @@
 //! reaches nothing a linked tool of the same declaration could not.
 
 use base64::Engine as _;
-use plugin_dev::wire::{Answer, Question};
+use plugin_dev_wire::{Answer, Question};
 use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle, Artifacts};
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::{CallInput, ToolParam};
@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use plugin_dev::wire::MAX_FRAME_BYTES;
+use plugin_dev_wire::MAX_FRAME_BYTES;
 
 /// What the engine answers one session call with: its context.
 pub struct DevServe {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use plugin_dev::wire::{SecretDecl, ToolDecl};
+use plugin_dev_wire::{SecretDecl, ToolDecl};
 
 use super::Session;
 use crate::config::AgentConfig;

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use plugin_dev::wire::{HookDecl, Refused, ToolDecl};
+use plugin_dev_wire::{HookDecl, Refused, ToolDecl};
 use tokio::sync::watch;
 
 use super::Engine;

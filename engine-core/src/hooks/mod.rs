@@ -36,7 +36,7 @@ pub(crate) struct HookRun {
     pub(crate) abort: Abort,
     /// For a dev session's hook, the frame that carries its call (its payload is added
     /// when it runs).
-    pub(crate) frame: Option<plugin_dev::wire::CallFrame>,
+    pub(crate) frame: Option<plugin_dev_wire::CallFrame>,
 }
 
 /// Builds each hook's run in the turn the pipeline serves, over the state the hooks

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use plugin_dev::wire::WireEvent;
+use plugin_dev_wire::WireEvent;
 use plugin_sdk::engine::{HookEntry, StateWrites};
 use plugin_sdk::hook::{
     ConversationStart, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,

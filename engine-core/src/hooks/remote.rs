@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use plugin_dev::wire::{CallFrame, NeedsDecl, Outcome, SecretDecl};
+use plugin_dev_wire::{CallFrame, NeedsDecl, Outcome, SecretDecl};
 use plugin_sdk::engine::{
     BoxFuture, HookDescriptor, HookEntry, HookHandler, HookInput, HookResult, Needs,
     PluginManifest, SourceLocation, System,

@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use plugin_dev::wire::{HookOutcome, Outcome, WireEvent};
+use plugin_dev_wire::{HookOutcome, Outcome, WireEvent};
 use plugin_sdk::abort::Abort;
 use plugin_sdk::engine::{HookEntry, HookInput, HookResult, StateWrites};
 use plugin_sdk::ToolContext;
@@ -121,7 +121,7 @@ pub(super) async fn run<E: WireEvent>(
 async fn run_remote<E: WireEvent>(
     hook: &Hook,
     remote: &dyn super::RemoteHook,
-    mut frame: plugin_dev::wire::CallFrame,
+    mut frame: plugin_dev_wire::CallFrame,
     payload: &Arc<E>,
     context: Option<ToolContext>,
 ) -> Ended<E> {

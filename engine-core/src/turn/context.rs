@@ -15,7 +15,7 @@ use plugin_sdk::ToolContext;
 
 use plugin_sdk::hook::Event;
 
-use plugin_dev::wire::{CallFrame, Grants, NeedsDecl, SecretDecl, SecretValue, TurnDecl};
+use plugin_dev_wire::{CallFrame, Grants, NeedsDecl, SecretDecl, SecretValue, TurnDecl};
 
 use super::{Runtime, Turn};
 use crate::agent::Agent;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use plugin_dev::wire::Outcome;
+use plugin_dev_wire::Outcome;
 use serde::de::IgnoredAny;
 
 use super::context::DevCallee;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::ws::{Message, Utf8Bytes};
 use engine_core::dev::{DevLink, DevServe, Disconnected};
-use plugin_dev::wire::{Answer, CallFrame, Outcome, Question, ToAuthor, MAX_FRAME_BYTES};
+use plugin_dev_wire::{Answer, CallFrame, Outcome, Question, ToAuthor, MAX_FRAME_BYTES};
 use plugin_sdk::engine::BoxFuture;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio_util::sync::CancellationToken;

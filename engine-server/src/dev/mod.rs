@@ -4,7 +4,7 @@
 //! The upgrade needs the agent's dev token as `Authorization: Bearer …` (401 without
 //! one that is right, unrevoked and unexpired; the engine's own token is not asked, so
 //! that an author never holds it), and passes the same Host and Origin checks as every
-//! route. The session then speaks `plugin_dev::wire`: a hello with the tools, a welcome
+//! route. The session then speaks `plugin_dev_wire`: a hello with the tools, a welcome
 //! with what the agent equips, calls, questions and ends. A frame that does not parse, is
 //! larger than 1 MiB, speaks another protocol version or names a call never made closes
 //! the session with a reason, logged on both sides.
@@ -23,7 +23,7 @@ use axum::routing::get;
 use axum::Router;
 use engine_core::Engine;
 use futures::{SinkExt, StreamExt};
-use plugin_dev::wire::{ToAuthor, ToEngine, MAX_FRAME_BYTES, PROTOCOL};
+use plugin_dev_wire::{ToAuthor, ToEngine, MAX_FRAME_BYTES, PROTOCOL};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 

@@ -676,7 +676,7 @@ fn wrong_or_revoked_tokens_other_protocols_and_oversized_frames_are_refused() {
     let hello = |protocol: u32| {
         json!({"type": "hello", "protocol": protocol, "tools": [], "hooks": []}).to_string()
     };
-    let (current, next) = (plugin_dev::wire::PROTOCOL, plugin_dev::wire::PROTOCOL + 1);
+    let (current, next) = (plugin_dev_wire::PROTOCOL, plugin_dev_wire::PROTOCOL + 1);
 
     let mut wrong = token.clone();
     wrong.pop();

@@ -1,4 +1,4 @@
-//! The dev bridge's wire protocol, version [`PROTOCOL`]: typed JSON frames, one per
+//! The dev bridge's wire protocol (dev mode, the `plugin-dev` crate), version [`PROTOCOL`]: typed JSON frames, one per
 //! WebSocket text message, each at most [`MAX_FRAME_BYTES`].
 //!
 //! The author's process opens `GET /v1/dev/agents/{agent}` on `engine serve` with its dev
@@ -18,6 +18,9 @@
 //! JSON values travel as values, never as raw text: a frame's type is a field of the
 //! frame (`"type": "call"`), which serde reads into a buffer first, and a raw value does
 //! not survive the buffer.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod hooks;
 
