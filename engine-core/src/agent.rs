@@ -208,8 +208,8 @@ impl Agent {
     }
 
     /// The hooks a turn starting now runs: as configured, with its dev sessions' hooks
-    /// in place of those they override and beside them where bound. A turn keeps what
-    /// it started with.
+    /// in place of those they override and beside them where bound. A turn's model calls
+    /// keep what it started with; `response_sent` reads them again.
     pub(crate) fn hooks_now(&self) -> Cow<'_, Hooks> {
         if self.dev.is_empty() {
             return Cow::Borrowed(&self.hooks);

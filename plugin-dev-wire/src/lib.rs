@@ -1,19 +1,22 @@
-//! The dev bridge's wire protocol (dev mode, the `plugin-dev` crate), version [`PROTOCOL`]: typed JSON frames, one per
-//! WebSocket text message, each at most [`MAX_FRAME_BYTES`].
+//! The dev bridge's wire protocol (dev mode, the `plugin-dev` crate), version
+//! [`PROTOCOL`]: typed JSON frames, one per WebSocket text message, each at most
+//! [`MAX_FRAME_BYTES`].
 //!
 //! The author's process opens `GET /v1/dev/agents/{agent}` on `engine serve` with its dev
 //! token as `Authorization: Bearer …`, and sends [`ToEngine::Hello`] with what it serves.
 //! The engine answers [`ToAuthor::Welcome`] (which tools the agent equips, which it
 //! refuses and why), then sends a [`ToAuthor::Call`] for each call the agent's turns make
 //! of a session tool. While a call runs, the author's side asks the engine for what the
-//! call's context reaches ([`ToEngine::Ask`]: an artifact, the knowledge base, a model,
-//! the audit log), and ends the call with [`ToEngine::Done`]: the output and the state it
-//! wrote, or an error. [`ToAuthor::Cancel`] says the engine stopped waiting (the deadline
-//! passed, the turn was abandoned).
+//! call's context reaches ([`ToEngine::Ask`]: an artifact, the knowledge base, a model),
+//! writes audit records ([`ToEngine::Audit`]), and ends the call with [`ToEngine::Done`]:
+//! the output and the state it wrote, or an error. [`ToAuthor::Cancel`] says the engine
+//! stopped waiting (the deadline passed, the turn was abandoned). [`ToEngine::Update`]
+//! replaces what the session serves (the watch loop), answered by another welcome.
 //!
-//! Anything else closes the session, with a close frame whose reason both sides log: a
-//! frame that does not parse, one larger than [`MAX_FRAME_BYTES`], another protocol
-//! version, an answer for a call or question that is not open.
+//! A frame that does not parse, one larger than [`MAX_FRAME_BYTES`], another protocol
+//! version, or a frame about a call or question never made closes the session, with a
+//! close frame whose reason both sides log. A frame about a call that has ended (a late
+//! end, an answer to a question dropped with its call) is ignored.
 //!
 //! JSON values travel as values, never as raw text: a frame's type is a field of the
 //! frame (`"type": "call"`), which serde reads into a buffer first, and a raw value does
@@ -371,4 +374,27 @@ pub enum Outcome {
         /// The message.
         message: String,
     },
+}
+
+/// `reason` cut to what a WebSocket close frame carries (123 bytes), at a character's
+/// boundary.
+pub fn close_reason(reason: &str) -> &str {
+    let mut end = reason.len().min(123);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    &reason[..end]
+}
+
+/// State writes as the wire carries them, as the state keeps them.
+pub fn state_writes(writes: BTreeMap<String, Option<Value>>) -> plugin_sdk::engine::StateWrites {
+    writes
+        .into_iter()
+        .map(|(key, value)| {
+            let value = value.map(|value| {
+                serde_json::value::to_raw_value(&value).expect("a JSON value always serializes")
+            });
+            (key, value)
+        })
+        .collect()
 }

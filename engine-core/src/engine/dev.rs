@@ -126,15 +126,13 @@ impl Engine {
             hooks,
             &mut refused,
         );
-        let before: Vec<String> = session.equipped();
         session.served.tools.store(Arc::new(tools));
         session.served.hooks.store(Arc::new(hooks));
         session.refused = refused;
-        // MCP clients hear of a change only when what is offered changed.
-        if session.equipped() != before {
-            self.offers_changed
-                .send_modify(|generation| *generation += 1);
-        }
+        // A rebuild changes a description or a schema as often as the list: MCP clients
+        // hear of each (updates come at most once a second).
+        self.offers_changed
+            .send_modify(|generation| *generation += 1);
     }
 
     /// The tools and hooks the agent `agent` may take from `session`; the others go to

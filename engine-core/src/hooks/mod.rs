@@ -80,11 +80,6 @@ impl Hook {
         self.remote.as_ref()
     }
 
-    /// Whether a dev session runs it (an override, or a hook the session binds).
-    pub fn from_dev_session(&self) -> bool {
-        self.remote.is_some()
-    }
-
     /// The same hook, at `choice`'s position and timeout where it sets them (checked
     /// against the declared bounds at start-up).
     fn chosen(&self, choice: &HookChoice) -> Self {

@@ -141,7 +141,7 @@ async fn run_remote<E: WireEvent>(
                 .and_then(E::outcome_from_wire);
             // A hook that declared no access to the conversation's state keeps no write.
             let writes = if remote.needs().conversation {
-                writes_of(state_writes)
+                plugin_dev_wire::state_writes(state_writes)
             } else {
                 StateWrites::new()
             };
@@ -151,19 +151,6 @@ async fn run_remote<E: WireEvent>(
             }
         }
     }
-}
-
-/// The state a session's hook wrote, as the state keeps it.
-fn writes_of(writes: std::collections::BTreeMap<String, Option<serde_json::Value>>) -> StateWrites {
-    writes
-        .into_iter()
-        .map(|(key, value)| {
-            let value = value.map(|value| {
-                serde_json::value::to_raw_value(&value).expect("a JSON value serializes")
-            });
-            (key, value)
-        })
-        .collect()
 }
 
 /// How a run that `ended` counts: its outcome and writes, or logged as failed.

@@ -74,10 +74,7 @@ impl Runtime {
                 }
                 match &turn.conversation {
                     Some(at) if tool.decl().needs.conversation => {
-                        let writes = state_writes
-                            .into_iter()
-                            .map(|(key, value)| (key, value.as_ref().map(raw)))
-                            .collect();
+                        let writes = plugin_dev_wire::state_writes(state_writes);
                         self.keep_writes(&*tool, &at.conversation, writes)?;
                         Ok(output)
                     }
@@ -96,9 +93,4 @@ fn error_kind(kind: &str) -> CallErrorKind {
         "panicked" => CallErrorKind::Panicked,
         _ => CallErrorKind::Failed,
     }
-}
-
-/// A value of the wire as the state keeps it.
-fn raw(value: &serde_json::Value) -> Box<serde_json::value::RawValue> {
-    serde_json::value::to_raw_value(value).expect("a JSON value always serializes")
 }

@@ -80,7 +80,7 @@ async fn upgrade(
     let Some(tokens) = dev.tokens.clone() else {
         return (
             StatusCode::NOT_FOUND,
-            "dev mode is off: give the engine a `data_dir` and issue a token with `engine dev-token issue --agent <agent>`",
+            "dev mode is off: this server was given no dev tokens (`HttpOptions::dev_tokens`)",
         )
             .into_response();
     };
@@ -225,7 +225,10 @@ async fn run<F, C>(
     link.send(&welcome(&session));
     let mut recheck = tokio::time::interval(RECHECK_EVERY);
     recheck.tick().await;
+    // An update that comes sooner than `UPDATE_EVERY` after the last waits until then;
+    // a later one replaces it.
     let mut last_update: Option<tokio::time::Instant> = None;
+    let mut waiting_update = None;
     let closing = |code: u16, reason: &str| {
         link.queue(close(code, reason));
         reason.to_owned()
@@ -249,16 +252,8 @@ async fn run<F, C>(
                     Err(error) => Routed::Unknown(format!("an unknown frame ({error})")),
                     Ok(ToEngine::Hello { .. }) => Routed::Unknown("a second hello".to_owned()),
                     Ok(ToEngine::Update { tools, hooks }) => {
-                        let now = tokio::time::Instant::now();
-                        if last_update.is_some_and(|last| now < last + UPDATE_EVERY) {
-                            Routed::Unknown(format!("updates come at most once every {} ms", UPDATE_EVERY.as_millis()))
-                        } else {
-                            last_update = Some(now);
-                            engine.update_dev_session(&mut session, tools, hooks);
-                            tracing::info!(agent, session = session.id(), equipped = ?session.equipped(), hooks = ?session.hooks(), "a dev session was updated");
-                            link.send(&welcome(&session));
-                            Routed::Handled
-                        }
+                        waiting_update = Some((tools, hooks));
+                        Routed::Handled
                     }
                     Ok(ToEngine::Done { call, outcome }) => link.done(call, outcome),
                     Ok(ToEngine::Audit { call, event, detail }) => link.audit(call, &event, &detail),
@@ -267,6 +262,13 @@ async fn run<F, C>(
                 if let Routed::Unknown(reason) = routed {
                     break closing(1002, &reason);
                 }
+            }
+            () = sleep_until(last_update.map(|last| last + UPDATE_EVERY)), if waiting_update.is_some() => {
+                let (tools, hooks) = waiting_update.take().expect("checked by the guard");
+                last_update = Some(tokio::time::Instant::now());
+                engine.update_dev_session(&mut session, tools, hooks);
+                tracing::info!(agent, session = session.id(), equipped = ?session.equipped(), hooks = ?session.hooks(), "a dev session was updated");
+                link.send(&welcome(&session));
             }
             () = wedged.cancelled() => {
                 break "the developer's process stopped reading its frames".to_owned();
@@ -286,6 +288,9 @@ async fn run<F, C>(
     let id = session.id().to_owned();
     drop(session);
     link.close();
+    // Its writer ends once a close frame is out (one may be queued already): calls that
+    // still hold the link do not keep the socket open.
+    link.queue(close(1000, &reason));
     drop(link);
     tracing::info!(agent, session = id, reason, "a dev session closed");
     // The close frame, if it can go out; a process that stopped reading gets none.
@@ -309,14 +314,17 @@ fn welcome(session: &engine_core::DevSession) -> ToAuthor {
     }
 }
 
-/// A close frame: its reason cut to what a control frame carries (123 bytes).
+/// A close frame, its reason cut to what a control frame carries.
 fn close(code: u16, reason: &str) -> Message {
-    let mut end = reason.len().min(123);
-    while !reason.is_char_boundary(end) {
-        end -= 1;
-    }
     Message::Close(Some(CloseFrame {
         code,
-        reason: Utf8Bytes::from(reason[..end].to_owned()),
+        reason: Utf8Bytes::from(plugin_dev_wire::close_reason(reason).to_owned()),
     }))
+}
+
+/// Sleeps until `at`, or not at all without one.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(at).await;
+    }
 }

@@ -139,7 +139,8 @@ impl DevOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DevEvent {
-    /// A session opened: the agent equips `equipped` from it and refuses `refused`.
+    /// The engine welcomed the session, when it opened or after an update: the agent
+    /// equips `equipped` from it, runs `hooks`, and refuses `refused`.
     Connected {
         /// The session's id.
         session: String,
@@ -150,9 +151,9 @@ pub enum DevEvent {
         /// The tools it refuses, and why.
         refused: Vec<Refused>,
     },
-    /// The engine called a tool.
+    /// The engine called a tool or a hook.
     Called {
-        /// The tool's id.
+        /// The tool's or hook's id.
         tool: String,
         /// The call's number in the session.
         call: u64,

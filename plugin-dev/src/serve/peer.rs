@@ -58,13 +58,9 @@ impl Out {
     pub(super) async fn close(&mut self, reason: &str) {
         tracing::warn!(reason, "closing the development session");
         if let Self::Socket(sink) = self {
-            let mut end = reason.len().min(123);
-            while !reason.is_char_boundary(end) {
-                end -= 1;
-            }
             let frame = CloseFrame {
                 code: CloseCode::Protocol,
-                reason: reason[..end].to_owned().into(),
+                reason: crate::wire::close_reason(reason).to_owned().into(),
             };
             let _ = sink.send(Message::Close(Some(frame))).await;
         }

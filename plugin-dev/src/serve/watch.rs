@@ -135,11 +135,20 @@ pub(super) async fn supervise(options: &DevOptions, watch: &Watch) -> Result<(),
             Err(Ended::Refused(why)) => return Err(DevError::Refused(why)),
             Err(Ended::NotOpened(why) | Ended::Opened(why)) => why,
             Ok(socket) => {
-                delay = options.backoff.0;
-                relay(socket, options, watch, &binary, &mut changes).await
+                let (welcomed, why) = relay(socket, options, watch, &binary, &mut changes).await;
+                // Only a session the engine welcomed starts the backoff again: one it
+                // closes at once (its cap, another protocol) is retried ever slower.
+                if welcomed {
+                    delay = options.backoff.0;
+                }
+                why
             }
         };
         if !options.reconnect {
+            options.report(DevEvent::Disconnected {
+                reason: reason.clone(),
+                retry_in: None,
+            });
             return Err(DevError::Disconnected(reason));
         }
         options.report(DevEvent::Disconnected {
@@ -154,19 +163,41 @@ pub(super) async fn supervise(options: &DevOptions, watch: &Watch) -> Result<(),
 /// What a child said, by its build's number.
 type FromChild = (u64, Option<String>);
 
-/// Relays one session between the engine and the builds, until it ends: why.
+/// Relays one session between the engine and the builds, until it ends: whether the
+/// engine welcomed it, and why it ended.
 async fn relay(
     socket: super::peer::Socket,
     options: &DevOptions,
     watch: &Watch,
     binary: &Path,
     changes: &mut mpsc::UnboundedReceiver<()>,
+) -> (bool, String) {
+    let mut welcomed = false;
+    let why = relay_frames(socket, options, watch, binary, changes, &mut welcomed).await;
+    (welcomed, why)
+}
+
+/// What [`relay`] does, noting in `welcomed` whether the engine welcomed the session.
+async fn relay_frames(
+    socket: super::peer::Socket,
+    options: &DevOptions,
+    watch: &Watch,
+    binary: &Path,
+    changes: &mut mpsc::UnboundedReceiver<()>,
+    welcomed: &mut bool,
 ) -> String {
     use futures::StreamExt;
     let (sink, stream) = socket.split();
     let (mut engine_out, mut engine_in) = (Out::Socket(sink), In::Socket(stream));
     let (said, mut heard) = mpsc::unbounded_channel::<FromChild>();
     let mut builds: HashMap<u64, Build> = HashMap::new();
+    // The build under way, in its task: its result comes back here.
+    let (built_sender, mut built) = mpsc::channel::<Result<(Build, String), String>>(1);
+    let mut building = false;
+    // When the changes seen have settled, if a build is to start; and whether changes
+    // came during the build under way.
+    let mut settle_until = None;
+    let mut again = false;
     let mut owner: HashMap<u64, u64> = HashMap::new();
     let mut current = 0;
     let hello = match start(binary, current, &said).await {
@@ -209,7 +240,10 @@ async fn relay(
                         to
                     }
                     Ok(ToAuthor::Answer { call, .. }) => owner.get(&call).copied(),
-                    Ok(ToAuthor::Welcome { .. }) => Some(current),
+                    Ok(ToAuthor::Welcome { .. }) => {
+                        *welcomed = true;
+                        Some(current)
+                    }
                     Err(error) => {
                         let why = format!("an unknown frame ({error})");
                         engine_out.close(&why).await;
@@ -249,10 +283,21 @@ async fn relay(
                     }
                     continue;
                 };
-                if let Ok(ToEngine::Done { call, .. }) = serde_json::from_str::<ToEngine>(&text) {
-                    owner.remove(&call);
-                    if let Some(build) = builds.get_mut(&number) {
-                        build.calls = build.calls.saturating_sub(1);
+                match serde_json::from_str::<ToEngine>(&text) {
+                    // A call the engine cancelled meanwhile was counted off already.
+                    Ok(ToEngine::Done { call, .. }) => {
+                        if owner.remove(&call).is_some() {
+                            if let Some(build) = builds.get_mut(&number) {
+                                build.calls = build.calls.saturating_sub(1);
+                            }
+                        }
+                    }
+                    Ok(_) => {}
+                    // Not a frame: the dev binary's own output on stdout (a `println!`),
+                    // which would otherwise end the session; it goes where it would have.
+                    Err(_) => {
+                        eprintln!("{text}");
+                        continue;
                     }
                 }
                 if let Err(why) = engine_out.send(text).await {
@@ -261,19 +306,32 @@ async fn relay(
                 retire_idle(&mut builds, current);
             }
             Some(()) = changes.recv() => {
-                settle(changes).await;
-                let output = match rebuild(watch).await {
-                    Ok(()) => String::new(),
-                    Err(output) => {
-                        options.report(DevEvent::Rebuilt { ok: false, output });
-                        continue;
-                    }
-                };
-                match start(binary, current + 1, &said).await {
+                // A burst of changes (an editor's save) settles before a build starts;
+                // changes during a build start another once it ends.
+                if building {
+                    again = true;
+                } else {
+                    settle_until = Some(tokio::time::Instant::now() + SETTLE);
+                }
+            }
+            () = sleep_until(settle_until), if settle_until.is_some() && !building => {
+                settle_until = None;
+                // Built in a task of its own: the session's frames go on meanwhile.
+                building = true;
+                let (watch, binary, said, built) = (watch.clone(), binary.to_owned(), said.clone(), built_sender.clone());
+                let number = current + 1;
+                tokio::spawn(async move {
+                    let _ = built.send(build(&watch, &binary, number, &said).await).await;
+                });
+            }
+            Some(built) = built.recv() => {
+                building = false;
+                match built {
+                    Err(output) => options.report(DevEvent::Rebuilt { ok: false, output }),
                     Ok((build, hello)) => {
                         current += 1;
                         builds.insert(current, build);
-                        options.report(DevEvent::Rebuilt { ok: true, output });
+                        options.report(DevEvent::Rebuilt { ok: true, output: String::new() });
                         let update = match serde_json::from_str::<ToEngine>(&hello) {
                             Ok(ToEngine::Hello { tools, hooks, .. }) => ToEngine::Update { tools, hooks },
                             _ => return "the new build did not say hello".to_owned(),
@@ -284,10 +342,32 @@ async fn relay(
                         }
                         retire_idle(&mut builds, current);
                     }
-                    Err(why) => options.report(DevEvent::Rebuilt { ok: false, output: why }),
+                }
+                if std::mem::take(&mut again) {
+                    settle_until = Some(tokio::time::Instant::now() + SETTLE);
                 }
             }
         }
+    }
+}
+
+/// A build: the build run, the new binary started; or what the build printed, or why it
+/// did not start.
+async fn build(
+    watch: &Watch,
+    binary: &Path,
+    number: u64,
+    said: &mpsc::UnboundedSender<FromChild>,
+) -> Result<(Build, String), String> {
+    rebuild(watch).await?;
+    start(binary, number, said).await
+}
+
+/// Sleeps until `at`, or forever without one.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -338,16 +418,6 @@ fn retire_idle(builds: &mut HashMap<u64, Build>, current: u64) {
         }
         keep
     });
-}
-
-/// Waits until the changes stop coming for a moment, and forgets them.
-async fn settle(changes: &mut mpsc::UnboundedReceiver<()>) {
-    loop {
-        match tokio::time::timeout(SETTLE, changes.recv()).await {
-            Ok(Some(())) => continue,
-            _ => return,
-        }
-    }
 }
 
 /// Runs the build: what it printed when it failed.
