@@ -36,6 +36,9 @@ pub enum CallErrorKind {
     TimedOut,
     /// The call was cancelled before the tool finished.
     Cancelled,
+    /// The process that serves the tool (a dev session's) went away before it answered:
+    /// whether the call took effect is not known.
+    Disconnected,
 }
 
 impl CallErrorKind {
@@ -49,6 +52,7 @@ impl CallErrorKind {
             Self::Panicked => "panicked",
             Self::TimedOut => "timed_out",
             Self::Cancelled => "cancelled",
+            Self::Disconnected => "disconnected",
         }
     }
 }
@@ -241,7 +245,7 @@ pub(crate) fn unknown_tool(name: &str) -> CallError {
 
 /// A staged action called as a tool runs: refused, since only a turn performs it.
 #[cold]
-pub(crate) fn staged_not_called(tool: &Tool) -> CallError {
+pub(crate) fn staged_not_called(tool: &impl Called) -> CallError {
     CallError::new(
         CallErrorKind::Failed,
         format!(

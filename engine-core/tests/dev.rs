@@ -226,6 +226,7 @@ fn a_session_tool_a_linked_tool_could_not_be_is_refused_with_why() {
     loose.input_schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
     let mut action = decl("journal", "act");
     action.action = true;
+    action.exclusive = true;
     let mut project = decl("journal", "files");
     project.needs.project = true;
     let mut theirs = decl("journal", "theirs");
@@ -260,7 +261,7 @@ fn a_session_tool_a_linked_tool_could_not_be_is_refused_with_why() {
     assert_eq!(session.equipped(), ["journal:twice", "journal:own"]);
     let why = |tool: &str| why(&session, tool);
     assert!(why("journal:loose").contains("not strict-compatible"));
-    assert!(why("journal:act").contains("staged action"));
+    assert!(why("journal:act").contains("it is exclusive"));
     assert!(why("journal:files").contains("project files"));
     assert!(why("journal:theirs").contains("of the linked plugin `acme`"));
     assert!(why("acme:unlisted").contains("[agents.shop.dev] secrets"));
@@ -335,6 +336,42 @@ fn a_call_carries_only_the_secrets_it_declares_and_keeps_state_only_when_it_succ
         frames[2]["state"],
         json!({"count": 1}),
         "the successful call's was"
+    );
+}
+
+#[test]
+fn a_session_action_is_offered_refused_as_a_direct_call_and_refused_when_shaped_unlike_one() {
+    let engine = engine("[agents.shop]\n");
+    let link = Link::new(dev_answer);
+    let mut action = decl("shop", "publish");
+    action.action = true;
+    let mut reads_model = decl("shop", "publish_smartly");
+    reads_model.action = true;
+    reads_model.needs.model = true;
+    let session = engine
+        .open_dev_session("shop", vec![action, reads_model], vec![], link.clone())
+        .unwrap();
+    assert_eq!(session.equipped(), ["shop:publish"]);
+    assert!(
+        why(&session, "shop:publish_smartly").contains("it reads the model"),
+        "{:?}",
+        session.refused()
+    );
+    assert_eq!(
+        described(&catalog(&engine, "shop"), "shop__publish").len(),
+        1
+    );
+    run(async {
+        let turn = engine.turn("shop").unwrap();
+        let error = engine
+            .call(&turn, Call::new("shop__publish", "{}"))
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("is a staged action"), "{error}");
+    });
+    assert!(
+        link.frames().is_empty(),
+        "a direct call sends the session nothing"
     );
 }
 

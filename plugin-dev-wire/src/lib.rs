@@ -6,12 +6,14 @@
 //! token as `Authorization: Bearer …`, and sends [`ToEngine::Hello`] with what it serves.
 //! The engine answers [`ToAuthor::Welcome`] (which tools the agent equips, which it
 //! refuses and why), then sends a [`ToAuthor::Call`] for each call the agent's turns make
-//! of a session tool. While a call runs, the author's side asks the engine for what the
-//! call's context reaches ([`ToEngine::Ask`]: an artifact, the knowledge base, a model),
-//! writes audit records ([`ToEngine::Audit`]), and ends the call with [`ToEngine::Done`]:
-//! the output and the state it wrote, or an error. [`ToAuthor::Cancel`] says the engine
-//! stopped waiting (the deadline passed, the turn was abandoned). [`ToEngine::Update`]
-//! replaces what the session serves (the watch loop), answered by another welcome.
+//! of a session tool, and two for a staged action's: the stage, which checks its
+//! arguments, and the perform after the reply ([`ActionStep`]). While a call runs, the
+//! author's side asks the engine for what the call's context reaches ([`ToEngine::Ask`]:
+//! an artifact, the knowledge base, a model), writes audit records ([`ToEngine::Audit`]),
+//! and ends the call with [`ToEngine::Done`]: the output and the state it wrote, or an
+//! error. [`ToAuthor::Cancel`] says the engine stopped waiting (the deadline passed, the
+//! turn was abandoned). [`ToEngine::Update`] replaces what the session serves (the watch
+//! loop), answered by another welcome.
 //!
 //! A frame that does not parse, one larger than [`MAX_FRAME_BYTES`], another protocol
 //! version, or a frame about a call or question never made closes the session, with a
@@ -116,7 +118,7 @@ pub enum ToAuthor {
         /// The tools and hooks it does not, and why.
         refused: Vec<Refused>,
     },
-    /// A call of a session tool.
+    /// A call of a session tool or hook, or a step of a session action.
     Call(Box<CallFrame>),
     /// The engine no longer waits for the call `call`: its deadline passed, or its turn
     /// was abandoned. The call's code sees it as its abort signal.
@@ -210,6 +212,8 @@ pub struct CallFrame {
     /// For a hook, its event: the arguments are then the event's [`EventPayload`], and
     /// the output a [`HookOutcome`].
     pub event: Option<String>,
+    /// For a staged action, which of its two calls this is; `None` for a tool or hook.
+    pub step: Option<ActionStep>,
     /// The arguments, as the model sent them (JSON text).
     pub arguments: String,
     /// The reader's locale, when the engine knows it.
@@ -226,6 +230,18 @@ pub struct CallFrame {
     pub deadline_ms: u64,
     /// What else the engine answers questions about in this call.
     pub grants: Grants,
+}
+
+/// The two calls of a staged action (`#[define_action]`): the model's call stages it,
+/// and the turn performs it once its reply has passed the guardrails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionStep {
+    /// Check the arguments as the action's own types read them, running nothing: an
+    /// empty output (`null`) when they fit, else an `invalid_arguments` error.
+    Stage,
+    /// Run the action's body with the arguments the stage checked.
+    Perform,
 }
 
 /// The turn a call belongs to.

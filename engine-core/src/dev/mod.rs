@@ -50,7 +50,12 @@ pub trait DevLink: Send + Sync + 'static {
 
 /// The session ended before the call did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Disconnected;
+pub enum Disconnected {
+    /// Before the call was sent: the author's process never saw it.
+    Unsent,
+    /// After it was sent: its code may have run, in part or whole.
+    Unanswered,
+}
 
 /// One session, as its tools hold it: its id, its link, and its bound on calls.
 pub struct Session {

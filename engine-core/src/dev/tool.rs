@@ -50,6 +50,12 @@ impl DevTool {
     pub fn session_id(&self) -> &str {
         &self.session.id
     }
+
+    /// Whether it is a staged action: its call stages it, and the turn performs it after
+    /// the reply, through the same session.
+    pub fn is_action(&self) -> bool {
+        self.decl.action
+    }
 }
 
 impl Called for DevTool {
@@ -85,7 +91,7 @@ pub(crate) fn check(
 ) -> Result<DevTool, String> {
     let Checks { agent, config, .. } = checks;
     if decl.action {
-        return Err("it is a staged action, which a development session does not serve yet: try it in an image".to_owned());
+        check_action_shape(&decl)?;
     }
     if decl.needs.project {
         return Err("it works on the agent's project files, which are on the engine's machine, not the developer's".to_owned());
@@ -134,6 +140,31 @@ pub(crate) fn check(
         decl,
         session: Arc::clone(session),
     })
+}
+
+/// What start-up requires of a linked action (`check_action_shape`), of a session's: an
+/// action is given its arguments, the subscriber, the audit logger and its secrets only.
+fn check_action_shape(decl: &ToolDecl) -> Result<(), String> {
+    let wrong: Vec<&str> = [
+        (decl.needs.model, "it reads the model"),
+        (
+            decl.needs.knowledge.is_some(),
+            "it reads the knowledge base",
+        ),
+        (decl.needs.plugin_state, "it reads its plugin's state"),
+        (!decl.strict, "its arguments are not strict"),
+        (decl.exclusive, "it is exclusive"),
+    ]
+    .into_iter()
+    .filter_map(|(broken, what)| broken.then_some(what))
+    .collect();
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "a staged action is given its arguments, the subscriber, the audit logger and its secrets only, but {}, which start-up refuses in a linked action",
+        wrong.join(", ")
+    ))
 }
 
 /// Whether a session's tool or hook of `namespace` may be given each of `secrets`.

@@ -25,7 +25,7 @@ pub struct Call<'a> {
     pub(super) deadline: Option<Instant>,
     pub(super) cancel: Option<&'a CancellationToken>,
     /// Whether this is the perform of a staged action, which only the turn makes.
-    perform: bool,
+    pub(super) perform: bool,
     /// The step of a turn that the model made this call in: its external tools are
     /// those that step offered, not the set installed now.
     offer: Option<&'a Offer>,

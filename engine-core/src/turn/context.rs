@@ -193,6 +193,7 @@ impl Runtime {
             namespace: remote.namespace(),
             needs,
             secrets: remote.secrets(),
+            action: false,
         };
         let deadline = tokio::time::Instant::now() + hook.timeout();
         let (context, frame) =
@@ -279,6 +280,7 @@ impl Runtime {
             call: 0,
             tool: tool.process_id,
             event: None,
+            step: None,
             arguments,
             locale: turn.locale.clone(),
             turn: None,
@@ -301,7 +303,7 @@ impl Runtime {
                 subscriber: at.subscriber.clone(),
                 conversation: at.conversation.clone(),
             });
-            if needs.conversation {
+            if needs.conversation && !tool.action {
                 let snapshot = with_pending(self.states.snapshot(&at.conversation), pending);
                 frame.state = Some(
                     snapshot
@@ -384,6 +386,9 @@ pub(super) struct DevCallee<'a> {
     pub(super) namespace: &'a str,
     pub(super) needs: NeedsDecl,
     pub(super) secrets: &'a [SecretDecl],
+    /// Whether it is a staged action, given the subscriber and nothing of the
+    /// conversation, whatever its declaration claims.
+    pub(super) action: bool,
 }
 
 impl<'a> DevCallee<'a> {
@@ -395,6 +400,7 @@ impl<'a> DevCallee<'a> {
             namespace: tool.namespace(),
             needs: tool.decl().needs,
             secrets: &tool.decl().secrets,
+            action: tool.is_action(),
         }
     }
 }

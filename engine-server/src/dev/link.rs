@@ -225,7 +225,7 @@ impl DevLink for WsLink {
         });
         if !open || !self.queue(Message::Text(Utf8Bytes::from(text))) {
             self.calls(|calls| calls.remove(&call));
-            return Box::pin(std::future::ready(Err(Disconnected)));
+            return Box::pin(std::future::ready(Err(Disconnected::Unsent)));
         }
         let waiting = Waiting {
             link: self.clone(),
@@ -234,7 +234,7 @@ impl DevLink for WsLink {
         };
         Box::pin(async move {
             let mut waiting = waiting;
-            let outcome = ended.await.map_err(|_| Disconnected);
+            let outcome = ended.await.map_err(|_| Disconnected::Unanswered);
             waiting.ended = true;
             outcome
         })

@@ -13,7 +13,7 @@ use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::{
     linked_hooks, linked_tools, CallInput, HookDescriptor, HookEntry, HookInput, KnowledgeGrant,
-    StateMap, ToolDescriptor,
+    StageFn, StateMap, ToolDescriptor,
 };
 use plugin_sdk::hook::{
     ConversationStart, Event, MessageReceived, ResponseGenerated, ResponseSent,
@@ -25,7 +25,8 @@ use plugin_sdk::{ToolContext, ToolErrorKind};
 
 use super::bridge::{Asker, BridgeArtifacts, BridgeAudit, BridgeKnowledge, BridgeModel};
 use crate::wire::{
-    Binding, CallFrame, EventPayload, HookDecl, NeedsDecl, Outcome, SecretDecl, ToolDecl, WireEvent,
+    ActionStep, Binding, CallFrame, EventPayload, HookDecl, NeedsDecl, Outcome, SecretDecl,
+    ToolDecl, WireEvent,
 };
 
 /// The tools this binary links, as the engine is told of them and as calls find them.
@@ -119,6 +120,22 @@ impl Served {
                 format!("this development session serves no tool `{}`", frame.tool),
             );
         };
+        match (tool.staged, frame.step) {
+            (Some(check), Some(ActionStep::Stage)) => return stage(&frame.tool, check, &frame.arguments),
+            (Some(_), Some(ActionStep::Perform)) | (None, None) => {}
+            (Some(_), None) => {
+                return failed(
+                    "failed",
+                    format!("`{}` is a staged action: a turn stages it and performs it after the reply; it is not called directly", frame.tool),
+                )
+            }
+            (None, Some(_)) => {
+                return failed(
+                    "failed",
+                    format!("`{}` is a tool, not a staged action", frame.tool),
+                )
+            }
+        }
         let context = match self.context(tool.plugin, &frame, asker) {
             Ok(context) => context,
             Err(why) => return failed("failed", why),
@@ -137,21 +154,7 @@ impl Served {
                 };
                 failed(kind, error.message().to_owned())
             }
-            Err(payload) => {
-                let text = payload
-                    .downcast_ref::<&str>()
-                    .map(|text| text.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a non-text panic payload".to_owned());
-                tracing::error!(tool = frame.tool, panic = text, "a dev tool panicked");
-                failed(
-                    "panicked",
-                    format!(
-                        "`{}` failed unexpectedly on the developer's machine and was stopped",
-                        frame.tool
-                    ),
-                )
-            }
+            Err(payload) => panicked(&frame.tool, &*payload),
         }
     }
 
@@ -273,6 +276,33 @@ fn writes_of(
         .into_iter()
         .map(|(key, value)| (key, value.map(|value| parsed(&value))))
         .collect()
+}
+
+/// The stage of the action `id`: its arguments checked by `check`, the action's own
+/// deserializer, which runs nothing.
+fn stage(id: &str, check: StageFn, arguments: &str) -> Outcome {
+    match std::panic::catch_unwind(|| check(arguments)) {
+        Ok(Ok(())) => Outcome::Ok {
+            output: "null".to_owned(),
+            state_writes: Default::default(),
+        },
+        Ok(Err(error)) => failed("invalid_arguments", error.message().to_owned()),
+        Err(payload) => panicked(id, &*payload),
+    }
+}
+
+/// The outcome of a call of `id` that panicked: the payload goes to the log only.
+fn panicked(id: &str, payload: &(dyn Any + Send)) -> Outcome {
+    let text = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a non-text panic payload");
+    tracing::error!(tool = id, panic = text, "a dev tool panicked");
+    failed(
+        "panicked",
+        format!("`{id}` failed unexpectedly on the developer's machine and was stopped"),
+    )
 }
 
 fn failed(kind: &str, message: String) -> Outcome {

@@ -5,15 +5,18 @@
 //! to say what became of it, so that no later request reads "staged" for an action that
 //! was dropped, failed or done.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant as StdInstant};
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::events::{arguments_json, json_string, one_line, result_event, TurnEvent};
 use super::Progress;
 use crate::conversation::{Message, ToolCall, ToolStatus};
+use crate::dev::DevTool;
 use crate::dispatch::{self, CallErrorKind};
 use crate::stores::{ActionRecord, ActionState, Conversations};
 use crate::tool::Tool;
@@ -24,6 +27,22 @@ pub(super) struct StagedActions {
     staged: Vec<Staged>,
     /// The most one reply stages (the agent's `max_actions_per_turn`).
     max: u32,
+}
+
+/// An action a call stages: a linked one, or a dev session's, which that session
+/// checks and performs.
+pub(super) enum Action<'a> {
+    Linked(&'a Tool),
+    Dev(Arc<DevTool>),
+}
+
+impl Action<'_> {
+    fn id(&self) -> &str {
+        match self {
+            Self::Linked(tool) => tool.id(),
+            Self::Dev(tool) => tool.id(),
+        }
+    }
 }
 
 struct Staged {
@@ -40,6 +59,9 @@ struct Staged {
     /// The arguments parsed, to tell identical stagings apart from another key order,
     /// spacing or spelling of a number.
     parsed: Value,
+    /// The session action it is, which only that session performs: not a linked action
+    /// of its id, nor another session's, should the session go.
+    dev: Option<Arc<DevTool>>,
 }
 
 /// What the model reads when its call staged the action.
@@ -60,17 +82,31 @@ impl StagedActions {
 
     /// Stages `call` of the action `tool`, at most its `max` per reply, and sends its result
     /// event; the call's answer (status and content) for the model, which will be at
-    /// `position` in the history.
-    pub(super) fn stage(
+    /// `position` in the history. A session's action is checked by its session, within
+    /// `deadline` and `cancel`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn stage(
         &mut self,
         runtime: &Runtime,
         turn: &Turn,
-        tool: &Tool,
+        tool: Action<'_>,
         call: &ToolCall,
         position: usize,
+        (deadline, cancel): (Instant, &CancellationToken),
         events: &mut (dyn FnMut(TurnEvent) + Send),
     ) -> (ToolStatus, String) {
-        if let Err(error) = dispatch::stage(tool, &call.arguments, &runtime.registry.limits) {
+        let checked = match &tool {
+            Action::Linked(tool) => {
+                dispatch::stage(tool, &call.arguments, &runtime.registry.limits)
+            }
+            Action::Dev(tool) => {
+                let check = Call::new(&call.name, &call.arguments)
+                    .deadline(deadline)
+                    .cancel_on(cancel);
+                runtime.stage_dev(turn, tool, check).await
+            }
+        };
+        if let Err(error) = checked {
             let error = error.redacted(&**turn.agent.redaction());
             events(result_event(
                 call,
@@ -81,11 +117,12 @@ impl StagedActions {
             ));
             return (ToolStatus::Error, error.to_json());
         }
+        let action = tool.id().to_owned();
         let parsed: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let identical = self
             .staged
             .iter_mut()
-            .find(|staged| staged.action == tool.id() && same_arguments(&staged.parsed, &parsed));
+            .find(|staged| staged.action == action && same_arguments(&staged.parsed, &parsed));
         // Where the staging's first answer is: its record's key, which every answer
         // that promises it names.
         let (answer, staging) = if let Some(first) = identical {
@@ -112,21 +149,25 @@ impl StagedActions {
             self.staged.push(Staged {
                 call_id: call.id.clone(),
                 answers: vec![(position, call.id.clone())],
-                action: tool.id().to_owned(),
+                action: action.clone(),
                 called_as: call.name.clone(),
                 arguments: call.arguments.clone(),
                 parsed,
+                dev: match tool {
+                    Action::Dev(tool) => Some(tool),
+                    Action::Linked(_) => None,
+                },
             });
             (STAGED, position)
         };
-        let content = json!({ "staged": tool.id(), "at": staging, "note": answer }).to_string();
+        let content = json!({ "staged": action, "at": staging, "note": answer }).to_string();
         let raw = RawValue::from_string(content.clone()).ok();
         let identical = answer != STAGED;
         events(result_event(call, ToolStatus::Ok, raw, None, 0));
         if !identical {
             events(TurnEvent::ActionStaged {
                 id: call.id.clone(),
-                action: tool.id().to_owned(),
+                action,
                 arguments: arguments_json(&call.arguments),
             });
         }
@@ -322,7 +363,10 @@ pub(super) async fn perform_staged(
         let call = Call::new(&staged.called_as, &staged.arguments)
             .deadline(Instant::now() + timeout)
             .perform();
-        let result = runtime.call(turn, call).await;
+        let result = match staged.dev {
+            Some(tool) => runtime.call_dev(turn, tool, call).await,
+            None => runtime.call(turn, call).await,
+        };
         let duration_ms = started.elapsed().as_millis() as u64;
         let (state, detail, answer, event) = match result {
             Ok(output) => {
@@ -341,7 +385,9 @@ pub(super) async fn perform_staged(
                 // A timeout or a panic may come after the effect: whether it happened is
                 // not known.
                 let state = match error.kind() {
-                    CallErrorKind::TimedOut | CallErrorKind::Panicked => ActionState::Unknown,
+                    CallErrorKind::TimedOut
+                    | CallErrorKind::Panicked
+                    | CallErrorKind::Disconnected => ActionState::Unknown,
                     _ => ActionState::Failed,
                 };
                 let outcome = if state == ActionState::Unknown {

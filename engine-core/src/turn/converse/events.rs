@@ -80,8 +80,8 @@ pub enum TurnEvent {
         id: String,
         /// The action's id.
         action: String,
-        /// `failed`, or `unknown` when whether it took effect is not known (it timed out
-        /// or panicked).
+        /// `failed`, or `unknown` when whether it took effect is not known (it timed out,
+        /// panicked, or the dev session performing it disconnected).
         outcome: &'static str,
         /// What went wrong.
         error: String,

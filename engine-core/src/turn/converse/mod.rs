@@ -390,10 +390,18 @@ impl Runtime {
             self.restore_state(store, id).await.map_err(|error| {
                 format!("the conversation's state could not be restored: {error}")
             })?;
+            // A session's action is known while its session serves it; its answers
+            // left behind by a turn that stopped stay as they are after that.
             let is_action = |name: &str| {
-                self.registry
+                let linked = self
+                    .registry
                     .tool_index(name)
-                    .is_some_and(|index| self.registry.tools()[index].is_action())
+                    .is_some_and(|index| self.registry.tools()[index].is_action());
+                linked
+                    || turn
+                        .agent
+                        .dev_tool(name)
+                        .is_some_and(|tool| tool.is_action())
             };
             actions::settle_left_behind(&mut history, store, id, is_action).await;
         }

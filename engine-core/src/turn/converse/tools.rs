@@ -1,6 +1,7 @@
 //! One step's tool calls: run at once up to the agent's cap, each answered exactly once,
 //! results kept in call order while events go out in completion order.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant as StdInstant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -9,7 +10,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::actions::{same_arguments, StagedActions};
+use super::actions::{same_arguments, Action, StagedActions};
 use super::events::{arguments_json, one_line, result_event, TurnEvent};
 use crate::agent::Offer;
 use crate::conversation::{Message, ToolCall, ToolStatus};
@@ -74,10 +75,14 @@ pub(super) async fn run_calls(
     let mut runnable = Vec::with_capacity(calls.len());
     for (at, call) in calls.iter().enumerate() {
         events(call_event(runtime, turn, offer, call));
-        // A dev session's tool replaces a linked action of its id, and is no action.
-        let action = runtime
-            .offered(turn, &call.name)
-            .filter(|tool| tool.is_action() && offer.dev_tool(&call.name).is_none());
+        // A dev session's tool replaces a linked one of its id, action or not.
+        let action = match offer.dev_tool(&call.name) {
+            Some(tool) => tool.is_action().then(|| Action::Dev(Arc::clone(tool))),
+            None => runtime
+                .offered(turn, &call.name)
+                .filter(|tool| tool.is_action())
+                .map(Action::Linked),
+        };
         let refused = if counts.run >= limits.max_calls {
             Some((
                 ToolStatus::Skipped,
@@ -125,8 +130,11 @@ pub(super) async fn run_calls(
             }
             None => match action {
                 Some(action) => {
-                    let (status, content) =
-                        actions.stage(runtime, turn, action, call, base + at, events);
+                    let deadline = (Instant::now() + limits.tool_timeout).min(limits.deadline);
+                    let bounds = (deadline, limits.cancel);
+                    let (status, content) = actions
+                        .stage(runtime, turn, action, call, base + at, bounds, events)
+                        .await;
                     answers[at] = Some(answer(call, status, content));
                 }
                 None => runnable.push(at),

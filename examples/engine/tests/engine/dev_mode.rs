@@ -319,7 +319,8 @@ fn killing_the_dev_process_mid_call_answers_the_call_and_its_tools_leave_the_cat
         let authority = authority.clone();
         std::thread::spawn(move || turn(&authority, "c-kill", "Wait a minute."))
     };
-    dev.wait_for("Called");
+    // The tool's call, not the bound hook's, which runs first in the same turn.
+    dev.wait_for(r#"Called { tool: "journal:wait""#);
     dev.child.kill().unwrap();
     let started = Instant::now();
     let events = turning.join().unwrap();
@@ -338,6 +339,151 @@ fn killing_the_dev_process_mid_call_answers_the_call_and_its_tools_leave_the_cat
     assert!(
         !offered(&mock, 1).contains(&"journal__wait".to_owned()),
         "the next request no longer offers the session's tools"
+    );
+}
+
+/// How many calls of `tool` the dev binary was sent so far.
+fn calls_of(dev: &Dev, tool: &str) -> usize {
+    let printed = dev.printed.lock().unwrap().clone();
+    printed
+        .matches(&format!(r#"Called {{ tool: "{tool}""#))
+        .count()
+}
+
+#[test]
+fn a_dev_action_is_staged_by_its_own_types_and_performed_on_the_developers_machine() {
+    let Running {
+        mock,
+        setup: _setup,
+        served: _served,
+        authority,
+        token,
+    } = Running::start("action", "");
+    let dev = Dev::start(&authority, &token);
+    let connected = dev.wait_for("Connected");
+    assert!(
+        listed(&connected, "equipped").contains(&"journal:publish".to_owned()),
+        "{connected}"
+    );
+    // A headline longer than its `Note<40>` is refused at the stage by the action's own
+    // deserializer, on the developer's machine; the model's next try is staged, and
+    // performed there after the reply, with the subscriber and the secret.
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__publish", "arguments": {"headline": "x".repeat(41)}}]},
+        {"type": "reply", "tool_calls": [{"name": "journal__publish", "arguments": {"headline": "Hello"}}]},
+        {"type": "reply", "text": "Publishing."}
+    ]));
+    let events = turn(&authority, "c-action", "Publish hello.");
+    let calls = of_type(&events, "tool_call");
+    assert_eq!(
+        calls[0]["dev_session"].as_str(),
+        Some(sessions(&connected)[0].as_str()),
+        "{}",
+        calls[0]
+    );
+    let refused = of_type(&events, "tool_result")[0];
+    assert_eq!(refused["status"], "error", "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("at most 40"),
+        "{refused}"
+    );
+    assert_eq!(of_type(&events, "action_staged").len(), 1, "{events:#?}");
+    let performed = of_type(&events, "action_performed");
+    assert_eq!(performed.len(), 1, "{events:#?}");
+    assert_eq!(performed[0]["action"], "journal:publish");
+    let result = &performed[0]["result"];
+    assert_eq!(result["headline"], "Hello", "{result}");
+    assert_eq!(result["reader"], "ana", "the action read its subscriber");
+    assert_eq!(result["signed_by"], "9876", "the action read its secret");
+    assert_eq!(
+        calls_of(&dev, "journal:publish"),
+        3,
+        "two stages and one perform went to the session"
+    );
+
+    // An action that fails where it runs is failed, and not retried.
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__publish", "arguments": {"headline": "fail"}}]},
+        {"type": "reply", "text": "Publishing."}
+    ]));
+    let events = turn(&authority, "c-action", "Publish fail.");
+    let failed = of_type(&events, "action_failed");
+    assert_eq!(failed.len(), 1, "{events:#?}");
+    assert_eq!(failed[0]["outcome"], "failed");
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("refused the headline"),
+        "{}",
+        failed[0]
+    );
+    assert_eq!(calls_of(&dev, "journal:publish"), 5);
+}
+
+#[test]
+fn a_dev_action_whose_session_goes_is_not_performed_and_one_cut_off_mid_perform_is_unknown() {
+    let Running {
+        mock,
+        setup: _setup,
+        served: _served,
+        authority,
+        token,
+    } = Running::start("action-gone", "");
+    // Staged, then the session goes while another call of the same step runs: nothing
+    // performs the action, and the model reads that it was not.
+    let mut dev = Dev::start(&authority, &token);
+    dev.wait_for("Connected");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [
+            {"name": "journal__publish", "arguments": {"headline": "Later"}},
+            {"name": "journal__wait", "arguments": {"seconds": 60}}
+        ]},
+        {"type": "reply", "text": "Publishing."}
+    ]));
+    let turning = {
+        let authority = authority.clone();
+        std::thread::spawn(move || turn(&authority, "c-gone", "Publish later."))
+    };
+    dev.wait_for(r#"Called { tool: "journal:wait""#);
+    dev.child.kill().unwrap();
+    let events = turning.join().unwrap();
+    assert_eq!(of_type(&events, "action_staged").len(), 1, "{events:#?}");
+    assert!(of_type(&events, "action_performed").is_empty());
+    let failed = of_type(&events, "action_failed");
+    assert_eq!(failed.len(), 1, "{events:#?}");
+    assert_eq!(failed[0]["outcome"], "failed", "{}", failed[0]);
+    assert!(
+        failed[0]["error"].as_str().unwrap().contains("nothing ran"),
+        "{}",
+        failed[0]
+    );
+    assert_eq!(events.last().unwrap()["type"], "done");
+
+    // Cut off while it performs: whether it took effect is not known, and it says so.
+    let mut dev = Dev::start(&authority, &token);
+    dev.wait_for("Connected");
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__publish", "arguments": {"headline": "wait"}}]},
+        {"type": "reply", "text": "Publishing."}
+    ]));
+    let turning = {
+        let authority = authority.clone();
+        std::thread::spawn(move || turn(&authority, "c-cut", "Publish slowly."))
+    };
+    dev.wait_for_times(r#"Called { tool: "journal:publish""#, 2);
+    dev.child.kill().unwrap();
+    let events = turning.join().unwrap();
+    let failed = of_type(&events, "action_failed");
+    assert_eq!(failed.len(), 1, "{events:#?}");
+    assert_eq!(failed[0]["outcome"], "unknown", "{}", failed[0]);
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("whether it took effect is not known"),
+        "{}",
+        failed[0]
     );
 }
 

@@ -1,13 +1,15 @@
 //! A journal for the conversation: the plugin the dev-mode example serves from the
 //! author's machine (`examples/journal-dev.rs`). Its tools read a secret, keep state,
-//! hand a file to another tool, and wait on the engine's abort signal, and its hook reads
-//! the state before the model, so that each part of the context crosses the dev bridge.
+//! hand a file to another tool, and wait on the engine's abort signal, its staged action
+//! is checked and performed through the session, and its hook reads the state before
+//! the model, so that each part of the context crosses the dev bridge.
 
 use plugin_sdk::prelude::*;
 
 plugin_sdk::plugin! {
     namespace = "journal",
     engine = ">=0.1, <2",
+    api_version = 0,
     display_name = { "en-US": "Journal", "it-IT": "Diario" },
     description = { "en-US": "A journal kept for the conversation.", "it-IT": "Un diario tenuto per la conversazione." },
 }
@@ -86,6 +88,51 @@ pub async fn wait(wait: Wait, abort: &Abort) -> String {
         () = tokio::time::sleep(slept) => "waited".to_owned(),
         () = abort.aborted() => "stopped".to_owned(),
     }
+}
+
+/// A headline to publish.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[tool_args(action)]
+pub struct Headline {
+    /// The headline, at most 40 characters.
+    pub headline: Note<40>,
+}
+
+/// What publishing answers.
+#[derive(Serialize, JsonSchema)]
+pub struct Published {
+    /// The headline.
+    pub headline: String,
+    /// Whom it was published for: the conversation's subscriber.
+    pub reader: String,
+    /// Who signed it: the account's token, as its last four characters.
+    pub signed_by: String,
+}
+
+/// Publish a headline for the reader. It is staged: it is done after your reply is sent,
+/// so say it is being published, not that it was. A headline of `fail` is refused; one
+/// of `wait` takes a minute.
+#[define_action(summary = { "en-US": "Publishes a headline.", "it-IT": "Pubblica un titolo." })]
+pub async fn publish(
+    headline: Headline,
+    reader: Subscriber,
+    secrets: JournalSecrets,
+    audit: &Audit,
+) -> Result<Published, ToolError> {
+    let headline = headline.headline.into_string();
+    match headline.as_str() {
+        "fail" => return Err(ToolError::new("the journal refused the headline `fail`")),
+        "wait" => tokio::time::sleep(std::time::Duration::from_secs(60)).await,
+        _ => {}
+    }
+    let token = secrets.journal_token.expose();
+    let signed_by = token[token.len().saturating_sub(4)..].to_owned();
+    audit.record("headline_published", &headline);
+    Ok(Published {
+        headline,
+        reader: reader.id().to_owned(),
+        signed_by,
+    })
 }
 
 /// Tells the model how many entries the conversation's journal holds, once it holds any.
