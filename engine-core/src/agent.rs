@@ -309,7 +309,12 @@ impl Agent {
             .map(|tool| tool.catalog_entry())
             .chain(
                 dev.iter()
-                    .filter(|tool| format != Format::Mcp || !tool.decl().needs.conversation)
+                    // MCP clients call tools directly: what needs a turn's conversation,
+                    // and an action, which only a turn stages, is left out, as linked.
+                    .filter(|tool| {
+                        format != Format::Mcp
+                            || !(tool.decl().needs.conversation || tool.is_action())
+                    })
                     .map(|tool| tool.catalog_entry()),
             )
             .collect();

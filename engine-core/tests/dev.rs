@@ -9,10 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engine_core::config::EngineConfig;
+use engine_core::conversation::ToolCall;
 use engine_core::dev::{
     DevLink, DevServe, Disconnected, MAX_CALLS_PER_SESSION, MAX_SESSIONS_PER_AGENT,
 };
-use engine_core::{Call, CallErrorKind, Engine, Format, Instant};
+use engine_core::provider::{Provider, ProviderError, ProviderReply, ProviderRequest, Wire};
+use engine_core::stores::Conversations;
+use engine_core::{Call, CallErrorKind, Engine, Format, Instant, TurnControl, TurnEvent};
 use plugin_dev_wire::{
     Binding, CallFrame, HookDecl, HookOutcome, NeedsDecl, Outcome, SecretDecl, ToolDecl,
 };
@@ -620,4 +623,102 @@ fn a_take_that_would_not_fit_leaves_the_artifact_in_place() {
     let taken = store.take_within("c1", &handle, 100).unwrap().unwrap();
     assert_eq!(taken.bytes.len(), 100, "still there after the refusal");
     assert_eq!(store.take("c1", &handle), None, "taken once");
+}
+
+/// A provider that answers each request with the next of its replies.
+struct Scripted(Mutex<std::collections::VecDeque<ProviderReply>>);
+
+impl Provider for Scripted {
+    fn wire(&self) -> Wire {
+        Wire::Openai
+    }
+
+    fn respond<'a>(
+        &'a self,
+        _: ProviderRequest<'a>,
+        _: &'a mut (dyn FnMut(&str) + Send),
+    ) -> BoxFuture<'a, Result<ProviderReply, ProviderError>> {
+        let reply = self
+            .0
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("a scripted reply");
+        Box::pin(std::future::ready(Ok(reply)))
+    }
+}
+
+#[test]
+fn a_session_actions_stage_is_sent_its_arguments_alone_and_its_perform_what_a_linked_action_gets() {
+    let config = EngineConfig::parse(
+        "[agents.shop]\nsecrets = { own = \"o\" }\n[agents.shop.dev]\nsecrets = [\"own\"]\n\
+         [agents.shop.turn]\nprovider = \"scripted\"\n",
+    )
+    .unwrap();
+    let call = ToolCall {
+        id: "c0".into(),
+        name: "shop__publish".into(),
+        arguments: "{}".into(),
+        extra: Default::default(),
+    };
+    let replies = [
+        ProviderReply {
+            tool_calls: vec![call],
+            ..ProviderReply::default()
+        },
+        ProviderReply {
+            text: "Publishing.".into(),
+            ..ProviderReply::default()
+        },
+    ];
+    let engine = Engine::builder()
+        .config(config)
+        .provider("scripted", Arc::new(Scripted(Mutex::new(replies.into()))))
+        .conversations(Conversations::memory())
+        .build()
+        .expect("the engine starts");
+    // An action that reads the subscriber (the conversation), audits and has a secret.
+    let mut action = decl("shop", "publish");
+    action.action = true;
+    action.needs.conversation = true;
+    action.needs.audit = true;
+    action.secrets = vec![SecretDecl { key: "own".into() }];
+    let link = Link::new(dev_answer);
+    let _session = engine
+        .open_dev_session("shop", vec![action], vec![], link.clone())
+        .unwrap();
+    let events = run(async {
+        let turn = engine.turn("shop").unwrap().in_conversation("ana", "c");
+        let mut events = Vec::new();
+        engine
+            .converse(
+                &turn,
+                Some("Publish."),
+                &TurnControl::default(),
+                &mut |event| events.push(event),
+            )
+            .await;
+        events
+    });
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, TurnEvent::ActionPerformed { .. })),
+        "{events:?}"
+    );
+    let frames = link.frames();
+    assert_eq!(frames.len(), 2, "{frames:?}");
+    let (stage, perform) = (&frames[0], &frames[1]);
+    assert_eq!(stage["step"], "stage");
+    assert_eq!(stage["arguments"], "{}");
+    assert_eq!(stage["secrets"], json!([]), "{stage}");
+    assert_eq!(stage["turn"], Value::Null, "{stage}");
+    assert_eq!(stage["grants"]["audit"], false, "{stage}");
+    assert_eq!(perform["step"], "perform");
+    assert_eq!(perform["secrets"][0]["key"], "own", "{perform}");
+    assert_eq!(perform["turn"]["subscriber"], "ana", "{perform}");
+    assert_eq!(perform["grants"]["audit"], true, "{perform}");
+    // Nothing of the conversation but its identity, as a linked action.
+    assert_eq!(perform["state"], Value::Null, "{perform}");
+    assert_eq!(perform["grants"]["artifacts"], false, "{perform}");
 }

@@ -235,15 +235,17 @@ proptest! {
         before in "\\PC{0,20}",
         after in "\\PC{0,20}",
     ) {
-        // The marker itself is not a leak of a secret it happens to contain.
-        prop_assume!(!"[REDACTED]".contains(secret.as_str()));
         let redact = RedactValues::new([secret.clone()]);
         let [json, debug] = escaped_forms(&secret);
         for form in [secret.clone(), json, debug] {
             let text = format!("{before}{form}{after}");
             let clean = redact.redact(&text);
+            // The marker is not a leak of a secret it holds, nor of one that straddles
+            // its edge and the text beside it (`]'` in `[REDACTED]'`): it is read as a
+            // private-use character, which no generated secret holds.
+            let outside_markers = clean.replace("[REDACTED]", "\u{E000}");
             prop_assert!(
-                !clean.contains(form.as_str()),
+                !outside_markers.contains(form.as_str()),
                 "{form:?} survived in {clean:?}"
             );
         }

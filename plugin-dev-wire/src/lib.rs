@@ -382,8 +382,9 @@ pub enum Outcome {
         /// The state writes: a key set to a value, or removed (`null`).
         state_writes: BTreeMap<String, Option<Value>>,
     },
-    /// It failed: its kind (`invalid_arguments`, `failed`, `output`, `panicked`) and its
-    /// message for the model.
+    /// It failed: its kind (`invalid_arguments`, `failed`, `output`, `panicked`, or
+    /// `disconnected` when the process that ran it went away) and its message for the
+    /// model.
     Err {
         /// The kind.
         kind: String,

@@ -18,9 +18,10 @@
 //! (`engine dev-token issue --agent <agent>`), and serves every tool, staged action and
 //! hook the binary links: while it is connected, the agent equips them in every catalog
 //! (a tool with the id of a linked one replaces it for that agent), stages and performs
-//! its actions through it, and calls its tools with the engine's real context: the secrets the tool declares, the conversation's state (its writes kept
-//! only when the call succeeds), audit records the engine writes, the agent's knowledge
-//! base at its grant, model calls through the engine's gateway and spend caps, and the
+//! its actions through it, and calls its tools with the engine's real context: the
+//! secrets the tool declares, the conversation's state (its writes kept only when the
+//! call succeeds), audit records the engine writes, the agent's knowledge base at its
+//! grant, model calls through the engine's gateway and spend caps, and the
 //! conversation's artifacts. The engine's deadline and cancellation are the call's abort
 //! signal. The code never leaves the author's machine.
 //!

@@ -51,9 +51,10 @@ pub trait DevLink: Send + Sync + 'static {
 /// The session ended before the call did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Disconnected {
-    /// Before the call was sent: the author's process never saw it.
+    /// Before the call was queued for the socket: the author's process never saw it.
     Unsent,
-    /// After it was sent: its code may have run, in part or whole.
+    /// After it was queued: it may have reached the author's process, and its code may
+    /// have run, in part or whole (or not: a frame queued as the socket died is lost).
     Unanswered,
 }
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use plugin_dev_wire::{ActionStep, Outcome};
+use plugin_dev_wire::{ActionStep, NeedsDecl, Outcome};
 use serde::de::IgnoredAny;
 
 use super::context::DevCallee;
@@ -81,9 +81,19 @@ impl Runtime {
                 format!("the development session serving `{}` runs {MAX_CALLS_PER_SESSION} calls already; try again when one has ended", tool.wire_name()),
             ));
         };
+        // A stage reads nothing but its arguments, as a linked action's: no secret, no
+        // subscriber, no audit before the reply has passed the guardrails.
+        let callee = match stage {
+            true => DevCallee {
+                needs: NeedsDecl::default(),
+                secrets: &[],
+                ..DevCallee::tool(tool)
+            },
+            false => DevCallee::tool(tool),
+        };
         let (context, mut frame) = self.dev_context(
             turn,
-            DevCallee::tool(tool),
+            callee,
             call.arguments.to_owned(),
             bounds.deadline_or_default(),
             bounds.cancel,
@@ -132,6 +142,7 @@ fn error_kind(kind: &str) -> CallErrorKind {
         "invalid_arguments" => CallErrorKind::InvalidArguments,
         "output" => CallErrorKind::Output,
         "panicked" => CallErrorKind::Panicked,
+        "disconnected" => CallErrorKind::Disconnected,
         _ => CallErrorKind::Failed,
     }
 }

@@ -268,9 +268,11 @@ async fn relay_frames(
                         .collect();
                     for call in orphans {
                         owner.remove(&call);
+                        // It may have run the call in part or whole: an action's perform
+                        // cut off here is `unknown`, as a dropped session's.
                         let outcome = Outcome::Err {
-                            kind: "failed".to_owned(),
-                            message: "the dev binary serving the call exited".to_owned(),
+                            kind: "disconnected".to_owned(),
+                            message: "the dev binary serving the call exited before it ended, and whether it took effect is not known".to_owned(),
                         };
                         let done = serde_json::to_string(&ToEngine::Done { call, outcome })
                             .expect("a frame always serializes");

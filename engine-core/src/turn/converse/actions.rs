@@ -43,6 +43,17 @@ impl Action<'_> {
             Self::Dev(tool) => tool.id(),
         }
     }
+
+    /// Whether this is what performs `staged`: the linked action, or the same session's
+    /// (a session that reconnected is another, whose staging is its own; a rebuild
+    /// swapped in by the same session is not).
+    fn performs(&self, staged: &Staged) -> bool {
+        match (self, &staged.dev) {
+            (Self::Linked(_), None) => true,
+            (Self::Dev(tool), Some(staged)) => tool.session_id() == staged.session_id(),
+            _ => false,
+        }
+    }
 }
 
 struct Staged {
@@ -119,10 +130,11 @@ impl StagedActions {
         }
         let action = tool.id().to_owned();
         let parsed: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-        let identical = self
-            .staged
-            .iter_mut()
-            .find(|staged| staged.action == action && same_arguments(&staged.parsed, &parsed));
+        let identical = self.staged.iter_mut().find(|staged| {
+            staged.action == action
+                && tool.performs(staged)
+                && same_arguments(&staged.parsed, &parsed)
+        });
         // Where the staging's first answer is: its record's key, which every answer
         // that promises it names.
         let (answer, staging) = if let Some(first) = identical {

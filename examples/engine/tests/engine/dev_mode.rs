@@ -395,6 +395,8 @@ fn a_dev_action_is_staged_by_its_own_types_and_performed_on_the_developers_machi
     assert_eq!(result["headline"], "Hello", "{result}");
     assert_eq!(result["reader"], "ana", "the action read its subscriber");
     assert_eq!(result["signed_by"], "9876", "the action read its secret");
+    // The dev binary's lines reach the test through a pipe and a thread: waited for.
+    dev.wait_for_times(r#"Called { tool: "journal:publish""#, 3);
     assert_eq!(
         calls_of(&dev, "journal:publish"),
         3,
@@ -418,6 +420,7 @@ fn a_dev_action_is_staged_by_its_own_types_and_performed_on_the_developers_machi
         "{}",
         failed[0]
     );
+    dev.wait_for_times(r#"Called { tool: "journal:publish""#, 5);
     assert_eq!(calls_of(&dev, "journal:publish"), 5);
 }
 
