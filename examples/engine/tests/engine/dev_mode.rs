@@ -199,6 +199,16 @@ fn turn(authority: &str, conversation: &str, message: &str) -> Vec<Value> {
         .collect()
 }
 
+/// [`turn`] on a thread of its own, for a test that acts while it runs.
+fn turn_in_background(
+    authority: &str,
+    conversation: &'static str,
+    message: &'static str,
+) -> std::thread::JoinHandle<Vec<Value>> {
+    let authority = authority.to_owned();
+    std::thread::spawn(move || turn(&authority, conversation, message))
+}
+
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events
         .iter()
@@ -315,10 +325,7 @@ fn killing_the_dev_process_mid_call_answers_the_call_and_its_tools_leave_the_cat
         {"type": "reply", "tool_calls": [{"name": "journal__wait", "arguments": {"seconds": 60}}]},
         {"type": "reply", "text": "It went away."}
     ]));
-    let turning = {
-        let authority = authority.clone();
-        std::thread::spawn(move || turn(&authority, "c-kill", "Wait a minute."))
-    };
+    let turning = turn_in_background(&authority, "c-kill", "Wait a minute.");
     // The tool's call, not the bound hook's, which runs first in the same turn.
     dev.wait_for(r#"Called { tool: "journal:wait""#);
     dev.child.kill().unwrap();
@@ -444,10 +451,7 @@ fn a_dev_action_whose_session_goes_is_not_performed_and_one_cut_off_mid_perform_
         ]},
         {"type": "reply", "text": "Publishing."}
     ]));
-    let turning = {
-        let authority = authority.clone();
-        std::thread::spawn(move || turn(&authority, "c-gone", "Publish later."))
-    };
+    let turning = turn_in_background(&authority, "c-gone", "Publish later.");
     dev.wait_for(r#"Called { tool: "journal:wait""#);
     dev.child.kill().unwrap();
     let events = turning.join().unwrap();
@@ -470,10 +474,7 @@ fn a_dev_action_whose_session_goes_is_not_performed_and_one_cut_off_mid_perform_
         {"type": "reply", "tool_calls": [{"name": "journal__publish", "arguments": {"headline": "wait"}}]},
         {"type": "reply", "text": "Publishing."}
     ]));
-    let turning = {
-        let authority = authority.clone();
-        std::thread::spawn(move || turn(&authority, "c-cut", "Publish slowly."))
-    };
+    let turning = turn_in_background(&authority, "c-cut", "Publish slowly.");
     dev.wait_for_times(r#"Called { tool: "journal:publish""#, 2);
     dev.child.kill().unwrap();
     let events = turning.join().unwrap();
@@ -665,10 +666,7 @@ fn the_watch_loop_swaps_a_new_build_in_without_dropping_the_session_or_its_calls
         {"type": "reply", "tool_calls": [{"name": "journal__write_entry", "arguments": {"text": "after"}}]},
         {"type": "reply", "text": "Written."}
     ]));
-    let turning = {
-        let authority = authority.clone();
-        std::thread::spawn(move || turn(&authority, "c-watch", "Wait eight seconds."))
-    };
+    let turning = turn_in_background(&authority, "c-watch", "Wait eight seconds.");
     let printed = dev.wait_for(r#"Called { tool: "journal:wait""#);
     let call = printed
         .split(r#"Called { tool: "journal:wait", call: "#)
