@@ -625,6 +625,12 @@ fn a_take_that_would_not_fit_leaves_the_artifact_in_place() {
     assert_eq!(store.take("c1", &handle), None, "taken once");
 }
 
+/// Answers a call with the first secret it was sent, as a careless action might.
+fn echoes_its_secret(frame: &CallFrame) -> Option<Outcome> {
+    let secret = frame.secrets.first().map(|secret| secret.value.clone());
+    Some(ok(&json!({ "echo": secret }).to_string()))
+}
+
 /// A provider that answers each request with the next of its replies.
 struct Scripted(Mutex<std::collections::VecDeque<ProviderReply>>);
 
@@ -651,7 +657,8 @@ impl Provider for Scripted {
 #[test]
 fn a_session_actions_stage_is_sent_its_arguments_alone_and_its_perform_what_a_linked_action_gets() {
     let config = EngineConfig::parse(
-        "[agents.shop]\nsecrets = { own = \"o\" }\n[agents.shop.dev]\nsecrets = [\"own\"]\n\
+        "[agents.shop]\nsecrets = { own = \"own-secret-4711\" }\n\
+         [agents.shop.dev]\nsecrets = [\"own\"]\n\
          [agents.shop.turn]\nprovider = \"scripted\"\n",
     )
     .unwrap();
@@ -683,7 +690,7 @@ fn a_session_actions_stage_is_sent_its_arguments_alone_and_its_perform_what_a_li
     action.needs.conversation = true;
     action.needs.audit = true;
     action.secrets = vec![SecretDecl { key: "own".into() }];
-    let link = Link::new(dev_answer);
+    let link = Link::new(echoes_its_secret);
     let _session = engine
         .open_dev_session("shop", vec![action], vec![], link.clone())
         .unwrap();
@@ -700,12 +707,21 @@ fn a_session_actions_stage_is_sent_its_arguments_alone_and_its_perform_what_a_li
             .await;
         events
     });
+    // Its output is redacted as a linked action's before the events and the history.
+    let performed: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::ActionPerformed { result, .. } => Some(result.get().to_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(performed.len(), 1, "{events:?}");
     assert!(
-        events
-            .iter()
-            .any(|event| matches!(event, TurnEvent::ActionPerformed { .. })),
-        "{events:?}"
+        !performed[0].contains("own-secret-4711"),
+        "{}",
+        performed[0]
     );
+    assert!(performed[0].contains("[REDACTED]"), "{}", performed[0]);
     let frames = link.frames();
     assert_eq!(frames.len(), 2, "{frames:?}");
     let (stage, perform) = (&frames[0], &frames[1]);

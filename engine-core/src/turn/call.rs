@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use plugin_sdk::engine::{BoxFuture, CallInput, Redact, RedactValues, ToolEntry};
@@ -13,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Runtime, Turn};
 use crate::agent::Offer;
+use crate::dev::DevTool;
 use crate::dispatch::{self, unknown_tool, Bounds, CallError, CallErrorKind};
 use crate::external;
 use crate::tool::Tool;
@@ -26,6 +28,9 @@ pub struct Call<'a> {
     pub(super) cancel: Option<&'a CancellationToken>,
     /// Whether this is the perform of a staged action, which only the turn makes.
     pub(super) perform: bool,
+    /// For the perform of a dev session's action, the session's tool that staged it:
+    /// it performs it, whatever the agent equips by then.
+    staged_by: Option<&'a Arc<DevTool>>,
     /// The step of a turn that the model made this call in: its external tools are
     /// those that step offered, not the set installed now.
     offer: Option<&'a Offer>,
@@ -41,13 +46,16 @@ impl<'a> Call<'a> {
             deadline: None,
             cancel: None,
             perform: false,
+            staged_by: None,
             offer: None,
         }
     }
 
-    /// The same call, performing the staged action it names (after the reply).
-    pub(super) fn perform(mut self) -> Self {
+    /// The same call, performing the staged action it names (after the reply): the
+    /// linked one, or `staged_by`, the dev session's that staged it.
+    pub(super) fn perform(mut self, staged_by: Option<&'a Arc<DevTool>>) -> Self {
         self.perform = true;
+        self.staged_by = staged_by;
         self
     }
 
@@ -84,10 +92,10 @@ impl Runtime {
     /// What the first poll of a call does: every check, then the tool if it cannot
     /// suspend, or the future that runs it.
     fn start<'a>(&'a self, turn: &'a Turn, call: Call<'a>) -> Started<'a> {
-        // A dev session's tool replaces a linked one of its id, for its agent; never a
-        // staged action's perform, which runs what was staged.
+        // A dev session's tool replaces a linked one of its id, for its agent; a staged
+        // action's perform runs what was staged, linked or the session's.
         let dev = match call.offer {
-            _ if call.perform => None,
+            _ if call.perform => call.staged_by.cloned(),
             Some(offer) => offer.dev_tool(call.tool).cloned(),
             None => turn.agent.dev_tool(call.tool),
         };

@@ -21,7 +21,7 @@ const UNANSWERED: &str = "the development session disconnected before the call e
 
 impl Runtime {
     /// Runs `call` of the session tool `tool`, or performs the session action `tool`
-    /// staged (a call made with [`Call::perform`]).
+    /// staged (a call made with `Call::perform`).
     pub(super) async fn call_dev(
         &self,
         turn: &Turn,
@@ -83,14 +83,11 @@ impl Runtime {
         };
         // A stage reads nothing but its arguments, as a linked action's: no secret, no
         // subscriber, no audit before the reply has passed the guardrails.
-        let callee = match stage {
-            true => DevCallee {
-                needs: NeedsDecl::default(),
-                secrets: &[],
-                ..DevCallee::tool(tool)
-            },
-            false => DevCallee::tool(tool),
-        };
+        let mut callee = DevCallee::tool(tool);
+        if stage {
+            callee.needs = NeedsDecl::default();
+            callee.secrets = &[];
+        }
         let (context, mut frame) = self.dev_context(
             turn,
             callee,

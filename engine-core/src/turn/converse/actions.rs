@@ -374,11 +374,8 @@ pub(super) async fn perform_staged(
         let started = StdInstant::now();
         let call = Call::new(&staged.called_as, &staged.arguments)
             .deadline(Instant::now() + timeout)
-            .perform();
-        let result = match staged.dev {
-            Some(tool) => runtime.call_dev(turn, tool, call).await,
-            None => runtime.call(turn, call).await,
-        };
+            .perform(staged.dev.as_ref());
+        let result = runtime.call(turn, call).await;
         let duration_ms = started.elapsed().as_millis() as u64;
         let (state, detail, answer, event) = match result {
             Ok(output) => {
