@@ -257,7 +257,9 @@ impl ConversationArgs {
         let conversation = self
             .conversation
             .unwrap_or_else(|| format!("cli-{}", std::process::id()));
-        let turn = turn.in_conversation(self.subscriber, conversation);
+        let turn = turn
+            .in_conversation(self.subscriber, conversation.clone())
+            .via(engine_core::CLI_CHANNEL, &conversation);
         match self.locale {
             Some(locale) => turn.with_locale(locale),
             None => turn,

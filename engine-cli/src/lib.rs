@@ -229,9 +229,9 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             timeout_ms,
         } => {
             let turn = match (subscriber, conversation) {
-                (Some(subscriber), Some(conversation)) => {
-                    turn.in_conversation(subscriber, conversation)
-                }
+                (Some(subscriber), Some(conversation)) => turn
+                    .in_conversation(subscriber, conversation.clone())
+                    .via(engine_core::CLI_CHANNEL, &conversation),
                 _ => turn,
             };
             return call::call(

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use plugin_sdk::engine::RedactValues;
+use plugin_sdk::engine::{CallIdentity, RedactValues};
 use plugin_sdk::hook::Event;
 use plugin_sdk::project::Project;
+use plugin_sdk::turn::{AgentName, Instance};
 
 use crate::catalog::Catalogs;
 use crate::catalog::{self as catalogs, ExternalEntry};
@@ -27,6 +28,8 @@ use crate::tool::Tool;
 /// An agent: its configuration, the tools it equips, and the catalogs of those tools.
 pub struct Agent {
     name: String,
+    /// Its name and the engine instance's slug, as its calls' contexts give them.
+    identity: CallIdentity,
     config: AgentConfig,
     registry: Arc<Registry>,
     /// Indexes into the registry's tools, in its order.
@@ -61,6 +64,8 @@ pub struct Agent {
 
 /// What the agent is made of, besides its configuration and the registry.
 pub(crate) struct AgentParts {
+    /// The engine instance's slug.
+    pub(crate) instance: Instance,
     pub(crate) provider: Option<Arc<dyn Provider>>,
     pub(crate) project: Option<Project>,
     pub(crate) states: BTreeMap<String, AnyState>,
@@ -93,6 +98,7 @@ impl Agent {
         parts: AgentParts,
     ) -> Self {
         let AgentParts {
+            instance,
             provider,
             project,
             states,
@@ -138,6 +144,10 @@ impl Agent {
             .for_agent(config.hooks.as_deref(), &config.secrets);
         Self {
             name: name.to_owned(),
+            identity: CallIdentity {
+                instance,
+                agent: AgentName::new(name),
+            },
             hooks,
             hooks_left_out,
             spend_window,
@@ -160,6 +170,11 @@ impl Agent {
     /// The agent's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Its name and the engine instance's, as its calls' contexts give them.
+    pub(crate) fn identity(&self) -> &CallIdentity {
+        &self.identity
     }
 
     /// Its configuration.

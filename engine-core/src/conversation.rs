@@ -4,6 +4,14 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The channel name of a turn of the HTTP turn route
+/// ([`Turn::via`](crate::Turn::via)): a linked channel may not take it.
+pub const API_CHANNEL: &str = "api";
+
+/// The channel name of a turn of the command line ([`Turn::via`](crate::Turn::via)): a
+/// linked channel may not take it.
+pub const CLI_CHANNEL: &str = "cli";
+
 /// One message of a conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]

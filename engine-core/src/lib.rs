@@ -39,6 +39,7 @@ pub mod wire;
 pub use agent::Agent;
 pub use backend_error::BackendError;
 pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
+pub use conversation::{API_CHANNEL, CLI_CHANNEL};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
     Backends, DevSession, Engine, EngineBuilder, EngineError, OpenConversations, OpenGateway,

@@ -351,12 +351,25 @@ fn a_session_action_is_offered_refused_as_a_direct_call_and_refused_when_shaped_
     let mut reads_model = decl("shop", "publish_smartly");
     reads_model.action = true;
     reads_model.needs.model = true;
+    let mut reads_history = decl("shop", "publish_in_context");
+    reads_history.action = true;
+    reads_history.needs.history = true;
     let session = engine
-        .open_dev_session("shop", vec![action, reads_model], vec![], link.clone())
+        .open_dev_session(
+            "shop",
+            vec![action, reads_model, reads_history],
+            vec![],
+            link.clone(),
+        )
         .unwrap();
     assert_eq!(session.equipped(), ["shop:publish"]);
     assert!(
         why(&session, "shop:publish_smartly").contains("it reads the model"),
+        "{:?}",
+        session.refused()
+    );
+    assert!(
+        why(&session, "shop:publish_in_context").contains("it reads the conversation's history"),
         "{:?}",
         session.refused()
     );

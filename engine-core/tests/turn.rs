@@ -995,3 +995,237 @@ async fn huge_usage_counts_saturate() {
     assert_eq!(summary.stop, Stop::Answered);
     assert_eq!(summary.usage, huge);
 }
+
+/// What [`recall`] saw: where it ran, and the conversation's last messages.
+#[derive(Serialize, JsonSchema)]
+struct Recalled {
+    instance: String,
+    agent: String,
+    channel: Option<(String, String)>,
+    /// Each message as `role: text [tool status, ...]`.
+    messages: Vec<String>,
+    older: bool,
+}
+
+/// The history's messages, one line each.
+fn lines(page: &plugin_sdk::history::HistoryPage) -> Vec<String> {
+    page.messages
+        .iter()
+        .map(|message| {
+            let calls: Vec<String> = message
+                .tool_calls
+                .iter()
+                .map(|call| format!("{} {}", call.tool, call.status.as_deref().unwrap_or("-")))
+                .collect();
+            format!("{:?}: {} {calls:?}", message.role, message.text)
+        })
+        .collect()
+}
+
+/// Reads where it runs and the conversation's last four messages.
+#[define_tool]
+async fn recall(
+    history: History,
+    instance: Instance,
+    agent: AgentName,
+    channel: Option<TurnChannel>,
+) -> Result<Recalled, ToolError> {
+    let page = history
+        .recent(RecentMessages::last(4))
+        .await
+        .map_err(|error| ToolError::new(error.to_string()))?;
+    Ok(Recalled {
+        instance: instance.slug().to_owned(),
+        agent: agent.name().to_owned(),
+        channel: channel
+            .map(|channel| (channel.name().to_owned(), channel.conversation().to_owned())),
+        messages: lines(&page),
+        older: page.older.is_some(),
+    })
+}
+
+/// A key, which an agent that configures it lists among its secrets.
+#[derive(Secrets)]
+struct ProbeKey {
+    /// The key.
+    #[secret(label = "Probe key", description = "A key the probe holds.")]
+    key: Secret,
+}
+
+/// Holds a key (so that an agent may configure one), and does nothing with it.
+#[define_tool]
+async fn keyed(key: ProbeKey) -> usize {
+    key.key.expose().len()
+}
+
+/// What the `response_sent` hook read of each `recall-` conversation's history.
+static HOOK_READ: Mutex<Vec<(String, Vec<String>)>> = Mutex::new(Vec::new());
+
+/// Reads the last three stored messages of a `recall-` conversation once its turn is
+/// sent (every other test's turns pass it by).
+#[define_hook(event = "response_sent")]
+async fn read_back(history: History, conversation: Conversation) {
+    if !conversation.id().starts_with("recall-") {
+        return;
+    }
+    let page = history.recent(RecentMessages::last(3)).await.unwrap();
+    HOOK_READ
+        .lock()
+        .unwrap()
+        .push((conversation.id().to_owned(), lines(&page)));
+}
+
+/// What `recall` answered in `conversation`, from its stored answer.
+async fn recalled(engine: &Engine, conversation: &str) -> serde_json::Value {
+    engine
+        .conversation(conversation)
+        .await
+        .unwrap()
+        .into_iter()
+        .find_map(|message| match message {
+            Message::Tool { name, content, .. } if name == "probe__recall" => {
+                Some(serde_json::from_str(&content).unwrap())
+            }
+            _ => None,
+        })
+        .expect("recall answered")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_reads_its_own_conversations_history_as_the_model_saw_it_and_where_it_runs() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    HOOK_READ.lock().unwrap().clear();
+    let provider = Scripted::new([
+        // The first turn of `recall-a`: a call, then words.
+        Ok(calling(&[("slow", r#"{"ms":1}"#)])),
+        Ok(text("first answer")),
+        // Its second turn: the model recalls.
+        Ok(calling(&[("recall", "{}")])),
+        Ok(text("recalled")),
+        // Another conversation's only turn.
+        Ok(calling(&[("recall", "{}")])),
+        Ok(text("recalled too")),
+    ]);
+    let engine = engine(Arc::clone(&provider), |_| {});
+    let turn_in = |conversation: &str| {
+        engine
+            .turn("bot")
+            .unwrap()
+            .in_conversation("u", conversation)
+            .via("webhook", &format!("chat-{conversation}"))
+    };
+    let mut events = |_| {};
+    let control = TurnControl::default();
+    for (conversation, message) in [
+        ("recall-a", "hello"),
+        ("recall-a", "what did we say?"),
+        ("recall-b", "something else"),
+    ] {
+        let summary = engine
+            .converse(&turn_in(conversation), Some(message), &control, &mut events)
+            .await;
+        assert_eq!(summary.stop, Stop::Answered, "{summary:?}");
+    }
+    // In a step, the tool reads the conversation as the model saw it: the message the
+    // turn answers, and its own call, not yet answered; the first message is older.
+    let seen = recalled(&engine, "recall-a").await;
+    assert_eq!(
+        seen["messages"],
+        serde_json::json!([
+            r#"Assistant:  ["probe__slow ok"]"#,
+            r#"Assistant: first answer []"#,
+            r#"User: what did we say? []"#,
+            r#"Assistant:  ["probe__recall -"]"#,
+        ])
+    );
+    assert_eq!(seen["older"], true);
+    assert_eq!(seen["instance"], "default");
+    assert_eq!(seen["agent"], "bot");
+    assert_eq!(
+        seen["channel"],
+        serde_json::json!(["webhook", "chat-recall-a"])
+    );
+    // Only its own conversation's.
+    let other = recalled(&engine, "recall-b").await;
+    assert_eq!(
+        other["messages"],
+        serde_json::json!([
+            r#"User: something else []"#,
+            r#"Assistant:  ["probe__recall -"]"#,
+        ])
+    );
+    assert_eq!(
+        other["channel"],
+        serde_json::json!(["webhook", "chat-recall-b"])
+    );
+    // A hook reads the history as stored: after its turn, with the reply.
+    let read = HOOK_READ.lock().unwrap().clone();
+    assert_eq!(
+        read.last().unwrap(),
+        &(
+            "recall-b".to_owned(),
+            vec![
+                r#"User: something else []"#.to_owned(),
+                r#"Assistant:  ["probe__recall ok"]"#.to_owned(),
+                r#"Assistant: recalled too []"#.to_owned(),
+            ]
+        )
+    );
+    assert_eq!(
+        read.len(),
+        3,
+        "one read per turn of a `recall-` conversation"
+    );
+    // A call outside a turn reads the conversation as stored: its calls answered.
+    let outside = engine
+        .call(
+            &turn_in("recall-b"),
+            engine_core::Call::new("probe__recall", "{}"),
+        )
+        .await
+        .unwrap();
+    let outside: serde_json::Value = serde_json::from_str(&outside).unwrap();
+    assert_eq!(
+        outside["messages"],
+        serde_json::json!([
+            r#"User: something else []"#,
+            r#"Assistant:  ["probe__recall ok"]"#,
+            r#"Assistant: recalled too []"#,
+        ])
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_instance_is_the_configurations_and_a_turn_without_a_channel_has_none() {
+    let _serial = SERIAL.lock().await;
+    reset();
+    let provider = Scripted::new([Ok(calling(&[("recall", "{}")])), Ok(text("ok"))]);
+    let config = EngineConfig::parse(
+        "instance = \"acme-prod\"\n[agents.bot.turn]\nprovider = \"scripted\"\n\
+         [agents.bot.secrets]\nkey = \"sekret-4242\"\n",
+    )
+    .unwrap();
+    config.check().unwrap();
+    let engine = Engine::builder()
+        .config(config)
+        .provider("scripted", provider)
+        .conversations(Conversations::memory())
+        .build()
+        .unwrap();
+    let turn = engine.turn("bot").unwrap().in_conversation("u", "recall-c");
+    let summary = engine
+        .converse(
+            &turn,
+            Some("hi, my key is sekret-4242"),
+            &TurnControl::default(),
+            &mut |_| {},
+        )
+        .await;
+    assert_eq!(summary.stop, Stop::Answered);
+    let seen = recalled(&engine, "recall-c").await;
+    assert_eq!(seen["instance"], "acme-prod");
+    assert_eq!(seen["channel"], serde_json::Value::Null);
+    // A configured secret the user wrote is redacted, as in the turn's events.
+    assert_eq!(seen["messages"][0], "User: hi, my key is [REDACTED] []");
+}

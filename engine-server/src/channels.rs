@@ -87,7 +87,9 @@ async fn channel(
         );
     }
     let turn = match engine.turn(agent) {
-        Ok(turn) => turn.in_conversation(inbound.subscriber.clone(), kept_as),
+        Ok(turn) => turn
+            .in_conversation(inbound.subscriber.clone(), kept_as)
+            .via(&name, &inbound.conversation),
         Err(unknown) => return problem(StatusCode::INTERNAL_SERVER_ERROR, &unknown.to_string()),
     };
     let turn = match inbound.locale.clone() {

@@ -139,7 +139,9 @@ async fn turn(
     }
     let conversation = request.conversation.unwrap_or_else(new_conversation_id);
     let subscriber = request.subscriber.unwrap_or_else(|| "anonymous".to_owned());
-    let mut turn = turn.in_conversation(subscriber, conversation.clone());
+    let mut turn = turn
+        .in_conversation(subscriber, conversation.clone())
+        .via(engine_core::API_CHANNEL, &conversation);
     if let Some(locale) = request.locale {
         turn = turn.with_locale(locale);
     }

@@ -31,6 +31,7 @@ mod hooks;
 
 use std::collections::BTreeMap;
 
+use plugin_sdk::history::RecentMessages;
 use plugin_sdk::knowledge::KnowledgeLevel;
 use plugin_sdk::model::ChatRequest;
 use serde::{Deserialize, Serialize};
@@ -39,7 +40,9 @@ use serde_json::Value;
 pub use hooks::{event_named, Binding, EventPayload, HookDecl, HookOutcome, WireEvent};
 
 /// The protocol's version: both sides send it, and a session of another is closed.
-pub const PROTOCOL: u32 = 1;
+/// Version 2 added where a call runs (`CallFrame::identity`) and the conversation's
+/// history (`recent_messages`).
+pub const PROTOCOL: u32 = 2;
 
 /// The largest frame either side sends or accepts, in bytes (seed 003's
 /// `MAX_DEV_FRAME_BYTES`).
@@ -181,6 +184,10 @@ pub struct NeedsDecl {
     pub plugin_state: bool,
     /// The knowledge level it needs, and whether it needs it (not an `Option`).
     pub knowledge: Option<(KnowledgeLevel, bool)>,
+    /// The engine instance, the agent and the turn's channel.
+    pub identity: bool,
+    /// The conversation's history.
+    pub history: bool,
 }
 
 /// A secret a tool declares.
@@ -220,6 +227,8 @@ pub struct CallFrame {
     pub locale: Option<String>,
     /// The subscriber and the conversation, for a tool that reads them.
     pub turn: Option<TurnDecl>,
+    /// Where the call runs, for a tool that reads it.
+    pub identity: Option<IdentityDecl>,
     /// The secrets the tool declares and the agent configures, and no other.
     pub secrets: Vec<SecretValue>,
     /// The conversation's state when the call started, for a tool that reads it.
@@ -251,6 +260,28 @@ pub struct TurnDecl {
     /// The end user's id.
     pub subscriber: String,
     /// The conversation's id.
+    pub conversation: String,
+}
+
+/// Where a call runs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityDecl {
+    /// The engine instance's slug.
+    pub instance: String,
+    /// The agent's name.
+    pub agent: String,
+    /// The channel the turn came through, when known.
+    pub channel: Option<ChannelDecl>,
+}
+
+/// The channel a turn came through.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelDecl {
+    /// The channel's name.
+    pub name: String,
+    /// The conversation's id, as the channel gave it.
     pub conversation: String,
 }
 
@@ -287,6 +318,8 @@ pub struct Grants {
     pub model: bool,
     /// The agent's knowledge base, at this level.
     pub knowledge: Option<KnowledgeLevel>,
+    /// The conversation's history.
+    pub history: bool,
 }
 
 /// A question a running call asks the engine.
@@ -352,6 +385,11 @@ pub enum Question {
         level: KnowledgeLevel,
         /// Its id.
         id: i64,
+    },
+    /// Read a page of the conversation's history.
+    RecentMessages {
+        /// Which page.
+        options: RecentMessages,
     },
 }
 

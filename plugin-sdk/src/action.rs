@@ -14,7 +14,7 @@ use std::fmt;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer};
 
-use crate::context::{Audit, Subscriber};
+use crate::context::{AgentName, Audit, Instance, Subscriber, TurnChannel};
 
 /// Free text in an action's arguments, at most `MAX` characters (Unicode scalar values):
 /// the one place an action takes words from the model.
@@ -145,9 +145,9 @@ impl<T: ActionField> ActionField for Box<T> {}
 /// [`Subscriber`], `&Audit` and `#[derive(Secrets)]` structs.
 #[diagnostic::on_unimplemented(
     message = "an action cannot take `{Self}`",
-    label = "not an action's arguments, `Subscriber`, `&Audit` or secrets",
+    label = "not an action's arguments, `Subscriber`, `&Audit`, secrets or where it runs",
     note = "if this is the action's arguments struct, add `#[tool_args(action)]` beside `#[derive(ToolArgs)]`: it checks that the fields hold no free text but a `Note<MAX>`",
-    note = "otherwise: an action is given its validated arguments, the turn's `Subscriber`, `&Audit` and its `#[derive(Secrets)]` structs, and nothing else; it runs after the reply and the guardrails, to do what the reply promised, so it reads no model, knowledge base, conversation state, artifacts or context that could change what it does. To read before acting, split the work: a `#[define_tool]` that reads, and the action that writes"
+    note = "otherwise: an action is given its validated arguments, the turn's `Subscriber`, `&Audit`, its `#[derive(Secrets)]` structs and where it runs (`Instance`, `AgentName`, `TurnChannel` or `Option<TurnChannel>`), and nothing else; it runs after the reply and the guardrails, to do what the reply promised, so it reads no model, knowledge base, conversation state or history, artifacts or context that could change what it does. To read before acting, split the work: a `#[define_tool]` that reads, and the action that writes"
 )]
 pub trait ActionParam {
     /// Named by generated code, so that the error stands at the parameter.
@@ -159,6 +159,14 @@ pub trait ActionParam {
 impl ActionParam for Subscriber {}
 #[diagnostic::do_not_recommend]
 impl ActionParam for &Audit {}
+#[diagnostic::do_not_recommend]
+impl ActionParam for Instance {}
+#[diagnostic::do_not_recommend]
+impl ActionParam for AgentName {}
+#[diagnostic::do_not_recommend]
+impl ActionParam for TurnChannel {}
+#[diagnostic::do_not_recommend]
+impl ActionParam for Option<TurnChannel> {}
 
 /// The API versions of actions and channels this SDK defines (`plugin! { api_version }`).
 ///

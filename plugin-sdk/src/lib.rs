@@ -120,10 +120,18 @@ pub mod shared {
     pub use crate::context::{PluginState, Shared};
 }
 
-/// Who the turn is for, from the turn and never from the model: take `Subscriber` or
-/// `Conversation`.
+/// Who the turn is for and where it runs, from the engine and never from the model:
+/// take `Subscriber`, `Conversation`, `Instance`, `AgentName` or `TurnChannel`.
 pub mod turn {
-    pub use crate::context::{Conversation, Subscriber};
+    pub use crate::context::{AgentName, Conversation, Instance, Subscriber, TurnChannel};
+}
+
+/// The conversation's history, read-only: take `history: History`.
+pub mod history {
+    pub use crate::context::{
+        History, HistoryCursor, HistoryError, HistoryMessage, HistoryPage, HistoryRole,
+        HistorySnapshot, HistorySource, RecentMessages, ToolCallSummary,
+    };
 }
 
 /// The engine's side of the contract: what `#[define_tool]`, `#[define_hook]` and
@@ -134,9 +142,9 @@ pub mod turn {
 #[cfg(feature = "engine")]
 pub mod engine {
     pub use crate::context::{
-        dotted_key, ArtifactStore, AuditSink, FromSecret, KnowledgeGrant, KnowledgeNeed,
-        KnowledgeStore, ModelAccess, Redact, RedactValues, Scope, SecretBundle, SecretSpec,
-        SettingsProblem, StateBuilder, StateMap, StateType, StateWrites,
+        dotted_key, ArtifactStore, AuditSink, CallIdentity, FromSecret, KnowledgeGrant,
+        KnowledgeNeed, KnowledgeStore, ModelAccess, Redact, RedactValues, Scope, SecretBundle,
+        SecretSpec, SettingsProblem, StateBuilder, StateMap, StateType, StateWrites,
     };
     pub use crate::future::BoxFuture;
     pub use crate::hook::registration::{
@@ -166,6 +174,7 @@ pub mod prelude {
     pub use crate::action::Note;
     pub use crate::artifacts::{ArtifactHandle, Artifacts};
     pub use crate::audit::Audit;
+    pub use crate::history::{History, RecentMessages};
     pub use crate::hook::{
         ConversationStart, MessageReceived, PreModelOutcome, ResponseGenerated, ResponseOutcome,
         ResponseSent,
@@ -175,7 +184,7 @@ pub mod prelude {
     pub use crate::secrets::Secret;
     pub use crate::shared::{PluginState, Shared};
     pub use crate::state::State;
-    pub use crate::turn::{Conversation, Subscriber};
+    pub use crate::turn::{AgentName, Conversation, Instance, Subscriber, TurnChannel};
     pub use crate::{
         define_action, define_hook, define_tool, Secrets, ToolArgs, ToolContext, ToolError,
     };

@@ -76,6 +76,18 @@ async fn log_contact(
     Ok(who.id().to_owned())
 }
 
+/// An action that keys what it does by where it runs.
+#[define_action]
+async fn log_where(
+    instance: Instance,
+    agent: AgentName,
+    channel: TurnChannel,
+    maybe: Option<TurnChannel>,
+) -> String {
+    let _ = maybe;
+    format!("{}/{}/{}", instance.slug(), agent.name(), channel.name())
+}
+
 /// An action with no arguments.
 #[define_action(name = "ping_crm")]
 async fn ping(audit: &Audit) {

@@ -68,6 +68,28 @@ async fn sent(event: &ResponseSent) {
     let _ = event.response();
 }
 
+/// Reads the stored history and where it runs once the reply is sent.
+#[define_hook(event = "response_sent")]
+async fn look_back(
+    history: History,
+    instance: Instance,
+    agent: AgentName,
+    channel: Option<TurnChannel>,
+) {
+    let _ = history.recent(RecentMessages::default()).await;
+    let _ = (
+        instance.slug(),
+        agent.name(),
+        channel.map(|c| c.name().to_owned()),
+    );
+}
+
+/// Reads the channel a message came through, which it needs.
+#[define_hook(event = "message_received")]
+fn from_channel(_event: &MessageReceived, channel: TurnChannel) {
+    let _ = channel.conversation();
+}
+
 /// A guard that fails closed: its error halts the turn.
 #[define_hook(event = "message_received", fail_closed = "The guard is unavailable.")]
 fn guard_message(event: &MessageReceived) -> Result<(), String> {

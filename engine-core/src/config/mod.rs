@@ -69,9 +69,16 @@ pub const SECRET_ENV_PREFIX: &str = "ENGINE_SECRET__";
 /// The agent an engine without configured agents has: it grants nothing.
 pub const DEFAULT_AGENT: &str = "default";
 
+/// The instance's slug when the configuration sets none.
+pub const DEFAULT_INSTANCE: &str = "default";
+
 /// Everything an engine is configured with.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct EngineConfig {
+    /// This deployment's slug, which plugins key what they keep by (the `Instance`
+    /// extractor): the same on every replica; default `default`.
+    #[serde(default)]
+    pub instance: Option<String>,
     /// Where the engine keeps data (the knowledge base); default `data`.
     #[serde(default)]
     pub data_dir: Option<PathBuf>,

@@ -310,3 +310,28 @@ fn a_database_url_with_a_password_or_another_scheme_is_refused_saying_where_it_g
     assert_eq!(database.password_env, "ENGINE_DATABASE_PASSWORD");
     assert_eq!((database.max_connections, database.timeout_ms), (16, 5000));
 }
+
+#[test]
+fn an_instance_that_is_not_a_slug_is_refused_with_the_rule() {
+    let checked = |slug: &str| {
+        let config = EngineConfig::parse(&format!("instance = \"{slug}\"\n"))?;
+        config.check().map(|()| config)
+    };
+    for slug in ["acme-prod", "a", "0x", &"a".repeat(63)] {
+        assert_eq!(checked(slug).unwrap().instance.as_deref(), Some(slug));
+    }
+    for slug in [
+        "",
+        "Acme",
+        "-acme",
+        "acme_prod",
+        "acme/../x",
+        &"a".repeat(64),
+    ] {
+        let error = checked(slug).unwrap_err().to_string();
+        assert!(
+            error.contains("`instance`") && error.contains("lowercase letters, digits and `-`"),
+            "{slug}: {error}"
+        );
+    }
+}

@@ -7,6 +7,7 @@ use plugin_dev_wire::{Answer, Question};
 use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle, Artifacts};
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::{CallInput, ToolParam};
+use plugin_sdk::history::{History, HistoryError};
 use plugin_sdk::knowledge::{Knowledge, KnowledgeLevel, Level, Manage, Read, Write};
 use plugin_sdk::model::{Model, ModelError};
 use plugin_sdk::ToolContext;
@@ -154,6 +155,16 @@ impl DevServe {
                     }
                 }
             },
+            Question::RecentMessages { options } => {
+                let Some(history) = self.extract::<History>() else {
+                    return not_granted("the conversation's history");
+                };
+                match history.recent(options).await {
+                    Ok(page) => ok(page),
+                    Err(error @ HistoryError::Limit { .. }) => refused("limit", error.to_string()),
+                    Err(error) => refused("unavailable", error.to_string()),
+                }
+            }
             Question::DeleteDocument { level, id } => match level {
                 KnowledgeLevel::Read => not_granted("deleting from the knowledge base"),
                 KnowledgeLevel::Write => match self.extract::<Option<Knowledge<Write>>>().flatten()

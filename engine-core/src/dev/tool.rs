@@ -143,7 +143,7 @@ pub(crate) fn check(
 }
 
 /// What start-up requires of a linked action (`check_action_shape`), of a session's: an
-/// action is given its arguments, the subscriber, the audit logger and its secrets only.
+/// action is given its arguments, the subscriber, the audit logger, its secrets and where it runs only.
 fn check_action_shape(decl: &ToolDecl) -> Result<(), String> {
     let wrong: Vec<&str> = [
         (decl.needs.model, "it reads the model"),
@@ -152,6 +152,7 @@ fn check_action_shape(decl: &ToolDecl) -> Result<(), String> {
             "it reads the knowledge base",
         ),
         (decl.needs.plugin_state, "it reads its plugin's state"),
+        (decl.needs.history, "it reads the conversation's history"),
         (!decl.strict, "its arguments are not strict"),
         (decl.exclusive, "it is exclusive"),
     ]
@@ -162,7 +163,7 @@ fn check_action_shape(decl: &ToolDecl) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "a staged action is given its arguments, the subscriber, the audit logger and its secrets only, but {}, which start-up refuses in a linked action",
+        "a staged action is given its arguments, the subscriber, the audit logger, its secrets and where it runs only, but {}, which start-up refuses in a linked action",
         wrong.join(", ")
     ))
 }

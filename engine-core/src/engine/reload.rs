@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use plugin_sdk::engine::RedactValues;
+use plugin_sdk::turn::Instance;
 
 use super::backends::{self, Backends};
 use super::error::EngineError;
 use super::{assemble, linked_config, project_roots, Engine};
 use crate::agent::{Agent, AgentParts};
-use crate::config::{EngineConfig, SpendWindow};
+use crate::config::{EngineConfig, SpendWindow, DEFAULT_INSTANCE};
 use crate::dev::DevSessions;
 use crate::external::{Extensions, Installed};
 use crate::model::Meter;
@@ -75,9 +76,11 @@ impl Configured {
         let mut turn_windows =
             previous.map_or_else(BTreeMap::new, |previous| previous.turn_windows.clone());
         let mut agents = Vec::with_capacity(config.agents.len());
+        let instance = Instance::new(config.instance.as_deref().unwrap_or(DEFAULT_INSTANCE));
         for (index, (name, agent)) in config.agents.iter().enumerate() {
             let before = previous.and_then(|previous| previous.agent(name));
             let parts = AgentParts {
+                instance: instance.clone(),
                 provider: backends::agent_provider(&config, agent, given, opened)?,
                 project: agent
                     .project
@@ -270,6 +273,9 @@ fn needs_restart(now: &EngineConfig, next: &EngineConfig, has_knowledge: bool) -
         }
     };
     differs(now.data_dir() != next.data_dir(), "`data_dir`");
+    // What plugins key their storage by: a change under way would file a conversation's
+    // calls under two keys.
+    differs(now.instance != next.instance, "`instance`");
     differs(now.artifacts != next.artifacts, "`[artifacts]`");
     differs(now.knowledge != next.knowledge, "`[knowledge]`");
     differs(now.state != next.state, "`[state]`");

@@ -12,6 +12,7 @@ use plugin_sdk::ToolContext;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::history::StepHistory;
 use super::{Runtime, Turn};
 use crate::agent::Offer;
 use crate::dev::DevTool;
@@ -34,6 +35,9 @@ pub struct Call<'a> {
     /// The step of a turn that the model made this call in: its external tools are
     /// those that step offered, not the set installed now.
     offer: Option<&'a Offer>,
+    /// The conversation's messages as the model saw them when it made this call, in a
+    /// turn's step: what a tool's `History` reads (elsewhere, the stored ones).
+    pub(super) history: Option<&'a StepHistory<'a>>,
 }
 
 impl<'a> Call<'a> {
@@ -48,6 +52,7 @@ impl<'a> Call<'a> {
             perform: false,
             staged_by: None,
             offer: None,
+            history: None,
         }
     }
 
@@ -63,6 +68,12 @@ impl<'a> Call<'a> {
     /// unknown.
     pub(super) fn offered_in(mut self, offer: &'a Offer) -> Self {
         self.offer = Some(offer);
+        self
+    }
+
+    /// The same call, made after `history` (the turn's messages up to it).
+    pub(super) fn after(mut self, history: &'a StepHistory<'a>) -> Self {
+        self.history = Some(history);
         self
     }
 
@@ -129,13 +140,13 @@ impl Runtime {
         }
         match tool.descriptor().entry {
             ToolEntry::Ready(run) => {
-                let context = self.context(turn, tool, &bounds);
+                let context = self.context(turn, tool, &bounds, call.history);
                 let result =
                     dispatch::run_ready(tool, run, CallInput::new(call.arguments, &context));
                 Started::Finished(self.keep_state(turn, tool, &context, result))
             }
             ToolEntry::Async(call_fn) => Started::Running(Box::pin(async move {
-                let context = self.context(turn, tool, &bounds);
+                let context = self.context(turn, tool, &bounds, call.history);
                 let input = CallInput::new(call.arguments, &context);
                 let result = dispatch::run_async(tool, call_fn, input, bounds).await;
                 self.keep_state(turn, tool, &context, result)

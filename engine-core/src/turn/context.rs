@@ -8,6 +8,7 @@ use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::KnowledgeGrant;
 use plugin_sdk::engine::{Needs, SecretSpec, StateMap, StateWrites};
+use plugin_sdk::history::History;
 use plugin_sdk::model::Model;
 use plugin_sdk::secrets::{Secret, SecretKind};
 use plugin_sdk::state::State;
@@ -15,8 +16,11 @@ use plugin_sdk::ToolContext;
 
 use plugin_sdk::hook::Event;
 
-use plugin_dev_wire::{CallFrame, Grants, NeedsDecl, SecretDecl, SecretValue, TurnDecl};
+use plugin_dev_wire::{
+    CallFrame, ChannelDecl, Grants, IdentityDecl, NeedsDecl, SecretDecl, SecretValue, TurnDecl,
+};
 
+use super::history::{self, StepHistory};
 use super::{Runtime, Turn};
 use crate::agent::Agent;
 use crate::dev::DevTool;
@@ -30,13 +34,25 @@ impl Runtime {
     /// The context of one call of `tool` in `turn`: the tool's declared secrets and no
     /// other, the agent's grants, the turn's identity, state snapshot and artifacts, each
     /// only if a parameter of the tool reads it.
-    pub(super) fn context(&self, turn: &Turn, tool: &Tool, bounds: &Bounds<'_>) -> ToolContext {
+    ///
+    /// `history`: the turn's messages up to the call, in a step; else a `History` reads
+    /// the stored ones.
+    pub(super) fn context(
+        &self,
+        turn: &Turn,
+        tool: &Tool,
+        bounds: &Bounds<'_>,
+        history: Option<&StepHistory<'_>>,
+    ) -> ToolContext {
         let agent = self.agent_of(turn);
         let descriptor = tool.descriptor();
         let needs = descriptor.needs;
         let mut context = ToolContext::new();
         if let Some(locale) = &turn.locale {
             context = context.with_locale(locale.clone());
+        }
+        if needs.identity {
+            context = with_identity(context, turn);
         }
         if let Some(at) = turn
             .conversation
@@ -53,6 +69,9 @@ impl Runtime {
                         Arc::clone(&self.artifacts) as _,
                         at.conversation.clone(),
                     ));
+                if needs.history {
+                    context = context.with_history(self.history(turn, &at.conversation, history));
+                }
             }
         }
         context = with_declared_secrets(context, agent, descriptor.secret_specs());
@@ -131,6 +150,9 @@ impl Runtime {
         if let Some(locale) = &turn.locale {
             context = context.with_locale(locale.clone());
         }
+        if needs.identity {
+            context = with_identity(context, turn);
+        }
         if let Some(at) = turn
             .conversation
             .as_ref()
@@ -141,6 +163,11 @@ impl Runtime {
             if needs.conversation && hook.event() != Event::ResponseSent {
                 let snapshot = self.states.snapshot(&at.conversation);
                 context = context.with_state(State::new(with_pending(snapshot, pending)));
+            }
+            // A hook reads the history as stored: its payload holds its turn's message
+            // and reply.
+            if needs.history {
+                context = context.with_history(self.history(turn, &at.conversation, None));
             }
         }
         context = with_declared_secrets(context, agent, descriptor.secret_specs());
@@ -197,7 +224,7 @@ impl Runtime {
         };
         let deadline = tokio::time::Instant::now() + hook.timeout();
         let (context, frame) =
-            self.dev_context(turn, callee, String::new(), deadline, None, pending);
+            self.dev_context(turn, callee, String::new(), deadline, None, pending, None);
         Some(HookRun {
             context: Some(context),
             abort: Abort::default(),
@@ -261,7 +288,9 @@ impl Runtime {
     /// The context of one call of the session tool `tool` in `turn`, built as a linked
     /// tool's of the same declaration would be, and the frame that carries what the
     /// author's process is given of it: the declared secrets and no other, the state
-    /// snapshot, the plugin's settings, and which questions the engine answers.
+    /// snapshot, the plugin's settings, and which questions the engine answers;
+    /// `history` as [`context`](Self::context) takes it.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn dev_context(
         &self,
         turn: &Turn,
@@ -270,6 +299,7 @@ impl Runtime {
         deadline: tokio::time::Instant,
         cancel: Option<&tokio_util::sync::CancellationToken>,
         pending: &Written,
+        history: Option<&StepHistory<'_>>,
     ) -> (ToolContext, CallFrame) {
         let agent = self.agent_of(turn);
         let needs = tool.needs;
@@ -284,6 +314,7 @@ impl Runtime {
             arguments,
             locale: turn.locale.clone(),
             turn: None,
+            identity: None,
             secrets: Vec::new(),
             state: None,
             settings: None,
@@ -293,10 +324,22 @@ impl Runtime {
         if let Some(locale) = &turn.locale {
             context = context.with_locale(locale.clone());
         }
+        if needs.identity {
+            context = with_identity(context, turn);
+            let identity = agent.identity();
+            frame.identity = Some(IdentityDecl {
+                instance: identity.instance.slug().to_owned(),
+                agent: identity.agent.name().to_owned(),
+                channel: turn.channel.as_ref().map(|channel| ChannelDecl {
+                    name: channel.name().to_owned(),
+                    conversation: channel.conversation().to_owned(),
+                }),
+            });
+        }
         if let Some(at) = turn
             .conversation
             .as_ref()
-            .filter(|_| needs.conversation || audit)
+            .filter(|_| needs.conversation || audit || needs.history)
         {
             context = context.with_turn(at.subscriber.clone(), at.conversation.clone());
             frame.turn = Some(TurnDecl {
@@ -316,6 +359,12 @@ impl Runtime {
                     at.conversation.clone(),
                 ));
                 frame.grants.artifacts = true;
+            }
+            // Apart from the state: a hook at `response_sent` reads the history, not the
+            // state.
+            if needs.history && !tool.action {
+                context = context.with_history(self.history(turn, &at.conversation, history));
+                frame.grants.history = true;
             }
         }
         // As the agent gives them now: a reload may have taken one back.
@@ -373,6 +422,39 @@ impl Runtime {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         frame.deadline_ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
         (context, frame)
+    }
+}
+
+impl Runtime {
+    /// The history of `conversation` a call of `turn` reads: `in_step`'s, when it is
+    /// made in a step; else the stored messages, read when asked.
+    fn history(
+        &self,
+        turn: &Turn,
+        conversation: &str,
+        in_step: Option<&StepHistory<'_>>,
+    ) -> History {
+        let redact = self.agent_of(turn).redaction();
+        match in_step {
+            Some(step) => History::new(step.snapshot(redact)),
+            None => History::new(Arc::new(history::Stored {
+                conversations: self.conversations.load_full(),
+                conversation: conversation.to_owned(),
+                redact: Arc::clone(redact),
+                read: Default::default(),
+            })),
+        }
+    }
+}
+
+/// `context` in the agent's engine instance, for the agent, and in the channel `turn`
+/// came through, if its caller said.
+fn with_identity(context: ToolContext, turn: &Turn) -> ToolContext {
+    let identity = turn.agent.identity();
+    let context = context.with_identity(identity.instance.clone(), identity.agent.clone());
+    match &turn.channel {
+        Some(channel) => context.with_channel(channel.clone()),
+        None => context,
     }
 }
 

@@ -95,6 +95,7 @@ impl Runtime {
             bounds.deadline_or_default(),
             bounds.cancel,
             &Vec::new(),
+            call.history,
         );
         frame.step = step;
         let running = tool.session().link().call(frame, DevServe::new(context));

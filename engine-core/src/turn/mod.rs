@@ -8,12 +8,14 @@ mod call;
 mod context;
 mod converse;
 mod dev_call;
+pub(crate) mod history;
 mod pipeline;
 mod runtime;
 
 use std::sync::Arc;
 
 use plugin_sdk::hook;
+use plugin_sdk::turn::TurnChannel;
 
 pub use call::{Call, CallFuture};
 pub use converse::{TurnControl, TurnEvent};
@@ -36,6 +38,8 @@ pub struct Turn {
     /// The agent, as configured when the turn was made (a reload does not change it).
     agent: Arc<Agent>,
     conversation: Option<InConversation>,
+    /// The channel it came through, when its caller says.
+    channel: Option<TurnChannel>,
     locale: Option<String>,
     spend: Arc<TurnSpend>,
 }
@@ -58,6 +62,14 @@ impl Turn {
             subscriber: subscriber.into(),
             conversation: conversation.into(),
         });
+        self
+    }
+
+    /// The same turn, come through the channel `name` (a linked channel's, `api` for the
+    /// turn route, `cli` for the command line), in its conversation `conversation` (the
+    /// id as the channel gave it): what a tool's `TurnChannel` reads.
+    pub fn via(mut self, name: &str, conversation: &str) -> Self {
+        self.channel = Some(TurnChannel::new(name, conversation));
         self
     }
 

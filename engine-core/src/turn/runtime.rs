@@ -63,6 +63,7 @@ impl Runtime {
             engine: self.id,
             agent,
             conversation: None,
+            channel: None,
             locale: None,
             spend,
         }

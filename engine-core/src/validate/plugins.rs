@@ -90,6 +90,20 @@ pub(super) fn check_channel_names(
                 .name
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        // The engine's own ways in, as a tool's `TurnChannel` names them.
+        let own = match channel.name {
+            crate::conversation::API_CHANNEL => Some("turn route"),
+            crate::conversation::CLI_CHANNEL => Some("command line"),
+            _ => None,
+        };
+        if let Some(own) = own {
+            problems.push(Problem::channel(
+                Rule::ChannelName,
+                channel,
+                format!("`{}` names the turns of the engine's own {own}: a tool's `TurnChannel` could not tell them apart", channel.name),
+                "name the channel after the service it serves (`slack`, `telegram`)".into(),
+            ));
+        }
         if !valid {
             problems.push(Problem::channel(
                 Rule::ChannelName,

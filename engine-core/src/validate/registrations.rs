@@ -26,6 +26,10 @@ pub(super) fn check_action_shape(tool: &Tool, problems: &mut Vec<Problem>) {
         ),
         (descriptor.needs.locale, "it reads the call's context"),
         (
+            descriptor.needs.history,
+            "it reads the conversation's history",
+        ),
+        (
             descriptor.needs.state.is_some(),
             "it reads its plugin's state",
         ),
@@ -39,7 +43,7 @@ pub(super) fn check_action_shape(tool: &Tool, problems: &mut Vec<Problem>) {
         problems.push(Problem::tool(
             Rule::ActionShape,
             tool,
-            format!("a staged action is given its arguments, the subscriber, the audit logger and its secrets only, but {}", wrong.join(", ")),
+            format!("a staged action is given its arguments, the subscriber, the audit logger, its secrets and where it runs only, but {}", wrong.join(", ")),
             "declare it with `#[define_action]`, whose parameters are checked at compile time".into(),
         ));
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle};
 use plugin_sdk::engine::{ArtifactStore, AuditSink, BoxFuture, KnowledgeStore, ModelAccess, Scope};
+use plugin_sdk::history::{HistoryError, HistoryPage, HistorySource, RecentMessages};
 use plugin_sdk::knowledge::{
     Document, DocumentSummary, KnowledgeError, Mutation, Refusal, SearchError, SearchHit,
 };
@@ -212,6 +213,20 @@ impl ModelAccess for BridgeModel {
                 },
             )?;
             Ok(ChatReply { text })
+        })
+    }
+}
+
+/// The conversation's history, read by the engine.
+pub(super) struct BridgeHistory(pub(super) Asker);
+
+impl HistorySource for BridgeHistory {
+    fn recent(&self, options: RecentMessages) -> BoxFuture<'_, Result<HistoryPage, HistoryError>> {
+        Box::pin(async move {
+            self.0
+                .ask(Question::RecentMessages { options })
+                .await
+                .map_err(|unanswered| HistoryError::Unavailable(unanswered.message()))
         })
     }
 }

@@ -15,15 +15,19 @@ use plugin_sdk::engine::{
     linked_hooks, linked_tools, CallInput, HookDescriptor, HookEntry, HookInput, KnowledgeGrant,
     StageFn, StateMap, ToolDescriptor,
 };
+use plugin_sdk::history::History;
 use plugin_sdk::hook::{
     ConversationStart, Event, MessageReceived, ResponseGenerated, ResponseSent,
 };
 use plugin_sdk::model::Model;
 use plugin_sdk::secrets::Secret;
 use plugin_sdk::state::State;
+use plugin_sdk::turn::{AgentName, Instance, TurnChannel};
 use plugin_sdk::{ToolContext, ToolErrorKind};
 
-use super::bridge::{Asker, BridgeArtifacts, BridgeAudit, BridgeKnowledge, BridgeModel};
+use super::bridge::{
+    Asker, BridgeArtifacts, BridgeAudit, BridgeHistory, BridgeKnowledge, BridgeModel,
+};
 use crate::wire::{
     ActionStep, Binding, CallFrame, EventPayload, HookDecl, NeedsDecl, Outcome, SecretDecl,
     ToolDecl, WireEvent,
@@ -172,11 +176,26 @@ impl Served {
         if frame.grants.audit {
             context = context.with_audit(Audit::forwarding(Arc::new(BridgeAudit(asker.clone()))));
         }
+        if let Some(identity) = &frame.identity {
+            context = context.with_identity(
+                Instance::new(identity.instance.as_str()),
+                AgentName::new(identity.agent.as_str()),
+            );
+            if let Some(channel) = &identity.channel {
+                let channel =
+                    TurnChannel::new(channel.name.as_str(), channel.conversation.as_str());
+                context = context.with_channel(channel);
+            }
+        }
         if let Some(turn) = &frame.turn {
             context = context.with_turn(turn.subscriber.clone(), turn.conversation.clone());
             if frame.grants.artifacts {
                 let store = Arc::new(BridgeArtifacts(asker.clone()));
                 context = context.with_artifacts(Artifacts::new(store, turn.conversation.clone()));
+            }
+            if frame.grants.history {
+                context =
+                    context.with_history(History::new(Arc::new(BridgeHistory(asker.clone()))));
             }
         }
         if let Some(state) = &frame.state {
@@ -324,6 +343,8 @@ fn needs_decl(
         project: needs.project,
         plugin_state: needs.state.is_some(),
         knowledge: knowledge.map(|need| (need.level, need.required)),
+        identity: needs.identity,
+        history: needs.history,
     }
 }
 

@@ -11,6 +11,8 @@
 //! | `Knowledge<Read>` (`Write`, `Manage`), or in an `Option` | the agent's knowledge base |
 //! | `Option<Model>` | model access, by tier |
 //! | `Subscriber`, `Conversation` | the turn's identity |
+//! | `Instance`, `AgentName`, `TurnChannel` | the engine instance, the agent, the channel the turn came through |
+//! | `History` | the conversation's recent messages, read-only |
 //! | `&Project` | the agent's project root, as a directory handle |
 //! | `Shared<T>` | the plugin's state, built once per agent from its settings |
 //! | `&Abort` | the call's abort signal: its deadline, and whether anyone still waits |
@@ -21,6 +23,8 @@
 mod abort;
 mod artifacts;
 mod audit;
+mod history;
+mod identity;
 mod knowledge;
 mod model;
 mod project;
@@ -36,6 +40,11 @@ use abort::FireOnDrop;
 pub use abort::{Abort, Aborted};
 pub use artifacts::{Artifact, ArtifactError, ArtifactHandle, ArtifactStore, Artifacts};
 pub use audit::{Audit, AuditSink};
+pub use history::{
+    History, HistoryCursor, HistoryError, HistoryMessage, HistoryPage, HistoryRole,
+    HistorySnapshot, HistorySource, RecentMessages, ToolCallSummary,
+};
+pub use identity::{AgentName, CallIdentity, Instance, TurnChannel};
 pub use knowledge::{
     CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel,
     KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchError,
@@ -63,6 +72,9 @@ use crate::ToolError;
 pub struct ToolContext {
     locale: Option<String>,
     turn: Option<TurnIdentity>,
+    identity: Option<CallIdentity>,
+    channel: Option<TurnChannel>,
+    history: Option<History>,
     secrets: Vec<(String, Secret)>,
     audit: Audit,
     state: Option<State>,
@@ -89,6 +101,9 @@ impl ToolContext {
         Self {
             locale: None,
             turn: None,
+            identity: None,
+            channel: None,
+            history: None,
             secrets: Vec::new(),
             audit: Audit::EMPTY,
             state: None,
@@ -126,6 +141,24 @@ impl ToolContext {
         };
         self.audit.for_subscriber(&turn.subscriber);
         self.turn = Some(turn);
+        self
+    }
+
+    /// The same context, in the engine instance `instance`, for the agent `agent`.
+    pub fn with_identity(mut self, instance: Instance, agent: AgentName) -> Self {
+        self.identity = Some(CallIdentity { instance, agent });
+        self
+    }
+
+    /// The same context, in a turn that came through `channel`.
+    pub fn with_channel(mut self, channel: TurnChannel) -> Self {
+        self.channel = Some(channel);
+        self
+    }
+
+    /// The same context, reading the conversation's history from `history`.
+    pub fn with_history(mut self, history: History) -> Self {
+        self.history = Some(history);
         self
     }
 
@@ -217,6 +250,18 @@ impl ToolContext {
         self.turn.as_ref()
     }
 
+    pub(crate) fn identity(&self) -> Option<&CallIdentity> {
+        self.identity.as_ref()
+    }
+
+    pub(crate) fn channel(&self) -> Option<&TurnChannel> {
+        self.channel.as_ref()
+    }
+
+    pub(crate) fn history(&self) -> Option<&History> {
+        self.history.as_ref()
+    }
+
     pub(crate) fn state(&self) -> Option<&State> {
         self.state.as_ref()
     }
@@ -260,6 +305,9 @@ impl fmt::Debug for ToolContext {
         f.debug_struct("ToolContext")
             .field("locale", &self.locale)
             .field("turn", &self.turn)
+            .field("identity", &self.identity)
+            .field("channel", &self.channel)
+            .field("history", &self.history.is_some())
             .field("secrets", &keys)
             .field("artifacts", &self.artifacts.is_some())
             .field(

@@ -8,10 +8,12 @@ use super::{
 };
 use crate::abort::Abort;
 use crate::audit::Audit;
-use crate::context::{secret_bundle_from, SecretBundle, SecretSpec};
+use crate::context::{
+    secret_bundle_from, AgentName, History, Instance, SecretBundle, SecretSpec, TurnChannel,
+};
 use crate::future::BoxFuture;
 use crate::model::Model;
-use crate::param::Needs;
+use crate::param::{CallInput, Needs, ToolParam};
 use crate::plugin::PluginManifest;
 use crate::state::State;
 use crate::tool::SourceLocation;
@@ -220,7 +222,7 @@ impl<E> Copy for HookInput<'_, E> {}
 #[diagnostic::on_unimplemented(
     message = "a `{E}` hook cannot take `{Self}`",
     label = "not a parameter of a `{E}` hook",
-    note = "a hook takes its event's payload by reference (`&{E}`), and extractors: `Subscriber`, `Conversation`, `&State` (not at `response_sent`: the turn is stored by then), a `#[derive(Secrets)]` struct, `Option<Model>`, `&Audit`, `&Abort`"
+    note = "a hook takes its event's payload by reference (`&{E}`), and extractors: `Subscriber`, `Conversation`, `Instance`, `AgentName`, `TurnChannel` or `Option<TurnChannel>`, `History`, `&State` (not at `response_sent`: the turn is stored by then), a `#[derive(Secrets)]` struct, `Option<Model>`, `&Audit`, `&Abort`"
 )]
 pub trait HookParam<E: HookEvent>: Sized {
     /// What of the turn it reads.
@@ -308,6 +310,32 @@ macro_rules! turn_identity {
 }
 
 turn_identity!(Subscriber, Conversation);
+
+// Extractors a hook takes as a tool does, read from its context alike.
+macro_rules! as_a_tool_does {
+    ($($name:ident),*) => {$(
+        impl<E: HookEvent> HookParam<E> for $name {
+            const NEEDS: Needs = <$name as ToolParam>::NEEDS;
+            type Extracted<'a> = $name;
+
+            fn extract<'a>(input: HookInput<'a, E>) -> Result<$name, String> {
+                <$name as ToolParam>::extract(&CallInput::of_context(input.context))
+                    .map_err(|error| error.message().to_owned())
+            }
+        }
+    )*};
+}
+
+as_a_tool_does!(Instance, AgentName, TurnChannel, History);
+
+impl<E: HookEvent> HookParam<E> for Option<TurnChannel> {
+    const NEEDS: Needs = <Option<TurnChannel> as ToolParam>::NEEDS;
+    type Extracted<'a> = Option<TurnChannel>;
+
+    fn extract<'a>(input: HookInput<'a, E>) -> Result<Option<TurnChannel>, String> {
+        Ok(input.context.channel().cloned())
+    }
+}
 
 impl<E: HookEvent> HookParam<E> for &Audit {
     const NEEDS: Needs = Needs {

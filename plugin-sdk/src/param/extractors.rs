@@ -4,7 +4,10 @@
 use crate::abort::Abort;
 use crate::artifacts::Artifacts;
 use crate::audit::Audit;
-use crate::context::{secret_bundle_from, KnowledgeNeed, SecretBundle, StateType};
+use crate::context::{
+    secret_bundle_from, AgentName, History, Instance, KnowledgeNeed, SecretBundle, StateType,
+    TurnChannel,
+};
 use crate::knowledge::{Knowledge, Level};
 use crate::model::Model;
 use crate::project::Project;
@@ -199,6 +202,85 @@ macro_rules! turn_identity {
 turn_identity! {
     Subscriber, "subscriber";
     Conversation, "conversation";
+}
+
+impl ToolParam for Instance {
+    const NEEDS: Needs = Needs {
+        identity: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = Instance;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<Instance, ToolError> {
+        input
+            .context()
+            .identity()
+            .map(|identity| identity.instance.clone())
+            .ok_or_else(|| ToolError::new(OUTSIDE_AN_ENGINE))
+    }
+}
+
+impl ToolParam for AgentName {
+    const NEEDS: Needs = Needs {
+        identity: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = AgentName;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<AgentName, ToolError> {
+        input
+            .context()
+            .identity()
+            .map(|identity| identity.agent.clone())
+            .ok_or_else(|| ToolError::new(OUTSIDE_AN_ENGINE))
+    }
+}
+
+/// Why a call has no instance or agent: only a context built by hand has none.
+const OUTSIDE_AN_ENGINE: &str =
+    "this tool needs the engine instance and the agent it runs for, and was called outside an engine";
+
+impl ToolParam for TurnChannel {
+    // A channel brings a turn of a conversation: a tool that reads it is offered there.
+    const NEEDS: Needs = Needs {
+        conversation: true,
+        identity: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = TurnChannel;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<TurnChannel, ToolError> {
+        input.context().channel().cloned().ok_or_else(|| {
+            ToolError::new("this tool needs the channel its turn came through, and was called outside a channel's turn")
+        })
+    }
+}
+
+impl ToolParam for Option<TurnChannel> {
+    // Offered with or without a conversation: the channel is there when there is one.
+    const NEEDS: Needs = <Instance as ToolParam>::NEEDS;
+    type Extracted<'a> = Option<TurnChannel>;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<Option<TurnChannel>, ToolError> {
+        Ok(input.context().channel().cloned())
+    }
+}
+
+impl ToolParam for History {
+    const NEEDS: Needs = Needs {
+        conversation: true,
+        history: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = History;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<History, ToolError> {
+        input.context().history().cloned().ok_or_else(|| {
+            ToolError::new(
+                "this tool reads the conversation's history, and was called outside a conversation",
+            )
+        })
+    }
 }
 
 /// Builds a secret bundle from the call's secrets, for the code `#[derive(Secrets)]`

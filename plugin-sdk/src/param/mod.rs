@@ -26,6 +26,15 @@ impl<'a> CallInput<'a> {
         Self { arguments, context }
     }
 
+    /// A call with no arguments in `context`: what a hook's parameters that are also a
+    /// tool's extract from.
+    pub(crate) fn of_context(context: &'a ToolContext) -> Self {
+        Self {
+            arguments: "",
+            context,
+        }
+    }
+
     /// The arguments as the model sent them (JSON text).
     pub fn arguments(&self) -> &'a str {
         self.arguments
@@ -45,7 +54,7 @@ impl<'a> CallInput<'a> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `&Project`, `Shared<T>` (the plugin's state), `&Abort`",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `Instance`, `AgentName`, `TurnChannel` or `Option<TurnChannel>`, `History`, `&Project`, `Shared<T>` (the plugin's state), `&Abort`",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait ToolParam {
@@ -103,6 +112,11 @@ pub struct Needs {
     pub project: bool,
     /// The call's abort signal (`&Abort`).
     pub abort: bool,
+    /// The engine instance, the agent and the turn's channel (`Instance`, `AgentName`,
+    /// `TurnChannel`).
+    pub identity: bool,
+    /// The conversation's history (`History`).
+    pub history: bool,
     /// Its plugin's state (`Shared<T>`), of this type.
     pub state: Option<crate::context::StateType>,
 }
@@ -116,6 +130,8 @@ impl Needs {
         locale: false,
         project: false,
         abort: false,
+        identity: false,
+        history: false,
         state: None,
     };
 
@@ -130,6 +146,8 @@ impl Needs {
             all.locale |= needs[i].locale;
             all.project |= needs[i].project;
             all.abort |= needs[i].abort;
+            all.identity |= needs[i].identity;
+            all.history |= needs[i].history;
             if needs[i].state.is_some() {
                 all.state = needs[i].state;
             }

@@ -68,9 +68,27 @@ pub const MAX_STATE_VALUE_BYTES: usize = 64 << 20;
 /// The longest a conversation's state lives unused, in seconds (30 days).
 pub const MAX_STATE_IDLE_SECS: u64 = 30 * 24 * 60 * 60;
 
+/// Whether `text` is an instance's slug: what a plugin may put in a key or a path as is.
+fn is_slug(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    let first_fits = bytes
+        .next()
+        .is_some_and(|first| first.is_ascii_lowercase() || first.is_ascii_digit());
+    first_fits
+        && text.len() <= 63
+        && bytes.all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-')
+}
+
 /// Every value of `config` out of its range, each as "`key` is value: what to give".
 pub(super) fn problems(config: &EngineConfig) -> Vec<ConfigProblem> {
     let mut problems = Vec::new();
+    if let Some(slug) = config.instance.as_deref().filter(|slug| !is_slug(slug)) {
+        problems.push(ConfigProblem::new(
+            "instance",
+            format!("is `{slug}`, which is not a slug"),
+            "give 1 to 63 of lowercase letters, digits and `-`, beginning with a letter or a digit (`acme-prod`)",
+        ));
+    }
     for (name, channel) in &config.channels {
         match config.agents.get(&channel.agent) {
             None => problems.push(ConfigProblem::new(

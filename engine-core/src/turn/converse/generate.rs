@@ -13,6 +13,7 @@ use crate::model::RequestSpend;
 use crate::outcome::{Limit, Stop};
 use crate::provider::{request_bytes, Provider, ProviderRequest, Usage};
 use crate::stores::Conversations;
+use crate::turn::history::StepHistory;
 use crate::turn::{Runtime, Turn, TurnOutcome};
 
 /// Whether `message` is the model's, with a call whose id is `id`.
@@ -225,13 +226,12 @@ impl Run<'_> {
                 // reply, and what is stored is what they leave of it.
                 return Ok(text);
             }
-            let base = progress.history.len();
             let answers = run_calls(
                 self.runtime,
                 self.turn,
                 &offer,
                 &calls,
-                base,
+                &StepHistory::new(&progress.history),
                 &mut progress.counts,
                 &mut progress.actions,
                 StepLimits {

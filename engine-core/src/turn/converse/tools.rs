@@ -16,6 +16,7 @@ use crate::agent::Offer;
 use crate::conversation::{Message, ToolCall, ToolStatus};
 use crate::dispatch::{CallError, CallErrorKind};
 use crate::tool::Tool;
+use crate::turn::history::StepHistory;
 use crate::turn::{Call, Runtime, Turn};
 
 /// What the turn counts across its steps.
@@ -56,21 +57,22 @@ pub(super) struct StepLimits<'a> {
     pub(super) cancel: &'a CancellationToken,
 }
 
-/// The answer of each of `calls`, made in answer to `offer`, in their order, to be
-/// appended to the history at `base`. A call of a staged action stages it in `actions`
-/// instead of running it.
+/// The answer of each of `calls`, made in answer to `offer` after `history`, in their
+/// order, to be appended to the history. A call of a staged action stages it in
+/// `actions` instead of running it.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_calls(
     runtime: &Runtime,
     turn: &Turn,
     offer: &Offer,
     calls: &[ToolCall],
-    base: usize,
+    history: &StepHistory<'_>,
     counts: &mut CallCounts,
     actions: &mut StagedActions,
     limits: StepLimits<'_>,
     events: &mut (dyn FnMut(TurnEvent) + Send),
 ) -> Vec<Message> {
+    let base = history.len();
     let mut answers: Vec<Option<Message>> = vec![None; calls.len()];
     let mut runnable = Vec::with_capacity(calls.len());
     for (at, call) in calls.iter().enumerate() {
@@ -152,6 +154,7 @@ pub(super) async fn run_calls(
                     turn,
                     Call::new(&call.name, &call.arguments)
                         .offered_in(offer)
+                        .after(history)
                         .deadline(tool_deadline)
                         .cancel_on(limits.cancel),
                 )

@@ -311,6 +311,72 @@ fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a
 }
 
 #[test]
+fn a_dev_tool_reads_its_conversations_history_and_where_it_runs_through_the_bridge() {
+    let mock = Llmock::start();
+    let setup = setup_with("history", &mock, "");
+    // The deployment's slug, which the tool keys its journal by.
+    let config = std::fs::read_to_string(setup.config()).unwrap();
+    std::fs::write(
+        setup.config(),
+        format!("instance = \"acme-prod\"\n{config}"),
+    )
+    .unwrap();
+    let (served, authority) = serve(&setup, None);
+    let token = issue_token(&setup);
+    let dev = Dev::start(&authority, &token);
+    let connected = dev.wait_for("Connected");
+    assert!(
+        listed(&connected, "equipped").contains(&"journal:recap".to_owned()),
+        "{connected}"
+    );
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__wait", "arguments": {"seconds": 0}}]},
+        {"type": "reply", "text": "Waited."},
+        {"type": "reply", "tool_calls": [{"name": "journal__recap", "arguments": {}}]},
+        {"type": "reply", "text": "Recapped."}
+    ]));
+    turn(&authority, "c-history", "Wait a moment.");
+    let events = turn(&authority, "c-history", "Recap, please.");
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(
+        result["status"],
+        "ok",
+        "{result}\n{}\n{}",
+        dev.printed.lock().unwrap(),
+        served.stderr_so_far()
+    );
+    // Where it runs: the configuration's instance, the agent, the turn route's channel
+    // and the conversation's id there.
+    assert_eq!(result["result"]["kept_at"], "acme-prod/bot/api/c-history");
+    // What was said, up to the call that reads it.
+    assert_eq!(
+        result["result"]["lines"],
+        json!([
+            "user: Wait a moment.",
+            "assistant:  (called journal__wait)",
+            "assistant: Waited.",
+            "user: Recap, please.",
+            "assistant:  (called journal__recap)",
+        ])
+    );
+    // Another conversation reads only its own.
+    mock.script(json!([
+        {"type": "reply", "tool_calls": [{"name": "journal__recap", "arguments": {}}]},
+        {"type": "reply", "text": "Recapped."}
+    ]));
+    let events = turn(&authority, "c-other", "Recap this one.");
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(
+        result["result"]["lines"],
+        json!([
+            "user: Recap this one.",
+            "assistant:  (called journal__recap)"
+        ]),
+        "{result}"
+    );
+}
+
+#[test]
 fn killing_the_dev_process_mid_call_answers_the_call_and_its_tools_leave_the_catalog() {
     let Running {
         mock,

@@ -1,8 +1,9 @@
 //! A journal for the conversation: the plugin the dev-mode example serves from the
 //! author's machine (`examples/journal-dev.rs`). Its tools read a secret, keep state,
 //! hand a file to another tool, and wait on the engine's abort signal, its staged action
-//! is checked and performed through the session, and its hook reads the state before
-//! the model, so that each part of the context crosses the dev bridge.
+//! is checked and performed through the session, its recap reads the conversation's
+//! history and where it runs, and its hook reads the state before the model, so that
+//! each part of the context crosses the dev bridge.
 
 use plugin_sdk::prelude::*;
 
@@ -132,6 +133,53 @@ pub async fn publish(
         headline,
         reader: reader.id().to_owned(),
         signed_by,
+    })
+}
+
+/// What a recap answers.
+#[derive(Serialize, JsonSchema)]
+pub struct Recap {
+    /// Where the journal is kept: `<instance>/<agent>/<channel>/<conversation>`, the key
+    /// a journal kept outside the engine would file the conversation under.
+    pub kept_at: String,
+    /// The conversation's last messages, oldest first, as `role: text`.
+    pub lines: Vec<String>,
+}
+
+/// Recap the conversation so far: its last messages, for a journal entry about it.
+#[define_tool(summary = { "en-US": "Recaps the conversation.", "it-IT": "Riassume la conversazione." }, read_only)]
+pub async fn recap(
+    history: History,
+    instance: Instance,
+    agent: AgentName,
+    channel: Option<TurnChannel>,
+) -> Result<Recap, ToolError> {
+    let page = history
+        .recent(RecentMessages::last(10))
+        .await
+        .map_err(|error| ToolError::new(error.to_string()))?;
+    let channel = channel.map_or_else(
+        || "-/-".to_owned(),
+        |channel| format!("{}/{}", channel.name(), channel.conversation()),
+    );
+    Ok(Recap {
+        kept_at: format!("{}/{}/{channel}", instance.slug(), agent.name()),
+        lines: page
+            .messages
+            .iter()
+            .map(|message| {
+                let role = message.role.as_str();
+                let calls: Vec<&str> = message
+                    .tool_calls
+                    .iter()
+                    .map(|call| call.tool.as_str())
+                    .collect();
+                match calls.is_empty() {
+                    true => format!("{role}: {}", message.text),
+                    false => format!("{role}: {} (called {})", message.text, calls.join(", ")),
+                }
+            })
+            .collect(),
     })
 }
 

@@ -63,6 +63,7 @@ const PLUGIN_SDK: &[&[&str]] = &[
         "artifacts",
         "audit",
         "engine",
+        "history",
         "knowledge",
         "model",
         "project",
