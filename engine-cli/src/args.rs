@@ -31,6 +31,16 @@ pub(crate) enum Command {
         #[arg(long, default_value = "en-US")]
         locale: String,
     },
+    /// List the linked plugins' catalogue: what a marketplace page shows of each (names,
+    /// descriptions, category, publisher, documentation, icon) and its tools, hooks and
+    /// channels. Needs no configuration.
+    Plugins {
+        #[arg(long, value_enum, default_value_t = PluginsFormat::Text)]
+        format: PluginsFormat,
+        /// The reader's locale (BCP 47), for text.
+        #[arg(long, default_value = "en-US")]
+        locale: String,
+    },
     /// Print the agent's tool catalog as a provider or an MCP client receives it.
     Catalog {
         /// openai, anthropic, gemini or mcp.
@@ -116,6 +126,16 @@ pub(crate) enum Command {
         #[command(flatten)]
         http: HttpArgs,
     },
+}
+
+/// How `plugins` prints the catalogue.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum PluginsFormat {
+    /// For people, in the reader's locale.
+    Text,
+    /// For scripts and catalogues: every language each text gives, the icon as a data
+    /// URL.
+    Json,
 }
 
 #[derive(Subcommand)]

@@ -15,6 +15,7 @@ mod call;
 mod dev_token;
 mod listing;
 mod logging;
+mod plugins;
 mod reload;
 mod requirements;
 mod serving;
@@ -78,11 +79,12 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => error.format(&mut Cli::command()).exit(),
     };
-    if let Command::Image {
-        command: ImageCommand::Requirements { format },
-    } = &cli.command
-    {
-        return requirements::print(*format);
+    match &cli.command {
+        Command::Image {
+            command: ImageCommand::Requirements { format },
+        } => return requirements::print(*format),
+        Command::Plugins { format, locale } => return plugins::print(*format, locale),
+        _ => {}
     }
     // SAFETY: our caller promises that this is the only thread.
     unsafe { requirements::apply_variable_defaults() };
@@ -256,7 +258,10 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
-        Command::Config { .. } | Command::Image { .. } | Command::DevToken { .. } => {
+        Command::Config { .. }
+        | Command::Image { .. }
+        | Command::DevToken { .. }
+        | Command::Plugins { .. } => {
             unreachable!("answered before the engine starts")
         }
         Command::Mcp { options } => {

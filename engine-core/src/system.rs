@@ -166,6 +166,7 @@ mod tests {
             api_version: None,
             state: None,
             system: System { debian, env },
+            catalogue: plugin_sdk::engine::Catalogue::NONE,
         }))
     }
 

@@ -43,16 +43,24 @@ impl Localized {
 
     /// Checks every rule: non-empty text, a non-empty map, canonical and distinct tags.
     pub fn check(&self, errors: &mut Errors) {
+        for text in self.texts() {
+            check_text(text, errors);
+        }
+        self.check_tags(errors);
+    }
+
+    /// Checks the map's rules only: not empty, canonical and distinct tags (for texts
+    /// that name something checked on its own, such as files).
+    pub fn check_tags(&self, errors: &mut Errors) {
         let entries = match self {
-            Self::Plain(text) => return check_text(text, errors),
+            Self::Plain(_) => return,
             Self::Map { span, entries } if entries.is_empty() => {
                 return errors.at(*span, "an empty map has no text: add at least `\"en-US\": \"...\"`, or write a plain string");
             }
             Self::Map { entries, .. } => entries,
         };
         let mut seen: Vec<String> = Vec::new();
-        for (tag, text) in entries {
-            check_text(text, errors);
+        for (tag, _) in entries {
             let value = tag.value();
             match value.parse::<LanguageIdentifier>() {
                 Err(_) => errors.at(
@@ -73,14 +81,38 @@ impl Localized {
 
     /// `LocalizedText::Plain(..)` or `LocalizedText::Map(&[..])`, entries sorted by tag.
     pub fn expand(&self, sdk: &syn::Path) -> TokenStream {
+        self.expand_with(sdk, |text| quote!(#text))
+    }
+
+    /// [`expand`](Self::expand), each text as `text` makes it of its literal (a file's
+    /// content, for a text that names a file).
+    pub fn expand_with(
+        &self,
+        sdk: &syn::Path,
+        text: impl Fn(&LitStr) -> TokenStream,
+    ) -> TokenStream {
         match self {
-            Self::Plain(text) => quote!(#sdk::__private::LocalizedText::Plain(#text)),
+            Self::Plain(plain) => {
+                let plain = text(plain);
+                quote!(#sdk::__private::LocalizedText::Plain(#plain))
+            }
             Self::Map { entries, .. } => {
                 let mut sorted: Vec<_> = entries.iter().collect();
                 sorted.sort_by_key(|(tag, _)| tag.value());
-                let pairs = sorted.iter().map(|(tag, text)| quote!((#tag, #text)));
+                let pairs = sorted.iter().map(|(tag, value)| {
+                    let value = text(value);
+                    quote!((#tag, #value))
+                });
                 quote!(#sdk::__private::LocalizedText::Map(&[#(#pairs),*]))
             }
+        }
+    }
+
+    /// Its texts, one per tag.
+    pub fn texts(&self) -> Vec<&LitStr> {
+        match self {
+            Self::Plain(text) => vec![text],
+            Self::Map { entries, .. } => entries.iter().map(|(_, text)| text).collect(),
         }
     }
 }

@@ -29,8 +29,17 @@ pub fn check_category(category: &str) -> Result<(), String> {
 }
 
 /// A channel's name, its path segment in `/channels/<name>`: lowercase letters, digits
-/// and `-`, starting with a letter, at most 32 characters.
+/// and `-`, starting with a letter, at most 32 characters, and not `api` nor `cli`.
 pub fn check_channel_name(name: &str) -> Result<(), String> {
+    // The engine's own ways in, as a tool's `TurnChannel` names them (engine-core's
+    // `API_CHANNEL` and `CLI_CHANNEL`).
+    if let Some(own) = match name {
+        "api" => Some("turn route"),
+        "cli" => Some("command line"),
+        _ => None,
+    } {
+        return Err(format!("`{name}` is the channel name of the engine's own {own}, which a tool's `TurnChannel` reads: name the channel after the service it serves (`slack`, `telegram`)"));
+    }
     let allowed = name
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
@@ -115,4 +124,21 @@ pub fn name_hash(name: &str) -> u128 {
     name.bytes().fold(OFFSET, |hash, byte| {
         (hash ^ u128::from(byte)).wrapping_mul(PRIME)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_engines_own_channel_names_are_refused() {
+        // engine-core's `API_CHANNEL` and `CLI_CHANNEL`.
+        assert!(check_channel_name("api")
+            .unwrap_err()
+            .contains("turn route"));
+        assert!(check_channel_name("cli")
+            .unwrap_err()
+            .contains("command line"));
+        assert!(check_channel_name("apis").is_ok());
+    }
 }

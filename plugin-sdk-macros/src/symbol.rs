@@ -28,6 +28,11 @@ pub const ACTION: &str = "action";
 pub const API_VERSION: &str = "api_version";
 pub const STATE: &str = "state";
 pub const SYSTEM: &str = "system";
+pub const LONG_DESCRIPTION: &str = "long_description";
+pub const LONG_DESCRIPTION_FILE: &str = "long_description_file";
+pub const ICON: &str = "icon";
+pub const PUBLISHER: &str = "publisher";
+pub const DOCUMENTATION_URL: &str = "documentation_url";
 
 /// `#[define_tool(...)]`.
 pub const TOOL_KEYS: &[&str] = &[
@@ -68,6 +73,12 @@ pub const PLUGIN_KEYS: &[&str] = &[
     API_VERSION,
     STATE,
     SYSTEM,
+    LONG_DESCRIPTION,
+    LONG_DESCRIPTION_FILE,
+    ICON,
+    CATEGORY,
+    PUBLISHER,
+    DOCUMENTATION_URL,
     CRATE,
 ];
 /// `#[tool_args(...)]`.

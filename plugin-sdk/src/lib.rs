@@ -154,7 +154,7 @@ pub mod engine {
     pub use crate::localized::LocalizedText;
     pub use crate::output::{IntoToolResult, ToolOutput};
     pub use crate::param::{CallInput, Needs, ToolParam};
-    pub use crate::plugin::{linked_plugins, PluginManifest, System};
+    pub use crate::plugin::{linked_plugins, Catalogue, Icon, PluginManifest, System};
     pub use crate::tool::{
         linked_tools, CallFn, ReadyFn, SourceLocation, StageFn, ToolAnnotations, ToolDescriptor,
         ToolEntry,

@@ -28,6 +28,56 @@ pub struct PluginManifest {
     /// { ... } }`): read when an image is built, and for the variables' defaults when
     /// the engine starts.
     pub system: System,
+    /// What a marketplace page shows of it (`plugin! { long_description, icon,
+    /// category, publisher, documentation_url }`): for catalogues (`engine plugins`
+    /// prints it), never read by the engine's checks.
+    pub catalogue: Catalogue,
+}
+
+/// What a marketplace page shows of a plugin beyond its name and description.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Catalogue {
+    /// A few paragraphs (Markdown) on what the plugin does, inline in `plugin!` or read
+    /// from the crate's files at compile time.
+    pub long_description: Option<LocalizedText>,
+    /// Its icon, from the crate's files.
+    pub icon: Option<Icon>,
+    /// Where the catalogue groups and filters it.
+    pub category: Option<LocalizedText>,
+    /// Who publishes it, shown next to its name.
+    pub publisher: Option<&'static str>,
+    /// Where its documentation is: an https URL.
+    pub documentation_url: Option<&'static str>,
+}
+
+impl Catalogue {
+    /// No catalogue field.
+    pub const NONE: Self = Self {
+        long_description: None,
+        icon: None,
+        category: None,
+        publisher: None,
+        documentation_url: None,
+    };
+}
+
+/// A plugin's icon: a PNG, WebP or SVG of at most 32 KiB, checked at compile time to be
+/// what its extension says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Icon {
+    /// `image/png`, `image/webp` or `image/svg+xml`.
+    pub media_type: &'static str,
+    /// The file's bytes.
+    pub bytes: &'static [u8],
+}
+
+impl std::fmt::Debug for Icon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Icon")
+            .field("media_type", &self.media_type)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
 }
 
 /// A plugin's system requirements: Debian packages to install in the engine's image and

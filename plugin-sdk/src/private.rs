@@ -30,7 +30,7 @@ pub use crate::hook::{ConversationStart, MessageReceived, ResponseGenerated, Res
 pub use crate::localized::LocalizedText;
 pub use crate::output::{IntoToolResult, ToolOutput};
 pub use crate::param::{CallInput, Needs, ToolParam};
-pub use crate::plugin::{PluginEntry, PluginManifest, System};
+pub use crate::plugin::{Catalogue, Icon, PluginEntry, PluginManifest, System};
 pub use crate::schema::{empty_object_schema, input_schema_for};
 pub use crate::strict::{StrictSchema, ToolArgs};
 pub use crate::tool::{SourceLocation, ToolAnnotations, ToolDescriptor, ToolEntry};

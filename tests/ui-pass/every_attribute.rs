@@ -7,6 +7,11 @@ plugin_sdk::plugin! {
     engine = ">=0.1, <2",
     display_name = { "en-US": "Everything", "zh-Hant-TW": "一切" },
     description = "Shows every attribute.",
+    long_description_file = "ui-pass/catalogue/about.md",
+    icon = "ui-pass/catalogue/icon.svg",
+    category = "Examples",
+    publisher = "The SDK's tests",
+    documentation_url = "https://example.com/every-attribute",
 }
 
 mod tools {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use plugin_dev_wire::{CallFrame, NeedsDecl, Outcome, SecretDecl};
 use plugin_sdk::engine::{
-    BoxFuture, HookDescriptor, HookEntry, HookHandler, HookInput, HookResult, Needs,
+    BoxFuture, Catalogue, HookDescriptor, HookEntry, HookHandler, HookInput, HookResult, Needs,
     PluginManifest, SourceLocation, System,
 };
 use plugin_sdk::hook::{
@@ -59,6 +59,7 @@ static DEV: PluginManifest = PluginManifest {
     api_version: None,
     state: None,
     system: System::NONE,
+    catalogue: Catalogue::NONE,
 };
 
 fn dev() -> &'static PluginManifest {

@@ -22,6 +22,7 @@ static HAND_MADE: PluginManifest = PluginManifest {
     api_version: None,
     state: None,
     system: plugin_sdk::engine::System::NONE,
+    catalogue: plugin_sdk::engine::Catalogue::NONE,
 };
 
 fn hand_made_plugin() -> &'static PluginManifest {

@@ -4,7 +4,9 @@
 use acme_crm as _;
 use engine_core::config::EngineConfig;
 use engine_core::{Call, CallErrorKind, Engine, EngineError, Rule, StartupError};
-use plugin_sdk::engine::{Needs, PluginManifest, StateBuilder, StateType, System, ToolDescriptor};
+use plugin_sdk::engine::{
+    Catalogue, Needs, PluginManifest, StateBuilder, StateType, System, ToolDescriptor,
+};
 use weather as _;
 
 fn linked_tool(id: &str) -> &'static ToolDescriptor {
@@ -104,6 +106,7 @@ static ACME_TWICE: PluginManifest = PluginManifest {
     api_version: None,
     state: None,
     system: System::NONE,
+    catalogue: Catalogue::NONE,
 };
 
 static FUTURE: PluginManifest = PluginManifest {
@@ -116,6 +119,7 @@ static FUTURE: PluginManifest = PluginManifest {
     api_version: None,
     state: None,
     system: System::NONE,
+    catalogue: Catalogue::NONE,
 };
 
 static UNVERSIONED: PluginManifest = PluginManifest {
@@ -128,6 +132,7 @@ static UNVERSIONED: PluginManifest = PluginManifest {
     api_version: None,
     state: None,
     system: System::NONE,
+    catalogue: Catalogue::NONE,
 };
 
 #[test]
@@ -162,6 +167,7 @@ static STATEFUL: PluginManifest = PluginManifest {
     api_version: None,
     state: Some(&StateBuilder::of::<Counter>()),
     system: System::NONE,
+    catalogue: Catalogue::NONE,
 };
 
 /// A plugin's state, for the tools of `STATEFUL`.
@@ -231,6 +237,7 @@ static FAST: PluginManifest = PluginManifest {
         debian: &["ca-certificates"],
         env: &[("MODE", "fast")],
     },
+    catalogue: Catalogue::NONE,
 };
 
 static SAFE: PluginManifest = PluginManifest {

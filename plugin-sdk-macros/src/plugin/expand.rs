@@ -44,6 +44,7 @@ pub fn manifest(manifest: &Manifest, checked: bool) -> TokenStream {
         quote!((#name, #value))
     });
     let system = quote!(#private::System { debian: &[#(#debian),*], env: &[#(#env),*] });
+    let catalogue = manifest.catalogue.expand(&sdk);
     quote! {
         #declared_state
 
@@ -60,6 +61,7 @@ pub fn manifest(manifest: &Manifest, checked: bool) -> TokenStream {
                 api_version: #api_version,
                 state: #state,
                 system: #system,
+                catalogue: #catalogue,
             };
 
             /// The look-up a tool makes through `use crate::*` (see `__private`).

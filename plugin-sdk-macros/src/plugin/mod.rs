@@ -1,5 +1,6 @@
 //! `plugin! { ... }`: the crate's manifest, once, at the crate root.
 
+mod catalogue;
 mod expand;
 mod parse;
 mod system;

@@ -8,6 +8,7 @@ use crate::localized::Localized;
 use crate::names::{check_namespace, check_not_reserved};
 use crate::symbol::*;
 
+use super::catalogue::{Catalogue, Icon, LongDescription};
 use super::system::System;
 
 #[derive(Default)]
@@ -24,6 +25,9 @@ pub struct Manifest {
     pub state: Option<syn::Path>,
     /// `system = { ... }`: what the engine's image must carry.
     pub system: System,
+    /// What a marketplace page shows: `long_description`, `icon`, `category`,
+    /// `publisher`, `documentation_url`.
+    pub catalogue: Catalogue,
 }
 
 impl Manifest {
@@ -35,6 +39,12 @@ impl Manifest {
         let mut api_version = Once::default();
         let mut state = Once::default();
         let mut system = Once::default();
+        let mut long_description = Once::default();
+        let mut long_description_file = Once::default();
+        let mut icon = Once::default();
+        let mut category = Once::default();
+        let mut publisher = Once::default();
+        let mut documentation_url = Once::default();
         let mut krate = Once::default();
         for arg in args {
             let key = arg.key.clone();
@@ -49,6 +59,16 @@ impl Manifest {
                 }
                 STATE => state.set(&key, arg.path(errors), errors),
                 SYSTEM => system.set(&key, arg.block(errors), errors),
+                LONG_DESCRIPTION => long_description.set(&key, arg.localized(errors), errors),
+                LONG_DESCRIPTION_FILE => long_description_file.set(
+                    &key,
+                    arg.localized(errors).map(|paths| (key.clone(), paths)),
+                    errors,
+                ),
+                ICON => icon.set(&key, arg.string(errors), errors),
+                CATEGORY => category.set(&key, arg.localized(errors), errors),
+                PUBLISHER => publisher.set(&key, arg.string(errors), errors),
+                DOCUMENTATION_URL => documentation_url.set(&key, arg.string(errors), errors),
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 _ => arg.unknown(PLUGIN_KEYS, errors),
             }
@@ -70,6 +90,24 @@ impl Manifest {
                 String::new()
             }
         };
+        let long_description = match (long_description.get(), long_description_file.get()) {
+            (Some(text), None) => Some(LongDescription::Inline(text)),
+            (None, Some((_, paths))) => Some(LongDescription::Files(paths)),
+            (Some(_), Some((key, _))) => {
+                errors.at(key.span(), "give the long description inline (`long_description`) or in the crate's files (`long_description_file`), not both");
+                None
+            }
+            (None, None) => None,
+        };
+        let catalogue = Catalogue {
+            long_description,
+            // Read once the key is known to be given once.
+            icon: icon.get().and_then(|path| Icon::read(path, errors)),
+            category: category.get(),
+            publisher: publisher.get(),
+            documentation_url: documentation_url.get(),
+        }
+        .checked(errors);
         let display_name = display_name.get();
         let description = description.get();
         for text in [&display_name, &description].into_iter().flatten() {
@@ -87,6 +125,7 @@ impl Manifest {
                 .get()
                 .map(|tokens| System::parse(tokens, errors))
                 .unwrap_or_default(),
+            catalogue,
         }
     }
 }

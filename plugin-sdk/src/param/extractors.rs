@@ -204,41 +204,30 @@ turn_identity! {
     Conversation, "conversation";
 }
 
-impl ToolParam for Instance {
-    const NEEDS: Needs = Needs {
-        identity: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = Instance;
+macro_rules! call_identity {
+    ($($name:ident, $field:ident;)*) => {$(
+        impl ToolParam for $name {
+            const NEEDS: Needs = Needs {
+                identity: true,
+                ..Needs::NOTHING
+            };
+            type Extracted<'a> = $name;
 
-    fn extract<'a>(input: &CallInput<'a>) -> Result<Instance, ToolError> {
-        input
-            .context()
-            .identity()
-            .map(|identity| identity.instance.clone())
-            .ok_or_else(|| ToolError::new(OUTSIDE_AN_ENGINE))
-    }
+            fn extract<'a>(input: &CallInput<'a>) -> Result<$name, ToolError> {
+                // Only a context built by hand has none.
+                let identity = input.context().identity().ok_or_else(|| {
+                    ToolError::new("this tool needs the engine instance and the agent it runs for, and was called outside an engine")
+                })?;
+                Ok(identity.$field.clone())
+            }
+        }
+    )*};
 }
 
-impl ToolParam for AgentName {
-    const NEEDS: Needs = Needs {
-        identity: true,
-        ..Needs::NOTHING
-    };
-    type Extracted<'a> = AgentName;
-
-    fn extract<'a>(input: &CallInput<'a>) -> Result<AgentName, ToolError> {
-        input
-            .context()
-            .identity()
-            .map(|identity| identity.agent.clone())
-            .ok_or_else(|| ToolError::new(OUTSIDE_AN_ENGINE))
-    }
+call_identity! {
+    Instance, instance;
+    AgentName, agent;
 }
-
-/// Why a call has no instance or agent: only a context built by hand has none.
-const OUTSIDE_AN_ENGINE: &str =
-    "this tool needs the engine instance and the agent it runs for, and was called outside an engine";
 
 impl ToolParam for TurnChannel {
     // A channel brings a turn of a conversation: a tool that reads it is offered there.

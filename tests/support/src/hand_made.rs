@@ -50,6 +50,7 @@ macro_rules! hand_made_plugin {
                 api_version: ::core::option::Option::None,
                 state: ::core::option::Option::None,
                 system: $crate::sdk::engine::System::NONE,
+                catalogue: $crate::sdk::engine::Catalogue::NONE,
             };
         $crate::sdk::__private::inventory::submit!($crate::sdk::__private::PluginEntry(&$manifest));
     };

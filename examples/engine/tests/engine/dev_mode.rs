@@ -67,8 +67,18 @@ struct Running {
 impl Running {
     /// [`setup_with`] `name` and `turn`, served, with a token issued.
     fn start(name: &str, turn: &str) -> Self {
+        Self::start_above("", name, turn)
+    }
+
+    /// [`start`](Self::start), with `top` (top-level keys) above the configuration's
+    /// tables.
+    fn start_above(top: &str, name: &str, turn: &str) -> Self {
         let mock = Llmock::start();
         let setup = setup_with(name, &mock, turn);
+        if !top.is_empty() {
+            let config = std::fs::read_to_string(setup.config()).unwrap();
+            std::fs::write(setup.config(), format!("{top}{config}")).unwrap();
+        }
         let (served, authority) = serve(&setup, None);
         let token = issue_token(&setup);
         Self {
@@ -312,17 +322,14 @@ fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a
 
 #[test]
 fn a_dev_tool_reads_its_conversations_history_and_where_it_runs_through_the_bridge() {
-    let mock = Llmock::start();
-    let setup = setup_with("history", &mock, "");
     // The deployment's slug, which the tool keys its journal by.
-    let config = std::fs::read_to_string(setup.config()).unwrap();
-    std::fs::write(
-        setup.config(),
-        format!("instance = \"acme-prod\"\n{config}"),
-    )
-    .unwrap();
-    let (served, authority) = serve(&setup, None);
-    let token = issue_token(&setup);
+    let Running {
+        mock,
+        setup: _setup,
+        served,
+        authority,
+        token,
+    } = Running::start_above("instance = \"acme-prod\"\n", "history", "");
     let dev = Dev::start(&authority, &token);
     let connected = dev.wait_for("Connected");
     assert!(

@@ -14,6 +14,7 @@ mod image;
 mod mcp;
 mod mcp_http_guard;
 mod mcp_spend;
+mod plugins;
 mod provider_errors;
 mod replicas;
 mod rojo_wire;

@@ -10,6 +10,14 @@ plugin_sdk::plugin! {
         "en-US": "Order status and appointments from the Acme back office.",
         "it-IT": "Stato degli ordini e appuntamenti dal gestionale Acme.",
     },
+    long_description_file = {
+        "en-US": "catalogue/about.md",
+        "it-IT": "catalogue/about.it.md",
+    },
+    icon = "catalogue/icon.svg",
+    category = { "en-US": "Back office", "it-IT": "Gestionale" },
+    publisher = "Acme Inc.",
+    documentation_url = "https://docs.acme.example/agent-plugin",
     state = Crm,
     // The CRM client speaks TLS: an image carrying this plugin installs the CA roots.
     system = { debian = ["ca-certificates"], env = { ACME_CRM_TIMEOUT_SECS = "10" } },
