@@ -1005,6 +1005,9 @@ struct Recalled {
     /// Each message as `role: text [tool status, ...]`.
     messages: Vec<String>,
     older: bool,
+    /// The first message's text in capitals: what the call's own output redaction,
+    /// which matches a secret as written, would not catch.
+    first_shouted: String,
 }
 
 /// The history's messages, one line each.
@@ -1041,6 +1044,7 @@ async fn recall(
             .map(|channel| (channel.name().to_owned(), channel.conversation().to_owned())),
         messages: lines(&page),
         older: page.older.is_some(),
+        first_shouted: page.messages[0].text.to_uppercase(),
     })
 }
 
@@ -1226,6 +1230,8 @@ async fn the_instance_is_the_configurations_and_a_turn_without_a_channel_has_non
     let seen = recalled(&engine, "recall-c").await;
     assert_eq!(seen["instance"], "acme-prod");
     assert_eq!(seen["channel"], serde_json::Value::Null);
-    // A configured secret the user wrote is redacted, as in the turn's events.
+    // A configured secret the user wrote is redacted in the history itself, as in the
+    // turn's events (not only in the tool's output).
     assert_eq!(seen["messages"][0], "User: hi, my key is [REDACTED] []");
+    assert_eq!(seen["first_shouted"], "HI, MY KEY IS [REDACTED]");
 }
