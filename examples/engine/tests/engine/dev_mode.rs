@@ -121,6 +121,18 @@ impl Dev {
         Self::start_binary(dev_binary(), authority, token)
     }
 
+    /// [`start`](Self::start), connected with `tool` equipped: it, and what it printed
+    /// by then.
+    fn equipping(authority: &str, token: &str, tool: &str) -> (Self, String) {
+        let dev = Self::start(authority, token);
+        let connected = dev.wait_for("Connected");
+        assert!(
+            listed(&connected, "equipped").contains(&tool.to_owned()),
+            "{connected}"
+        );
+        (dev, connected)
+    }
+
     fn start_binary(binary: PathBuf, authority: &str, token: &str) -> Self {
         Self::start_with(binary, &[], authority, token)
     }
@@ -248,13 +260,7 @@ fn a_dev_tool_reads_its_secret_keeps_state_only_on_success_and_hands_a_file_to_a
         authority,
         token,
     } = Running::start("context", "");
-    let dev = Dev::start(&authority, &token);
-    let connected = dev.wait_for("Connected");
-    let equipped = listed(&connected, "equipped");
-    assert!(
-        equipped.contains(&"journal:write_entry".to_owned()),
-        "{connected}"
-    );
+    let (dev, connected) = Dev::equipping(&authority, &token, "journal:write_entry");
     assert!(listed(&connected, "refused").is_empty(), "{connected}");
 
     // The dev tool writes an entry: its secret, its state, a file.
@@ -330,12 +336,7 @@ fn a_dev_tool_reads_its_conversations_history_and_where_it_runs_through_the_brid
         authority,
         token,
     } = Running::start_above("instance = \"acme-prod\"\n", "history", "");
-    let dev = Dev::start(&authority, &token);
-    let connected = dev.wait_for("Connected");
-    assert!(
-        listed(&connected, "equipped").contains(&"journal:recap".to_owned()),
-        "{connected}"
-    );
+    let (dev, _) = Dev::equipping(&authority, &token, "journal:recap");
     mock.script(json!([
         {"type": "reply", "tool_calls": [{"name": "journal__wait", "arguments": {"seconds": 0}}]},
         {"type": "reply", "text": "Waited."},
@@ -439,12 +440,7 @@ fn a_dev_action_is_staged_by_its_own_types_and_performed_on_the_developers_machi
         authority,
         token,
     } = Running::start("action", "");
-    let dev = Dev::start(&authority, &token);
-    let connected = dev.wait_for("Connected");
-    assert!(
-        listed(&connected, "equipped").contains(&"journal:publish".to_owned()),
-        "{connected}"
-    );
+    let (dev, connected) = Dev::equipping(&authority, &token, "journal:publish");
     // A headline longer than its `Note<40>` is refused at the stage by the action's own
     // deserializer, on the developer's machine; the model's next try is staged, and
     // performed there after the reply, with the subscriber and the secret.
