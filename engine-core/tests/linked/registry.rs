@@ -382,3 +382,50 @@ fn a_turn_belongs_to_the_engine_that_made_it() {
     let call = other.call(&turn, Call::new("weather__weather", "{}"));
     let _ = futures::executor::block_on(call);
 }
+
+static VERSIONED: PluginManifest = PluginManifest {
+    namespace: "versioned",
+    package: "versioned-actions",
+    api_version: Some(0),
+    system: System::NONE,
+    ..FAST
+};
+
+#[test]
+fn a_hand_made_action_that_reads_the_history_is_refused_and_one_that_reads_where_it_runs_is_not() {
+    let weather = linked_tool("weather:weather");
+    let action = |name: &'static str, needs: Needs| {
+        leak(ToolDescriptor {
+            name,
+            plugin: || &VERSIONED,
+            staged: Some(|_| Ok(())),
+            needs,
+            ..*weather
+        })
+    };
+    let reads_history = Needs {
+        conversation: true,
+        history: true,
+        ..Needs::NOTHING
+    };
+    let error = refused(vec![action("recaps", reads_history)]);
+    let [problem] = error.problems() else {
+        panic!("one problem expected: {error}");
+    };
+    assert_eq!(problem.rule, Rule::ActionShape);
+    assert!(
+        problem
+            .message
+            .contains("it reads the conversation's history"),
+        "{error}"
+    );
+    // The instance, the agent and the channel cannot change what it does.
+    let reads_identity = Needs {
+        identity: true,
+        ..Needs::NOTHING
+    };
+    assert!(Engine::builder()
+        .tools([action("keyed", reads_identity)])
+        .build()
+        .is_ok());
+}
