@@ -313,7 +313,7 @@ turn_identity!(Subscriber, Conversation);
 
 // Extractors a hook takes as a tool does, read from its context alike.
 macro_rules! as_a_tool_does {
-    ($($name:ident),*) => {$(
+    ($($name:ty),*) => {$(
         impl<E: HookEvent> HookParam<E> for $name {
             const NEEDS: Needs = <$name as ToolParam>::NEEDS;
             type Extracted<'a> = $name;
@@ -326,16 +326,13 @@ macro_rules! as_a_tool_does {
     )*};
 }
 
-as_a_tool_does!(Instance, AgentName, TurnChannel, History);
-
-impl<E: HookEvent> HookParam<E> for Option<TurnChannel> {
-    const NEEDS: Needs = <Option<TurnChannel> as ToolParam>::NEEDS;
-    type Extracted<'a> = Option<TurnChannel>;
-
-    fn extract<'a>(input: HookInput<'a, E>) -> Result<Option<TurnChannel>, String> {
-        Ok(input.context.channel().cloned())
-    }
-}
+as_a_tool_does!(
+    Instance,
+    AgentName,
+    TurnChannel,
+    Option<TurnChannel>,
+    History
+);
 
 impl<E: HookEvent> HookParam<E> for &Audit {
     const NEEDS: Needs = Needs {

@@ -247,7 +247,10 @@ impl ToolParam for TurnChannel {
 
 impl ToolParam for Option<TurnChannel> {
     // Offered with or without a conversation: the channel is there when there is one.
-    const NEEDS: Needs = <Instance as ToolParam>::NEEDS;
+    const NEEDS: Needs = Needs {
+        identity: true,
+        ..Needs::NOTHING
+    };
     type Extracted<'a> = Option<TurnChannel>;
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<Option<TurnChannel>, ToolError> {
