@@ -194,11 +194,7 @@ const KINDS: [&str; 5] = [
 
 /// Each kind of operation [`OPS`] times, one after another: microseconds per operation.
 async fn store_ops(stores: &Stores, round: usize) -> [f64; 5] {
-    let scope = Scope {
-        agent: "bench".into(),
-        origin: "bench".into(),
-        level: KnowledgeLevel::Write,
-    };
+    let scope = Scope::plugin("bench", "bench", KnowledgeLevel::Write);
     let per_op = |started: Instant| started.elapsed().as_secs_f64() * 1e6 / OPS as f64;
     let store = &stores.conversations;
     // A turn's steps, each one message, on the turn's lease.

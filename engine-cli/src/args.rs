@@ -102,6 +102,14 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: DevTokenCommand,
     },
+    /// List, upload, delete or wipe the agent's (`--agent`) knowledge documents, as an
+    /// operator: what no tool may do (a tool never wipes; below `manage` it changes only
+    /// its own plugin's documents). Needs an agent that grants knowledge, for the engine
+    /// opens the store only then.
+    Knowledge {
+        #[command(subcommand)]
+        command: KnowledgeCommand,
+    },
     /// What this image is made of.
     Image {
         #[command(subcommand)]
@@ -189,6 +197,57 @@ pub(crate) enum DevTokenCommand {
         /// The token's id.
         id: String,
     },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum KnowledgeCommand {
+    /// List the documents by name, a page at a time: id, name, size, who wrote it. When
+    /// more follow, stderr says how to ask for the next page.
+    List {
+        /// The most documents on the page (at most 1,000).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        limit: u16,
+        /// Start after this name: the cursor the page before printed.
+        #[arg(long)]
+        after: Option<String>,
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        format: ListFormat,
+    },
+    /// Upload text files (UTF-8) as documents, each named by its file name; a document of
+    /// that name is replaced. Every file is read before any is written: one that cannot
+    /// be read stores nothing.
+    Upload {
+        /// The files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The document's name, instead of the file's (one file only).
+        #[arg(long)]
+        name: Option<String>,
+        /// Who uploads, as the documents record it (their `origin_ref`).
+        #[arg(long, default_value = "operator")]
+        by: String,
+    },
+    /// Delete documents by id (`engine knowledge list` shows them).
+    Delete {
+        /// The documents' ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+    /// Delete every document of the agent.
+    Wipe {
+        /// Say yes: nothing asks again.
+        #[arg(long, required = true)]
+        yes: bool,
+    },
+}
+
+/// How `knowledge list` prints a page.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ListFormat {
+    /// A line per document, for people.
+    Text,
+    /// The page as JSON: `documents` and `next`.
+    Json,
 }
 
 /// A call's timeout in milliseconds: at least 1, at most a day, so that the deadline

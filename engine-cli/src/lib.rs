@@ -13,6 +13,7 @@ use std::time::Duration;
 mod args;
 mod call;
 mod dev_token;
+mod knowledge;
 mod listing;
 mod logging;
 mod plugins;
@@ -186,6 +187,7 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
     // in an image without the `http` backend too.
     engine_providers::install_tls_provider();
     let loader = engine_extensions::Loader::new(&config);
+    let max_document_bytes = config.knowledge.max_document_bytes;
     // Where `engine dev-token` keeps the tokens dev sessions open with.
     let dev_tokens = engine_server::DevTokens::in_dir(&config.data_dir());
     let mut builder = Engine::builder()
@@ -251,6 +253,9 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
         } => return turns::one_turn(&engine, at.place(turn), message),
         Command::Chat { full_arguments, at } => {
             return turns::chat(&engine, at.place(turn), full_arguments)
+        }
+        Command::Knowledge { command } => {
+            return knowledge::run(&engine, &agent, command, max_document_bytes)
         }
         Command::Check => {
             print!("{}", listing::check_report(&engine));

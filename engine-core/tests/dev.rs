@@ -751,3 +751,84 @@ fn a_session_actions_stage_is_sent_its_arguments_alone_and_its_perform_what_a_li
     assert_eq!(perform["state"], Value::Null, "{perform}");
     assert_eq!(perform["grants"]["artifacts"], false, "{perform}");
 }
+
+/// A link whose call asks the engine as a dev process would, each question and answer
+/// through the wire's JSON: writes three documents, then lists them two at a time.
+struct ListsKnowledge;
+
+/// `question` as the author side sends it, answered, and the answer as it reads it.
+async fn ask(serve: &DevServe, question: Value) -> Value {
+    let question = serde_json::from_value(question).expect("a question of the protocol");
+    let answer = serde_json::to_value(serve.answer(question).await).unwrap();
+    answer["ok"].clone()
+}
+
+impl DevLink for ListsKnowledge {
+    fn call(
+        &self,
+        _frame: CallFrame,
+        serve: DevServe,
+    ) -> BoxFuture<'static, Result<Outcome, Disconnected>> {
+        Box::pin(async move {
+            for name in ["c.md", "a.md", "b.md"] {
+                let written = ask(
+                    &serve,
+                    json!({"ask": "write_document", "level": "write", "filename": name, "content": "x"}),
+                )
+                .await;
+                assert_eq!(
+                    written["Ok"]["document"]["origin_ref"], "journal",
+                    "{written}"
+                );
+            }
+            let first = ask(
+                &serve,
+                json!({"ask": "list_documents", "level": "read", "limit": 2, "after": null}),
+            )
+            .await;
+            let second = ask(
+                &serve,
+                json!({"ask": "list_documents", "level": "read", "limit": 2, "after": first["next"]}),
+            )
+            .await;
+            Ok(ok(&json!([first, second]).to_string()))
+        })
+    }
+}
+
+#[test]
+fn a_session_tool_lists_the_knowledge_base_a_page_at_a_time() {
+    let engine = Engine::builder()
+        .config(EngineConfig::parse("[agents.shop]\nknowledge = \"write\"\n").unwrap())
+        .knowledge_store(Arc::new(engine_core::stores::MemoryKnowledge::new(
+            Default::default(),
+        )))
+        .build()
+        .expect("the engine starts");
+    let mut lister = decl("journal", "lister");
+    lister.needs.knowledge = Some((plugin_sdk::knowledge::KnowledgeLevel::Write, true));
+    let _session = engine
+        .open_dev_session("shop", vec![lister], vec![], Arc::new(ListsKnowledge))
+        .unwrap();
+    let output = run(async {
+        let shop = engine.turn("shop").unwrap();
+        engine
+            .call(&shop, Call::new("journal__lister", "{}"))
+            .await
+            .unwrap()
+    });
+    let pages: Value = serde_json::from_str(&output).unwrap();
+    let names = |page: &Value| -> Vec<String> {
+        page["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|document| document["filename"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&pages[0]), ["a.md", "b.md"], "{pages}");
+    assert_eq!(pages[0]["next"], "b.md");
+    assert_eq!(names(&pages[1]), ["c.md"], "{pages}");
+    assert_eq!(pages[1]["next"], Value::Null);
+    assert_eq!(pages[1]["documents"][0]["origin"], "plugin");
+}

@@ -286,11 +286,7 @@ fn knowledge() -> (SqliteKnowledge, Scope) {
     std::fs::create_dir_all(&dir).unwrap();
     let store = SqliteKnowledge::open(&dir.join("knowledge.sqlite"), KnowledgeLimits::default())
         .expect("a fresh store opens");
-    let scope = |agent: &str| Scope {
-        agent: agent.to_owned(),
-        origin: "hostile".to_owned(),
-        level: KnowledgeLevel::Write,
-    };
+    let scope = |agent: &str| Scope::plugin(agent, "hostile", KnowledgeLevel::Write);
     let runtime = runtime();
     for (agent, text) in [
         ("shop", "tea and coffee"),

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use plugin_sdk::engine::{BoxFuture, KnowledgeStore, Scope};
 use plugin_sdk::knowledge::{
-    Document, DocumentSummary, KnowledgeError, KnowledgeLevel, Mutation, Refusal, SearchError,
-    SearchHit, Written,
+    Document, DocumentSummary, KnowledgeError, KnowledgeLevel, ListCursor, Listing, Mutation,
+    Origin, Refusal, SearchError, SearchHit, Written,
 };
 use tokio_postgres::Row;
 
@@ -32,13 +32,25 @@ impl PostgresKnowledge {
     }
 }
 
-fn document(row: &Row) -> Document {
-    Document {
+/// The columns [`document`] reads, in its order.
+const DOCUMENT: &str = "id, filename, content, origin, origin_ref";
+
+/// A row of [`DOCUMENT`]'s columns.
+fn document(row: &Row) -> Result<Document, DatabaseError> {
+    Ok(Document {
         id: row.get(0),
         filename: row.get(1),
         content: row.get(2),
-        origin: row.get(3),
-    }
+        origin: origin(row, 3)?,
+        origin_ref: row.get(4),
+    })
+}
+
+/// The origin in column `index`: a name this engine does not know is a damaged row.
+fn origin(row: &Row, index: usize) -> Result<Origin, DatabaseError> {
+    let name: &str = row.get(index);
+    Origin::from_name(name)
+        .ok_or_else(|| DatabaseError::Failed(format!("a document has the unknown origin `{name}`")))
 }
 
 /// A read's error, for the tool: what it means; the details go to the log.
@@ -115,37 +127,63 @@ impl Postgres {
                 .connection()
                 .await?
                 .query_opt(
-                    "SELECT id, filename, content, origin FROM documents
-                     WHERE agent = $1 AND id = $2",
+                    &format!("SELECT {DOCUMENT} FROM documents WHERE agent = $1 AND id = $2"),
                     &[&agent, &id],
                 )
                 .await?;
-            Ok(row.as_ref().map(document))
+            row.as_ref().map(document).transpose()
         })
         .await
     }
 
-    async fn list(&self, agent: &str, limit: usize) -> Result<Vec<DocumentSummary>, DatabaseError> {
+    async fn list(
+        &self,
+        agent: &str,
+        limit: usize,
+        after: Option<&str>,
+    ) -> Result<Listing, DatabaseError> {
         let limit = sql_limit(limit);
         self.bounded(async {
+            // Names compare as bytes (`C`), as the other stores order them, whatever the
+            // database's collation.
             let rows = self
                 .connection()
                 .await?
                 .query(
-                    "SELECT id, filename, origin, octet_length(content) FROM documents
-                     WHERE agent = $1 ORDER BY filename LIMIT $2",
-                    &[&agent, &limit],
+                    "SELECT id, filename, origin, origin_ref, octet_length(content) FROM documents
+                     WHERE agent = $1 AND ($2::TEXT IS NULL OR filename COLLATE \"C\" > $2)
+                     ORDER BY filename COLLATE \"C\" LIMIT $3",
+                    &[&agent, &after, &(limit + 1)],
                 )
                 .await?;
-            Ok(rows
+            let fetched = rows
                 .iter()
-                .map(|row| DocumentSummary {
-                    id: row.get(0),
-                    filename: row.get(1),
-                    origin: row.get(2),
-                    size: usize::try_from(row.get::<_, i32>(3)).unwrap_or(usize::MAX),
+                .map(|row| {
+                    Ok(DocumentSummary {
+                        id: row.get(0),
+                        filename: row.get(1),
+                        origin: origin(row, 2)?,
+                        origin_ref: row.get(3),
+                        size: usize::try_from(row.get::<_, i32>(4)).unwrap_or(usize::MAX),
+                    })
                 })
-                .collect())
+                .collect::<Result<_, DatabaseError>>()?;
+            Ok(Listing::page(
+                fetched,
+                usize::try_from(limit).expect("at most the maximum"),
+            ))
+        })
+        .await
+    }
+
+    async fn wipe(&self, agent: &str) -> Result<usize, DatabaseError> {
+        self.bounded(async {
+            let deleted = self
+                .connection()
+                .await?
+                .execute("DELETE FROM documents WHERE agent = $1", &[&agent])
+                .await?;
+            Ok(usize::try_from(deleted).unwrap_or(usize::MAX))
         })
         .await
     }
@@ -170,14 +208,16 @@ impl Postgres {
                 .await?;
             let existing = transaction
                 .query_opt(
-                    "SELECT id, origin FROM documents WHERE agent = $1 AND filename = $2",
+                    "SELECT id, origin, origin_ref FROM documents
+                     WHERE agent = $1 AND filename = $2",
                     &[&scope.agent, &filename],
                 )
                 .await?;
-            let (id, origin, created) = match existing {
+            let (id, origin, origin_ref, created) = match existing {
                 Some(row) => {
-                    let (id, origin): (i64, String) = (row.get(0), row.get(1));
-                    if origin != scope.origin && scope.level < KnowledgeLevel::Manage {
+                    let (id, origin, origin_ref): (i64, Origin, String) =
+                        (row.get(0), origin(&row, 1)?, row.get(2));
+                    if !scope.may_change(origin, &origin_ref) {
                         return Ok(Err(Refusal::NotOwned));
                     }
                     transaction
@@ -186,7 +226,7 @@ impl Postgres {
                             &[&content, &id],
                         )
                         .await?;
-                    (id, origin, false)
+                    (id, origin, origin_ref, false)
                 }
                 None => {
                     let count: i64 = transaction
@@ -203,13 +243,19 @@ impl Postgres {
                     }
                     let id: i64 = transaction
                         .query_one(
-                            "INSERT INTO documents (agent, filename, content, origin)
-                             VALUES ($1, $2, $3, $4) RETURNING id",
-                            &[&scope.agent, &filename, &content, &scope.origin],
+                            "INSERT INTO documents (agent, filename, content, origin, origin_ref)
+                             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                            &[
+                                &scope.agent,
+                                &filename,
+                                &content,
+                                &scope.origin.as_str(),
+                                &scope.origin_ref,
+                            ],
                         )
                         .await?
                         .get(0);
-                    (id, scope.origin.clone(), true)
+                    (id, scope.origin, scope.origin_ref.clone(), true)
                 }
             };
             transaction.commit().await?;
@@ -219,6 +265,7 @@ impl Postgres {
                     filename: filename.to_owned(),
                     content: content.to_owned(),
                     origin,
+                    origin_ref,
                 },
                 created,
             }))
@@ -232,19 +279,24 @@ impl Postgres {
             // One statement checks the owner and deletes: nothing can change in between.
             let deleted = connection
                 .query_opt(
-                    "DELETE FROM documents WHERE id = $1 AND agent = $2 AND (origin = $3 OR $4)
-                     RETURNING id, filename, content, origin",
+                    &format!(
+                        "DELETE FROM documents
+                         WHERE id = $1 AND agent = $2
+                           AND ((origin = $3 AND origin_ref = $4) OR $5)
+                         RETURNING {DOCUMENT}"
+                    ),
                     &[
                         &id,
                         &scope.agent,
-                        &scope.origin,
+                        &scope.origin.as_str(),
+                        &scope.origin_ref,
                         &(scope.level >= KnowledgeLevel::Manage),
                     ],
                 )
                 .await?;
             if let Some(row) = deleted {
                 return Ok(Ok(Written {
-                    document: document(&row),
+                    document: document(&row)?,
                     created: false,
                 }));
             }
@@ -302,10 +354,11 @@ impl KnowledgeStore for PostgresKnowledge {
         &'a self,
         scope: &'a Scope,
         limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<DocumentSummary>, KnowledgeError>> {
+        after: Option<&'a ListCursor>,
+    ) -> BoxFuture<'a, Result<Listing, KnowledgeError>> {
         Box::pin(async move {
             self.database
-                .list(&scope.agent, limit)
+                .list(&scope.agent, limit, after.map(ListCursor::filename))
                 .await
                 .map_err(read_error)
         })
@@ -338,5 +391,9 @@ impl KnowledgeStore for PostgresKnowledge {
                 .await
                 .unwrap_or_else(|error| Err(unavailable(error)))
         })
+    }
+
+    fn wipe<'a>(&'a self, agent: &'a str) -> BoxFuture<'a, Result<usize, Refusal>> {
+        Box::pin(async move { self.database.wipe(agent).await.map_err(unavailable) })
     }
 }

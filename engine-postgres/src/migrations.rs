@@ -113,6 +113,16 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         // call ids repeat across turns, a position does not.
         "ALTER TABLE actions ADD COLUMN position BIGINT;",
     ),
+    (
+        5,
+        "knowledge origins",
+        // Who wrote a document is a kind (`plugin`, `operator`) and a reference (the
+        // plugin's namespace, the operator's name): every document so far was a
+        // plugin's, and its `origin` held the namespace.
+        "ALTER TABLE documents ADD COLUMN origin_ref TEXT NOT NULL DEFAULT '';
+         UPDATE documents SET origin_ref = origin, origin = 'plugin';
+         ALTER TABLE documents ALTER COLUMN origin_ref DROP DEFAULT;",
+    ),
 ];
 
 /// The newest version of the schema this engine knows.

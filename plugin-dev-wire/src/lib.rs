@@ -32,7 +32,7 @@ mod hooks;
 use std::collections::BTreeMap;
 
 use plugin_sdk::history::RecentMessages;
-use plugin_sdk::knowledge::KnowledgeLevel;
+use plugin_sdk::knowledge::{KnowledgeLevel, ListCursor};
 use plugin_sdk::model::ChatRequest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -41,8 +41,9 @@ pub use hooks::{event_named, Binding, EventPayload, HookDecl, HookOutcome, WireE
 
 /// The protocol's version: both sides send it, and a session of another is closed.
 /// Version 2 added where a call runs (`CallFrame::identity`) and the conversation's
-/// history (`recent_messages`).
-pub const PROTOCOL: u32 = 2;
+/// history (`recent_messages`); version 3 a knowledge listing's cursor
+/// (`list_documents`' `after`, answered with a `Listing`) and a document's `origin_ref`.
+pub const PROTOCOL: u32 = 3;
 
 /// The largest frame either side sends or accepts, in bytes (seed 003's
 /// `MAX_DEV_FRAME_BYTES`).
@@ -363,12 +364,14 @@ pub enum Question {
         /// Its id.
         id: i64,
     },
-    /// List the documents.
+    /// List the documents, a page at a time.
     ListDocuments {
         /// At this level.
         level: KnowledgeLevel,
         /// The most documents.
         limit: usize,
+        /// Where the page starts: the `next` of the page before.
+        after: Option<ListCursor>,
     },
     /// Write a document.
     WriteDocument {

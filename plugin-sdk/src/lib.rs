@@ -97,7 +97,8 @@ pub mod artifacts {
 pub mod knowledge {
     pub use crate::context::{
         CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeLevel, Level,
-        Manage, Mutation, Read, Refusal, SearchError, SearchHit, Write, Written,
+        ListCursor, Listing, Manage, Mutation, Origin, Read, Refusal, SearchError, SearchHit,
+        Write, Written,
     };
 }
 

@@ -128,9 +128,13 @@ impl DevServe {
                 })
                 .await
             }
-            Question::ListDocuments { level, limit } => {
+            Question::ListDocuments {
+                level,
+                limit,
+                after,
+            } => {
                 self.knowledge(level, |kb| async move {
-                    match kb.list(limit).await {
+                    match kb.list(limit, after.as_ref()).await {
                         Ok(documents) => ok(documents),
                         Err(error) => refused("store", error.to_string()),
                     }

@@ -130,6 +130,12 @@ impl Engine {
         self.runtime.registry.hooks.mutate_responses()
     }
 
+    /// The knowledge store, for what operators do beside the tools (listing, uploading,
+    /// wiping): `None` when no agent grants knowledge, for then the engine opens none.
+    pub fn knowledge_store(&self) -> Option<Arc<dyn plugin_sdk::engine::KnowledgeStore>> {
+        self.runtime.knowledge.clone()
+    }
+
     /// The catalog of every linked tool in `format`, for a reader of `locale` (only
     /// MCP's depends on it); an agent's own catalog is [`Agent::catalog`]. Rendered once
     /// and shared: serving a catalog copies no JSON.

@@ -161,7 +161,11 @@ async fn writes_are_owned_by_their_plugin_and_refused_with_a_reason_never_an_err
     .unwrap();
     assert_eq!(created["ok"]["created"], true, "{created}");
     assert_eq!(
-        created["ok"]["document"]["origin"], "ctx",
+        (
+            &created["ok"]["document"]["origin"],
+            &created["ok"]["document"]["origin_ref"]
+        ),
+        (&json!("plugin"), &json!("ctx")),
         "the engine records the plugin"
     );
     let id = created["ok"]["document"]["id"].as_i64().unwrap();
@@ -244,15 +248,11 @@ async fn writes_are_owned_by_their_plugin_and_refused_with_a_reason_never_an_err
 #[tokio::test]
 async fn below_manage_a_plugin_updates_only_its_own_documents() {
     use plugin_sdk::engine::{KnowledgeStore, Scope};
-    use plugin_sdk::knowledge::{KnowledgeLevel, Refusal};
+    use plugin_sdk::knowledge::{KnowledgeLevel, Origin, Refusal};
     let dir = temp_dir("manage");
     let store =
         engine_sqlite::SqliteKnowledge::open(&dir.join("k.sqlite"), Default::default()).unwrap();
-    let scope = |origin: &str, level| Scope {
-        agent: "a".into(),
-        origin: origin.into(),
-        level,
-    };
+    let scope = |namespace: &str, level| Scope::plugin("a", namespace, level);
     let theirs = store
         .write(
             &scope("other-plugin", KnowledgeLevel::Write),
@@ -277,7 +277,11 @@ async fn below_manage_a_plugin_updates_only_its_own_documents() {
     let manager = scope("ctx", KnowledgeLevel::Manage);
     let updated = store.write(&manager, "theirs.md", "v2").await.unwrap();
     assert_eq!(
-        updated.document.origin, "other-plugin",
+        (
+            updated.document.origin,
+            updated.document.origin_ref.as_str()
+        ),
+        (Origin::Plugin, "other-plugin"),
         "managing keeps the author"
     );
     assert_eq!(
@@ -290,8 +294,10 @@ async fn below_manage_a_plugin_updates_only_its_own_documents() {
         ..mine.clone()
     };
     store.write(&mine, "mine.md", "x").await.unwrap();
-    assert!(store.list(&elsewhere, 10).await.unwrap().is_empty());
-    assert_eq!(store.list(&mine, 10).await.unwrap().len(), 1);
+    let theirs = store.list(&elsewhere, 10, None).await.unwrap();
+    assert!(theirs.documents.is_empty());
+    let ours = store.list(&mine, 10, None).await.unwrap();
+    assert_eq!(ours.documents.len(), 1);
 }
 
 #[tokio::test]
@@ -301,11 +307,7 @@ async fn a_read_fails_on_a_store_error_which_is_not_not_found() {
     let dir = temp_dir("broken");
     let path = dir.join("k.sqlite");
     let store = engine_sqlite::SqliteKnowledge::open(&path, Default::default()).unwrap();
-    let scope = Scope {
-        agent: "a".into(),
-        origin: "ctx".into(),
-        level: KnowledgeLevel::Write,
-    };
+    let scope = Scope::plugin("a", "ctx", KnowledgeLevel::Write);
     assert_eq!(store.get(&scope, 1).await, Ok(None));
     // Another connection breaks the store under it.
     rusqlite::Connection::open(&path)
@@ -333,11 +335,7 @@ fn store_with(
 }
 
 fn writer(agent: &str) -> plugin_sdk::engine::Scope {
-    plugin_sdk::engine::Scope {
-        agent: agent.into(),
-        origin: "ctx".into(),
-        level: plugin_sdk::knowledge::KnowledgeLevel::Write,
-    }
+    plugin_sdk::engine::Scope::plugin(agent, "ctx", plugin_sdk::knowledge::KnowledgeLevel::Write)
 }
 
 #[tokio::test]
@@ -504,7 +502,10 @@ async fn a_database_another_process_keeps_locked_refuses_writes_within_the_busy_
         "the write waited {waited:?}"
     );
     // Reads go on: a write-ahead log lets readers past a writer.
-    assert_eq!(store.list(&scope, 10).await.unwrap().len(), 1);
+    assert_eq!(
+        store.list(&scope, 10, None).await.unwrap().documents.len(),
+        1
+    );
     other.execute_batch("COMMIT").unwrap();
     assert!(store.write(&scope, "after.md", "x").await.is_ok());
 }
@@ -533,9 +534,12 @@ async fn a_write_abandoned_while_the_database_is_locked_frees_its_connection_at_
     );
     // The lock is still held: a read (which a write-ahead log lets past a writer) gets
     // the one connection only if the abandoned write gave it back.
-    let read = tokio::time::timeout(Duration::from_secs(10), store.list(&scope, 10)).await;
+    let read = tokio::time::timeout(Duration::from_secs(10), store.list(&scope, 10, None)).await;
     assert_eq!(
-        read.expect("the read got the connection").unwrap().len(),
+        read.expect("the read got the connection")
+            .unwrap()
+            .documents
+            .len(),
         1,
         "the abandoned write wrote nothing"
     );
@@ -550,10 +554,24 @@ async fn a_search_or_list_answers_at_most_the_maximum_whatever_the_limit() {
     let (store, path) = store_with("answers", Default::default());
     fill(&path, "a", MAX_ANSWERED_DOCUMENTS + 1, "refunds");
     let scope = writer("a");
-    assert_eq!(
-        store.list(&scope, usize::MAX).await.unwrap().len(),
-        MAX_ANSWERED_DOCUMENTS
-    );
+    let first = store.list(&scope, usize::MAX, None).await.unwrap();
+    assert_eq!(first.documents.len(), MAX_ANSWERED_DOCUMENTS);
+    // The cursor goes past the maximum: the one document left, and no page after it.
+    let rest = store
+        .list(&scope, usize::MAX, first.next.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(rest.documents.len(), 1, "{:?}", first.next);
+    assert_eq!(rest.next, None);
+    let mut names: Vec<&str> = first
+        .documents
+        .iter()
+        .chain(&rest.documents)
+        .map(|summary| summary.filename.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), MAX_ANSWERED_DOCUMENTS + 1, "each listed once");
     assert_eq!(
         store
             .search(&scope, "refunds", usize::MAX)
@@ -563,7 +581,10 @@ async fn a_search_or_list_answers_at_most_the_maximum_whatever_the_limit() {
         MAX_ANSWERED_DOCUMENTS
     );
     // Below the maximum, the limit asked for holds.
-    assert_eq!(store.list(&scope, 3).await.unwrap().len(), 3);
+    assert_eq!(
+        store.list(&scope, 3, None).await.unwrap().documents.len(),
+        3
+    );
 }
 
 /// Fills `agent`'s knowledge base in `path` with `count` documents, each holding every
@@ -573,8 +594,8 @@ fn fill(path: &std::path::Path, agent: &str, count: usize, words: &str) {
         .unwrap()
         .execute(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-             INSERT INTO documents (agent, filename, content, origin)
-             SELECT ?2, 'doc' || i || '.md', ?3 || ' ' || i, 'ctx' FROM n",
+             INSERT INTO documents (agent, filename, content, origin, origin_ref)
+             SELECT ?2, 'doc' || i || '.md', ?3 || ' ' || i, 'plugin', 'ctx' FROM n",
             rusqlite::params![count as i64, agent, words],
         )
         .unwrap();
@@ -707,4 +728,92 @@ async fn a_store_made_by_an_earlier_version_is_migrated_with_its_documents() {
     );
     let next = store.write(&writer("a"), "new.md", "x").await.unwrap();
     assert!(next.document.id > 9, "{}", next.document.id);
+    // A document from before origins had kinds was a plugin's, its namespace the
+    // reference: that plugin still owns it.
+    let kept = store.get(&writer("a"), 7).await.unwrap().unwrap();
+    assert_eq!(
+        (kept.origin, kept.origin_ref.as_str()),
+        (plugin_sdk::knowledge::Origin::Plugin, "ctx")
+    );
+    let updated = store.write(&writer("a"), "faq.md", "Five.").await.unwrap();
+    assert_eq!((updated.document.id, updated.created), (7, false));
+}
+
+/// A store of an engine's own that implements what tools reach and leaves `wipe` out:
+/// the memory store's answers, but for that.
+struct WithoutWipe(engine_core::stores::MemoryKnowledge);
+
+impl plugin_sdk::engine::KnowledgeStore for WithoutWipe {
+    fn search<'a>(
+        &'a self,
+        scope: &'a plugin_sdk::engine::Scope,
+        query: &'a str,
+        limit: usize,
+    ) -> plugin_sdk::engine::BoxFuture<
+        'a,
+        Result<Vec<plugin_sdk::knowledge::SearchHit>, plugin_sdk::knowledge::SearchError>,
+    > {
+        self.0.search(scope, query, limit)
+    }
+
+    fn get<'a>(
+        &'a self,
+        scope: &'a plugin_sdk::engine::Scope,
+        id: i64,
+    ) -> plugin_sdk::engine::BoxFuture<
+        'a,
+        Result<Option<plugin_sdk::knowledge::Document>, plugin_sdk::knowledge::KnowledgeError>,
+    > {
+        self.0.get(scope, id)
+    }
+
+    fn list<'a>(
+        &'a self,
+        scope: &'a plugin_sdk::engine::Scope,
+        limit: usize,
+        after: Option<&'a plugin_sdk::knowledge::ListCursor>,
+    ) -> plugin_sdk::engine::BoxFuture<
+        'a,
+        Result<plugin_sdk::knowledge::Listing, plugin_sdk::knowledge::KnowledgeError>,
+    > {
+        self.0.list(scope, limit, after)
+    }
+
+    fn write<'a>(
+        &'a self,
+        scope: &'a plugin_sdk::engine::Scope,
+        filename: &'a str,
+        content: &'a str,
+    ) -> plugin_sdk::engine::BoxFuture<'a, plugin_sdk::knowledge::Mutation> {
+        self.0.write(scope, filename, content)
+    }
+
+    fn delete<'a>(
+        &'a self,
+        scope: &'a plugin_sdk::engine::Scope,
+        id: i64,
+    ) -> plugin_sdk::engine::BoxFuture<'a, plugin_sdk::knowledge::Mutation> {
+        self.0.delete(scope, id)
+    }
+}
+
+#[tokio::test]
+async fn a_store_that_leaves_an_operation_out_answers_unsupported_and_changes_nothing() {
+    use plugin_sdk::engine::KnowledgeStore;
+    use plugin_sdk::knowledge::Refusal;
+    let store = WithoutWipe(engine_core::stores::MemoryKnowledge::new(Default::default()));
+    store.write(&writer("a"), "faq.md", "x").await.unwrap();
+    let refused = store.wipe("a").await;
+    assert_eq!(refused, Err(Refusal::Unsupported));
+    // The seed's name for it, as a tool or the dev bridge hands it on.
+    assert_eq!(
+        serde_json::to_value(Refusal::Unsupported).unwrap(),
+        json!({ "reason": "unsupported" })
+    );
+    assert_eq!(
+        Refusal::Unsupported.to_string(),
+        "the knowledge store does not do this"
+    );
+    let kept = store.list(&writer("a"), 10, None).await.unwrap();
+    assert_eq!(kept.documents.len(), 1, "nothing wiped");
 }

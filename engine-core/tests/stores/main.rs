@@ -16,6 +16,7 @@ plugin_sdk::plugin! {
 
 mod budgets;
 mod faults;
+mod listing;
 mod replicas;
 mod suite;
 mod support;
@@ -68,6 +69,9 @@ on_every_backend!(
         knowledge_refuses_past_its_limits,
         knowledge_lists_by_name_and_ranks_more_matches_first_within_the_limit,
         knowledge_managed_in_one_agent_reaches_nothing_of_another,
+        knowledge_lists_a_page_at_a_time_after_its_cursor,
+        knowledge_an_operator_wrote_is_changed_by_a_plugin_only_at_manage,
+        knowledge_wiped_for_one_agent_leaves_every_other,
     ],
     spend: [
         a_window_reserves_up_to_its_cap_and_refuses_past_it_saying_what_it_holds,

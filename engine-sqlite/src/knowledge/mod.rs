@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use plugin_sdk::engine::{BoxFuture, KnowledgeStore, Scope};
 use plugin_sdk::knowledge::{
-    Document, DocumentSummary, KnowledgeError, KnowledgeLevel, Mutation, Refusal, SearchError,
-    SearchHit, Written,
+    Document, DocumentSummary, KnowledgeError, KnowledgeLevel, ListCursor, Listing, Mutation,
+    Origin, Refusal, SearchError, SearchHit, Written,
 };
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 
@@ -79,19 +79,38 @@ fn unavailable(error: rusqlite::Error) -> Refusal {
     Refusal::Unavailable
 }
 
+/// The columns [`document_of`] reads, in its order.
+const DOCUMENT: &str = "id, filename, content, origin, origin_ref";
+
+/// A row of [`DOCUMENT`]'s columns.
+fn document_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<Document> {
+    Ok(Document {
+        id: row.get(0)?,
+        filename: row.get(1)?,
+        content: row.get(2)?,
+        origin: origin_of(row, 3)?,
+        origin_ref: row.get(4)?,
+    })
+}
+
+/// The origin in column `index`: a name this engine does not know is a damaged file.
+fn origin_of(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Origin> {
+    let name: String = row.get(index)?;
+    Origin::from_name(&name).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            format!("unknown origin `{name}`").into(),
+        )
+    })
+}
+
 fn document(connection: &Connection, agent: &str, id: i64) -> rusqlite::Result<Option<Document>> {
     connection
         .query_row(
-            "SELECT id, filename, content, origin FROM documents WHERE agent = ?1 AND id = ?2",
+            &format!("SELECT {DOCUMENT} FROM documents WHERE agent = ?1 AND id = ?2"),
             params![agent, id],
-            |row| {
-                Ok(Document {
-                    id: row.get(0)?,
-                    filename: row.get(1)?,
-                    content: row.get(2)?,
-                    origin: row.get(3)?,
-                })
-            },
+            document_of,
         )
         .optional()
 }
@@ -105,23 +124,23 @@ fn write(
 ) -> rusqlite::Result<Mutation> {
     // Immediate: the write lock is taken first, so the check and the write see one state.
     let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let existing: Option<(i64, String)> = transaction
+    let existing: Option<(i64, Origin, String)> = transaction
         .query_row(
-            "SELECT id, origin FROM documents WHERE agent = ?1 AND filename = ?2",
+            "SELECT id, origin, origin_ref FROM documents WHERE agent = ?1 AND filename = ?2",
             params![scope.agent, filename],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+            |row| Ok((row.get(0)?, origin_of(row, 1)?, row.get(2)?)),
         )
         .optional()?;
-    let (id, origin, created) = match existing {
-        Some((id, origin)) => {
-            if origin != scope.origin && scope.level < KnowledgeLevel::Manage {
+    let (id, origin, origin_ref, created) = match existing {
+        Some((id, origin, origin_ref)) => {
+            if !scope.may_change(origin, &origin_ref) {
                 return Ok(Err(Refusal::NotOwned));
             }
             transaction.execute(
                 "UPDATE documents SET content = ?1 WHERE id = ?2",
                 params![content, id],
             )?;
-            (id, origin, false)
+            (id, origin, origin_ref, false)
         }
         None => {
             let count: i64 = transaction.query_row(
@@ -135,10 +154,18 @@ fn write(
                 }));
             }
             transaction.execute(
-                "INSERT INTO documents (agent, filename, content, origin) VALUES (?1, ?2, ?3, ?4)",
-                params![scope.agent, filename, content, scope.origin],
+                "INSERT INTO documents (agent, filename, content, origin, origin_ref)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    scope.agent,
+                    filename,
+                    content,
+                    scope.origin.as_str(),
+                    scope.origin_ref
+                ],
             )?;
-            (transaction.last_insert_rowid(), scope.origin.clone(), true)
+            let id = transaction.last_insert_rowid();
+            (id, scope.origin, scope.origin_ref.clone(), true)
         }
     };
     transaction.commit()?;
@@ -148,6 +175,7 @@ fn write(
             filename: filename.to_owned(),
             content: content.to_owned(),
             origin,
+            origin_ref,
         },
         created,
     }))
@@ -157,22 +185,19 @@ fn delete(connection: &Connection, scope: &Scope, id: i64) -> rusqlite::Result<M
     // One statement checks the owner and deletes: nothing can change in between.
     let deleted = connection
         .query_row(
-            "DELETE FROM documents WHERE id = ?1 AND agent = ?2 AND (origin = ?3 OR ?4)
-             RETURNING id, filename, content, origin",
+            &format!(
+                "DELETE FROM documents
+                 WHERE id = ?1 AND agent = ?2 AND ((origin = ?3 AND origin_ref = ?4) OR ?5)
+                 RETURNING {DOCUMENT}"
+            ),
             params![
                 id,
                 scope.agent,
-                scope.origin,
+                scope.origin.as_str(),
+                scope.origin_ref,
                 scope.level >= KnowledgeLevel::Manage
             ],
-            |row| {
-                Ok(Document {
-                    id: row.get(0)?,
-                    filename: row.get(1)?,
-                    content: row.get(2)?,
-                    origin: row.get(3)?,
-                })
-            },
+            document_of,
         )
         .optional()?;
     if let Some(document) = deleted {
@@ -211,20 +236,28 @@ fn list(
     connection: &Connection,
     agent: &str,
     limit: usize,
-) -> rusqlite::Result<Vec<DocumentSummary>> {
+    after: Option<&str>,
+) -> rusqlite::Result<Listing> {
+    // Names compare as bytes (SQLite's `BINARY`), the order the unique index keeps.
     let mut statement = connection.prepare_cached(
-        "SELECT id, filename, origin, length(CAST(content AS BLOB)) FROM documents
-         WHERE agent = ?1 ORDER BY filename LIMIT ?2",
+        "SELECT id, filename, origin, origin_ref, length(CAST(content AS BLOB)) FROM documents
+         WHERE agent = ?1 AND (?2 IS NULL OR filename > ?2) ORDER BY filename LIMIT ?3",
     )?;
-    let rows = statement.query_map(params![agent, sql_limit(limit)], |row| {
+    let limit = sql_limit(limit);
+    let rows = statement.query_map(params![agent, after, limit + 1], |row| {
         Ok(DocumentSummary {
             id: row.get(0)?,
             filename: row.get(1)?,
-            origin: row.get(2)?,
-            size: usize::try_from(row.get::<_, i64>(3)?).unwrap_or(usize::MAX),
+            origin: origin_of(row, 2)?,
+            origin_ref: row.get(3)?,
+            size: usize::try_from(row.get::<_, i64>(4)?).unwrap_or(usize::MAX),
         })
     })?;
-    rows.collect()
+    let fetched = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(Listing::page(
+        fetched,
+        usize::try_from(limit).expect("at most the maximum"),
+    ))
 }
 
 impl KnowledgeStore for SqliteKnowledge {
@@ -264,11 +297,13 @@ impl KnowledgeStore for SqliteKnowledge {
         &'a self,
         scope: &'a Scope,
         limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<DocumentSummary>, KnowledgeError>> {
+        after: Option<&'a ListCursor>,
+    ) -> BoxFuture<'a, Result<Listing, KnowledgeError>> {
         let agent = scope.agent.clone();
+        let after = after.map(|after| after.filename().to_owned());
         Box::pin(async move {
             self.connections
-                .run(move |connection| list(connection, &agent, limit))
+                .run(move |connection| list(connection, &agent, limit, after.as_deref()))
                 .await
                 .map_err(read_error)
         })
@@ -306,6 +341,18 @@ impl KnowledgeStore for SqliteKnowledge {
                 .run(move |connection| delete(connection, &scope, id))
                 .await
                 .unwrap_or_else(|error| Err(unavailable(error)))
+        })
+    }
+
+    fn wipe<'a>(&'a self, agent: &'a str) -> BoxFuture<'a, Result<usize, Refusal>> {
+        let agent = agent.to_owned();
+        Box::pin(async move {
+            self.connections
+                .run(move |connection| {
+                    connection.execute("DELETE FROM documents WHERE agent = ?1", params![agent])
+                })
+                .await
+                .map_err(unavailable)
         })
     }
 }

@@ -7,6 +7,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_documents.sql"),
     include_str!("migrations/002_owner_and_autoincrement.sql"),
+    include_str!("migrations/003_origin_ref.sql"),
 ];
 
 /// Brings the database up to the newest schema.

@@ -11,7 +11,7 @@ use plugin_sdk::artifacts::{Artifact, ArtifactError, ArtifactHandle};
 use plugin_sdk::engine::{ArtifactStore, AuditSink, BoxFuture, KnowledgeStore, ModelAccess, Scope};
 use plugin_sdk::history::{HistoryError, HistoryPage, HistorySource, RecentMessages};
 use plugin_sdk::knowledge::{
-    Document, DocumentSummary, KnowledgeError, Mutation, Refusal, SearchError, SearchHit,
+    Document, KnowledgeError, ListCursor, Listing, Mutation, Refusal, SearchError, SearchHit,
 };
 use plugin_sdk::model::{ChatReply, ChatRequest, ModelError};
 use serde::de::DeserializeOwned;
@@ -276,11 +276,13 @@ impl KnowledgeStore for BridgeKnowledge {
         &'a self,
         scope: &'a Scope,
         limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<DocumentSummary>, KnowledgeError>> {
+        after: Option<&'a ListCursor>,
+    ) -> BoxFuture<'a, Result<Listing, KnowledgeError>> {
         Box::pin(async move {
             let question = Question::ListDocuments {
                 level: scope.level,
                 limit,
+                after: after.cloned(),
             };
             self.0
                 .ask(question)

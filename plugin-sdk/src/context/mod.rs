@@ -47,8 +47,8 @@ pub use history::{
 pub use identity::{AgentName, CallIdentity, Instance, TurnChannel};
 pub use knowledge::{
     CanWrite, Document, DocumentSummary, Knowledge, KnowledgeError, KnowledgeGrant, KnowledgeLevel,
-    KnowledgeNeed, KnowledgeStore, Level, Manage, Mutation, Read, Refusal, Scope, SearchError,
-    SearchHit, Write, Written,
+    KnowledgeNeed, KnowledgeStore, Level, ListCursor, Listing, Manage, Mutation, Origin, Read,
+    Refusal, Scope, SearchError, SearchHit, Write, Written,
 };
 pub use model::{
     ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, SpendCap, Tier,

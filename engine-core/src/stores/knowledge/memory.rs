@@ -6,8 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use plugin_sdk::engine::{BoxFuture, KnowledgeStore, Scope};
 use plugin_sdk::knowledge::{
-    Document, DocumentSummary, KnowledgeError, KnowledgeLevel, Mutation, Refusal, SearchError,
-    SearchHit, Written,
+    Document, DocumentSummary, KnowledgeError, KnowledgeLevel, ListCursor, Listing, Mutation,
+    Refusal, SearchError, SearchHit, Written,
 };
 
 use super::{refuse_write, search_words, MAX_ANSWERED_DOCUMENTS};
@@ -179,21 +179,31 @@ impl KnowledgeStore for MemoryKnowledge {
         &'a self,
         scope: &'a Scope,
         limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<DocumentSummary>, KnowledgeError>> {
+        after: Option<&'a ListCursor>,
+    ) -> BoxFuture<'a, Result<Listing, KnowledgeError>> {
         Box::pin(async move {
+            let limit = limit.min(MAX_ANSWERED_DOCUMENTS);
             let documents = self.documents();
-            let mut listed: Vec<DocumentSummary> = documents
+            let mut listed: Vec<&Document> = documents
                 .of(&scope.agent)
+                .filter(|document| {
+                    after.is_none_or(|after| document.filename.as_str() > after.filename())
+                })
+                .collect();
+            // Names compare as bytes, as the databases' `C` collation does.
+            listed.sort_by(|a, b| a.filename.cmp(&b.filename));
+            let fetched = listed
+                .into_iter()
+                .take(limit + 1)
                 .map(|document| DocumentSummary {
                     id: document.id,
                     filename: document.filename.clone(),
-                    origin: document.origin.clone(),
+                    origin: document.origin,
+                    origin_ref: document.origin_ref.clone(),
                     size: document.content.len(),
                 })
                 .collect();
-            listed.sort_by(|a, b| a.filename.cmp(&b.filename));
-            listed.truncate(limit.min(MAX_ANSWERED_DOCUMENTS));
-            Ok(listed)
+            Ok(Listing::page(fetched, limit))
         })
     }
 
@@ -211,21 +221,20 @@ impl KnowledgeStore for MemoryKnowledge {
             let existing = documents
                 .of(&scope.agent)
                 .find(|document| document.filename == filename)
-                .map(|document| (document.id, document.origin.clone()));
-            let (id, origin, created) = match existing {
-                Some((_, origin))
-                    if origin != scope.origin && scope.level < KnowledgeLevel::Manage =>
-                {
+                .map(|document| (document.id, document.origin, document.origin_ref.clone()));
+            let (id, origin, origin_ref, created) = match existing {
+                Some((_, origin, origin_ref)) if !scope.may_change(origin, &origin_ref) => {
                     return Err(Refusal::NotOwned);
                 }
-                Some((id, origin)) => (id, origin, false),
+                Some((id, origin, origin_ref)) => (id, origin, origin_ref, false),
                 None => {
                     let max = self.limits.max_documents;
                     if documents.of(&scope.agent).count() >= max {
                         return Err(Refusal::LimitReached { limit: max });
                     }
                     documents.next_id += 1;
-                    (documents.next_id, scope.origin.clone(), true)
+                    let id = documents.next_id;
+                    (id, scope.origin, scope.origin_ref.clone(), true)
                 }
             };
             let document = Document {
@@ -233,6 +242,7 @@ impl KnowledgeStore for MemoryKnowledge {
                 filename: filename.to_owned(),
                 content: content.to_owned(),
                 origin,
+                origin_ref,
             };
             documents.by_id.insert(
                 id,
@@ -256,7 +266,7 @@ impl KnowledgeStore for MemoryKnowledge {
                 .get(&id)
                 .filter(|stored| stored.agent == scope.agent)
                 .ok_or(Refusal::NotFound)?;
-            if stored.document.origin != scope.origin && scope.level < KnowledgeLevel::Manage {
+            if !scope.may_change(stored.document.origin, &stored.document.origin_ref) {
                 return Err(Refusal::NotOwned);
             }
             let stored = documents.by_id.remove(&id).expect("found above");
@@ -264,6 +274,15 @@ impl KnowledgeStore for MemoryKnowledge {
                 document: stored.document,
                 created: false,
             })
+        })
+    }
+
+    fn wipe<'a>(&'a self, agent: &'a str) -> BoxFuture<'a, Result<usize, Refusal>> {
+        Box::pin(async move {
+            let mut documents = self.documents();
+            let before = documents.by_id.len();
+            documents.by_id.retain(|_, stored| stored.agent != agent);
+            Ok(before - documents.by_id.len())
         })
     }
 }

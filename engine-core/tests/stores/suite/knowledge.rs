@@ -2,16 +2,12 @@
 //! the limits.
 
 use plugin_sdk::engine::Scope;
-use plugin_sdk::knowledge::{KnowledgeLevel, Refusal, SearchError};
+use plugin_sdk::knowledge::{KnowledgeLevel, Origin, Refusal, SearchError};
 
 use crate::support::Stores;
 
-fn scope(agent: &str, origin: &str, level: KnowledgeLevel) -> Scope {
-    Scope {
-        agent: agent.to_owned(),
-        origin: origin.to_owned(),
-        level,
-    }
+fn scope(agent: &str, namespace: &str, level: KnowledgeLevel) -> Scope {
+    Scope::plugin(agent, namespace, level)
 }
 
 pub async fn knowledge_is_searched_within_the_agents_own_documents(stores: Stores) {
@@ -60,9 +56,10 @@ pub async fn knowledge_is_searched_within_the_agents_own_documents(stores: Store
     // Another agent's document is neither got nor listed.
     assert_eq!(store.get(&sales, refunds.document.id).await.unwrap(), None);
     let listed: Vec<String> = store
-        .list(&support, 10)
+        .list(&support, 10, None)
         .await
         .unwrap()
+        .documents
         .into_iter()
         .map(|summary| summary.filename)
         .collect();
@@ -76,7 +73,10 @@ pub async fn knowledge_is_searched_within_the_agents_own_documents(stores: Store
         got.content,
         "Refunds are paid within 14 days of the return."
     );
-    assert_eq!(got.origin, "notes");
+    assert_eq!(
+        (got.origin, got.origin_ref.as_str()),
+        (Origin::Plugin, "notes")
+    );
 }
 
 pub async fn knowledge_below_manage_changes_only_its_plugins_documents(stores: Stores) {
@@ -100,7 +100,14 @@ pub async fn knowledge_below_manage_changes_only_its_plugins_documents(stores: S
     assert!(!updated.created);
     assert_eq!(updated.document.id, written.document.id);
     let managed = store.write(&admin, "faq.md", "v3").await.unwrap();
-    assert_eq!(managed.document.origin, "notes", "the owner stays");
+    assert_eq!(
+        (
+            managed.document.origin,
+            managed.document.origin_ref.as_str()
+        ),
+        (Origin::Plugin, "notes"),
+        "the owner stays"
+    );
     let reader = scope("support", "notes", KnowledgeLevel::Read);
     assert_eq!(
         store.write(&reader, "other.md", "x").await,
@@ -161,9 +168,10 @@ pub async fn knowledge_lists_by_name_and_ranks_more_matches_first_within_the_lim
         .await
         .unwrap();
     let listed: Vec<String> = store
-        .list(&notes, 2)
+        .list(&notes, 2, None)
         .await
         .unwrap()
+        .documents
         .into_iter()
         .map(|summary| summary.filename)
         .collect();
@@ -199,4 +207,113 @@ pub async fn knowledge_managed_in_one_agent_reaches_nothing_of_another(stores: S
         kept.map(|document| document.content),
         Some("support's".into())
     );
+}
+
+pub async fn knowledge_lists_a_page_at_a_time_after_its_cursor(stores: Stores) {
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
+    let notes = scope("support", "notes", KnowledgeLevel::Write);
+    // Names compare as bytes in every store: `B` before `a`, whatever the collation.
+    for name in ["a.md", "B.md", "c.md"] {
+        store.write(&notes, name, "x").await.unwrap();
+    }
+    let names = |listing: &plugin_sdk::knowledge::Listing| -> Vec<String> {
+        listing
+            .documents
+            .iter()
+            .map(|summary| summary.filename.clone())
+            .collect()
+    };
+    let first = store.list(&notes, 2, None).await.unwrap();
+    assert_eq!(names(&first), ["B.md", "a.md"]);
+    let cursor = first.next.expect("a full page has a next");
+    // A document before the cursor deleted between pages moves nothing after it.
+    let deleted = first.documents[0].id;
+    store.delete(&notes, deleted).await.unwrap();
+    let second = store.list(&notes, 2, Some(&cursor)).await.unwrap();
+    assert_eq!(names(&second), ["c.md"]);
+    assert_eq!(second.next, None, "a short page is the last");
+    // A page that ends on the last document says so: no empty page after it.
+    let exact = store.list(&notes, 2, None).await.unwrap();
+    assert_eq!(names(&exact), ["a.md", "c.md"]);
+    assert_eq!(exact.next, None);
+    // Another agent's cursor reaches only its own documents.
+    let sales = scope("sales", "notes", KnowledgeLevel::Write);
+    let theirs = store.list(&sales, 2, Some(&cursor)).await.unwrap();
+    assert!(theirs.documents.is_empty(), "{theirs:?}");
+}
+
+pub async fn knowledge_an_operator_wrote_is_changed_by_a_plugin_only_at_manage(stores: Stores) {
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
+    let operator = Scope::operator("support", "ada");
+    let uploaded = store.write(&operator, "policy.md", "v1").await.unwrap();
+    assert_eq!(
+        (
+            uploaded.document.origin,
+            uploaded.document.origin_ref.as_str()
+        ),
+        (Origin::Operator, "ada")
+    );
+    // A plugin whose namespace is the operator's name is still another writer.
+    let namesake = scope("support", "ada", KnowledgeLevel::Write);
+    assert_eq!(
+        store.write(&namesake, "policy.md", "taken over").await,
+        Err(Refusal::NotOwned)
+    );
+    assert_eq!(
+        store.delete(&namesake, uploaded.document.id).await,
+        Err(Refusal::NotOwned)
+    );
+    let listed = store.list(&namesake, 10, None).await.unwrap();
+    assert_eq!(
+        (
+            listed.documents[0].origin,
+            listed.documents[0].origin_ref.as_str()
+        ),
+        (Origin::Operator, "ada")
+    );
+    let manager = scope("support", "notes", KnowledgeLevel::Manage);
+    let managed = store.write(&manager, "policy.md", "v2").await.unwrap();
+    assert_eq!(managed.document.origin, Origin::Operator, "the owner stays");
+    // The operator changes a plugin's document too: it works at manage.
+    let written = store.write(&namesake, "faq.md", "x").await.unwrap();
+    assert!(store.delete(&operator, written.document.id).await.is_ok());
+}
+
+pub async fn knowledge_wiped_for_one_agent_leaves_every_other(stores: Stores) {
+    let store = stores
+        .knowledge
+        .as_ref()
+        .expect("run on a backend with a knowledge store");
+    let support = scope("support", "notes", KnowledgeLevel::Write);
+    let sales = scope("sales", "notes", KnowledgeLevel::Write);
+    for name in ["a.md", "b.md"] {
+        store.write(&support, name, "refunds").await.unwrap();
+    }
+    let kept = store.write(&sales, "a.md", "refunds").await.unwrap();
+    assert_eq!(store.wipe("support").await, Ok(2));
+    assert!(store
+        .list(&support, 10, None)
+        .await
+        .unwrap()
+        .documents
+        .is_empty());
+    assert!(store
+        .search(&support, "refunds", 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.wipe("support").await, Ok(0));
+    let theirs = store.search(&sales, "refunds", 10).await.unwrap();
+    assert_eq!(theirs.len(), 1);
+    assert_eq!(theirs[0].id, kept.document.id);
+    // The count is the agent's again: three more fit.
+    for name in ["x.md", "y.md", "z.md"] {
+        store.write(&support, name, "x").await.unwrap();
+    }
 }

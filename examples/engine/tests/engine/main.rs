@@ -11,6 +11,7 @@ mod drop_in_providers;
 mod extensions;
 mod files;
 mod image;
+mod knowledge;
 mod mcp;
 mod mcp_http_guard;
 mod mcp_spend;

@@ -7,6 +7,42 @@ use serde::{Deserialize, Serialize};
 
 use crate::ToolError;
 
+/// What kind of writer made a document; [`Document::origin_ref`] says which one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A plugin's tool: the reference is the plugin's namespace.
+    Plugin,
+    /// A person who runs the engine (`engine knowledge upload`): the reference is the
+    /// name they gave.
+    Operator,
+}
+
+impl Origin {
+    /// Its name, as stored and serialized (`plugin`, `operator`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plugin => "plugin",
+            Self::Operator => "operator",
+        }
+    }
+
+    /// The origin named `name`, as [`as_str`](Self::as_str) gives it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "plugin" => Some(Self::Plugin),
+            "operator" => Some(Self::Operator),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A stored document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Document {
@@ -16,8 +52,10 @@ pub struct Document {
     pub filename: String,
     /// Its text.
     pub content: String,
-    /// Who wrote it: a plugin's namespace, as the engine records it.
-    pub origin: String,
+    /// What kind of writer made it, as the engine records it.
+    pub origin: Origin,
+    /// Which one: a plugin's namespace, or the name an operator gave.
+    pub origin_ref: String,
 }
 
 /// A document in a listing.
@@ -27,10 +65,63 @@ pub struct DocumentSummary {
     pub id: i64,
     /// Its name.
     pub filename: String,
-    /// Who wrote it.
-    pub origin: String,
+    /// What kind of writer made it.
+    pub origin: Origin,
+    /// Which one.
+    pub origin_ref: String,
     /// Its size, in bytes.
     pub size: usize,
+}
+
+/// Where a listing goes on: the last name of the page before. Documents are listed by
+/// name, so a document written or deleted between two pages moves no other.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ListCursor(String);
+
+impl ListCursor {
+    /// The cursor after the document named `filename`; for stores.
+    pub fn after(filename: impl Into<String>) -> Self {
+        Self(filename.into())
+    }
+
+    /// The name the next page starts after; for stores.
+    pub fn filename(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ListCursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A page of a listing: the documents by name, and the cursor for the next page when
+/// there may be one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listing {
+    /// The documents, by name.
+    pub documents: Vec<DocumentSummary>,
+    /// Where the next page starts, or `None` after the last.
+    pub next: Option<ListCursor>,
+}
+
+impl Listing {
+    /// The page of at most `limit` documents from `fetched`, which a store read by name
+    /// asking for one more than `limit`: when that one came, there is a next page.
+    pub fn page(mut fetched: Vec<DocumentSummary>, limit: usize) -> Self {
+        let next = (fetched.len() > limit)
+            .then(|| {
+                fetched.truncate(limit);
+                fetched.last().map(|last| ListCursor::after(&last.filename))
+            })
+            .flatten();
+        Self {
+            documents: fetched,
+            next,
+        }
+    }
 }
 
 /// A search result.
@@ -75,6 +166,9 @@ pub enum Refusal {
     },
     /// The store could not be reached; nothing was changed.
     Unavailable,
+    /// The store does not do this operation at all (a store of an engine's own may leave
+    /// some out); nothing was changed.
+    Unsupported,
 }
 
 impl fmt::Display for Refusal {
@@ -91,6 +185,7 @@ impl fmt::Display for Refusal {
             }
             Self::LimitReached { limit } => write!(f, "limit reached: {limit} documents"),
             Self::Unavailable => f.write_str("the knowledge base is unavailable"),
+            Self::Unsupported => f.write_str("the knowledge store does not do this"),
         }
     }
 }

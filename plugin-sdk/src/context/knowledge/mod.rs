@@ -22,7 +22,8 @@ use crate::BoxFuture;
 mod answers;
 
 pub use answers::{
-    Document, DocumentSummary, KnowledgeError, Mutation, Refusal, SearchError, SearchHit, Written,
+    Document, DocumentSummary, KnowledgeError, ListCursor, Listing, Mutation, Origin, Refusal,
+    SearchError, SearchHit, Written,
 };
 
 /// How far a grant goes; each level includes the ones before it.
@@ -92,10 +93,47 @@ pub struct KnowledgeNeed {
 pub struct Scope {
     /// The agent whose knowledge base it is.
     pub agent: String,
-    /// Who writes: the calling plugin's namespace.
-    pub origin: String,
+    /// What kind of writer writes.
+    pub origin: Origin,
+    /// Which one: the calling plugin's namespace, or the operator's name.
+    pub origin_ref: String,
     /// The level the tool declared.
     pub level: KnowledgeLevel,
+}
+
+impl Scope {
+    /// `agent`'s knowledge base as the plugin `namespace` reaches it at `level`.
+    pub fn plugin(
+        agent: impl Into<String>,
+        namespace: impl Into<String>,
+        level: KnowledgeLevel,
+    ) -> Self {
+        Self {
+            agent: agent.into(),
+            origin: Origin::Plugin,
+            origin_ref: namespace.into(),
+            level,
+        }
+    }
+
+    /// `agent`'s knowledge base as an operator named `name` reaches it: at manage.
+    pub fn operator(agent: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            agent: agent.into(),
+            origin: Origin::Operator,
+            origin_ref: name.into(),
+            level: KnowledgeLevel::Manage,
+        }
+    }
+
+    /// Whether this scope may change a document written by `origin` `origin_ref`: its
+    /// own writer's, or any at manage.
+    pub fn may_change(&self, origin: Origin, origin_ref: &str) -> bool {
+        self.level >= KnowledgeLevel::Manage
+            || (self.level >= KnowledgeLevel::Write
+                && origin == self.origin
+                && origin_ref == self.origin_ref)
+    }
 }
 
 /// A knowledge store. Implemented by the engine (the embedded default is SQLite); a tool
@@ -121,13 +159,15 @@ pub trait KnowledgeStore: Send + Sync {
         id: i64,
     ) -> BoxFuture<'a, Result<Option<Document>, KnowledgeError>>;
 
-    /// The documents, by name, at most `limit`; a store may answer at most a maximum of
-    /// its own, however large `limit` is.
+    /// The documents by name, after `after` when given, at most `limit` (a store may
+    /// answer at most a maximum of its own, however large `limit` is), with the cursor of
+    /// the next page ([`Listing::page`] makes one from a read of one more).
     fn list<'a>(
         &'a self,
         scope: &'a Scope,
         limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<DocumentSummary>, KnowledgeError>>;
+        after: Option<&'a ListCursor>,
+    ) -> BoxFuture<'a, Result<Listing, KnowledgeError>>;
 
     /// Creates `filename` with `content`, or updates it where the scope may.
     fn write<'a>(
@@ -139,6 +179,14 @@ pub trait KnowledgeStore: Send + Sync {
 
     /// Deletes the document `id` where the scope may.
     fn delete<'a>(&'a self, scope: &'a Scope, id: i64) -> BoxFuture<'a, Mutation>;
+
+    /// Deletes every document of `agent`, answering how many; for operators (no tool
+    /// reaches it). A store that does not implement it answers
+    /// [`Refusal::Unsupported`].
+    fn wipe<'a>(&'a self, agent: &'a str) -> BoxFuture<'a, Result<usize, Refusal>> {
+        let _ = agent;
+        Box::pin(async { Err(Refusal::Unsupported) })
+    }
 }
 
 /// What the engine grants a call: the store and the agent's level.
@@ -146,23 +194,23 @@ pub trait KnowledgeStore: Send + Sync {
 pub struct KnowledgeGrant {
     store: Arc<dyn KnowledgeStore>,
     agent: String,
-    origin: String,
+    namespace: String,
     granted: KnowledgeLevel,
 }
 
 impl KnowledgeGrant {
-    /// `agent`'s knowledge base in `store`, granted up to `granted`, written to as
-    /// `origin` (the calling plugin's namespace); for engines.
+    /// `agent`'s knowledge base in `store`, granted up to `granted`, written to by the
+    /// plugin `namespace` (the calling plugin's); for engines.
     pub fn new(
         store: Arc<dyn KnowledgeStore>,
         agent: impl Into<String>,
-        origin: impl Into<String>,
+        namespace: impl Into<String>,
         granted: KnowledgeLevel,
     ) -> Self {
         Self {
             store,
             agent: agent.into(),
-            origin: origin.into(),
+            namespace: namespace.into(),
             granted,
         }
     }
@@ -176,11 +224,7 @@ impl KnowledgeGrant {
     pub(crate) fn at<L: Level>(&self, audit: &Audit) -> Option<Knowledge<L>> {
         (self.granted >= L::LEVEL).then(|| Knowledge {
             store: Arc::clone(&self.store),
-            scope: Scope {
-                agent: self.agent.clone(),
-                origin: self.origin.clone(),
-                level: L::LEVEL,
-            },
+            scope: Scope::plugin(self.agent.clone(), self.namespace.clone(), L::LEVEL),
             granted: self.granted,
             audit: audit.clone(),
             level: PhantomData,
@@ -283,14 +327,37 @@ impl<L: Level> Knowledge<L> {
         found
     }
 
-    /// The documents, by name, at most `limit` (and at most the engine's own maximum).
-    pub async fn list(&self, limit: usize) -> Result<Vec<DocumentSummary>, KnowledgeError> {
-        let found = self.store.list(&self.scope, limit).await;
+    /// The documents by name, at most `limit` (and at most the engine's own maximum,
+    /// 1,000), after `after` when given: [`Listing::next`] is where the next page starts.
+    ///
+    /// ```
+    /// # use plugin_sdk::knowledge::{Knowledge, KnowledgeError, Read};
+    /// /// Every document's name, a page at a time.
+    /// async fn every_name(kb: &Knowledge<Read>) -> Result<Vec<String>, KnowledgeError> {
+    ///     let mut names = Vec::new();
+    ///     let mut after = None;
+    ///     loop {
+    ///         let page = kb.list(500, after.as_ref()).await?;
+    ///         names.extend(page.documents.into_iter().map(|document| document.filename));
+    ///         match page.next {
+    ///             Some(next) => after = Some(next),
+    ///             None => return Ok(names),
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub async fn list(
+        &self,
+        limit: usize,
+        after: Option<&ListCursor>,
+    ) -> Result<Listing, KnowledgeError> {
+        let found = self.store.list(&self.scope, limit, after).await;
         let answer = match &found {
-            Ok(documents) => Answer::Count(documents.len()),
+            Ok(listing) => Answer::Count(listing.documents.len()),
             Err(error) => Answer::Failed(error.to_string()),
         };
-        self.record("knowledge.list", Call::List { limit }, answer);
+        let after = after.map(ListCursor::filename);
+        self.record("knowledge.list", Call::List { limit, after }, answer);
         found
     }
 
@@ -321,10 +388,22 @@ struct Audited<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Call<'a> {
-    Search { query: &'a str, limit: usize },
-    Document { id: i64 },
-    List { limit: usize },
-    Write { filename: &'a str, bytes: usize },
+    Search {
+        query: &'a str,
+        limit: usize,
+    },
+    Document {
+        id: i64,
+    },
+    List {
+        limit: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        after: Option<&'a str>,
+    },
+    Write {
+        filename: &'a str,
+        bytes: usize,
+    },
 }
 
 #[derive(Serialize)]
