@@ -55,6 +55,7 @@ pub use redact::{
 };
 pub use system::{SystemRequirements, VariableConflict, VariableDefault};
 pub use tool::Tool;
+pub use turn::attachments::{Attachment, AttachmentError};
 pub use turn::{Call, CallFuture, ModelInput, Turn, TurnControl, TurnEnd, TurnEvent, TurnOutcome};
 pub use validate::{Problem, Rule, StartupError, ENGINE_VERSION};
 

@@ -1235,3 +1235,248 @@ async fn the_instance_is_the_configurations_and_a_turn_without_a_channel_has_non
     assert_eq!(seen["messages"][0], "User: hi, my key is [REDACTED] []");
     assert_eq!(seen["first_shouted"], "HI, MY KEY IS [REDACTED]");
 }
+
+/// Which artifact to take.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct TakeFile {
+    /// The artifact's handle.
+    handle: plugin_sdk::artifacts::ArtifactHandle,
+}
+
+/// Takes an artifact of the conversation and says what it is.
+#[define_tool]
+async fn take_file(file: TakeFile, artifacts: &Artifacts) -> Result<String, ToolError> {
+    Ok(match artifacts.take(&file.handle).await? {
+        Some(taken) => format!("{} {} {}", taken.filename, taken.mime, taken.bytes.len()),
+        None => "gone".to_owned(),
+    })
+}
+
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+fn attached(filename: &str, media_type: &str, bytes: &[u8]) -> engine_core::Attachment {
+    engine_core::Attachment {
+        filename: filename.to_owned(),
+        media_type: media_type.to_owned(),
+        bytes: bytes.to_vec(),
+    }
+}
+
+/// The handles named in `text`, in order.
+fn handles_in(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|line| line.starts_with("- "))
+        .filter_map(|line| line.split("artifact handle ").nth(1))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn attachments_are_kept_as_artifacts_named_to_the_model_and_taken_by_handle() {
+    let _serial = SERIAL.lock().await;
+    let provider = Scripted::new([Ok(text("I see two files."))]);
+    let engine = engine(Arc::clone(&provider), |_| {});
+    let turn = engine.turn("bot").unwrap().in_conversation("u", "c");
+    let files = vec![
+        attached("chart.png", "image/png", PNG),
+        attached("notes.txt", "text/plain", b"refunds in 14 days"),
+    ];
+    let turn = engine.attach(turn, files).expect("both are accepted");
+    let summary = engine
+        .converse(
+            &turn,
+            Some("what are these?"),
+            &TurnControl::default(),
+            &mut |_| {},
+        )
+        .await;
+    assert_eq!(summary.stop, Stop::Answered);
+    // The model read the message and a line for each file, with its handle.
+    let asked = provider.asked();
+    let Some(Message::User { content, .. }) = asked[0].0.last() else {
+        panic!("the model was asked the user's message: {asked:?}");
+    };
+    assert!(
+        content.starts_with("what are these?\n\n[Attached"),
+        "{content}"
+    );
+    assert!(
+        content.contains("\n- chart.png (image/png, 16 bytes): artifact handle "),
+        "{content}"
+    );
+    assert!(
+        content.contains("\n- notes.txt (text/plain, 18 bytes): artifact handle "),
+        "{content}"
+    );
+    let handles = handles_in(content);
+    assert_eq!(handles.len(), 2, "{content}");
+    // Stored as the model read it: a later turn sees the handles too.
+    let stored = engine.conversation("c").await.unwrap();
+    assert!(matches!(&stored[0], Message::User { content: kept, .. } if kept == content));
+    // A tool of the conversation takes a file by its handle, once.
+    assert_eq!(
+        take(&engine, "c", &handles[0]).await,
+        "\"chart.png image/png 16\""
+    );
+    assert_eq!(take(&engine, "c", &handles[0]).await, "\"gone\"");
+    // Another conversation's tool does not reach them, nor take them from this one.
+    assert_eq!(take(&engine, "other", &handles[1]).await, "\"gone\"");
+    assert_eq!(
+        take(&engine, "c", &handles[1]).await,
+        "\"notes.txt text/plain 18\""
+    );
+}
+
+/// What `probe:take_file` answers for `handle` in `conversation`.
+async fn take(engine: &Engine, conversation: &str, handle: &str) -> String {
+    let arguments = serde_json::json!({ "handle": handle }).to_string();
+    let turn = engine
+        .turn("bot")
+        .unwrap()
+        .in_conversation("u", conversation);
+    let call = engine_core::Call::new("probe__take_file", &arguments);
+    engine.call_in_conversation(&turn, call).await.unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn attachments_are_refused_whole_before_anything_is_kept() {
+    let _serial = SERIAL.lock().await;
+    let engine = engine(Scripted::new([]), |_| {});
+    let turn = || engine.turn("bot").unwrap().in_conversation("u", "c");
+    let refused = |files: Vec<engine_core::Attachment>| engine.attach(turn(), files).unwrap_err();
+    let good = attached("a.txt", "text/plain", b"x");
+    let empty = refused(vec![good.clone(), attached("b.txt", "text/plain", b"")]);
+    assert_eq!(
+        (empty.status(), empty.to_string()),
+        (400, "the attachment `b.txt` is empty".to_owned())
+    );
+    let large = refused(vec![attached(
+        "big.txt",
+        "text/plain",
+        &vec![b'x'; (2 << 20) + 1],
+    )]);
+    assert_eq!(large.status(), 413, "{large}");
+    let mistyped = refused(vec![attached("chart.png", "image/png", b"not a picture")]);
+    assert_eq!(mistyped.status(), 415, "{mistyped}");
+    let unaccepted = refused(vec![attached("run.exe", "application/x-msdownload", b"MZ")]);
+    assert_eq!(unaccepted.status(), 415, "{unaccepted}");
+    let many = refused(vec![good.clone(); 5]);
+    assert_eq!(many.status(), 413, "{many}");
+    let traversal = refused(vec![attached("../../etc/passwd", "text/plain", b"x")]);
+    assert_eq!(traversal.status(), 400, "{traversal}");
+    let outside = engine
+        .attach(engine.turn("bot").unwrap(), vec![good])
+        .unwrap_err();
+    assert_eq!(outside, engine_core::AttachmentError::WithoutConversation);
+    assert!(
+        engine.conversation("c").await.unwrap().is_empty(),
+        "nothing kept"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn attachments_the_store_cannot_hold_are_taken_back_and_the_turn_keeps_nothing() {
+    use engine_core::config::ArtifactLimits;
+    use engine_core::stores::MemoryArtifacts;
+    let _serial = SERIAL.lock().await;
+    let first = attached("a.txt", "text/plain", &[b'a'; 1000]);
+    // Room for the first file and not the second.
+    let limits = ArtifactLimits {
+        capacity_bytes: engine_core::stores::artifacts::footprint("c", &to_artifact(&first)) + 500,
+        ..ArtifactLimits::default()
+    };
+    let store = Arc::new(MemoryArtifacts::new(limits));
+    let provider = Scripted::new([Ok(text("never asked"))]);
+    let mut config = EngineConfig::default();
+    config.agents.insert(
+        "bot".into(),
+        AgentConfig {
+            turn: Some(TurnConfig::new("scripted")),
+            ..AgentConfig::default()
+        },
+    );
+    let engine = Engine::builder()
+        .config(config)
+        .provider("scripted", Arc::clone(&provider) as _)
+        .conversations(Conversations::memory())
+        .artifact_store(Arc::clone(&store) as _)
+        .build()
+        .unwrap();
+    let turn = engine.turn("bot").unwrap().in_conversation("u", "c");
+    let second = attached("b.txt", "text/plain", &[b'b'; 1000]);
+    let turn = engine.attach(turn, vec![first, second]).unwrap();
+    let summary = engine
+        .converse(
+            &turn,
+            Some("keep these"),
+            &TurnControl::default(),
+            &mut |_| {},
+        )
+        .await;
+    assert!(
+        matches!(&summary.stop, Stop::Failed { message } if message.contains("the attachment `b.txt` could not be kept")),
+        "{summary:?}"
+    );
+    assert_eq!(store.held_bytes(), 0, "the first file was taken back");
+    assert!(provider.asked().is_empty(), "the model was not asked");
+    assert!(
+        engine.conversation("c").await.unwrap().is_empty(),
+        "nothing kept"
+    );
+}
+
+fn to_artifact(attachment: &engine_core::Attachment) -> plugin_sdk::artifacts::Artifact {
+    plugin_sdk::artifacts::Artifact {
+        bytes: attachment.bytes.clone(),
+        filename: attachment.filename.clone(),
+        mime: attachment.media_type.clone(),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_busy_conversation_keeps_none_of_a_refused_turns_attachments() {
+    use engine_core::stores::MemoryArtifacts;
+    let _serial = SERIAL.lock().await;
+    reset();
+    let store = Arc::new(MemoryArtifacts::new(Default::default()));
+    let provider = Scripted::new([Ok(calling(&[("slow", r#"{"ms":200}"#)])), Ok(text("done"))]);
+    let mut config = EngineConfig::default();
+    config.agents.insert(
+        "bot".into(),
+        AgentConfig {
+            turn: Some(TurnConfig::new("scripted")),
+            ..AgentConfig::default()
+        },
+    );
+    let engine = Arc::new(
+        Engine::builder()
+            .config(config)
+            .provider("scripted", provider as _)
+            .conversations(Conversations::memory())
+            .artifact_store(Arc::clone(&store) as _)
+            .build()
+            .unwrap(),
+    );
+    let running = TurnControl::default();
+    let first = tokio::spawn({
+        let (engine, running) = (Arc::clone(&engine), running.clone());
+        async move { converse(&engine, &running).await.1 }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(running.begun.is_cancelled(), "the first turn began");
+    let turn = engine.turn("bot").unwrap().in_conversation("u", "c");
+    let turn = engine
+        .attach(turn, vec![attached("a.txt", "text/plain", b"x")])
+        .unwrap();
+    let second = engine
+        .converse(
+            &turn,
+            Some("and this"),
+            &TurnControl::default(),
+            &mut |_| {},
+        )
+        .await;
+    assert!(matches!(second.stop, Stop::Busy { .. }), "{second:?}");
+    assert_eq!(store.held_bytes(), 0, "the refused turn kept no file");
+    assert_eq!(first.await.unwrap().stop, Stop::Answered);
+}

@@ -67,7 +67,8 @@ async fn channel(
     );
     // The adapter is a plugin's code: a panic in it is its channel's failure, not the
     // connection's.
-    let inbound = match std::panic::catch_unwind(AssertUnwindSafe(|| adapter.inbound(&request))) {
+    let mut inbound = match std::panic::catch_unwind(AssertUnwindSafe(|| adapter.inbound(&request)))
+    {
         Ok(Ok(inbound)) => inbound,
         Ok(Err(refused)) => return response(refused),
         Err(_) => return adapter_panicked(&name),
@@ -95,6 +96,10 @@ async fn channel(
     let turn = match inbound.locale.clone() {
         Some(locale) => turn.with_locale(locale),
         None => turn,
+    };
+    let turn = match engine.attach(turn, std::mem::take(&mut inbound.attachments)) {
+        Ok(turn) => turn,
+        Err(refused) => return super::turns::attachment_refused(&refused),
     };
     let control = TurnControl {
         cancel: shutdown.child_token(),

@@ -13,7 +13,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use engine_core::{CancellationToken, Engine, Stop, TurnControl, TurnEvent};
+use base64::Engine as _;
+use engine_core::{
+    Attachment, AttachmentError, CancellationToken, Engine, Stop, TurnControl, TurnEvent,
+};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -38,6 +41,38 @@ struct TurnRequest {
     /// The reader's locale (BCP 47).
     #[serde(default)]
     locale: Option<String>,
+    /// Files sent with the message.
+    #[serde(default)]
+    attachments: Vec<AttachmentBody>,
+}
+
+/// A file of [`TurnRequest::attachments`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AttachmentBody {
+    /// Its name (`invoice.pdf`).
+    filename: String,
+    /// Its media type (`application/pdf`).
+    media_type: String,
+    /// Its bytes, in base64 (standard, padded).
+    data: String,
+}
+
+impl AttachmentBody {
+    /// The file, or why its `data` is not base64.
+    fn decoded(self) -> Result<Attachment, String> {
+        match base64::engine::general_purpose::STANDARD.decode(&self.data) {
+            Ok(bytes) => Ok(Attachment {
+                filename: self.filename,
+                media_type: self.media_type,
+                bytes,
+            }),
+            Err(_) => Err(format!(
+                "the `data` of the attachment {:?} is not base64 (standard, padded)",
+                self.filename
+            )),
+        }
+    }
 }
 
 /// The query of `POST /v1/agents/{agent}/turns`.
@@ -112,6 +147,9 @@ async fn turn(
         Some(message) if message.trim().is_empty() => {
             return problem(StatusCode::BAD_REQUEST, "the `message` is blank")
         }
+        None if !request.attachments.is_empty() => {
+            return attachment_refused(&AttachmentError::WithoutMessage)
+        }
         _ => {}
     }
     for id in [&request.conversation, &request.subscriber]
@@ -137,11 +175,24 @@ async fn turn(
         );
         return problem(StatusCode::BAD_REQUEST, &message);
     }
+    let attachments = match request
+        .attachments
+        .into_iter()
+        .map(AttachmentBody::decoded)
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(attachments) => attachments,
+        Err(message) => return problem(StatusCode::BAD_REQUEST, &message),
+    };
     let conversation = request.conversation.unwrap_or_else(new_conversation_id);
     let subscriber = request.subscriber.unwrap_or_else(|| "anonymous".to_owned());
-    let mut turn = turn
+    let turn = turn
         .in_conversation(subscriber, conversation.clone())
         .via(engine_core::API_CHANNEL, &conversation);
+    let mut turn = match engine.attach(turn, attachments) {
+        Ok(turn) => turn,
+        Err(refused) => return attachment_refused(&refused),
+    };
     if let Some(locale) = request.locale {
         turn = turn.with_locale(locale);
     }
@@ -237,6 +288,12 @@ async fn conversation(
         }
         Err(error) => problem(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
     }
+}
+
+/// The answer to a request whose files are refused: nothing of it was kept.
+pub(super) fn attachment_refused(refused: &AttachmentError) -> Response {
+    let status = StatusCode::from_u16(refused.status()).unwrap_or(StatusCode::BAD_REQUEST);
+    problem(status, &refused.to_string())
 }
 
 /// A new conversation's id: 128 random bits, as hex.

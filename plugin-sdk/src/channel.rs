@@ -71,6 +71,32 @@ pub struct Inbound {
     pub message: String,
     /// Their locale (a BCP 47 tag), when the channel knows it.
     pub locale: Option<String>,
+    /// The files they sent with it. The engine checks them against its
+    /// `[attachments]` limits (a request with one it refuses gets a 4xx, and nothing is
+    /// kept), keeps each as an artifact of the conversation and tells the model.
+    pub attachments: Vec<Attachment>,
+}
+
+/// A file sent with a message, on a channel or the turn route.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// Its name, such as `invoice.pdf`: no path, no control characters.
+    pub filename: String,
+    /// Its media type, such as `application/pdf`.
+    pub media_type: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Attachment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A file's bytes are the user's: a debug line names the file, not what it holds.
+        f.debug_struct("Attachment")
+            .field("filename", &self.filename)
+            .field("media_type", &self.media_type)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
 }
 
 /// A finished turn, as a channel answers it.

@@ -46,7 +46,7 @@ pub use model::{
 };
 pub use problem::ConfigProblem;
 pub(crate) use read::is_published_choice;
-pub use stores::{ArtifactLimits, DatabaseConfig, KnowledgeLimits, StateLimits};
+pub use stores::{ArtifactLimits, AttachmentLimits, DatabaseConfig, KnowledgeLimits, StateLimits};
 pub(crate) use suggest::fix_for_unknown;
 
 pub use project::{ProjectConfig, MAX_LIST_ENTRIES, MAX_PROJECT_FILE_BYTES};
@@ -88,6 +88,9 @@ pub struct EngineConfig {
     /// Limits of the artifact store.
     #[serde(default)]
     pub artifacts: ArtifactLimits,
+    /// What files a message may bring (kept as artifacts).
+    #[serde(default)]
+    pub attachments: AttachmentLimits,
     /// Limits of the knowledge base.
     #[serde(default)]
     pub knowledge: KnowledgeLimits,

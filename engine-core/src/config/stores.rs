@@ -98,6 +98,53 @@ impl ArtifactLimits {
     }
 }
 
+/// What the turn route and channels accept as files sent with a message: each is kept as
+/// an artifact of the conversation (so it is also under `[artifacts]`), and the model is
+/// told of it.
+///
+/// ```toml
+/// [attachments]
+/// max_bytes = 2097152     # each file; at most artifacts.max_bytes
+/// max_count = 4           # files with one message
+/// media_types = ["text/plain", "image/png", "image/*"]   # what is accepted
+/// ```
+///
+/// The turn route's body is at most 4 MiB, and base64 takes 4 bytes for 3: files sent
+/// there together are under 3 MiB, whatever these say.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct AttachmentLimits {
+    /// The largest file, in bytes.
+    pub max_bytes: usize,
+    /// The most files one message brings.
+    pub max_count: usize,
+    /// The media types accepted, exactly (`application/pdf`) or by their type
+    /// (`image/*`).
+    pub media_types: Vec<String>,
+}
+
+impl Default for AttachmentLimits {
+    fn default() -> Self {
+        Self {
+            max_bytes: 2 << 20,
+            max_count: 4,
+            media_types: [
+                "text/plain",
+                "text/markdown",
+                "text/csv",
+                "application/json",
+                "application/pdf",
+                "image/png",
+                "image/jpeg",
+                "image/gif",
+                "image/webp",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        }
+    }
+}
+
 /// Limits of the knowledge base.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(default)]

@@ -335,3 +335,28 @@ fn an_instance_that_is_not_a_slug_is_refused_with_the_rule() {
         );
     }
 }
+
+#[test]
+fn attachments_larger_than_an_artifact_or_of_no_media_type_are_refused() {
+    let error = EngineConfig::parse(
+        "[artifacts]\nmax_bytes = 100\n\
+         [attachments]\nmax_bytes = 101\nmax_count = 0\nmedia_types = [\"image/*\", \"Text/Plain\", \"*/*\", \"pdf\"]\n",
+    )
+    .unwrap_err();
+    let message = error.to_string();
+    for problem in [
+        "`attachments.max_bytes` is 101: give 1 to 100 bytes (at most artifacts.max_bytes",
+        "`attachments.max_count` is 0: give 1 to 32 files",
+        "`attachments.media_types` holds `Text/Plain`",
+        "`attachments.media_types` holds `*/*`",
+        "`attachments.media_types` holds `pdf`",
+    ] {
+        assert!(
+            message.contains(problem),
+            "`{problem}` is missing from: {message}"
+        );
+    }
+    assert!(!message.contains("holds `image/*`"), "{message}");
+    let taken = EngineConfig::parse("[attachments]\nmedia_types = [\"image/*\"]\n").unwrap();
+    assert_eq!(taken.attachments.media_types, ["image/*"]);
+}

@@ -47,6 +47,7 @@ use crate::provider::{self as drop_in, DropIns, Provider, ProviderFile};
 use crate::redact::LogRedaction;
 use crate::stores::{ActionRecord, ConversationError, TurnRecord};
 use crate::tool::Tool;
+use crate::turn::attachments::{Attachment, AttachmentError};
 use crate::turn::{
     Call, CallFuture, ModelInput, Runtime, Turn, TurnControl, TurnEvent, TurnOutcome,
 };
@@ -128,6 +129,25 @@ impl Engine {
     /// user (see [`Agent::hooks_mutate_responses`]).
     pub fn hooks_mutate_responses(&self) -> bool {
         self.runtime.registry.hooks.mutate_responses()
+    }
+
+    /// The same turn, its message bringing `attachments`, once they are checked against
+    /// the configuration's `[attachments]`: refused whole (the error's
+    /// [`status`](AttachmentError::status) is the HTTP answer), or kept as artifacts of
+    /// the conversation when the turn begins, and named to the model with their handles.
+    pub fn attach(
+        &self,
+        turn: Turn,
+        attachments: Vec<Attachment>,
+    ) -> Result<Turn, AttachmentError> {
+        if attachments.is_empty() {
+            return Ok(turn);
+        }
+        if turn.conversation().is_none() {
+            return Err(AttachmentError::WithoutConversation);
+        }
+        crate::turn::attachments::check(&attachments, &self.configured.load().config.attachments)?;
+        Ok(turn.with_attachments(attachments))
     }
 
     /// The knowledge store, for what operators do beside the tools (listing, uploading,

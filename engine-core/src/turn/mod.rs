@@ -4,6 +4,7 @@
 //! and the stores a turn touches, and nothing of the engine's configuration, reload or
 //! extensions. [`Engine`](crate::Engine) holds one and delegates to it.
 
+pub mod attachments;
 mod call;
 mod context;
 mod converse;
@@ -41,6 +42,8 @@ pub struct Turn {
     /// The channel it came through, when its caller says.
     channel: Option<TurnChannel>,
     locale: Option<String>,
+    /// The files sent with its message, checked ([`Engine::attach`](crate::Engine::attach)).
+    attachments: Vec<attachments::Attachment>,
     spend: Arc<TurnSpend>,
 }
 
@@ -76,6 +79,15 @@ impl Turn {
     /// The same turn, for a reader of `locale` (a BCP 47 tag).
     pub fn with_locale(mut self, locale: impl Into<String>) -> Self {
         self.locale = Some(locale.into());
+        self
+    }
+
+    /// The same turn, its message bringing `attachments`, which [`Engine::attach`]
+    /// checked.
+    ///
+    /// [`Engine::attach`]: crate::Engine::attach
+    pub(crate) fn with_attachments(mut self, attachments: Vec<attachments::Attachment>) -> Self {
+        self.attachments = attachments;
         self
     }
 

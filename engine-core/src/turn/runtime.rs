@@ -65,6 +65,7 @@ impl Runtime {
             conversation: None,
             channel: None,
             locale: None,
+            attachments: Vec::new(),
             spend,
         }
     }

@@ -223,6 +223,7 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<ConfigProblem> {
         artifacts.max_bytes.max(1)..=MAX_ARTIFACT_CAPACITY_BYTES,
         "bytes (at least artifacts.max_bytes, so that the largest artifact fits)",
     );
+    attachment_problems(&config.attachments, artifacts.max_bytes, &mut problems);
     let knowledge = &config.knowledge;
     within(
         &mut problems,
@@ -393,6 +394,39 @@ fn database_problems(database: &DatabaseConfig, problems: &mut Vec<ConfigProblem
         1..=MAX_SWEEP_SECS,
         "seconds",
     );
+}
+
+/// The most files one message may bring.
+pub const MAX_ATTACHMENTS: usize = 32;
+
+fn attachment_problems(
+    attachments: &crate::config::AttachmentLimits,
+    max_artifact_bytes: usize,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    within(
+        problems,
+        "attachments.max_bytes",
+        attachments.max_bytes,
+        1..=max_artifact_bytes.max(1),
+        "bytes (at most artifacts.max_bytes: each is kept as an artifact)",
+    );
+    within(
+        problems,
+        "attachments.max_count",
+        attachments.max_count,
+        1..=MAX_ATTACHMENTS,
+        "files",
+    );
+    for media_type in &attachments.media_types {
+        if !crate::turn::attachments::is_media_range(media_type) {
+            problems.push(ConfigProblem::new(
+                "attachments.media_types",
+                format!("holds `{media_type}`"),
+                "give media types in lower case as `type/subtype` (`application/pdf`), or `type/*` (`image/*`)".to_owned(),
+            ));
+        }
+    }
 }
 
 pub(super) fn within<T: PartialOrd + Display>(

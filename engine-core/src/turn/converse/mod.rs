@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use events::TurnEvent;
 
+use super::attachments::{self, AttachmentError};
 use super::{Runtime, Turn, TurnEnd};
 use crate::conversation::Message;
 use crate::model::{RequestSpend, SharedWindow};
@@ -410,14 +411,25 @@ impl Runtime {
             .any(|message| matches!(message, Message::User { .. }));
         let stored = history.len();
         let user_text = match message {
+            Some(text) if turn.attachments.is_empty() => text.to_owned(),
+            // Kept once the conversation is the turn's and its history read: a turn
+            // refused before here keeps none.
             Some(text) => {
-                history.push(Message::user(text));
-                text.to_owned()
+                let (_, id) = store.ok_or(AttachmentError::WithoutConversation.to_string())?;
+                let handles =
+                    attachments::keep(self.artifacts.as_ref(), id, &turn.attachments).await?;
+                attachments::told(text, &turn.attachments, &handles)
+            }
+            None if !turn.attachments.is_empty() => {
+                return Err(AttachmentError::WithoutMessage.to_string())
             }
             None => resumed_message(&history)
                 .ok_or("nothing to resume: the conversation has no step left unfinished")?
                 .to_owned(),
         };
+        if message.is_some() {
+            history.push(Message::user(&user_text));
+        }
         Ok(Opened {
             history,
             stored,

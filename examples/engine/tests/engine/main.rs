@@ -3,6 +3,7 @@
 //! the servers it needs of its own, so the tests run side by side.
 
 mod actions;
+mod attachments;
 mod bounded_store;
 mod cli;
 mod config_check;

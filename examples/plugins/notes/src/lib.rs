@@ -108,12 +108,14 @@ pub async fn note_file(note: Note, artifacts: &Artifacts) -> Result<ArtifactHand
 /// A file's handle.
 #[derive(Deserialize, JsonSchema, ToolArgs)]
 pub struct FileHandle {
-    /// The handle a tool of this conversation answered for the file.
+    /// The file's handle: as a tool of this conversation answered it, or as the message
+    /// it was attached to names it.
     pub handle: ArtifactHandle,
 }
 
-/// Read the text of a file another tool of this conversation made, by its handle. A file
-/// is read once: null when the handle is unknown, was read already, or expired.
+/// Read the text of a file of this conversation, by its handle: one another tool made, or
+/// one the user attached to a message. A file is read once: null when the handle is
+/// unknown, was read already, or expired.
 #[define_tool(summary = { "en-US": "Reads a file made in the conversation.", "it-IT": "Legge un file fatto nella conversazione." })]
 pub async fn read_file(
     file: FileHandle,

@@ -5,13 +5,17 @@
 //! may need changes in any minor release until a second adapter has been built against it.
 //!
 //! ```text
-//! POST /channels/webhook   {"conversation": "c-1", "from": "u-7", "text": "Hi", "locale": "it-IT"}
+//! POST /channels/webhook   {"conversation": "c-1", "from": "u-7", "text": "Hi", "locale": "it-IT",
+//!                           "files": [{"name": "a.png", "type": "image/png", "base64": "..."}]}
 //! 200 (504, 502, 500 when the turn ended without a reply)
 //!                          {"conversation": "c-1", "reply": "...", "stop": "answered",
 //!                           "actions": [{"action": "contacts:log_contact", "outcome": "performed"}]}
 //! ```
 
-use plugin_sdk::channel::{Channel, ChannelRequest, ChannelResponse, FinishedTurn, Inbound};
+use base64::Engine as _;
+use plugin_sdk::channel::{
+    Attachment, Channel, ChannelRequest, ChannelResponse, FinishedTurn, Inbound,
+};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -43,6 +47,19 @@ struct Posted {
     /// Their locale, if it knows it.
     #[serde(default)]
     locale: Option<String>,
+    /// Files sent with the text, in the service's own words (the engine checks them).
+    #[serde(default)]
+    files: Vec<File>,
+}
+
+/// A file as the other service posts it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: String,
+    #[serde(rename = "type")]
+    media_type: String,
+    base64: String,
 }
 
 impl Channel for Webhook {
@@ -62,11 +79,26 @@ impl Channel for Webhook {
         if posted.text.trim().is_empty() {
             return Err(refusal(400, "the `text` is blank".into()));
         }
+        let attachments = posted
+            .files
+            .into_iter()
+            .map(|file| {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(&file.base64)
+                    .map_err(|_| refusal(400, format!("the file `{}` is not base64", file.name)))?;
+                Ok(Attachment {
+                    filename: file.name,
+                    media_type: file.media_type,
+                    bytes,
+                })
+            })
+            .collect::<Result<_, ChannelResponse>>()?;
         Ok(Inbound {
             conversation: posted.conversation,
             subscriber: posted.from,
             message: posted.text,
             locale: posted.locale,
+            attachments,
         })
     }
 
