@@ -1,6 +1,7 @@
 //! `engine knowledge`: an agent's documents as an operator reaches them, at `manage`,
 //! written as the origin `operator` (seed 003 leaves this to its panel).
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -76,24 +77,35 @@ async fn list(
             serde_json::to_string_pretty(&page).expect("a listing serializes")
         ),
         ListFormat::Text => {
+            // Names are whatever a tool wrote: shown with their control characters
+            // escaped, so that none rewrites the terminal or forges a line.
             for document in &page.documents {
                 println!(
                     "{:>8}  {}  {} bytes  {}:{}",
                     document.id,
-                    document.filename,
+                    document.filename.escape_debug(),
                     document.size,
                     document.origin,
-                    document.origin_ref
+                    document.origin_ref.escape_debug()
                 );
             }
             if let Some(next) = &page.next {
-                // A name may hold spaces or quotes: JSON quotes it for a shell as well.
-                let quoted = serde_json::to_string(next.filename()).expect("a string serializes");
-                eprintln!("more follow: add --after {quoted}");
+                match shell_quoted(next.filename()) {
+                    Some(quoted) => eprintln!("more follow: add --after {quoted}"),
+                    None => eprintln!(
+                        "more follow: the page ends on a name with control characters; `--format json` gives its cursor"
+                    ),
+                }
             }
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `text` in single quotes for a POSIX shell (nothing inside is expanded), or `None`
+/// when it holds a control character, which a terminal would act on.
+fn shell_quoted(text: &str) -> Option<String> {
+    (!text.chars().any(char::is_control)).then(|| format!("'{}'", text.replace('\'', "'\\''")))
 }
 
 async fn upload(
@@ -160,14 +172,17 @@ fn read(file: &Path, name: Option<&str>, max_bytes: usize) -> Result<(String, St
         return Err("a document's name is empty".to_owned());
     }
     let failed = |error: std::io::Error| format!("{}: {error}", file.display());
-    let size = std::fs::metadata(file).map_err(failed)?.len();
-    if size > max_bytes as u64 {
+    // Read one byte past the cap and no more: a device or a pipe has no size to ask.
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|opened| opened.take(max_bytes as u64 + 1).read_to_end(&mut bytes))
+        .map_err(failed)?;
+    if bytes.len() > max_bytes {
         return Err(format!(
-            "{} is {size} bytes, and a document at most {max_bytes} (`[knowledge] max_document_bytes`)",
+            "{} is larger than a document may be, {max_bytes} bytes (`[knowledge] max_document_bytes`)",
             file.display()
         ));
     }
-    let bytes = std::fs::read(file).map_err(failed)?;
     let content = String::from_utf8(bytes)
         .map_err(|_| format!("{} is not UTF-8 text: documents are text", file.display()))?;
     Ok((filename, content))

@@ -79,7 +79,26 @@ fn as_json(plugin: &PluginManifest) -> Value {
         "tools": tools,
         "hooks": hooks,
         "channels": channels,
+        "oauth": oauth_providers(plugin)
+            .map(|(id, provider)| json!({
+                "id": id,
+                "authorize_url": provider.authorize_url,
+                "token_url": provider.token_url,
+                "scopes": provider.scopes,
+            }))
+            .collect::<Vec<_>>(),
     })
+}
+
+/// The OAuth providers `plugin` declares, each with the id an agent's client is keyed by
+/// (`[agents.<agent>.oauth."<namespace>:<id>"]`).
+fn oauth_providers(
+    plugin: &PluginManifest,
+) -> impl Iterator<Item = (String, &'static plugin_sdk::oauth::OAuthProvider)> + '_ {
+    plugin
+        .oauth
+        .iter()
+        .map(move |provider| (format!("{}:{}", plugin.namespace, provider.id), provider))
 }
 
 /// A LocalizedText as JSON: a plain string, or a map of tags to texts.
@@ -130,6 +149,9 @@ fn as_text(plugins: &[&PluginManifest], locale: &str) -> String {
             if let Some(line) = line {
                 out += &format!("  {what:<9}{line}\n");
             }
+        }
+        for (id, provider) in oauth_providers(plugin) {
+            out += &format!("  {:<9}{id} ({})\n", "oauth", provider.scopes.join(" "));
         }
         if let Some(long) = catalogue.long_description {
             for line in long.resolve(locale).trim().lines() {

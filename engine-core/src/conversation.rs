@@ -12,6 +12,10 @@ pub const API_CHANNEL: &str = "api";
 /// linked channel may not take it.
 pub const CLI_CHANNEL: &str = "cli";
 
+/// The subscriber of a turn whose caller names none (the turn route without
+/// `subscriber`): everyone's, so it is handed no one's OAuth grants.
+pub const ANONYMOUS_SUBSCRIBER: &str = "anonymous";
+
 /// One message of a conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]

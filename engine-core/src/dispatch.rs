@@ -83,7 +83,7 @@ impl CallError {
 
     /// The same error with every secret `redact` knows replaced in its message: a tool's
     /// own error text may quote what it had in hand.
-    pub(crate) fn redacted(mut self, redact: &impl Redact) -> Self {
+    pub(crate) fn redacted(mut self, redact: &(impl Redact + ?Sized)) -> Self {
         if let Cow::Owned(clean) = redact.redact(&self.message) {
             self.message = clean;
         }

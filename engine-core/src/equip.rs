@@ -44,6 +44,29 @@ pub(crate) fn missing(name: &str, config: &AgentConfig, tool: &Tool) -> Vec<Stri
             "its plugin's settings are not configured (`[agents.{name}.plugins.{namespace}]`)"
         ));
     }
+    if descriptor.needs.oauth {
+        let plugin = tool.plugin();
+        let configured = plugin.oauth.iter().any(|provider| {
+            config
+                .oauth
+                .contains_key(&format!("{}:{}", plugin.namespace, provider.id))
+        });
+        if !configured {
+            let declared: Vec<String> = plugin
+                .oauth
+                .iter()
+                .map(|provider| format!("`{}:{}`", plugin.namespace, provider.id))
+                .collect();
+            reasons.push(if declared.is_empty() {
+                format!("it takes OAuth tokens, and its plugin `{}` declares no OAuth provider", plugin.namespace)
+            } else {
+                format!(
+                    "it takes OAuth tokens, and the agent has no client for {} (`[agents.{name}.oauth.\"<provider>\"]`)",
+                    declared.join(" or ")
+                )
+            });
+        }
+    }
     if descriptor.needs.project && config.project.is_none() {
         reasons.push(format!(
             "it works on project files, and the agent has no project root (`[agents.{name}.project] root = \"...\"`)"

@@ -24,6 +24,7 @@ pub mod guide {}
 mod hooks;
 mod limits;
 pub mod model;
+pub mod oauth;
 mod outcome;
 mod parallel;
 pub mod provider;
@@ -39,7 +40,7 @@ pub mod wire;
 pub use agent::Agent;
 pub use backend_error::BackendError;
 pub use builtins::{BUILTIN_NAMESPACE, BUILTIN_PACKAGE, BUILTIN_TOOL_NAMES, RESERVED_NAMESPACES};
-pub use conversation::{API_CHANNEL, CLI_CHANNEL};
+pub use conversation::{ANONYMOUS_SUBSCRIBER, API_CHANNEL, CLI_CHANNEL};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
     Backends, DevSession, Engine, EngineBuilder, EngineError, OpenConversations, OpenGateway,

@@ -167,6 +167,7 @@ mod tests {
             state: None,
             system: System { debian, env },
             catalogue: plugin_sdk::engine::Catalogue::NONE,
+            oauth: &[],
         }))
     }
 

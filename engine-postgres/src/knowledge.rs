@@ -220,10 +220,12 @@ impl Postgres {
                     if !scope.may_change(origin, &origin_ref) {
                         return Ok(Err(Refusal::NotOwned));
                     }
+                    let (origin, origin_ref) = scope.owner_after_update(origin, origin_ref);
                     transaction
                         .execute(
-                            "UPDATE documents SET content = $1 WHERE id = $2",
-                            &[&content, &id],
+                            "UPDATE documents SET content = $1, origin = $2, origin_ref = $3
+                             WHERE id = $4",
+                            &[&content, &origin.as_str(), &origin_ref, &id],
                         )
                         .await?;
                     (id, origin, origin_ref, false)

@@ -1,6 +1,6 @@
 //! The stores on one PostgreSQL, shared by every replica of an engine: conversations
-//! (messages, turns, state, staged actions), artifacts, the knowledge base, and what
-//! agents' tools spent on model calls.
+//! (messages, turns, state, staged actions), artifacts, the knowledge base, what agents'
+//! tools spent on model calls, and the OAuth broker's sealed grants.
 //!
 //! Each operation takes a pooled connection and is bounded by the configured timeout
 //! (the server is told the same bound, so it stops the statement too). A connection
@@ -14,6 +14,7 @@
 mod artifacts;
 mod conversation_store;
 mod conversations;
+mod grants;
 /// Several replicas on one PostgreSQL, for the people who run them.
 #[doc = include_str!("../docs/replicas.md")]
 pub mod guide {}
@@ -35,6 +36,7 @@ use engine_core::{BackendError, Backends, SharedStores};
 pub use artifacts::PostgresArtifacts;
 pub use conversation_store::PostgresConversations;
 pub(crate) use conversations::{TurnEnded, TurnLock};
+pub use grants::PostgresGrants;
 pub use knowledge::PostgresKnowledge;
 pub use migrations::SCHEMA_VERSION;
 
@@ -59,6 +61,7 @@ pub fn open_shared(
         artifacts: Arc::new(PostgresArtifacts::new(Arc::clone(&database), artifacts)),
         knowledge: Arc::new(PostgresKnowledge::new(Arc::clone(&database), knowledge)),
         spend: Arc::clone(&database) as _,
+        grants: Arc::new(PostgresGrants::new(Arc::clone(&database))),
         conversations: Conversations::new(PostgresConversations::new(database)),
     })
 }

@@ -123,6 +123,24 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
          UPDATE documents SET origin_ref = origin, origin = 'plugin';
          ALTER TABLE documents ALTER COLUMN origin_ref DROP DEFAULT;",
     ),
+    (
+        6,
+        "oauth",
+        // Sealed by the engine: the database holds bytes it cannot read.
+        "CREATE TABLE oauth_grants (
+             agent TEXT NOT NULL,
+             subscriber TEXT NOT NULL,
+             provider TEXT NOT NULL,
+             sealed BYTEA NOT NULL,
+             PRIMARY KEY (agent, subscriber, provider)
+         );
+         CREATE TABLE oauth_pending (
+             id TEXT PRIMARY KEY,
+             sealed BYTEA NOT NULL,
+             expires_at BIGINT NOT NULL
+         );
+         CREATE INDEX oauth_pending_by_expiry ON oauth_pending (expires_at);",
+    ),
 ];
 
 /// The newest version of the schema this engine knows.

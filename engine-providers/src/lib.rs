@@ -4,21 +4,35 @@
 
 mod gateway;
 mod http;
+mod oauth;
 
 use std::sync::Arc;
 
 use engine_core::config::{GatewayConfig, ProviderConfig};
 use engine_core::model::{GatewayError, ModelGateway};
+use engine_core::oauth::OAuthFlow;
 use engine_core::provider::{Provider, ProviderError};
 use engine_core::Backends;
 
 pub use gateway::OpenAiCompatibleGateway;
 pub use http::{install_tls_provider, shared_client, HttpProvider};
+pub use oauth::OAuth2Flow;
 
-/// `backends` with providers and the gateway over HTTP, and rustls's crypto provider
-/// installed before any plugin code runs (a plugin's own reqwest client needs it too).
+/// `backends` with providers, the gateway and the OAuth flow over HTTP, and rustls's
+/// crypto provider installed before any plugin code runs (a plugin's own reqwest client
+/// needs it too).
 pub fn backends(backends: Backends) -> Backends {
-    backends.with_http(install_tls_provider, open_provider, open_gateway)
+    backends.with_http(
+        install_tls_provider,
+        open_provider,
+        open_gateway,
+        open_oauth_flow,
+    )
+}
+
+/// The OAuth flow's requests, on a client of their own (no redirects followed).
+pub fn open_oauth_flow() -> Arc<dyn OAuthFlow> {
+    Arc::new(OAuth2Flow::default())
 }
 
 /// The provider `described` says, with `api_key`, on the engine's client.

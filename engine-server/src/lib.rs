@@ -29,6 +29,7 @@ mod dev;
 mod extensions;
 mod ids;
 mod in_flight;
+mod oauth;
 mod options;
 mod problem;
 mod rojo;
@@ -91,6 +92,7 @@ pub async fn serve(
         options.dev_tokens,
         shutdown.child_token(),
     );
+    let oauth = oauth::router(Arc::clone(&engine));
     let permits = Arc::new(Semaphore::new(options.max_in_flight));
     let router = mcp
         .merge(
@@ -120,8 +122,9 @@ pub async fn serve(
         None => router,
     };
     // A dev session is opened with its agent's dev token, never the engine's (which an
-    // author should not hold): outside the bearer's layer, inside the same-site checks.
-    let router = router.merge(dev.layer(axum::middleware::from_fn(
+    // author should not hold), and the OAuth routes by a person's browser, which holds
+    // none: outside the bearer's layer, inside the same-site checks.
+    let router = router.merge(dev.merge(oauth).layer(axum::middleware::from_fn(
         move |request: axum::extract::Request, next: axum::middleware::Next| {
             same_site.clone().check(request, next)
         },

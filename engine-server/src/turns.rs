@@ -185,7 +185,9 @@ async fn turn(
         Err(message) => return problem(StatusCode::BAD_REQUEST, &message),
     };
     let conversation = request.conversation.unwrap_or_else(new_conversation_id);
-    let subscriber = request.subscriber.unwrap_or_else(|| "anonymous".to_owned());
+    let subscriber = request
+        .subscriber
+        .unwrap_or_else(|| engine_core::ANONYMOUS_SUBSCRIBER.to_owned());
     let turn = turn
         .in_conversation(subscriber, conversation.clone())
         .via(engine_core::API_CHANNEL, &conversation);

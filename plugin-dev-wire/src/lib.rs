@@ -189,6 +189,9 @@ pub struct NeedsDecl {
     pub identity: bool,
     /// The conversation's history.
     pub history: bool,
+    /// The subscriber's OAuth grants (which the engine does not hand a session).
+    #[serde(default)]
+    pub oauth: bool,
 }
 
 /// A secret a tool declares.

@@ -25,7 +25,8 @@ pub enum Value {
     Int(LitInt),
     Map(Localized),
     Path(syn::Path),
-    /// The tokens of a braced block its key parses itself (`system = { ... }`).
+    /// The tokens of a braced block its key parses itself (`system = { ... }`, `oauth =
+    /// { ... }`).
     Block(proc_macro2::TokenStream),
     /// A bracketed list of strings (`choices = ["eu", "us"]`).
     List(Vec<LitStr>),
@@ -42,7 +43,8 @@ impl Parse for Arg {
             });
         }
         input.parse::<Token![=]>()?;
-        let value = if key == crate::symbol::SYSTEM && input.peek(syn::token::Brace) {
+        let block = key == crate::symbol::SYSTEM || key == crate::symbol::OAUTH;
+        let value = if block && input.peek(syn::token::Brace) {
             let content;
             braced!(content in input);
             Value::Block(content.parse()?)
@@ -159,14 +161,16 @@ impl Arg {
         }
     }
 
-    /// A braced block, as tokens: `system = { ... }`.
+    /// A braced block, as tokens: `system = { ... }`, `oauth = { ... }`.
     pub fn block(self, errors: &mut Errors) -> Option<proc_macro2::TokenStream> {
+        let example = if self.key == crate::symbol::OAUTH {
+            "a block: `{ google = { authorize_url = \"https://...\", token_url = \"https://...\", scopes = [\"...\"] } }`"
+        } else {
+            "a block: `{ debian = [...], env = { NAME = \"value\" } }`"
+        };
         match self.value {
             Value::Block(tokens) => Some(tokens),
-            _ => self.expected(
-                "a block: `{ debian = [...], env = { NAME = \"value\" } }`",
-                errors,
-            ),
+            _ => self.expected(example, errors),
         }
     }
 

@@ -33,6 +33,7 @@ pub const LONG_DESCRIPTION_FILE: &str = "long_description_file";
 pub const ICON: &str = "icon";
 pub const PUBLISHER: &str = "publisher";
 pub const DOCUMENTATION_URL: &str = "documentation_url";
+pub const OAUTH: &str = "oauth";
 
 /// `#[define_tool(...)]`.
 pub const TOOL_KEYS: &[&str] = &[
@@ -79,6 +80,7 @@ pub const PLUGIN_KEYS: &[&str] = &[
     CATEGORY,
     PUBLISHER,
     DOCUMENTATION_URL,
+    OAUTH,
     CRATE,
 ];
 /// `#[tool_args(...)]`.

@@ -18,6 +18,9 @@ pub mod guide {
     /// Staged actions and channels: writing them, and what the engine does with them.
     #[doc = include_str!("../docs/actions-and-channels.md")]
     pub mod actions_and_channels {}
+    /// OAuth for tools: a plugin's providers, an agent's clients, the engine's broker.
+    #[doc = include_str!("../docs/oauth.md")]
+    pub mod oauth {}
 }
 pub mod hook;
 mod json_path;
@@ -102,6 +105,12 @@ pub mod knowledge {
     };
 }
 
+/// OAuth 2 for tools: declare providers in `plugin! { oauth = { ... } }` and take
+/// `oauth: &OAuth` for the subscriber's access token.
+pub mod oauth {
+    pub use crate::context::{AccessToken, OAuth, OAuthError, OAuthProvider};
+}
+
 /// Model access by tier: take `model: Option<Model>`, `None` when the agent grants none.
 pub mod model {
     pub use crate::context::{
@@ -144,8 +153,8 @@ pub mod history {
 pub mod engine {
     pub use crate::context::{
         dotted_key, ArtifactStore, AuditSink, CallIdentity, FromSecret, KnowledgeGrant,
-        KnowledgeNeed, KnowledgeStore, ModelAccess, Redact, RedactValues, Scope, SecretBundle,
-        SecretSpec, SettingsProblem, StateBuilder, StateMap, StateType, StateWrites,
+        KnowledgeNeed, KnowledgeStore, ModelAccess, OAuthBroker, Redact, RedactValues, Scope,
+        SecretBundle, SecretSpec, SettingsProblem, StateBuilder, StateMap, StateType, StateWrites,
     };
     pub use crate::future::BoxFuture;
     pub use crate::hook::registration::{
@@ -182,6 +191,7 @@ pub mod prelude {
     };
     pub use crate::knowledge::Knowledge;
     pub use crate::model::{ChatMessage, ChatRequest, Model, Tier};
+    pub use crate::oauth::OAuth;
     pub use crate::secrets::Secret;
     pub use crate::shared::{PluginState, Shared};
     pub use crate::state::State;

@@ -32,6 +32,8 @@ pub struct PluginManifest {
     /// category, publisher, documentation_url }`): for catalogues (`engine plugins`
     /// prints it), never read by the engine's checks.
     pub catalogue: Catalogue,
+    /// The OAuth 2 providers its tools use (`plugin! { oauth = { ... } }`).
+    pub oauth: &'static [crate::context::OAuthProvider],
 }
 
 /// What a marketplace page shows of a plugin beyond its name and description.

@@ -15,7 +15,8 @@ use crate::strict_read::Strict;
 pub use crate::action::{ActionField, ActionParam};
 pub use crate::channel::{Channel, ChannelDescriptor};
 pub use crate::context::{
-    FromSecret, KnowledgeNeed, Secret, SecretBundle, SecretKind, SecretSpec, StateBuilder,
+    FromSecret, KnowledgeNeed, OAuthProvider, Secret, SecretBundle, SecretKind, SecretSpec,
+    StateBuilder,
 };
 pub use crate::future::BoxFuture;
 pub use crate::hook::outcome::{
@@ -63,7 +64,7 @@ pub const fn knowledge_need(candidates: &[Option<KnowledgeNeed>]) -> Option<Know
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `Instance`, `AgentName`, `TurnChannel` or `Option<TurnChannel>`, `History`, `&Project`, `Shared<T>` (the plugin's state: `T` implements `plugin_sdk::shared::PluginState`), `&Abort`",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `Instance`, `AgentName`, `TurnChannel` or `Option<TurnChannel>`, `History`, `&OAuth`, `&Project`, `Shared<T>` (the plugin's state: `T` implements `plugin_sdk::shared::PluginState`), `&Abort`",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait Param {

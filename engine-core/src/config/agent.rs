@@ -54,6 +54,9 @@ pub struct AgentConfig {
     /// Dev mode (`plugin-dev`): what the tools its dev sessions serve may be given.
     #[serde(default)]
     pub dev: Option<DevConfig>,
+    /// Its OAuth clients, by the provider they are for (`"<namespace>:<id>"`).
+    #[serde(default)]
+    pub oauth: BTreeMap<String, super::OAuthClientConfig>,
 }
 
 /// `[agents.<agent>.dev]`: what a dev session's tools may be given, besides what a

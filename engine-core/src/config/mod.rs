@@ -31,6 +31,7 @@ pub(crate) use check::provider_problems;
 mod environment;
 mod error;
 mod model;
+mod oauth;
 mod problem;
 mod project;
 mod read;
@@ -44,8 +45,10 @@ pub use error::ConfigError;
 pub use model::{
     GatewayConfig, ModelGrant, SpendWindow, TierConfig, SESSION_CAP_TURNS, WINDOW_CAP_TURNS,
 };
+pub use oauth::{OAuthClientConfig, OAuthConfig, MAX_CONNECT_TTL_SECS};
 pub use problem::ConfigProblem;
 pub(crate) use read::is_published_choice;
+pub(crate) use stores::is_media_range;
 pub use stores::{ArtifactLimits, AttachmentLimits, DatabaseConfig, KnowledgeLimits, StateLimits};
 pub(crate) use suggest::fix_for_unknown;
 
@@ -94,6 +97,9 @@ pub struct EngineConfig {
     /// Limits of the knowledge base.
     #[serde(default)]
     pub knowledge: KnowledgeLimits,
+    /// The OAuth broker of `engine serve`.
+    #[serde(default)]
+    pub oauth: OAuthConfig,
     /// Limits of conversation state.
     #[serde(default)]
     pub state: StateLimits,

@@ -104,7 +104,7 @@ impl ArtifactLimits {
 ///
 /// ```toml
 /// [attachments]
-/// max_bytes = 2097152     # each file; at most artifacts.max_bytes
+/// max_bytes = 2097152     # each file; artifacts.max_bytes when that is smaller
 /// max_count = 4           # files with one message
 /// media_types = ["text/plain", "image/png", "image/*"]   # what is accepted
 /// ```
@@ -143,6 +143,25 @@ impl Default for AttachmentLimits {
             .to_vec(),
         }
     }
+}
+
+/// Whether `text` is a media type in lower case (`application/pdf`), or, with `*` as its
+/// subtype, a range of them (`image/*`): what `[attachments] media_types` holds.
+pub(crate) fn is_media_range(text: &str) -> bool {
+    match text.split_once('/') {
+        Some((kind, "*")) => is_token(kind),
+        Some((kind, subtype)) => is_token(kind) && is_token(subtype),
+        None => false,
+    }
+}
+
+/// An RFC 6838 name, in lower case.
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 127
+        && text.bytes().all(|byte| {
+            byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"!#$&-^_.+".contains(&byte)
+        })
 }
 
 /// Limits of the knowledge base.

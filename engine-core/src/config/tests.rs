@@ -337,15 +337,15 @@ fn an_instance_that_is_not_a_slug_is_refused_with_the_rule() {
 }
 
 #[test]
-fn attachments_larger_than_an_artifact_or_of_no_media_type_are_refused() {
+fn attachments_of_no_size_count_or_media_type_are_refused() {
     let error = EngineConfig::parse(
         "[artifacts]\nmax_bytes = 100\n\
-         [attachments]\nmax_bytes = 101\nmax_count = 0\nmedia_types = [\"image/*\", \"Text/Plain\", \"*/*\", \"pdf\"]\n",
+         [attachments]\nmax_bytes = 0\nmax_count = 0\nmedia_types = [\"image/*\", \"Text/Plain\", \"*/*\", \"pdf\"]\n",
     )
     .unwrap_err();
     let message = error.to_string();
     for problem in [
-        "`attachments.max_bytes` is 101: give 1 to 100 bytes (at most artifacts.max_bytes",
+        "`attachments.max_bytes` is 0: give 1 to 1073741824 bytes",
         "`attachments.max_count` is 0: give 1 to 32 files",
         "`attachments.media_types` holds `Text/Plain`",
         "`attachments.media_types` holds `*/*`",
@@ -359,4 +359,42 @@ fn attachments_larger_than_an_artifact_or_of_no_media_type_are_refused() {
     assert!(!message.contains("holds `image/*`"), "{message}");
     let taken = EngineConfig::parse("[attachments]\nmedia_types = [\"image/*\"]\n").unwrap();
     assert_eq!(taken.attachments.media_types, ["image/*"]);
+}
+
+#[test]
+fn an_oauth_client_needs_a_public_url_a_secret_of_the_agent_and_endpoints_tls_keeps() {
+    let error = EngineConfig::parse(
+        "[oauth]\nconnect_ttl_secs = 5\n\
+         [agents.a.oauth.\"cal:google\"]\nclient_id = \" \"\nclient_secret = \"missing\"\n\
+         authorize_url = \"http://accounts.example.com/auth\"\ntoken_url = \"https://user:pw@accounts.example.com/token\"\n\
+         [agents.a.oauth.google]\nclient_id = \"x\"\nclient_secret = \"missing\"\n",
+    )
+    .unwrap_err();
+    let message = error.to_string();
+    for problem in [
+        "`oauth.public_url` is not set, and an agent has an OAuth client",
+        "`oauth.connect_ttl_secs` is 5: give 60 to 86400 seconds",
+        "`agents.a.oauth.\"cal:google\".client_id` is empty",
+        "`agents.a.oauth.\"cal:google\".client_secret` names `missing`, which is not one of the agent's secrets: set ENGINE_SECRET__a__missing",
+        "`agents.a.oauth.\"cal:google\".authorize_url` is `http://accounts.example.com/auth`",
+        "`agents.a.oauth.\"cal:google\".token_url` is `https://user:pw@accounts.example.com/token`",
+        "`agents.a.oauth.\"google\"` does not name a plugin's provider",
+    ] {
+        assert!(
+            message.contains(problem),
+            "`{problem}` is missing from: {message}"
+        );
+    }
+    let taken = EngineConfig::parse(
+        "[oauth]\npublic_url = \"http://127.0.0.1:8080\"\n\
+         [agents.a]\nsecrets = { s = \"v\" }\n\
+         [agents.a.oauth.\"cal:google\"]\nclient_id = \"x\"\nclient_secret = \"s\"\n\
+         token_url = \"http://localhost:9000/token\"\n",
+    );
+    assert!(taken.is_ok(), "{:?}", taken.err());
+    let trailing = EngineConfig::parse("[oauth]\npublic_url = \"https://engine.example.com/\"\n");
+    assert!(trailing
+        .unwrap_err()
+        .to_string()
+        .contains("without a trailing `/`"));
 }

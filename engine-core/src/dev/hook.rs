@@ -110,6 +110,12 @@ pub(crate) fn check_hook(
     if decl.needs.project {
         return Err("it works on the agent's project files, which are on the engine's machine, not the developer's".to_owned());
     }
+    if decl.needs.oauth {
+        return Err(
+            "it takes the user's OAuth tokens, which the engine does not hand a dev session"
+                .to_owned(),
+        );
+    }
     if decl.needs.plugin_state || decl.needs.knowledge.is_some() {
         return Err("a hook takes no plugin state and no knowledge base".to_owned());
     }

@@ -96,6 +96,9 @@ pub(crate) fn check(
     if decl.needs.project {
         return Err("it works on the agent's project files, which are on the engine's machine, not the developer's".to_owned());
     }
+    if decl.needs.oauth {
+        return Err("it takes the user's OAuth tokens, which the engine does not hand a dev session: try it linked, in an engine of your own".to_owned());
+    }
     let spec = ExternalToolSpec {
         namespace: decl.namespace.clone(),
         name: decl.name.clone(),

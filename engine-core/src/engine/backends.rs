@@ -14,6 +14,7 @@ use super::error::EngineError;
 use crate::config::ArtifactLimits;
 use crate::config::{AgentConfig, DatabaseConfig, EngineConfig, GatewayConfig, KnowledgeLimits};
 use crate::model::{GatewayError, ModelGateway, SpendLedger};
+use crate::oauth::{Broker, GrantStore, GrantStoreError, OAuthFlow};
 pub use crate::provider::OpenProvider;
 use crate::provider::Provider;
 use crate::stores::{ConversationError, Conversations};
@@ -29,6 +30,8 @@ pub struct SharedStores {
     pub knowledge: Arc<dyn KnowledgeStore>,
     /// What agents spent on model calls.
     pub spend: Arc<dyn SpendLedger>,
+    /// The OAuth grants the broker keeps.
+    pub grants: Arc<dyn GrantStore>,
 }
 
 /// Opens conversations in the file at the path given.
@@ -36,6 +39,10 @@ pub type OpenConversations = fn(&Path) -> Result<Conversations, ConversationErro
 /// Opens the knowledge store in the file at the path given.
 pub type OpenKnowledge =
     fn(&Path, KnowledgeLimits) -> Result<Arc<dyn KnowledgeStore>, KnowledgeError>;
+/// Opens the OAuth grant store in the file at the path given.
+pub type OpenGrants = fn(&Path) -> Result<Arc<dyn GrantStore>, GrantStoreError>;
+/// Makes the HTTP half of the OAuth flow.
+pub type OpenOAuthFlow = fn() -> Arc<dyn OAuthFlow>;
 /// Opens the stores replicas share (the database's name for the log is the backend's).
 pub type OpenShared =
     fn(&DatabaseConfig, ArtifactLimits, KnowledgeLimits) -> Result<SharedStores, BackendError>;
@@ -57,6 +64,10 @@ pub struct Backends {
     pub conversations: Option<OpenConversations>,
     /// The knowledge store under the data directory, when an agent grants knowledge.
     pub knowledge: Option<OpenKnowledge>,
+    /// The OAuth grants under the data directory, when an agent has an OAuth client.
+    pub grants: Option<OpenGrants>,
+    /// The OAuth flow's requests, when an agent has an OAuth client.
+    pub oauth_flow: Option<OpenOAuthFlow>,
     /// Every store on the database `[database]` names.
     pub shared: Option<OpenShared>,
     /// The providers `[providers]` describes.
@@ -71,20 +82,24 @@ impl Backends {
         prepare: None,
         conversations: None,
         knowledge: None,
+        grants: None,
+        oauth_flow: None,
         shared: None,
         provider: None,
         gateway: None,
     };
 
-    /// These backends, with conversations and knowledge under the data directory opened
-    /// by `conversations` and `knowledge`.
+    /// These backends, with conversations, knowledge and OAuth grants under the data
+    /// directory opened by `conversations`, `knowledge` and `grants`.
     pub fn with_embedded(
         mut self,
         conversations: OpenConversations,
         knowledge: OpenKnowledge,
+        grants: OpenGrants,
     ) -> Self {
         self.conversations = Some(conversations);
         self.knowledge = Some(knowledge);
+        self.grants = Some(grants);
         self
     }
 
@@ -94,17 +109,20 @@ impl Backends {
         self
     }
 
-    /// These backends, with providers and the gateway made by `provider` and `gateway`,
-    /// and `prepare` run before any plugin code (in place of any `prepare` before).
+    /// These backends, with providers, the gateway and the OAuth flow made by
+    /// `provider`, `gateway` and `oauth_flow`, and `prepare` run before any plugin code
+    /// (in place of any `prepare` before).
     pub fn with_http(
         mut self,
         prepare: fn(),
         provider: OpenProvider,
         gateway: OpenGateway,
+        oauth_flow: OpenOAuthFlow,
     ) -> Self {
         self.prepare = Some(prepare);
         self.provider = Some(provider);
         self.gateway = Some(gateway);
+        self.oauth_flow = Some(oauth_flow);
         self
     }
 }
@@ -142,6 +160,8 @@ const PROVIDERS: Crate = Crate {
 /// What the builder was given instead of a backend's part.
 pub(super) struct Given<'a> {
     pub(super) knowledge: bool,
+    pub(super) grants: bool,
+    pub(super) oauth_flow: bool,
     pub(super) gateway: bool,
     pub(super) conversations: bool,
     pub(super) keep_conversations: bool,
@@ -173,6 +193,21 @@ pub(super) fn refuse_missing(
             "a knowledge store (an agent grants knowledge)",
             SQLITE,
             "knowledge_store",
+        ));
+    }
+    let has_clients = config.agents.values().any(|agent| !agent.oauth.is_empty());
+    if has_clients && !given.grants && !shared && backends.grants.is_none() {
+        return Err(missing(
+            "an OAuth grant store (an agent has an OAuth client)",
+            SQLITE,
+            "grant_store",
+        ));
+    }
+    if has_clients && !given.oauth_flow && backends.oauth_flow.is_none() {
+        return Err(missing(
+            "the OAuth flow's requests (an agent has an OAuth client)",
+            PROVIDERS,
+            "oauth_flow",
         ));
     }
     if config.gateway.is_some() && !given.gateway && backends.gateway.is_none() {
@@ -321,4 +356,48 @@ pub(super) fn open_gateway(
         .gateway
         .ok_or_else(|| missing("a model gateway (`[gateway]`)", PROVIDERS, "model_gateway"))?;
     Ok(open(described)?)
+}
+
+/// The OAuth broker, when an agent has an OAuth client: its grants in `store` (given, or
+/// the shared database's), else under the data directory; its requests `flow`'s (given,
+/// or the backend's). `refuse_missing` made sure each can be had.
+pub(super) fn open_broker(
+    config: &EngineConfig,
+    backends: &Backends,
+    store: Option<Arc<dyn GrantStore>>,
+    flow: Option<Arc<dyn OAuthFlow>>,
+    key: Option<crate::oauth::SealKey>,
+) -> Result<Option<Arc<Broker>>, EngineError> {
+    if config.agents.values().all(|agent| agent.oauth.is_empty()) {
+        return Ok(None);
+    }
+    let store = match (store, backends.grants) {
+        (Some(store), _) => store,
+        (None, Some(open)) => {
+            let path = create_data_dir(config)?.join("oauth.sqlite");
+            open(&path)
+                .map_err(|error| EngineError::OAuth(format!("{}: {error}", path.display())))?
+        }
+        (None, None) => {
+            return Err(missing(
+                "an OAuth grant store (an agent has an OAuth client)",
+                SQLITE,
+                "grant_store",
+            ))
+        }
+    };
+    let flow = match (flow, backends.oauth_flow) {
+        (Some(flow), _) => flow,
+        (None, Some(open)) => open(),
+        (None, None) => {
+            return Err(missing(
+                "the OAuth flow's requests (an agent has an OAuth client)",
+                PROVIDERS,
+                "oauth_flow",
+            ))
+        }
+    };
+    Broker::for_config(config, store, flow, key)
+        .map(|broker| Some(Arc::new(broker)))
+        .map_err(EngineError::OAuth)
 }

@@ -7,7 +7,8 @@ use arc_swap::ArcSwap;
 use plugin_sdk::engine::{ArtifactStore, HookDescriptor, KnowledgeStore, ToolDescriptor};
 
 use super::backends::{
-    open_conversations, open_gateway, open_knowledge, open_shared, refuse_missing, Backends, Given,
+    open_broker, open_conversations, open_gateway, open_knowledge, open_shared, refuse_missing,
+    Backends, Given,
 };
 use super::error::EngineError;
 use super::reload::Configured;
@@ -40,6 +41,9 @@ pub struct EngineBuilder {
     tools: Option<Vec<&'static ToolDescriptor>>,
     hooks: Option<Vec<&'static HookDescriptor>>,
     knowledge: Option<Arc<dyn KnowledgeStore>>,
+    grants: Option<Arc<dyn crate::oauth::GrantStore>>,
+    oauth_flow: Option<Arc<dyn crate::oauth::OAuthFlow>>,
+    oauth_key: Option<crate::oauth::SealKey>,
     artifacts: Option<Arc<dyn ArtifactStore>>,
     spend_ledger: Option<Arc<dyn SpendLedger>>,
     gateway: Option<Arc<dyn ModelGateway>>,
@@ -76,6 +80,25 @@ impl EngineBuilder {
     /// unless [`tools`](Self::tools) chooses too. Their plugins come along.
     pub fn hooks(mut self, hooks: impl IntoIterator<Item = &'static HookDescriptor>) -> Self {
         self.hooks = Some(hooks.into_iter().collect());
+        self
+    }
+
+    /// The OAuth grant store, instead of the one the backends open.
+    pub fn grant_store(mut self, store: Arc<dyn crate::oauth::GrantStore>) -> Self {
+        self.grants = Some(store);
+        self
+    }
+
+    /// The OAuth flow's requests, instead of the backends'.
+    pub fn oauth_flow(mut self, flow: Arc<dyn crate::oauth::OAuthFlow>) -> Self {
+        self.oauth_flow = Some(flow);
+        self
+    }
+
+    /// The key OAuth tokens are sealed with, instead of the environment's
+    /// (`[oauth] key_env`).
+    pub fn oauth_key(mut self, key: crate::oauth::SealKey) -> Self {
+        self.oauth_key = Some(key);
         self
     }
 
@@ -174,6 +197,8 @@ impl EngineBuilder {
             &self.backends,
             Given {
                 knowledge: self.knowledge.is_some(),
+                grants: self.grants.is_some(),
+                oauth_flow: self.oauth_flow.is_some(),
                 gateway: self.gateway.is_some(),
                 conversations: self.conversations.is_some(),
                 keep_conversations: self.keep_conversations,
@@ -242,6 +267,16 @@ impl EngineBuilder {
             || self.keep_conversations
             || shared.is_some()
             || config.agents.values().any(|agent| agent.turn.is_some());
+        let grants = self
+            .grants
+            .or_else(|| shared.as_ref().map(|shared| Arc::clone(&shared.grants)));
+        let oauth = open_broker(
+            &config,
+            &self.backends,
+            grants,
+            self.oauth_flow,
+            self.oauth_key,
+        )?;
         let spend_ledger = self
             .spend_ledger
             .or_else(|| shared.as_ref().map(|shared| Arc::clone(&shared.spend)));
@@ -291,6 +326,7 @@ impl EngineBuilder {
                 running: Default::default(),
                 no_spend: Arc::new(TurnSpend::new(0.0, Vec::new(), None)),
                 dev,
+                oauth,
             },
             configured: ArcSwap::from_pointee(configured),
             replacing: std::sync::Mutex::default(),

@@ -23,6 +23,9 @@ pub enum EngineError {
         /// Why it could not be opened.
         source: plugin_sdk::knowledge::KnowledgeError,
     },
+    /// An agent has an OAuth client, and the broker cannot run (its key, its store).
+    #[error("the OAuth broker cannot run: {0}")]
+    OAuth(String),
     /// The configured model gateway is not usable.
     #[error("the model gateway is not usable: {0}")]
     Gateway(#[from] crate::model::GatewayError),

@@ -30,6 +30,7 @@ pub(super) fn problems(
         enabled_hooks(name, agent, registry, &mut problems);
         external_tools(name, agent, registry, &mut problems);
         plugin_settings(name, agent, &mut problems);
+        oauth_clients(name, agent, &mut problems);
         unused_secrets(name, agent, config, dropped_in, registry, &mut problems);
         secret_choices(name, agent, registry, &mut problems);
         if let Some(turn) = &agent.turn {
@@ -235,6 +236,32 @@ fn external_tools(
 
 /// An agent's settings for plugins: each for a linked plugin that takes settings, and
 /// settings that plugin reads.
+/// An agent's OAuth clients, each for a provider a linked plugin declares.
+fn oauth_clients(name: &str, agent: &AgentConfig, problems: &mut Vec<ConfigProblem>) {
+    let declared: BTreeSet<String> = linked_plugins()
+        .flat_map(|plugin| {
+            plugin
+                .oauth
+                .iter()
+                .map(move |provider| format!("{}:{}", plugin.namespace, provider.id))
+        })
+        .collect();
+    for provider in agent.oauth.keys() {
+        if !declared.contains(provider) {
+            problems.push(ConfigProblem::new(
+                format!("agents.{name}.oauth.\"{provider}\""),
+                "is a client for a provider no linked plugin declares",
+                fix_for_unknown(
+                    provider,
+                    &declared,
+                    |names| format!("key it by one of {names}"),
+                    "remove it: no linked plugin declares an OAuth provider",
+                ),
+            ));
+        }
+    }
+}
+
 fn plugin_settings(name: &str, agent: &AgentConfig, problems: &mut Vec<ConfigProblem>) {
     for (namespace, settings) in &agent.plugins {
         let key = format!("agents.{name}.plugins.{namespace}");
@@ -397,6 +424,13 @@ fn unused_secrets(
         }
     }
     read.extend(for_dev.map(String::as_str));
+    // Its OAuth clients read their secrets.
+    read.extend(
+        agent
+            .oauth
+            .values()
+            .map(|client| client.client_secret.as_str()),
+    );
     for key in agent.secrets.keys() {
         if !read.contains(key.as_str()) {
             problems.push(ConfigProblem::new(

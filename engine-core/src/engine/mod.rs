@@ -36,7 +36,7 @@ pub use reload::Reloaded;
 pub use session::Session;
 
 use crate::agent::Agent;
-use crate::config::EngineConfig;
+use crate::config::{AttachmentLimits, EngineConfig};
 use crate::conversation::Message;
 use crate::dispatch::CallError;
 use crate::external::{Extensions, Installed, LoadedFile};
@@ -146,8 +146,65 @@ impl Engine {
         if turn.conversation().is_none() {
             return Err(AttachmentError::WithoutConversation);
         }
-        crate::turn::attachments::check(&attachments, &self.configured.load().config.attachments)?;
+        let config = &self.configured.load().config;
+        // A file is kept as an artifact: the smaller of the two limits holds.
+        let limits = AttachmentLimits {
+            max_bytes: config.attachments.max_bytes.min(config.artifacts.max_bytes),
+            ..config.attachments.clone()
+        };
+        crate::turn::attachments::check(&attachments, &limits)?;
         Ok(turn.with_attachments(attachments))
+    }
+
+    /// Whether the engine runs an OAuth broker (an agent has an OAuth client).
+    pub fn runs_oauth(&self) -> bool {
+        self.runtime.oauth.is_some()
+    }
+
+    /// The client the agent `agent` configures now for `provider` (`<namespace>:<id>`).
+    fn oauth_client(&self, agent: &str, provider: &str) -> Option<crate::oauth::OAuthClient> {
+        let (namespace, id) = provider.split_once(':')?;
+        let agent = self.agent(agent)?;
+        let (plugin, _) = self
+            .plugins()
+            .find(|(plugin, _)| plugin.namespace == namespace)?;
+        crate::oauth::OAuthClient::of(agent.config(), plugin, id).ok()
+    }
+
+    /// Starts the sign-in of the connect link `id` (see [`crate::oauth`]): where to send
+    /// the browser, and the `state` to set in its cookie.
+    pub async fn oauth_connect(
+        &self,
+        id: &str,
+    ) -> Result<crate::oauth::Started, crate::oauth::CallbackError> {
+        let broker = self
+            .runtime
+            .oauth
+            .as_ref()
+            .ok_or(crate::oauth::CallbackError::Unknown)?;
+        broker
+            .start(id, |agent, provider| self.oauth_client(agent, provider))
+            .await
+    }
+
+    /// Completes a sign-in with the provider's `code`, for the browser whose cookie holds
+    /// `cookie`: the grant is kept, sealed, for its agent, subscriber and provider.
+    pub async fn oauth_callback(
+        &self,
+        state: &str,
+        cookie: Option<&str>,
+        code: &str,
+    ) -> Result<crate::oauth::GrantKey, crate::oauth::CallbackError> {
+        let broker = self
+            .runtime
+            .oauth
+            .as_ref()
+            .ok_or(crate::oauth::CallbackError::Unknown)?;
+        broker
+            .callback(state, cookie, code, |agent, provider| {
+                self.oauth_client(agent, provider)
+            })
+            .await
     }
 
     /// The knowledge store, for what operators do beside the tools (listing, uploading,

@@ -179,6 +179,7 @@ pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reload
         &previous.config,
         &config,
         engine.runtime.knowledge.is_some(),
+        engine.runtime.oauth.is_some(),
     );
     if !restart.is_empty() {
         return Err(EngineError::NeedsRestart(restart));
@@ -265,7 +266,12 @@ pub(super) fn reload(engine: &Engine, mut config: EngineConfig) -> Result<Reload
 }
 
 /// What of `next` differs from `now` in a way only a restart applies.
-fn needs_restart(now: &EngineConfig, next: &EngineConfig, has_knowledge: bool) -> Vec<String> {
+fn needs_restart(
+    now: &EngineConfig,
+    next: &EngineConfig,
+    has_knowledge: bool,
+    has_broker: bool,
+) -> Vec<String> {
     let mut restart = Vec::new();
     let mut differs = |changed: bool, what: &str| {
         if changed {
@@ -283,6 +289,12 @@ fn needs_restart(now: &EngineConfig, next: &EngineConfig, has_knowledge: bool) -
     differs(now.channels != next.channels, "`[channels]`");
     differs(now.extensions != next.extensions, "`[extensions]`");
     differs(now.database != next.database, "`[database]`");
+    differs(now.oauth != next.oauth, "`[oauth]`");
+    let has_clients = next.agents.values().any(|agent| !agent.oauth.is_empty());
+    differs(
+        has_clients && !has_broker,
+        "an agent has an OAuth client, and the engine runs no OAuth broker",
+    );
     let grants_knowledge = next.agents.values().any(|agent| agent.knowledge.is_some());
     differs(
         grants_knowledge && !has_knowledge,

@@ -60,6 +60,7 @@ static DEV: PluginManifest = PluginManifest {
     state: None,
     system: System::NONE,
     catalogue: Catalogue::NONE,
+    oauth: &[],
 };
 
 fn dev() -> &'static PluginManifest {

@@ -7,7 +7,7 @@ use std::fmt;
 use plugin_sdk::artifacts::{Artifact, ArtifactHandle};
 use plugin_sdk::engine::ArtifactStore;
 
-use crate::config::AttachmentLimits;
+use crate::config::{is_media_range, AttachmentLimits};
 
 pub use plugin_sdk::channel::Attachment;
 
@@ -131,25 +131,6 @@ impl fmt::Display for AttachmentError {
 
 impl std::error::Error for AttachmentError {}
 
-/// Whether `text` is a media type in lower case (`application/pdf`), or, with `*` as its
-/// subtype, a range of them (`image/*`): what `[attachments] media_types` holds.
-pub(crate) fn is_media_range(text: &str) -> bool {
-    match text.split_once('/') {
-        Some((kind, "*")) => is_token(kind),
-        Some((kind, subtype)) => is_token(kind) && is_token(subtype),
-        None => false,
-    }
-}
-
-/// An RFC 6838 name, in lower case.
-fn is_token(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= 127
-        && text.bytes().all(|byte| {
-            byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"!#$&-^_.+".contains(&byte)
-        })
-}
-
 /// Checks `attachments` against `limits`, in the order they came: the first refusal.
 pub fn check(attachments: &[Attachment], limits: &AttachmentLimits) -> Result<(), AttachmentError> {
     if attachments.len() > limits.max_count {
@@ -176,7 +157,7 @@ fn check_one(attachment: &Attachment, limits: &AttachmentLimits) -> Result<(), A
         || filename == "."
         || filename == ".."
         || filename.contains(['/', '\\'])
-        || filename.chars().any(char::is_control);
+        || filename.chars().any(breaks_a_line);
     if bad_name {
         return Err(AttachmentError::BadName {
             filename: filename.clone(),
@@ -214,6 +195,17 @@ fn check_one(attachment: &Attachment, limits: &AttachmentLimits) -> Result<(), A
         media_type: media_type.clone(),
         found,
     })
+}
+
+/// Whether `c` breaks or reorders the line a name is shown on: a control character, a
+/// line or paragraph separator, or a bidirectional control (which shows `exe.pdf` for
+/// `fdp.exe`).
+fn breaks_a_line(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// Whether `bytes` are what `media_type` says, as far as their content tells: text is
@@ -352,6 +344,8 @@ mod tests {
             "../etc/passwd",
             "a\\b",
             "a\nb",
+            "a\u{2028}- b.pdf",
+            "invoice\u{202e}fdp.exe",
             &"x".repeat(256),
         ] {
             assert_eq!(
@@ -378,8 +372,11 @@ mod tests {
             "image",
             "text/plain; charset=utf-8",
         ] {
-            let error = check(&[file("a", refused, b"x")], &limits).unwrap_err();
-            assert_eq!(error.status(), 415, "{refused}");
+            let error = check(&[file("a", refused, PNG)], &limits).unwrap_err();
+            assert!(
+                matches!(error, AttachmentError::NotAccepted { .. }),
+                "{refused}: {error:?}"
+            );
         }
         assert!(is_media_range("image/*") && is_media_range("application/vnd.ms-excel"));
         assert!(!is_media_range("*/*") && !is_media_range("image/") && !is_media_range("a/b/c"));
@@ -393,6 +390,11 @@ mod tests {
             ..AttachmentLimits::default()
         };
         let one = file("a.txt", "text/plain", b"abc");
+        assert_eq!(
+            check(std::slice::from_ref(&one), &limits),
+            Ok(()),
+            "at the limit"
+        );
         assert_eq!(
             check(&[one.clone(), one.clone()], &limits),
             Err(AttachmentError::TooMany { count: 2, limit: 1 })

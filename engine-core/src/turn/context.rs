@@ -7,9 +7,11 @@ use plugin_sdk::abort::Abort;
 use plugin_sdk::artifacts::Artifacts;
 use plugin_sdk::audit::Audit;
 use plugin_sdk::engine::KnowledgeGrant;
+use plugin_sdk::engine::Redact;
 use plugin_sdk::engine::{Needs, SecretSpec, StateMap, StateWrites};
 use plugin_sdk::history::History;
 use plugin_sdk::model::Model;
+use plugin_sdk::oauth::OAuth;
 use plugin_sdk::secrets::{Secret, SecretKind};
 use plugin_sdk::state::State;
 use plugin_sdk::ToolContext;
@@ -28,6 +30,7 @@ use crate::dispatch::Called;
 use crate::dispatch::{Bounds, CallError, CallErrorKind};
 use crate::hooks::{Hook, HookRun, RemoteHook, Written};
 use crate::model::MeteredModel;
+use crate::oauth::{CallBroker, CallRedaction};
 use crate::tool::Tool;
 
 impl Runtime {
@@ -75,11 +78,36 @@ impl Runtime {
             }
         }
         context = with_declared_secrets(context, agent, descriptor.secret_specs());
-        if needs.audit {
-            context = context.with_audit(Audit::new(
-                Arc::clone(agent.redaction()) as _,
-                tool.audit_source(),
-            ));
+        // A tool handed OAuth tokens has them redacted from its records and its output
+        // (see `keep_state`) by the call's own redactor, which learns each as it is handed.
+        let oauth = match (&self.oauth, &turn.conversation) {
+            (Some(broker), Some(at)) if needs.oauth => {
+                let redaction = Arc::new(CallRedaction::new(Arc::clone(agent.redaction())));
+                // A subscriber id is its channel's: the same id through another channel
+                // (or the turn route) may be someone else, and holds no grant of theirs.
+                let subscriber =
+                    (at.subscriber != crate::ANONYMOUS_SUBSCRIBER).then(|| match &turn.channel {
+                        Some(channel) => format!("{}/{}", channel.name(), at.subscriber),
+                        None => at.subscriber.clone(),
+                    });
+                let broker = CallBroker {
+                    broker: Arc::clone(broker),
+                    agent: Arc::clone(&turn.agent),
+                    plugin: tool.plugin(),
+                    subscriber,
+                    redaction: Arc::clone(&redaction),
+                };
+                context = context.with_oauth(OAuth::new(Arc::new(broker)));
+                Some(redaction)
+            }
+            _ => None,
+        };
+        if needs.audit || oauth.is_some() {
+            let redact: Arc<dyn Redact> = match oauth {
+                Some(redaction) => redaction,
+                None => Arc::clone(agent.redaction()) as _,
+            };
+            context = context.with_audit(Audit::new(redact, tool.audit_source()));
         }
         if let (Some(_), Some(level), Some(store)) = (
             descriptor.knowledge,
@@ -262,6 +290,12 @@ impl Runtime {
             &turn.conversation,
         ) {
             self.keep_writes(tool, &at.conversation, context.take_state_writes())?;
+        }
+        if tool.descriptor().needs.oauth {
+            let redact = context.redactor();
+            return result
+                .map(|output| redact.redact(&output).into_owned())
+                .map_err(|error| error.redacted(&redact));
         }
         result
     }

@@ -49,6 +49,8 @@ pub(crate) struct Runtime {
     pub(crate) no_spend: Arc<TurnSpend>,
     /// Every agent's dev sessions, which outlive a reload.
     pub(crate) dev: Arc<DevSessions>,
+    /// The OAuth broker, when an agent has an OAuth client.
+    pub(crate) oauth: Option<Arc<crate::oauth::Broker>>,
 }
 
 impl Runtime {

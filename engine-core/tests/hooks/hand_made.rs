@@ -23,6 +23,7 @@ static HAND_MADE: PluginManifest = PluginManifest {
     state: None,
     system: plugin_sdk::engine::System::NONE,
     catalogue: plugin_sdk::engine::Catalogue::NONE,
+    oauth: &[],
 };
 
 fn hand_made_plugin() -> &'static PluginManifest {

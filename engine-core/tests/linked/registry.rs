@@ -107,6 +107,7 @@ static ACME_TWICE: PluginManifest = PluginManifest {
     state: None,
     system: System::NONE,
     catalogue: Catalogue::NONE,
+    oauth: &[],
 };
 
 static FUTURE: PluginManifest = PluginManifest {
@@ -120,6 +121,7 @@ static FUTURE: PluginManifest = PluginManifest {
     state: None,
     system: System::NONE,
     catalogue: Catalogue::NONE,
+    oauth: &[],
 };
 
 static UNVERSIONED: PluginManifest = PluginManifest {
@@ -133,6 +135,7 @@ static UNVERSIONED: PluginManifest = PluginManifest {
     state: None,
     system: System::NONE,
     catalogue: Catalogue::NONE,
+    oauth: &[],
 };
 
 #[test]
@@ -168,6 +171,7 @@ static STATEFUL: PluginManifest = PluginManifest {
     state: Some(&StateBuilder::of::<Counter>()),
     system: System::NONE,
     catalogue: Catalogue::NONE,
+    oauth: &[],
 };
 
 /// A plugin's state, for the tools of `STATEFUL`.
@@ -238,6 +242,7 @@ static FAST: PluginManifest = PluginManifest {
         env: &[("MODE", "fast")],
     },
     catalogue: Catalogue::NONE,
+    oauth: &[],
 };
 
 static SAFE: PluginManifest = PluginManifest {

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 // Linking is installing: name each plugin crate once so the linker keeps it.
 use acme_crm as _;
+use calendar as _;
 use contacts as _;
 use engine_builtins as _;
 use guard as _;

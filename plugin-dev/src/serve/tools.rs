@@ -345,6 +345,7 @@ fn needs_decl(
         knowledge: knowledge.map(|need| (need.level, need.required)),
         identity: needs.identity,
         history: needs.history,
+        oauth: needs.oauth,
     }
 }
 

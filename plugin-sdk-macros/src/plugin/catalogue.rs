@@ -83,8 +83,8 @@ impl Catalogue {
             }
         }
         if let Some(url) = &self.documentation_url {
-            if let Err(message) = check_https_url(&url.value()) {
-                errors.at(url.span(), message);
+            if !is_https_url(&url.value()) {
+                errors.at(url.span(), format_args!("`{}` is not an https URL: `documentation_url` is a link people open from the catalogue, such as `https://docs.example.com/plugin`", url.value()));
             }
         }
         self
@@ -319,9 +319,9 @@ fn is_svg(bytes: &[u8]) -> bool {
     root && !lower.contains("<script") && !lower.contains("javascript:")
 }
 
-/// `url`, if it is an https URL with a host (a name or an address, and a port), and
+/// Whether `url` is an https URL with a host (a name or an address, and a port), and
 /// neither credentials nor spaces.
-fn check_https_url(url: &str) -> Result<(), String> {
+pub(super) fn is_https_url(url: &str) -> bool {
     let host = url.strip_prefix("https://").map(|rest| {
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         &rest[..end]
@@ -335,10 +335,7 @@ fn check_https_url(url: &str) -> Result<(), String> {
             && !port.is_empty()
             && port.chars().all(|c| c.is_ascii_digit())
     };
-    match host {
-        Some(host) if host_fits(host) && !url.contains(|c: char| c.is_whitespace() || c.is_control()) => Ok(()),
-        _ => Err(format!("`{url}` is not an https URL: `documentation_url` is a link people open from the catalogue, such as `https://docs.example.com/plugin`")),
-    }
+    host.is_some_and(host_fits) && !url.contains(|c: char| c.is_whitespace() || c.is_control())
 }
 
 /// `path`'s extension, lowercase.
@@ -460,9 +457,9 @@ mod tests {
 
     #[test]
     fn a_documentation_url_is_https_with_a_host() {
-        assert!(check_https_url("https://docs.example.com/crm").is_ok());
-        assert!(check_https_url("https://docs.example.com").is_ok());
-        assert!(check_https_url("https://docs.example.com:8443/crm?x=1#top").is_ok());
+        assert!(is_https_url("https://docs.example.com/crm"));
+        assert!(is_https_url("https://docs.example.com"));
+        assert!(is_https_url("https://docs.example.com:8443/crm?x=1#top"));
         for url in [
             "http://docs.example.com",
             "https://",
@@ -477,7 +474,7 @@ mod tests {
             "https://host:",
             "https://host:x",
         ] {
-            assert!(check_https_url(url).is_err(), "{url}");
+            assert!(!is_https_url(url), "{url}");
         }
     }
 }

@@ -45,6 +45,7 @@ pub fn manifest(manifest: &Manifest, checked: bool) -> TokenStream {
     });
     let system = quote!(#private::System { debian: &[#(#debian),*], env: &[#(#env),*] });
     let catalogue = manifest.catalogue.expand(&sdk);
+    let oauth = manifest.oauth.expand(&private);
     quote! {
         #declared_state
 
@@ -62,6 +63,7 @@ pub fn manifest(manifest: &Manifest, checked: bool) -> TokenStream {
                 state: #state,
                 system: #system,
                 catalogue: #catalogue,
+                oauth: #oauth,
             };
 
             /// The look-up a tool makes through `use crate::*` (see `__private`).

@@ -2,6 +2,7 @@
 
 mod catalogue;
 mod expand;
+mod oauth;
 mod parse;
 mod system;
 

@@ -9,6 +9,7 @@ use crate::names::{check_namespace, check_not_reserved};
 use crate::symbol::*;
 
 use super::catalogue::{Catalogue, Icon, LongDescription};
+use super::oauth::OAuthProviders;
 use super::system::System;
 
 #[derive(Default)]
@@ -28,6 +29,8 @@ pub struct Manifest {
     /// What a marketplace page shows: `long_description`, `icon`, `category`,
     /// `publisher`, `documentation_url`.
     pub catalogue: Catalogue,
+    /// `oauth = { id = { ... } }`: the OAuth 2 providers its tools use.
+    pub oauth: OAuthProviders,
 }
 
 impl Manifest {
@@ -45,6 +48,7 @@ impl Manifest {
         let mut category = Once::default();
         let mut publisher = Once::default();
         let mut documentation_url = Once::default();
+        let mut oauth = Once::default();
         let mut krate = Once::default();
         for arg in args {
             let key = arg.key.clone();
@@ -69,6 +73,7 @@ impl Manifest {
                 CATEGORY => category.set(&key, arg.localized(errors), errors),
                 PUBLISHER => publisher.set(&key, arg.string(errors), errors),
                 DOCUMENTATION_URL => documentation_url.set(&key, arg.string(errors), errors),
+                OAUTH => oauth.set(&key, arg.block(errors), errors),
                 CRATE => krate.set(&key, arg.path(errors), errors),
                 _ => arg.unknown(PLUGIN_KEYS, errors),
             }
@@ -126,6 +131,10 @@ impl Manifest {
                 .map(|tokens| System::parse(tokens, errors))
                 .unwrap_or_default(),
             catalogue,
+            oauth: oauth
+                .get()
+                .map(|tokens| OAuthProviders::parse(tokens, errors))
+                .unwrap_or_default(),
         }
     }
 }

@@ -124,6 +124,18 @@ impl Audit {
     }
 }
 
+/// The call's redaction (its audit logger's), for an engine that redacts what else the
+/// call gives back: a tool's output, when the call was handed secrets while it ran.
+#[cfg(feature = "engine")]
+pub(crate) struct CallRedactor<'a>(pub(crate) &'a Audit);
+
+#[cfg(feature = "engine")]
+impl Redact for CallRedactor<'_> {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        self.0.clean(text)
+    }
+}
+
 impl std::fmt::Debug for Audit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Audit")

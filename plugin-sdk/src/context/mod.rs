@@ -27,6 +27,7 @@ mod history;
 mod identity;
 mod knowledge;
 mod model;
+mod oauth;
 mod project;
 mod redact;
 mod secret;
@@ -53,6 +54,7 @@ pub use knowledge::{
 pub use model::{
     ChatMessage, ChatReply, ChatRequest, Model, ModelAccess, ModelError, Role, SpendCap, Tier,
 };
+pub use oauth::{AccessToken, OAuth, OAuthBroker, OAuthError, OAuthProvider};
 pub use project::{Project, ProjectLimits};
 pub use redact::{Redact, RedactValues};
 pub use secret::{FromSecret, Secret, SecretBundle, SecretKind, SecretSpec};
@@ -80,6 +82,7 @@ pub struct ToolContext {
     state: Option<State>,
     artifacts: Option<Artifacts>,
     knowledge: Option<KnowledgeGrant>,
+    oauth: Option<OAuth>,
     model: Option<Model>,
     project: Option<Project>,
     /// The state of the plugin whose tool is called, for `Shared<T>`.
@@ -109,6 +112,7 @@ impl ToolContext {
             state: None,
             artifacts: None,
             knowledge: None,
+            oauth: None,
             model: None,
             project: None,
             plugin_state: None,
@@ -196,6 +200,12 @@ impl ToolContext {
         self
     }
 
+    /// The same context, with the subscriber's OAuth grants for the plugin's providers.
+    pub fn with_oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     /// The same context, with what the agent grants of its knowledge base.
     pub fn with_knowledge(mut self, grant: KnowledgeGrant) -> Self {
         self.knowledge = Some(grant);
@@ -266,6 +276,13 @@ impl ToolContext {
         self.state.as_ref()
     }
 
+    /// What redacts the call's audit records (the engine's redactor, and the call's own
+    /// secrets): for an engine that redacts the rest of what the call gives back alike.
+    #[cfg(feature = "engine")]
+    pub fn redactor(&self) -> impl Redact + '_ {
+        audit::CallRedactor(&self.audit)
+    }
+
     pub(crate) fn audit(&self) -> &Audit {
         &self.audit
     }
@@ -276,6 +293,10 @@ impl ToolContext {
 
     pub(crate) fn knowledge(&self) -> Option<&KnowledgeGrant> {
         self.knowledge.as_ref()
+    }
+
+    pub(crate) fn oauth(&self) -> Option<&OAuth> {
+        self.oauth.as_ref()
     }
 
     pub(crate) fn project(&self) -> Option<&Project> {

@@ -46,8 +46,8 @@ impl RedactValues {
         redact
     }
 
-    /// Redacts `value` too.
-    pub(crate) fn push(&mut self, value: &str) {
+    /// Redacts `value` too (an empty one is ignored: it would match everywhere).
+    pub fn push(&mut self, value: &str) {
         if value.is_empty() || self.secrets.iter().any(|known| known == value) {
             return;
         }

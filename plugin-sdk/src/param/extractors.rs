@@ -10,6 +10,7 @@ use crate::context::{
 };
 use crate::knowledge::{Knowledge, Level};
 use crate::model::Model;
+use crate::oauth::OAuth;
 use crate::project::Project;
 use crate::shared::{PluginState, Shared};
 use crate::state::State;
@@ -255,6 +256,22 @@ impl ToolParam for Option<TurnChannel> {
 
     fn extract<'a>(input: &CallInput<'a>) -> Result<Option<TurnChannel>, ToolError> {
         Ok(input.context().channel().cloned())
+    }
+}
+
+impl ToolParam for &OAuth {
+    // Tokens are the subscriber's: a tool that takes them is offered in a conversation.
+    const NEEDS: Needs = Needs {
+        conversation: true,
+        oauth: true,
+        ..Needs::NOTHING
+    };
+    type Extracted<'a> = &'a OAuth;
+
+    fn extract<'a>(input: &CallInput<'a>) -> Result<&'a OAuth, ToolError> {
+        input.context().oauth().ok_or_else(|| {
+            ToolError::new("this tool needs the user's OAuth grants, and was called outside a conversation or by an agent without an OAuth client for its plugin")
+        })
     }
 }
 

@@ -54,7 +54,7 @@ impl<'a> CallInput<'a> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a parameter of a tool",
     label = "not a tool parameter",
-    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `Instance`, `AgentName`, `TurnChannel` or `Option<TurnChannel>`, `History`, `&Project`, `Shared<T>` (the plugin's state), `&Abort`",
+    note = "a tool takes one arguments struct with `#[derive(Deserialize, JsonSchema, ToolArgs)]` (a struct with named fields, never an enum or a scalar), and extractors: `&ToolContext`, a `#[derive(Secrets)]` struct, `&Audit`, `&State`, `&Artifacts`, `Knowledge<Read>` (`Write`, `Manage`) or `Option<Knowledge<..>>`, `Option<Model>`, `Subscriber`, `Conversation`, `Instance`, `AgentName`, `TurnChannel` or `Option<TurnChannel>`, `History`, `&OAuth`, `&Project`, `Shared<T>` (the plugin's state), `&Abort`",
     note = "to give the model a single value, wrap it in a struct: `struct Args {{ value: T }}`"
 )]
 pub trait ToolParam {
@@ -117,6 +117,8 @@ pub struct Needs {
     pub identity: bool,
     /// The conversation's history (`History`).
     pub history: bool,
+    /// The subscriber's OAuth grants (`&OAuth`).
+    pub oauth: bool,
     /// Its plugin's state (`Shared<T>`), of this type.
     pub state: Option<crate::context::StateType>,
 }
@@ -132,6 +134,7 @@ impl Needs {
         abort: false,
         identity: false,
         history: false,
+        oauth: false,
         state: None,
     };
 
@@ -148,6 +151,7 @@ impl Needs {
             all.abort |= needs[i].abort;
             all.identity |= needs[i].identity;
             all.history |= needs[i].history;
+            all.oauth |= needs[i].oauth;
             if needs[i].state.is_some() {
                 all.state = needs[i].state;
             }

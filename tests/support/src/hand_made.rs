@@ -51,6 +51,7 @@ macro_rules! hand_made_plugin {
                 state: ::core::option::Option::None,
                 system: $crate::sdk::engine::System::NONE,
                 catalogue: $crate::sdk::engine::Catalogue::NONE,
+                oauth: &[],
             };
         $crate::sdk::__private::inventory::submit!($crate::sdk::__private::PluginEntry(&$manifest));
     };

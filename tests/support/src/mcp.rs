@@ -80,8 +80,19 @@ pub fn serve(engine: &str, extra: &[&str]) -> (Served, String) {
 /// Starts `engine serve` on a free port with `extra` arguments and `env` variables (such
 /// as its token), and answers its URL, read from its first line.
 pub fn serve_with_env(engine: &str, extra: &[&str], env: &[(&str, &str)]) -> (Served, String) {
+    serve_at(engine, "127.0.0.1:0", extra, env)
+}
+
+/// [`serve_with_env`] on `addr`: for a test whose configuration names the engine's URL
+/// before it starts (the OAuth broker's `public_url`).
+pub fn serve_at(
+    engine: &str,
+    addr: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Served, String) {
     let mut child = Command::new(engine)
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(["serve", "--addr", addr])
         .args(extra)
         .envs(env.iter().copied())
         .stdout(Stdio::piped())

@@ -5,6 +5,7 @@
 use std::fmt::Display;
 use std::ops::RangeInclusive;
 
+mod oauth;
 mod turns;
 
 pub(crate) use turns::provider_problems;
@@ -223,7 +224,8 @@ pub(super) fn problems(config: &EngineConfig) -> Vec<ConfigProblem> {
         artifacts.max_bytes.max(1)..=MAX_ARTIFACT_CAPACITY_BYTES,
         "bytes (at least artifacts.max_bytes, so that the largest artifact fits)",
     );
-    attachment_problems(&config.attachments, artifacts.max_bytes, &mut problems);
+    attachment_problems(&config.attachments, &mut problems);
+    oauth::problems(config, &mut problems);
     let knowledge = &config.knowledge;
     within(
         &mut problems,
@@ -401,15 +403,15 @@ pub const MAX_ATTACHMENTS: usize = 32;
 
 fn attachment_problems(
     attachments: &crate::config::AttachmentLimits,
-    max_artifact_bytes: usize,
     problems: &mut Vec<ConfigProblem>,
 ) {
+    // Above `artifacts.max_bytes` it is that: each file is kept as an artifact.
     within(
         problems,
         "attachments.max_bytes",
         attachments.max_bytes,
-        1..=max_artifact_bytes.max(1),
-        "bytes (at most artifacts.max_bytes: each is kept as an artifact)",
+        1..=MAX_ARTIFACT_BYTES,
+        "bytes",
     );
     within(
         problems,
@@ -419,7 +421,7 @@ fn attachment_problems(
         "files",
     );
     for media_type in &attachments.media_types {
-        if !crate::turn::attachments::is_media_range(media_type) {
+        if !crate::config::is_media_range(media_type) {
             problems.push(ConfigProblem::new(
                 "attachments.media_types",
                 format!("holds `{media_type}`"),

@@ -10,7 +10,7 @@ use plugin_sdk::knowledge::{
     Refusal, SearchError, SearchHit, Written,
 };
 
-use super::{refuse_write, search_words, MAX_ANSWERED_DOCUMENTS};
+use super::{answered, refuse_write, search_words};
 use crate::config::KnowledgeLimits;
 
 /// How many words of a document a search hit quotes, as SQLite's snippet does.
@@ -18,7 +18,7 @@ const SNIPPET_WORDS: usize = 16;
 
 /// The longest passage a hit quotes, in bytes: a word of a document without separators
 /// (base64, a long URL) is one word, and one answer holds up to
-/// [`MAX_ANSWERED_DOCUMENTS`] hits.
+/// [`super::MAX_ANSWERED_DOCUMENTS`] hits.
 const SNIPPET_BYTES: usize = 256;
 
 /// Every agent's documents, in memory: searched word by word (case folded, any word of
@@ -150,7 +150,7 @@ impl KnowledgeStore for MemoryKnowledge {
             scored.sort_by(|(a, x), (b, y)| b.cmp(a).then(x.id.cmp(&y.id)));
             Ok(scored
                 .into_iter()
-                .take(limit.min(MAX_ANSWERED_DOCUMENTS))
+                .take(answered(limit))
                 .map(|(_, document)| SearchHit {
                     id: document.id,
                     filename: document.filename.clone(),
@@ -182,7 +182,7 @@ impl KnowledgeStore for MemoryKnowledge {
         after: Option<&'a ListCursor>,
     ) -> BoxFuture<'a, Result<Listing, KnowledgeError>> {
         Box::pin(async move {
-            let limit = limit.min(MAX_ANSWERED_DOCUMENTS);
+            let limit = answered(limit);
             let documents = self.documents();
             let mut listed: Vec<&Document> = documents
                 .of(&scope.agent)
@@ -226,7 +226,10 @@ impl KnowledgeStore for MemoryKnowledge {
                 Some((_, origin, origin_ref)) if !scope.may_change(origin, &origin_ref) => {
                     return Err(Refusal::NotOwned);
                 }
-                Some((id, origin, origin_ref)) => (id, origin, origin_ref, false),
+                Some((id, origin, origin_ref)) => {
+                    let (origin, origin_ref) = scope.owner_after_update(origin, origin_ref);
+                    (id, origin, origin_ref, false)
+                }
                 None => {
                     let max = self.limits.max_documents;
                     if documents.of(&scope.agent).count() >= max {

@@ -64,9 +64,15 @@ pub fn search_words(text: &str, max_words: usize) -> Result<Vec<String>, SearchE
     Ok(words)
 }
 
-/// A `LIMIT` of `limit`, at most [`MAX_ANSWERED_DOCUMENTS`].
+/// `limit` as a store answers it: at least one (a page of none would read as the end),
+/// at most [`MAX_ANSWERED_DOCUMENTS`].
+pub fn answered(limit: usize) -> usize {
+    limit.clamp(1, MAX_ANSWERED_DOCUMENTS)
+}
+
+/// [`answered`] as a `LIMIT`.
 pub fn sql_limit(limit: usize) -> i64 {
-    i64::try_from(limit.min(MAX_ANSWERED_DOCUMENTS)).expect("the maximum fits in an i64")
+    i64::try_from(answered(limit)).expect("the maximum fits in an i64")
 }
 
 /// What `limits` and the scope's level refuse of a write before any store is reached.

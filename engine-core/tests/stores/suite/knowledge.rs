@@ -2,7 +2,7 @@
 //! the limits.
 
 use plugin_sdk::engine::Scope;
-use plugin_sdk::knowledge::{KnowledgeLevel, Origin, Refusal, SearchError};
+use plugin_sdk::knowledge::{KnowledgeLevel, ListCursor, Origin, Refusal, SearchError};
 
 use crate::support::Stores;
 
@@ -226,9 +226,16 @@ pub async fn knowledge_lists_a_page_at_a_time_after_its_cursor(stores: Stores) {
             .map(|summary| summary.filename.clone())
             .collect()
     };
+    let sales = scope("sales", "notes", KnowledgeLevel::Write);
+    store.write(&sales, "d.md", "x").await.unwrap();
     let first = store.list(&notes, 2, None).await.unwrap();
     assert_eq!(names(&first), ["B.md", "a.md"]);
     let cursor = first.next.expect("a full page has a next");
+    // After `B.md` by bytes is `a.md`: a store comparing names by a language's rules
+    // would skip it.
+    let after_b = ListCursor::after("B.md");
+    let bytewise = store.list(&notes, 10, Some(&after_b)).await.unwrap();
+    assert_eq!(names(&bytewise), ["a.md", "c.md"]);
     // A document before the cursor deleted between pages moves nothing after it.
     let deleted = first.documents[0].id;
     store.delete(&notes, deleted).await.unwrap();
@@ -239,10 +246,13 @@ pub async fn knowledge_lists_a_page_at_a_time_after_its_cursor(stores: Stores) {
     let exact = store.list(&notes, 2, None).await.unwrap();
     assert_eq!(names(&exact), ["a.md", "c.md"]);
     assert_eq!(exact.next, None);
+    // A page of none is a page of one: an empty page would read as the end.
+    let least = store.list(&notes, 0, None).await.unwrap();
+    assert_eq!(names(&least), ["a.md"]);
+    assert!(least.next.is_some());
     // Another agent's cursor reaches only its own documents.
-    let sales = scope("sales", "notes", KnowledgeLevel::Write);
-    let theirs = store.list(&sales, 2, Some(&cursor)).await.unwrap();
-    assert!(theirs.documents.is_empty(), "{theirs:?}");
+    let theirs = store.list(&sales, 10, Some(&cursor)).await.unwrap();
+    assert_eq!(names(&theirs), ["d.md"]);
 }
 
 pub async fn knowledge_an_operator_wrote_is_changed_by_a_plugin_only_at_manage(stores: Stores) {
@@ -279,10 +289,42 @@ pub async fn knowledge_an_operator_wrote_is_changed_by_a_plugin_only_at_manage(s
     );
     let manager = scope("support", "notes", KnowledgeLevel::Manage);
     let managed = store.write(&manager, "policy.md", "v2").await.unwrap();
-    assert_eq!(managed.document.origin, Origin::Operator, "the owner stays");
-    // The operator changes a plugin's document too: it works at manage.
-    let written = store.write(&namesake, "faq.md", "x").await.unwrap();
-    assert!(store.delete(&operator, written.document.id).await.is_ok());
+    let kept = store
+        .get(&manager, managed.document.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (kept.origin, kept.origin_ref.as_str(), kept.content.as_str()),
+        (Origin::Operator, "ada", "v2"),
+        "a plugin managing it leaves the operator its writer"
+    );
+    // An operator's upload over a plugin's document makes it theirs: a plugin that named
+    // a document first keeps no hold on what the operator puts there.
+    let squatted = store
+        .write(&namesake, "faq.md", "the plugin's")
+        .await
+        .unwrap();
+    let taken = store
+        .write(&operator, "faq.md", "the operator's")
+        .await
+        .unwrap();
+    assert_eq!(taken.document.id, squatted.document.id);
+    let kept = store
+        .get(&namesake, taken.document.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (kept.origin, kept.origin_ref.as_str()),
+        (Origin::Operator, "ada")
+    );
+    assert_eq!(
+        store.write(&namesake, "faq.md", "taken back").await,
+        Err(Refusal::NotOwned)
+    );
+    // At manage, a plugin deletes an operator's document.
+    assert!(store.delete(&manager, taken.document.id).await.is_ok());
 }
 
 pub async fn knowledge_wiped_for_one_agent_leaves_every_other(stores: Stores) {

@@ -108,7 +108,7 @@ fn check_reports_what_it_validated() {
     let report = stdout(&output);
     assert!(
         report.starts_with(
-            "ok: 7 plugins, 19 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
+            "ok: 8 plugins, 20 tools (staged actions: 1), 3 hooks, channels: 1, engine-core 0.1.0\n"
         ),
         "{report}"
     );
@@ -120,7 +120,7 @@ fn check_reports_what_it_validated() {
         "  hooks message_received   guard:blank_message, acme:order_ids_hint\n",
         "  hooks response_generated guard:dirty_output_guard\n",
         "  hooks response_sent      none\n",
-        "  agent default      9 tools equipped, 10 left out, 3 hooks, streaming of replies off: a hook it runs may replace or regenerate replies\n",
+        "  agent default      9 tools equipped, 11 left out, 3 hooks, streaming of replies off: a hook it runs may replace or regenerate replies\n",
         "    left out builtin:list_files: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n",
         "    left out acme:contact_card: the secret `crm_api_key` is not configured; its plugin's settings are not configured (`[agents.default.plugins.acme]`)\n",
         "    left out contacts:log_contact: the secret `crm_book` is not configured\n",
@@ -232,6 +232,7 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   leaves out builtin:move_path: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:read_path_meta: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
          \x20   leaves out builtin:write_text_content: it works on project files, and the agent has no project root (`[agents.default.project] root = \"...\"`)\n\
+         \x20   leaves out calendar:whoami: its plugin's settings are not configured (`[agents.default.plugins.calendar]`); it takes OAuth tokens, and the agent has no client for `calendar:acme` (`[agents.default.oauth.\"<provider>\"]`)\n\
          \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n\
          \x20   leaves out notes:save_note: it needs the knowledge base at `write`, and the agent grants nothing\n\
          \x20   runs every linked hook\n\
@@ -247,6 +248,7 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   leaves out builtin:delete_path: it is not in `agents.docs.tools`\n\
          \x20   leaves out builtin:move_path: it is not in `agents.docs.tools`\n\
          \x20   leaves out builtin:write_text_content: it is not in `agents.docs.tools`\n\
+         \x20   leaves out calendar:whoami: it is not in `agents.docs.tools`\n\
          \x20   leaves out contacts:log_contact: it is not in `agents.docs.tools`\n\
          \x20   leaves out notes:note_file: it is not in `agents.docs.tools`\n\
          \x20   leaves out notes:read_file: it is not in `agents.docs.tools`\n\
@@ -268,6 +270,7 @@ fn agents_equip_what_their_configuration_grants_and_say_what_they_leave_out() {
          \x20   leaves out builtin:move_path: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:read_path_meta: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
          \x20   leaves out builtin:write_text_content: it works on project files, and the agent has no project root (`[agents.support.project] root = \"...\"`)\n\
+         \x20   leaves out calendar:whoami: its plugin's settings are not configured (`[agents.support.plugins.calendar]`); it takes OAuth tokens, and the agent has no client for `calendar:acme` (`[agents.support.oauth.\"<provider>\"]`)\n\
          \x20   leaves out contacts:log_contact: the secret `crm_book` is not configured\n\
          \x20   runs every linked hook\n\
          \x20     message_received: guard:blank_message (at 0, 2000 ms), acme:order_ids_hint (at 100, 2000 ms)\n\

@@ -209,7 +209,7 @@ fn plugin_settings_are_checked_against_what_the_plugin_reads() {
         scratch.problems(&output),
         [
             format!("`agents.a.plugins.acme.retries` is not a setting the plugin reads: {fix}"),
-            "`agents.a.plugins.acme-crm` configures a plugin nothing links: name a linked plugin by its namespace (`acme`, `builtin`, `contacts`, `guard`, `notes`, `weather`, `webhook`), or link the plugin".to_owned(),
+            "`agents.a.plugins.acme-crm` configures a plugin nothing links: name a linked plugin by its namespace (`acme`, `builtin`, `calendar`, `contacts`, `guard`, `notes`, `weather`, `webhook`), or link the plugin".to_owned(),
             "`agents.a.plugins.weather` configures `weather`, which takes no settings: remove the table".to_owned(),
             format!("`agents.b.plugins.acme.region` is not valid: unknown variant `mars`, expected `eu` or `us`: {fix}"),
             "`agents.c.plugins.acme.retry.after` is not a finite number, which plugin settings cannot hold: give a finite number, a string, a boolean, an array or a table".to_owned(),

@@ -99,7 +99,7 @@ fn an_operator_uploads_lists_a_page_at_a_time_deletes_and_wipes_beside_the_tools
         page.lines().next().unwrap().ends_with("operator:ada"),
         "{page}"
     );
-    assert_eq!(more.trim(), "more follow: add --after \"b.md\"");
+    assert_eq!(more.trim(), "more follow: add --after 'b.md'");
     let (_, json, _) = engine(
         &dir,
         &["knowledge", "list", "--after", "b.md", "--format", "json"],
@@ -134,7 +134,8 @@ fn an_operator_uploads_lists_a_page_at_a_time_deletes_and_wipes_beside_the_tools
         (status, out.trim()),
         (Some(0), "wiped 2 documents of the agent `support`")
     );
-    assert_eq!(engine(&dir, &["knowledge", "list"]).1, "");
+    let (status, listed, _) = engine(&dir, &["knowledge", "list"]);
+    assert_eq!((status, listed.as_str()), (Some(0), ""), "wiped");
     let (_, theirs, _) = engine_as(&dir, "sales", &["knowledge", "list"]);
     assert!(theirs.contains("a.md"), "{theirs}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -156,7 +157,7 @@ fn an_upload_with_a_file_it_cannot_take_stores_nothing_and_says_which() {
     let path = |file: &Path| file.to_str().unwrap().to_owned();
     for (bad, says) in [
         (&binary, "is not UTF-8 text"),
-        (&large, "is 65 bytes, and a document at most 64"),
+        (&large, "is larger than a document may be, 64 bytes"),
         (&missing, "No such file"),
     ] {
         let (status, _, err) = engine(&dir, &["knowledge", "upload", &path(&good), &path(bad)]);
@@ -167,7 +168,8 @@ fn an_upload_with_a_file_it_cannot_take_stores_nothing_and_says_which() {
         );
         assert!(err.contains(&path(bad)), "{err}");
     }
-    assert_eq!(engine(&dir, &["knowledge", "list"]).1, "", "nothing stored");
+    let (status, listed, _) = engine(&dir, &["knowledge", "list"]);
+    assert_eq!((status, listed.as_str()), (Some(0), ""), "nothing stored");
     // A name for two files is a usage error; so is no file.
     let (status, _, _) = engine(
         &dir,
@@ -189,6 +191,12 @@ fn an_upload_with_a_file_it_cannot_take_stores_nothing_and_says_which() {
     );
     assert_eq!(status, Some(0));
     assert!(out.trim().ends_with("  policy.md"), "{out}");
+    let (_, listed, _) = engine(&dir, &["knowledge", "list"]);
+    let names: Vec<&str> = listed
+        .lines()
+        .map(|line| line.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(names, ["policy.md"], "the one upload, under its name");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -16,6 +16,7 @@ mod knowledge;
 mod mcp;
 mod mcp_http_guard;
 mod mcp_spend;
+mod oauth;
 mod plugins;
 mod provider_errors;
 mod replicas;

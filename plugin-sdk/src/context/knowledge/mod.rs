@@ -126,6 +126,16 @@ impl Scope {
         }
     }
 
+    /// Who a document written by `origin` `origin_ref` is after this scope updates it:
+    /// an operator's update makes it the operator's (what they upload is theirs, whoever
+    /// named a document so first); anyone else's leaves the writer as it was.
+    pub fn owner_after_update(&self, origin: Origin, origin_ref: String) -> (Origin, String) {
+        match self.origin {
+            Origin::Operator => (Origin::Operator, self.origin_ref.clone()),
+            Origin::Plugin => (origin, origin_ref),
+        }
+    }
+
     /// Whether this scope may change a document written by `origin` `origin_ref`: its
     /// own writer's, or any at manage.
     pub fn may_change(&self, origin: Origin, origin_ref: &str) -> bool {

@@ -41,6 +41,7 @@ const ENGINE_CORE: &[&[&str]] = &[
     &["external"],
     &["dev"],
     &["agent"],
+    &["oauth"],
     &["turn"],
     &["engine"],
 ];
@@ -66,6 +67,7 @@ const PLUGIN_SDK: &[&[&str]] = &[
         "history",
         "knowledge",
         "model",
+        "oauth",
         "project",
         "secrets",
         "shared",

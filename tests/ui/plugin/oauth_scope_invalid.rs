@@ -1,0 +1,14 @@
+// Scopes are separated by spaces on the wire: one scope per string.
+plugin_sdk::plugin! {
+    namespace = "demo",
+    engine = ">=0.1",
+    oauth = {
+        google = {
+            authorize_url = "https://accounts.example.com/authorize",
+            token_url = "https://accounts.example.com/token",
+            scopes = ["calendar.read profile"],
+        },
+    },
+}
+
+fn main() {}
