@@ -162,6 +162,16 @@ fn calling(calls: &[(&str, &str)]) -> ProviderReply {
 }
 
 fn engine(provider: Arc<Scripted>, configure: impl FnOnce(&mut TurnConfig)) -> Engine {
+    builder(provider, configure)
+        .build()
+        .expect("the engine starts")
+}
+
+/// The builder of [`engine`], for a test that gives it more.
+fn builder(
+    provider: Arc<Scripted>,
+    configure: impl FnOnce(&mut TurnConfig),
+) -> engine_core::EngineBuilder {
     let mut turn = TurnConfig::new("scripted");
     configure(&mut turn);
     let mut config = EngineConfig::default();
@@ -176,8 +186,6 @@ fn engine(provider: Arc<Scripted>, configure: impl FnOnce(&mut TurnConfig)) -> E
         .config(config)
         .provider("scripted", provider)
         .conversations(Conversations::memory())
-        .build()
-        .expect("the engine starts")
 }
 
 /// Runs a turn in conversation `c`; answers its events and its summary.
@@ -1387,18 +1395,7 @@ async fn attachments_the_store_cannot_hold_are_taken_back_and_the_turn_keeps_not
     };
     let store = Arc::new(MemoryArtifacts::new(limits));
     let provider = Scripted::new([Ok(text("never asked"))]);
-    let mut config = EngineConfig::default();
-    config.agents.insert(
-        "bot".into(),
-        AgentConfig {
-            turn: Some(TurnConfig::new("scripted")),
-            ..AgentConfig::default()
-        },
-    );
-    let engine = Engine::builder()
-        .config(config)
-        .provider("scripted", Arc::clone(&provider) as _)
-        .conversations(Conversations::memory())
+    let engine = builder(Arc::clone(&provider), |_| {})
         .artifact_store(Arc::clone(&store) as _)
         .build()
         .unwrap();
@@ -1440,19 +1437,8 @@ async fn a_busy_conversation_keeps_none_of_a_refused_turns_attachments() {
     reset();
     let store = Arc::new(MemoryArtifacts::new(Default::default()));
     let provider = Scripted::new([Ok(calling(&[("slow", r#"{"ms":200}"#)])), Ok(text("done"))]);
-    let mut config = EngineConfig::default();
-    config.agents.insert(
-        "bot".into(),
-        AgentConfig {
-            turn: Some(TurnConfig::new("scripted")),
-            ..AgentConfig::default()
-        },
-    );
     let engine = Arc::new(
-        Engine::builder()
-            .config(config)
-            .provider("scripted", provider as _)
-            .conversations(Conversations::memory())
+        builder(provider, |_| {})
             .artifact_store(Arc::clone(&store) as _)
             .build()
             .unwrap(),

@@ -171,18 +171,21 @@ impl Engine {
         crate::oauth::OAuthClient::of(agent.config(), plugin, id).ok()
     }
 
+    /// The OAuth broker; without one, no sign-in is known.
+    fn broker(&self) -> Result<&crate::oauth::Broker, crate::oauth::CallbackError> {
+        self.runtime
+            .oauth
+            .as_deref()
+            .ok_or(crate::oauth::CallbackError::Unknown)
+    }
+
     /// Starts the sign-in of the connect link `id` (see [`crate::oauth`]): where to send
     /// the browser, and the `state` to set in its cookie.
     pub async fn oauth_connect(
         &self,
         id: &str,
     ) -> Result<crate::oauth::Started, crate::oauth::CallbackError> {
-        let broker = self
-            .runtime
-            .oauth
-            .as_ref()
-            .ok_or(crate::oauth::CallbackError::Unknown)?;
-        broker
+        self.broker()?
             .start(id, |agent, provider| self.oauth_client(agent, provider))
             .await
     }
@@ -195,12 +198,7 @@ impl Engine {
         cookie: Option<&str>,
         code: &str,
     ) -> Result<crate::oauth::GrantKey, crate::oauth::CallbackError> {
-        let broker = self
-            .runtime
-            .oauth
-            .as_ref()
-            .ok_or(crate::oauth::CallbackError::Unknown)?;
-        broker
+        self.broker()?
             .callback(state, cookie, code, |agent, provider| {
                 self.oauth_client(agent, provider)
             })

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use plugin_sdk::engine::{BoxFuture, OAuthBroker, PluginManifest, Redact, RedactValues};
 use plugin_sdk::oauth::{AccessToken, OAuthError};
 
-use super::{access, Broker, GrantKey, OAuthClient};
+use super::{Broker, GrantKey, OAuthClient};
 use crate::agent::Agent;
 
 /// The tokens a call was handed, redacted with the agent's secrets from what the call
@@ -76,7 +76,7 @@ impl OAuthBroker for CallBroker {
             if let Some(refresh) = &tokens.refresh_token {
                 issued.push(refresh);
             }
-            Ok(access(&tokens))
+            Ok(AccessToken::new(tokens.access_token))
         })
     }
 

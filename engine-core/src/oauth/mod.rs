@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use plugin_sdk::engine::{BoxFuture, PluginManifest};
-use plugin_sdk::oauth::{AccessToken, OAuthError};
+use plugin_sdk::oauth::OAuthError;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use call::{CallBroker, CallRedaction};
@@ -527,9 +527,4 @@ fn fresh(tokens: &Tokens) -> bool {
 /// Whether `a` and `b` are equal, in a time that does not tell where they differ.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
-}
-
-/// The access token of `tokens`, for a tool.
-pub(crate) fn access(tokens: &Tokens) -> AccessToken {
-    AccessToken::new(tokens.access_token.clone())
 }

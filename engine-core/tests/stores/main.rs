@@ -16,6 +16,7 @@ plugin_sdk::plugin! {
 
 mod budgets;
 mod faults;
+mod grants;
 mod listing;
 mod replicas;
 mod suite;
