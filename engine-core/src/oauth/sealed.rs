@@ -9,7 +9,7 @@ const NONCE_BYTES: usize = 12;
 
 /// The sealing key.
 #[derive(Clone)]
-pub struct SealKey(Key);
+pub struct SealKey([u8; 32]);
 
 impl std::fmt::Debug for SealKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -31,20 +31,20 @@ impl SealKey {
         for (at, byte) in key.iter_mut().enumerate() {
             *byte = u8::from_str_radix(&text[at * 2..at * 2 + 2], 16).expect("checked hex");
         }
-        Ok(Self(key.into()))
+        Ok(Self(key))
     }
 
     /// `plain` sealed for `bound` (what it is for): a fresh nonce, then the ciphertext.
     pub(crate) fn seal(&self, bound: &str, plain: &[u8]) -> Vec<u8> {
         let mut nonce = [0u8; NONCE_BYTES];
         getrandom::fill(&mut nonce).expect("the system has randomness");
-        let cipher = ChaCha20Poly1305::new(&self.0);
+        let cipher = ChaCha20Poly1305::new(Key::from_slice(&self.0));
         let payload = Payload {
             msg: plain,
             aad: bound.as_bytes(),
         };
         let sealed = cipher
-            .encrypt(&Nonce::from(nonce), payload)
+            .encrypt(Nonce::from_slice(&nonce), payload)
             .expect("a payload of a token's size seals");
         [nonce.as_slice(), &sealed].concat()
     }
@@ -55,13 +55,12 @@ impl SealKey {
             return None;
         }
         let (nonce, ciphertext) = sealed.split_at(NONCE_BYTES);
-        let nonce: [u8; NONCE_BYTES] = nonce.try_into().ok()?;
         let payload = Payload {
             msg: ciphertext,
             aad: bound.as_bytes(),
         };
-        ChaCha20Poly1305::new(&self.0)
-            .decrypt(&Nonce::from(nonce), payload)
+        ChaCha20Poly1305::new(Key::from_slice(&self.0))
+            .decrypt(Nonce::from_slice(nonce), payload)
             .ok()
     }
 }

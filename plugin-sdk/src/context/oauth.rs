@@ -8,8 +8,8 @@ use std::sync::Arc;
 use crate::BoxFuture;
 
 /// An OAuth 2 provider a plugin's tools use, as `plugin! { oauth = { ... } }` declares it:
-/// checked at compile time (an id of lowercase letters, digits and `_`; https URLs;
-/// scopes each once). The operator gives each agent its client (`[agents.<agent>.oauth]`).
+/// checked at compile time (an id of 1 to 32 lowercase letters, digits and `_`, a letter
+/// first; https URLs; scopes each once, without spaces). The operator gives each agent its client (`[agents.<agent>.oauth]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OAuthProvider {
     /// Its id within the plugin (`google`); the engine names it `<namespace>:<id>`.
@@ -59,7 +59,7 @@ pub enum OAuthError {
     /// The subscriber has not connected the provider, or the provider revoked the grant:
     /// hand them `connect_url` ("connect your calendar at ...").
     NotConnected {
-        /// The provider's id.
+        /// The provider, as `<namespace>:<id>`.
         provider: String,
         /// Where the subscriber connects it, once, for a few minutes.
         connect_url: String,
@@ -71,7 +71,7 @@ pub enum OAuthError {
     },
     /// The agent has no client for the provider (`[agents.<agent>.oauth]`).
     NotConfigured {
-        /// The provider's id.
+        /// The provider, as `<namespace>:<id>`.
         provider: String,
     },
     /// The turn names no subscriber of its own (the turn route without `subscriber`):

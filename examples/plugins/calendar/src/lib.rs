@@ -1,7 +1,10 @@
 //! OAuth for tools, by example: the plugin declares the provider its tools use; each
 //! agent's operator gives it a client (`[agents.<agent>.oauth."calendar:acme"]`); a tool
-//! takes `&OAuth` and asks for the user's token. A user who has not connected gets a
-//! link to, which the tool's error hands the model to pass on.
+//! takes `&OAuth` and asks for the user's token. For a user who has not connected, the
+//! tool's error holds a link to connect, which the model passes on. The provider's API
+//! answers `GET <api_url>/api/me` with `{"user": "..."}` for the bearer token (as the
+//! test provider, `examples/engine/tests/oauth/authorization_server.py`, does); the
+//! engine needs `ENGINE_OAUTH_KEY` (see `plugin-sdk/docs/oauth.md`).
 //!
 //! ```toml
 //! [oauth]
