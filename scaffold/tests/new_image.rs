@@ -26,8 +26,9 @@ fn target_dir() -> PathBuf {
 }
 
 /// The example engine's plugins, by crate name and directory below this workspace.
-const PLUGINS: [(&str, &str); 7] = [
+const PLUGINS: [(&str, &str); 8] = [
     ("acme-crm", "examples/plugins/acme-crm"),
+    ("calendar", "examples/plugins/calendar"),
     ("contacts", "examples/plugins/contacts"),
     ("engine-builtins", "engine-builtins"),
     ("guard", "examples/plugins/guard"),
