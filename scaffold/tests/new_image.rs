@@ -234,7 +234,7 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
     );
     let checked = run(&image, &out, &["check"]);
     assert!(
-        checked.status.success() && text(&checked.stdout).starts_with("ok: 7 plugins, "),
+        checked.status.success() && text(&checked.stdout).starts_with("ok: 8 plugins, "),
         "{checked:?}"
     );
 
