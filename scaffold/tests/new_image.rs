@@ -282,7 +282,7 @@ fn a_scaffolded_image_builds_links_its_plugins_only_and_checks_its_configuration
 
     // Removing a plugin is one edit, of Cargo.toml: the build script then names one
     // plugin fewer, and `main.rs` links what it names (as the listing above showed for
-    // all seven). Its build script is run on the edited manifest as cargo would run it:
+    // all eight). Its build script is run on the edited manifest as cargo would run it:
     // a second LTO build would only repeat the first's link, for minutes.
     let script = build_script(&built);
     let uses: String = PLUGINS
