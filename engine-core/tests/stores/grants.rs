@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use engine_core::oauth::{now_secs, GrantKey, GrantStore, MemoryGrants};
-use engine_postgres::{Postgres, PostgresGrants};
+use engine_postgres::PostgresGrants;
 use engine_sqlite::SqliteGrants;
 
-use crate::support::{fresh_database, unique};
+use crate::support::{connect, fresh_database, unique};
 
 fn key(subscriber: &str) -> GrantKey {
     GrantKey {
@@ -87,11 +87,7 @@ async fn sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres() {
-    let config = fresh_database().await;
-    let database = tokio::task::spawn_blocking(move || Postgres::connect(&config))
-        .await
-        .unwrap()
-        .unwrap();
-    let store = PostgresGrants::new(Arc::new(database));
+    let database = connect(&fresh_database().await).await;
+    let store = PostgresGrants::new(database);
     grants_and_sign_ins_are_kept_by_their_keys(Arc::new(store)).await;
 }

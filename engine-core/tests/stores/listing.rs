@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use engine_core::config::KnowledgeLimits;
 use engine_core::stores::{MemoryKnowledge, MAX_ANSWERED_DOCUMENTS};
-use engine_postgres::{Postgres, PostgresKnowledge};
+use engine_postgres::PostgresKnowledge;
 use engine_sqlite::SqliteKnowledge;
 use plugin_sdk::engine::{KnowledgeStore, Scope};
 use plugin_sdk::knowledge::KnowledgeLevel;
 
-use crate::support::{fresh_database, unique};
+use crate::support::{connect, fresh_database, unique};
 
 /// Writes one document more than a page holds, then lists them all, however large the
 /// limit asked for.
@@ -66,11 +66,7 @@ async fn sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres() {
-    let config = fresh_database().await;
-    let database = tokio::task::spawn_blocking(move || Postgres::connect(&config))
-        .await
-        .unwrap()
-        .unwrap();
-    let store = PostgresKnowledge::new(Arc::new(database), KnowledgeLimits::default());
+    let database = connect(&fresh_database().await).await;
+    let store = PostgresKnowledge::new(database, KnowledgeLimits::default());
     every_document_is_listed_once_past_the_maximum(Arc::new(store)).await;
 }

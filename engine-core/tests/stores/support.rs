@@ -110,12 +110,7 @@ pub async fn fresh_database() -> DatabaseConfig {
 /// A replica's stores on the database `config` names (connecting migrates it). Connects
 /// on a blocking thread, as start-up does outside any runtime.
 pub async fn replica(config: &DatabaseConfig) -> Stores {
-    let config = config.clone();
-    let database = tokio::task::spawn_blocking(move || Postgres::connect(&config))
-        .await
-        .unwrap()
-        .unwrap();
-    let database = Arc::new(database);
+    let database = connect(config).await;
     Stores {
         artifacts: Arc::new(PostgresArtifacts::new(
             Arc::clone(&database),
@@ -128,6 +123,17 @@ pub async fn replica(config: &DatabaseConfig) -> Stores {
         spend: Some(Arc::clone(&database) as Arc<dyn SpendLedger>),
         conversations: Conversations::new(PostgresConversations::new(database)),
     }
+}
+
+/// The database `config` names, connected (which migrates it) on a blocking thread, as
+/// start-up does outside any runtime.
+pub async fn connect(config: &DatabaseConfig) -> Arc<Postgres> {
+    let config = config.clone();
+    let database = tokio::task::spawn_blocking(move || Postgres::connect(&config))
+        .await
+        .unwrap()
+        .unwrap();
+    Arc::new(database)
 }
 
 /// A fresh database, and one replica on it.
