@@ -114,10 +114,8 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
         "the engine refused to start"
     };
     // Kept to read the file again on SIGHUP, the same way.
-    let reload_from = file.map(|file| reload::ConfigSource {
-        file: file.to_owned(),
-        variables: environment.variables.clone(),
-    });
+    let reload_from =
+        file.map(|file| reload::ConfigSource::new(file.to_owned(), environment.variables.clone()));
     let config = match EngineConfig::read(file, environment.variables) {
         Ok(config) => config,
         Err(error) => {
@@ -284,6 +282,12 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             http,
         } => {
             let _watching = extensions.map(|external| external.watch(&engine));
+            let config_file = reload_from.clone().map(|source| {
+                Arc::new(reload::PanelConfig {
+                    source,
+                    engine: Arc::clone(&engine),
+                }) as Arc<dyn engine_server::ConfigFile>
+            });
             let reloading = reload_from.map(|from| (from, Arc::clone(&engine)));
             let server = match McpServer::new(engine, &agent, options.options(&image)) {
                 Ok(server) => server,
@@ -291,6 +295,7 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             };
             let options = engine_server::HttpOptions {
                 dev_tokens: Some(dev_tokens),
+                config_file,
                 ..http.options(token)
             };
             return serving::serve(serving::serve_http(server, addr, options), reloading);

@@ -56,7 +56,7 @@ impl External {
 /// file it was read from, when it was read from one.
 pub(crate) fn serve<E: std::fmt::Display>(
     server: impl Future<Output = Result<(), E>>,
-    reloading: Option<(reload::ConfigSource, Arc<Engine>)>,
+    reloading: Option<(Arc<reload::ConfigSource>, Arc<Engine>)>,
 ) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

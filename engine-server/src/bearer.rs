@@ -2,10 +2,9 @@
 //! `Authorization: Bearer <token>`.
 
 use axum::body::Body;
-use axum::http::{header, HeaderValue, Request, Response, StatusCode};
+use axum::http::{header, HeaderValue, Response, StatusCode};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use tower_http::validate_request::ValidateRequest;
 
 /// The shortest token accepted: 32 bytes, as `openssl rand -hex 16` prints; guessing one
 /// over the network is then out of reach.
@@ -38,7 +37,8 @@ impl Bearer {
         }
     }
 
-    fn admits(&self, authorization: Option<&HeaderValue>) -> bool {
+    /// Whether `Authorization: <authorization>` carries the token.
+    pub(super) fn admits(&self, authorization: Option<&HeaderValue>) -> bool {
         // Bytes, not text: a token need not be ASCII.
         let Some(value) = authorization.map(HeaderValue::as_bytes) else {
             return false;
@@ -47,26 +47,25 @@ impl Bearer {
             return false;
         };
         let (scheme, token) = (&value[..space], &value[space + 1..]);
-        let digest: [u8; 32] = Sha256::digest(token).into();
         // The scheme is case-insensitive (RFC 9110).
-        scheme.eq_ignore_ascii_case(b"bearer") && bool::from(digest.ct_eq(&self.digest))
+        scheme.eq_ignore_ascii_case(b"bearer") && self.admits_token(token)
     }
-}
 
-impl<B> ValidateRequest<B> for Bearer {
-    type ResponseBody = Body;
+    /// Whether `token` is the token (the panel's login form sends it bare).
+    pub(super) fn admits_token(&self, token: &[u8]) -> bool {
+        let digest: [u8; 32] = Sha256::digest(token).into();
+        bool::from(digest.ct_eq(&self.digest))
+    }
 
-    fn validate(&mut self, request: &mut Request<B>) -> Result<(), Response<Body>> {
-        if self.admits(request.headers().get(header::AUTHORIZATION)) {
-            return Ok(());
-        }
-        Err(Response::builder()
+    /// The answer to a request without the token (nor a session).
+    pub(super) fn refusal(&self) -> Response<Body> {
+        Response::builder()
             .status(StatusCode::UNAUTHORIZED)
             .header(header::WWW_AUTHENTICATE, "Bearer")
             .body(Body::from(
-                "this MCP server needs `Authorization: Bearer <token>`, with the token it was started with",
+                "this server needs `Authorization: Bearer <token>`, with the token it was started with (a browser signs in at /login)",
             ))
-            .expect("a valid response"))
+            .expect("a valid response")
     }
 }
 

@@ -21,6 +21,11 @@ pub(super) fn router(engine: Arc<Engine>) -> Router {
 /// [{"path", "name", "state", "error", "used_by"}]}`: each offered tool with its file, and
 /// whether its schema is strict-compatible; each drop-in provider file with its state.
 async fn extensions(State(engine): State<Arc<Engine>>) -> Json<Value> {
+    Json(status(&engine))
+}
+
+/// What `GET /v1/extensions` answers (the admin API's `/v1/admin/extensions` too).
+pub(crate) fn status(engine: &Engine) -> Value {
     let installed = engine.extensions();
     let tools: Vec<Value> = installed
         .tools()
@@ -37,9 +42,9 @@ async fn extensions(State(engine): State<Arc<Engine>>) -> Json<Value> {
             })
         })
         .collect();
-    Json(json!({
+    json!({
         "files": installed.files(),
         "tools": tools,
         "providers": engine.provider_files(),
-    }))
+    })
 }

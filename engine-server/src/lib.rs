@@ -1,8 +1,9 @@
 //! The engine's HTTP server: an agent's MCP at `/mcp` (engine-mcp's router), its turns at
 //! `/v1` (`POST /v1/agents/{agent}/turns` answers the turn's events as NDJSON,
 //! `GET /v1/conversations/{id}` a conversation's history: engine-core's guide, `engine_core::guide`),
-//! the channels at `/channels/{name}` and the external tools' status, all behind one set of
-//! guards ([`HttpOptions`]): a bearer token (required when other hosts can reach the
+//! the channels at `/channels/{name}`, the external tools' status, and the web panel at `/`
+//! on its JSON admin API under `/v1/admin` (`docs/admin-api.md`), all behind one set of
+//! guards ([`HttpOptions`]): a bearer token (or the panel's session, signed in with it) (required when other hosts can reach the
 //! server, directly or through a proxy), `Origin` and `Host` checks, a bound on the
 //! connections open and on the requests served at once, and deadlines for a request's
 //! head and body, so that slow clients cannot hold the server.
@@ -31,6 +32,7 @@ mod ids;
 mod in_flight;
 mod oauth;
 mod options;
+mod panel;
 mod problem;
 mod rojo;
 mod same_site;
@@ -38,6 +40,7 @@ mod turns;
 
 pub use dev::tokens::{self as dev_tokens, DevTokens};
 pub use options::{HttpError, HttpOptions, TOKEN_ENV};
+pub use panel::ConfigFile;
 
 use std::sync::Arc;
 
@@ -46,10 +49,10 @@ use engine_mcp::McpServer;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use tower_http::validate_request::ValidateRequestHeaderLayer;
 
 use bearer::Bearer;
 use options::{LOOPBACK_HOSTS, LOOPBACK_ORIGINS};
+use panel::session::{self as sessions, Guard, Sessions};
 
 /// Serves `server`'s MCP at `/mcp`, and its engine's turns, channels and external tools'
 /// status (see the crate's documentation), on `listener`, guarded as `options` say, until
@@ -93,6 +96,18 @@ pub async fn serve(
         shutdown.child_token(),
     );
     let oauth = oauth::router(Arc::clone(&engine));
+    let sessions = Arc::new(Sessions::default());
+    let guard = Guard {
+        bearer: bearer.clone(),
+        sessions: Arc::clone(&sessions),
+    };
+    let panel = panel::router(panel::Panel {
+        engine: Arc::clone(&engine),
+        config: options.config_file,
+        sessions: Arc::clone(&sessions),
+        edits: Arc::default(),
+    });
+    let open = panel::open_router(sessions, bearer);
     let permits = Arc::new(Semaphore::new(options.max_in_flight));
     let router = mcp
         .merge(
@@ -102,6 +117,7 @@ pub async fn serve(
                     shutdown.child_token(),
                 ))
                 .merge(extensions::router(engine))
+                .merge(panel)
                 .layer(axum::middleware::from_fn({
                     let same_site = same_site.clone();
                     move |request: axum::extract::Request, next: axum::middleware::Next| {
@@ -109,6 +125,9 @@ pub async fn serve(
                     }
                 })),
         )
+        // Inside the body's deadline, which has read the body whole: a form's CSRF
+        // token is one of its fields.
+        .layer(axum::middleware::from_fn(sessions::check_csrf))
         // Inside the in-flight bound: a slow body holds its place until the deadline only.
         .layer(axum::middleware::from_fn(move |request, next| {
             body_deadline::read_body(body_timeout, max_body_bytes, request, next)
@@ -116,19 +135,26 @@ pub async fn serve(
         .layer(axum::middleware::from_fn(move |request, next| {
             in_flight::bounded(Arc::clone(&permits), request, next)
         }));
-    // The last layer is the outermost: a request without the token takes no permit.
-    let router = match bearer {
-        Some(bearer) => router.layer(ValidateRequestHeaderLayer::custom(bearer)),
-        None => router,
-    };
-    // A dev session is opened with its agent's dev token, never the engine's (which an
-    // author should not hold), and the OAuth routes by a person's browser, which holds
-    // none: outside the bearer's layer, inside the same-site checks.
-    let router = router.merge(dev.merge(oauth).layer(axum::middleware::from_fn(
+    // The last layer is the outermost: a request without the token (or a panel
+    // session) takes no permit.
+    let router = router.layer(axum::middleware::from_fn(
         move |request: axum::extract::Request, next: axum::middleware::Next| {
-            same_site.clone().check(request, next)
+            guard.clone().admit(request, next)
         },
-    )));
+    ));
+    // A dev session is opened with its agent's dev token, never the engine's (which an
+    // author should not hold), the OAuth routes by a person's browser, which holds
+    // none, and the panel's login form is how a browser gets a session: outside the
+    // guard, inside the same-site checks.
+    let router = router.merge(
+        dev.merge(oauth)
+            .merge(open)
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    same_site.clone().check(request, next)
+                },
+            )),
+    );
     connections::serve(
         listener,
         router,

@@ -55,6 +55,9 @@ pub struct HttpOptions {
     /// The dev tokens dev sessions are opened with (`engine dev-token`); none: dev mode
     /// is off.
     pub dev_tokens: Option<crate::DevTokens>,
+    /// The configuration file the panel's tool switches write (then reload the engine
+    /// with); none: the switches are not offered.
+    pub config_file: Option<std::sync::Arc<dyn crate::ConfigFile>>,
 }
 
 impl Default for HttpOptions {
@@ -68,6 +71,7 @@ impl Default for HttpOptions {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(10),
             dev_tokens: None,
+            config_file: None,
         }
     }
 }
@@ -189,6 +193,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("dev_tokens", &self.dev_tokens)
+            .field("config_file", &self.config_file.is_some())
             .finish()
     }
 }

@@ -35,14 +35,38 @@ impl EngineConfig {
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ConfigError> {
         let variables = secret_variables(env)?;
-        let from_env = RedactValues::new(variables.iter().map(|variable| variable.value.clone()));
-        let mut config = match path {
+        let text = match path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                    path: path.to_owned(),
-                    source,
-                })?;
-                let mut config = Self::parse_unchecked(&text).map_err(|error| {
+                Some(
+                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                        path: path.to_owned(),
+                        source,
+                    })?,
+                )
+            }
+            None => None,
+        };
+        Self::read_variables(path.zip(text.as_deref()), variables)
+    }
+
+    /// [`read`](Self::read) of `text` as if it were the file at `path`'s: how the admin
+    /// panel tries a change before it writes it.
+    pub fn read_text(
+        path: &Path,
+        text: &str,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ConfigError> {
+        Self::read_variables(Some((path, text)), secret_variables(env)?)
+    }
+
+    fn read_variables(
+        file: Option<(&Path, &str)>,
+        variables: Vec<SecretVariable>,
+    ) -> Result<Self, ConfigError> {
+        let from_env = RedactValues::new(variables.iter().map(|variable| variable.value.clone()));
+        let mut config = match file {
+            Some((path, text)) => {
+                let mut config = Self::parse_unchecked(text).map_err(|error| {
                     match error.redacted(&from_env) {
                         ConfigError::Invalid { message, .. } => ConfigError::Invalid {
                             path: Some(path.to_owned()),

@@ -17,6 +17,7 @@ mod mcp;
 mod mcp_http_guard;
 mod mcp_spend;
 mod oauth;
+mod panel;
 mod plugins;
 mod provider_errors;
 mod replicas;

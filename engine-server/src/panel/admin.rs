@@ -1,0 +1,452 @@
+//! The admin API: JSON under `/v1/admin`, the panel's only way to change anything (its
+//! pages read the same [`views`](super::views)). A write answers JSON to JSON, and a
+//! form (the panel's, without JavaScript) with a redirect to the page named by its
+//! `back` field, the outcome kept for that page. Reference: `docs/admin-api.md`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Multipart, Path, Query, Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use plugin_sdk::engine::{KnowledgeStore, Scope};
+use plugin_sdk::knowledge::ListCursor;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::config_edit::switch_tool;
+use super::locale::Locale;
+use super::session::Session;
+use super::{local_path, views, Panel};
+
+/// Who the panel writes knowledge as (`origin_ref` of an operator's document).
+pub(crate) const OPERATOR: &str = "panel";
+/// The most documents a page of the listing holds.
+pub(crate) const PAGE: usize = 50;
+
+pub(crate) fn router() -> Router<Panel> {
+    Router::new()
+        .route("/v1/admin/agents", get(agents))
+        .route("/v1/admin/agents/{agent}/tools", get(tools))
+        .route("/v1/admin/agents/{agent}/tools/{tool}", post(switch))
+        .route("/v1/admin/extensions", get(extensions))
+        .route(
+            "/v1/admin/agents/{agent}/knowledge",
+            get(knowledge).post(upload),
+        )
+        .route(
+            "/v1/admin/agents/{agent}/knowledge/{id}/delete",
+            post(delete),
+        )
+        .route("/v1/admin/agents/{agent}/knowledge/wipe", post(wipe))
+}
+
+/// A write's outcome: a message for people, or a refusal with its status.
+type Outcome = Result<(String, Value), (StatusCode, String)>;
+
+/// How a write arrived, and so how it is answered.
+enum Via {
+    Json,
+    /// A page's form: answered with a redirect to `back` (a path of this site).
+    Form {
+        back: String,
+    },
+}
+
+impl Via {
+    fn answer(self, panel: &Panel, session: Option<&Session>, outcome: Outcome) -> Response {
+        match (self, outcome) {
+            (Via::Json, Ok((_, value))) => Json(value).into_response(),
+            (Via::Json, Err((status, message))) => crate::problem::problem(status, &message),
+            (Via::Form { back }, outcome) => {
+                if let Some(session) = session {
+                    let message = match outcome {
+                        Ok((message, _)) => message,
+                        Err((_, message)) => format!("! {message}"),
+                    };
+                    panel.sessions.flash(session, message);
+                }
+                Redirect::to(&back).into_response()
+            }
+        }
+    }
+}
+
+/// A write's payload: JSON, or a URL-encoded form with its `back`.
+struct Submitted<T> {
+    payload: T,
+    via: Via,
+}
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Submitted<T> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let form = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("application/x-www-form-urlencoded"));
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let bad = |error: String| crate::problem::problem(StatusCode::BAD_REQUEST, &error);
+        if form {
+            #[derive(Deserialize)]
+            struct Back {
+                #[serde(default)]
+                back: Option<String>,
+            }
+            let back: Back =
+                serde_urlencoded::from_bytes(&bytes).map_err(|e| bad(e.to_string()))?;
+            let payload = serde_urlencoded::from_bytes(&bytes).map_err(|e| bad(e.to_string()))?;
+            return Ok(Self {
+                payload,
+                via: Via::Form {
+                    back: local_path(back.back.as_deref()).to_owned(),
+                },
+            });
+        }
+        let payload = serde_json::from_slice(&bytes).map_err(|error| bad(error.to_string()))?;
+        Ok(Self {
+            payload,
+            via: Via::Json,
+        })
+    }
+}
+
+/// `GET /v1/admin/agents`.
+async fn agents(State(panel): State<Panel>) -> Json<Vec<views::AgentSummary>> {
+    Json(views::agents(&panel.engine))
+}
+
+/// `GET /v1/admin/agents/{agent}/tools`, in the reader's locale (`Accept-Language`, or
+/// the panel's switcher).
+async fn tools(State(panel): State<Panel>, Path(agent): Path<String>, locale: Locale) -> Response {
+    match panel.engine.agent(&agent) {
+        Some(found) => Json(views::agent_tools(
+            &panel.engine,
+            &found,
+            &locale,
+            panel.config.is_some(),
+        ))
+        .into_response(),
+        None => crate::problem::problem(
+            StatusCode::NOT_FOUND,
+            &format!("no agent is named `{agent}`"),
+        ),
+    }
+}
+
+#[derive(Deserialize)]
+struct Switch {
+    enabled: bool,
+}
+
+/// `POST /v1/admin/agents/{agent}/tools/{tool}` `{"enabled": bool}`: writes the agent's
+/// `tools` list into the configuration file and reloads the engine with it, as `SIGHUP`
+/// does; a configuration the reload refuses is not written (422, with why).
+async fn switch(
+    State(panel): State<Panel>,
+    Path((agent, tool)): Path<(String, String)>,
+    session: Option<Extension<Session>>,
+    submitted: Submitted<Switch>,
+) -> Response {
+    let Submitted { payload, via } = submitted;
+    let outcome = switched(&panel, &agent, &tool, payload.enabled).await;
+    via.answer(&panel, session.as_deref(), outcome)
+}
+
+async fn switched(panel: &Panel, agent: &str, tool: &str, enabled: bool) -> Outcome {
+    let Some(config) = panel.config.clone() else {
+        return Err((
+            StatusCode::CONFLICT,
+            "the engine was not started from a configuration file (`--config`): there is none to write".to_owned(),
+        ));
+    };
+    let Some(found) = panel.engine.agent(agent) else {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("no agent is named `{agent}`"),
+        ));
+    };
+    if !panel
+        .engine
+        .tools()
+        .iter()
+        .any(|linked| linked.id() == tool)
+    {
+        return Err((StatusCode::NOT_FOUND, format!("no linked tool is `{tool}`")));
+    }
+    // What a list written in place of none holds: what the agent equips now, so that
+    // only the switched tool changes.
+    let equipped: Vec<String> = found.tools().map(|tool| tool.id().to_owned()).collect();
+    let (agent_name, tool_id, edits) =
+        (agent.to_owned(), tool.to_owned(), Arc::clone(&panel.edits));
+    let written = tokio::task::spawn_blocking(move || {
+        // One edit at a time: each reads the file the one before wrote.
+        let _edit = edits.lock().expect("the edits' lock");
+        let text = config
+            .text()
+            .map_err(|error| format!("the configuration file could not be read: {error}"))?;
+        let ids: Vec<&str> = equipped.iter().map(String::as_str).collect();
+        match switch_tool(&text, &agent_name, &tool_id, enabled, &ids)? {
+            Some(changed) => config.apply(&changed).map(|()| true),
+            None => Ok(false),
+        }
+    })
+    .await
+    .unwrap_or_else(|_| Err("the configuration edit panicked".to_owned()));
+    let state = if enabled { "enabled" } else { "disabled" };
+    match written {
+        Ok(changed) => {
+            let message = if changed {
+                format!("{tool} {state} for {agent}: the configuration file is written and the engine reloaded")
+            } else {
+                format!("{tool} was already {state} for {agent}")
+            };
+            let equipped = panel
+                .engine
+                .agent(agent)
+                .is_some_and(|agent| agent.tools().any(|equipped| equipped.id() == tool));
+            Ok((
+                message,
+                json!({ "tool": tool, "enabled": enabled, "changed": changed, "equipped": equipped }),
+            ))
+        }
+        Err(error) => Err((StatusCode::UNPROCESSABLE_ENTITY, error)),
+    }
+}
+
+/// `GET /v1/admin/extensions`: the extensions directory's files, their states and
+/// errors, the tools they offer, and the drop-in providers.
+async fn extensions(State(panel): State<Panel>) -> Json<Value> {
+    Json(crate::extensions::status(&panel.engine))
+}
+
+/// The agent's knowledge store, or why there is none.
+fn store_of(panel: &Panel, agent: &str) -> Result<Arc<dyn KnowledgeStore>, (StatusCode, String)> {
+    let Some(granted) = panel.engine.agent(agent) else {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("no agent is named `{agent}`"),
+        ));
+    };
+    match (granted.config().knowledge, panel.engine.knowledge_store()) {
+        (Some(_), Some(store)) => Ok(store),
+        _ => Err((
+            StatusCode::NOT_FOUND,
+            format!("the agent `{agent}` has no knowledge base: grant it with `[agents.{agent}] knowledge = \"read\"`"),
+        )),
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct KnowledgeQuery {
+    /// Full-text search; absent: the listing.
+    #[serde(default)]
+    pub(crate) q: Option<String>,
+    #[serde(default)]
+    pub(crate) after: Option<String>,
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+}
+
+/// `GET /v1/admin/agents/{agent}/knowledge[?after=&limit=]`: a page of the documents by
+/// name, with the next page's cursor; `?q=`: a search, best first.
+async fn knowledge(
+    State(panel): State<Panel>,
+    Path(agent): Path<String>,
+    Query(query): Query<KnowledgeQuery>,
+) -> Response {
+    match knowledge_page(&panel, &agent, &query).await {
+        Ok(page) => Json(page).into_response(),
+        Err((status, message)) => crate::problem::problem(status, &message),
+    }
+}
+
+/// What [`knowledge`] answers; the page renders it too.
+pub(crate) async fn knowledge_page(
+    panel: &Panel,
+    agent: &str,
+    query: &KnowledgeQuery,
+) -> Result<Value, (StatusCode, String)> {
+    let store = store_of(panel, agent)?;
+    let scope = Scope::operator(agent, OPERATOR);
+    let failed = |error: String| (StatusCode::BAD_GATEWAY, error);
+    if let Some(q) = query.q.as_deref().filter(|q| !q.trim().is_empty()) {
+        let hits = store
+            .search(&scope, q, query.limit.unwrap_or(PAGE))
+            .await
+            .map_err(|error| (StatusCode::BAD_REQUEST, error.to_string()))?;
+        return Ok(json!({ "query": q, "hits": hits }));
+    }
+    let after = query.after.clone().map(ListCursor::after);
+    let listing = store
+        .list(&scope, query.limit.unwrap_or(PAGE), after.as_ref())
+        .await
+        .map_err(|error| failed(error.to_string()))?;
+    Ok(serde_json::to_value(listing).expect("a listing serializes"))
+}
+
+#[derive(Deserialize)]
+struct NewDocument {
+    filename: String,
+    content: String,
+}
+
+/// `POST /v1/admin/agents/{agent}/knowledge`: `{"filename", "content"}` in JSON, or a
+/// form's `file` (multipart): the document written as the operator `panel`, over one of
+/// the same name.
+async fn upload(
+    State(panel): State<Panel>,
+    Path(agent): Path<String>,
+    session: Option<Extension<Session>>,
+    request: Request,
+) -> Response {
+    let multipart = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("multipart/form-data"));
+    let (document, via) = if multipart {
+        match uploaded_file(request).await {
+            Ok((document, back)) => (document, Via::Form { back }),
+            Err(error) => return crate::problem::problem(StatusCode::BAD_REQUEST, &error),
+        }
+    } else {
+        match Submitted::<NewDocument>::from_request(request, &()).await {
+            Ok(Submitted { payload, via }) => (Ok(payload), via),
+            Err(refused) => return refused,
+        }
+    };
+    let outcome = match document {
+        Ok(document) => written(&panel, &agent, document).await,
+        Err(error) => Err((StatusCode::BAD_REQUEST, error)),
+    };
+    via.answer(&panel, session.as_deref(), outcome)
+}
+
+/// The `file` and `back` fields of a multipart form: the document, or why the file is
+/// not one (the form still goes back to its page).
+async fn uploaded_file(request: Request) -> Result<(Result<NewDocument, String>, String), String> {
+    let mut multipart = Multipart::from_request(request, &())
+        .await
+        .map_err(|error| error.body_text())?;
+    let (mut file, mut back) = (None, None);
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|error| error.body_text())?
+    {
+        match field.name() {
+            Some("file") => {
+                let filename = field.file_name().unwrap_or_default().to_owned();
+                let bytes = field.bytes().await.map_err(|error| error.body_text())?;
+                file = Some((filename, bytes));
+            }
+            Some("back") => back = Some(field.text().await.map_err(|error| error.body_text())?),
+            _ => {}
+        }
+    }
+    let back = local_path(back.as_deref()).to_owned();
+    let document = match file {
+        None => Err("the form has no `file`".to_owned()),
+        Some((filename, bytes)) => match String::from_utf8(bytes.to_vec()) {
+            Ok(content) => Ok(NewDocument { filename, content }),
+            Err(_) => Err(format!(
+                "{filename} is not UTF-8 text: documents are text or Markdown"
+            )),
+        },
+    };
+    Ok((document, back))
+}
+
+async fn written(panel: &Panel, agent: &str, document: NewDocument) -> Outcome {
+    let store = store_of(panel, agent)?;
+    let name = document.filename.trim();
+    if name.is_empty() || name.chars().any(char::is_control) {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "a document's name is not empty and holds no control characters".to_owned(),
+        ));
+    }
+    let scope = Scope::operator(agent, OPERATOR);
+    match store.write(&scope, name, &document.content).await {
+        Ok(written) => Ok((
+            format!(
+                "{} {}",
+                if written.created {
+                    "created"
+                } else {
+                    "updated"
+                },
+                written.document.filename
+            ),
+            serde_json::to_value(written).expect("a mutation serializes"),
+        )),
+        Err(refusal) => Err((StatusCode::UNPROCESSABLE_ENTITY, refusal.to_string())),
+    }
+}
+
+#[derive(Deserialize)]
+struct Nothing {}
+
+/// `POST /v1/admin/agents/{agent}/knowledge/{id}/delete`.
+async fn delete(
+    State(panel): State<Panel>,
+    Path((agent, id)): Path<(String, i64)>,
+    session: Option<Extension<Session>>,
+    submitted: Submitted<Nothing>,
+) -> Response {
+    let outcome = async {
+        let store = store_of(&panel, &agent)?;
+        match store.delete(&Scope::operator(&agent, OPERATOR), id).await {
+            Ok(deleted) => Ok((
+                format!("deleted {}", deleted.document.filename),
+                serde_json::to_value(deleted).expect("a mutation serializes"),
+            )),
+            Err(refusal) => Err((StatusCode::UNPROCESSABLE_ENTITY, refusal.to_string())),
+        }
+    }
+    .await;
+    submitted.via.answer(&panel, session.as_deref(), outcome)
+}
+
+#[derive(Deserialize)]
+struct Wipe {
+    /// The agent's name, typed again: a wipe cannot be undone.
+    confirm: String,
+}
+
+/// `POST /v1/admin/agents/{agent}/knowledge/wipe` `{"confirm": "<agent>"}`: deletes every
+/// document of the agent (seed 003: a panel operation, never a tool's).
+async fn wipe(
+    State(panel): State<Panel>,
+    Path(agent): Path<String>,
+    session: Option<Extension<Session>>,
+    submitted: Submitted<Wipe>,
+) -> Response {
+    let Submitted { payload, via } = submitted;
+    let outcome = async {
+        if payload.confirm != agent {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                format!("nothing wiped: `confirm` must be the agent's name, `{agent}`"),
+            ));
+        }
+        let store = store_of(&panel, &agent)?;
+        match store.wipe(&agent).await {
+            Ok(count) => Ok((
+                format!("wiped {count} documents"),
+                json!({ "wiped": count }),
+            )),
+            Err(refusal) => Err((StatusCode::UNPROCESSABLE_ENTITY, refusal.to_string())),
+        }
+    }
+    .await;
+    via.answer(&panel, session.as_deref(), outcome)
+}

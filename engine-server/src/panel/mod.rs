@@ -1,0 +1,80 @@
+//! The web panel `engine serve` offers at `/`, for the people who run the engine, and the
+//! JSON admin API under `/v1/admin` it is built on (a script can use it too: see
+//! `docs/admin-api.md`). Pages are rendered by the server from the same views the API
+//! answers ([`views`]), usable without JavaScript except where a reply streams; writes
+//! go to the admin API, which answers a form with a redirect back to its page and JSON
+//! with JSON. Guards: [`session`] (the token's login, the session cookie, the CSRF
+//! token) inside the server's `Host`/`Origin` checks.
+
+mod admin;
+mod assets;
+mod config_edit;
+mod config_file;
+mod locale;
+mod pages;
+pub(crate) mod session;
+mod views;
+
+pub use config_file::ConfigFile;
+
+use std::sync::Arc;
+
+use axum::Router;
+use engine_core::Engine;
+
+use crate::bearer::Bearer;
+use session::Sessions;
+
+/// What the panel's routes share.
+#[derive(Clone)]
+pub(crate) struct Panel {
+    pub(crate) engine: Arc<Engine>,
+    /// The configuration file the tools' switches write, when the engine was started
+    /// from one.
+    pub(crate) config: Option<Arc<dyn ConfigFile>>,
+    pub(crate) sessions: Arc<Sessions>,
+    /// One configuration edit at a time: each reads the file the one before wrote.
+    pub(crate) edits: Arc<std::sync::Mutex<()>>,
+}
+
+/// The guarded routes: the pages and the admin API.
+pub(crate) fn router(panel: Panel) -> Router {
+    pages::router().merge(admin::router()).with_state(panel)
+}
+
+/// The routes open to anyone who passes the `Host`/`Origin` checks: the login form and
+/// the embedded assets (a login page needs its stylesheet).
+pub(crate) fn open_router(sessions: Arc<Sessions>, bearer: Option<Bearer>) -> Router {
+    session::login_router(sessions, bearer).merge(assets::router())
+}
+
+/// `path` when it is a path of this site (where a form or a login goes next), else the
+/// panel's home: never another site's (`//host`, `/\\host`, `https://host`).
+pub(crate) fn local_path(path: Option<&str>) -> &str {
+    match path {
+        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => {
+            path
+        }
+        _ => "/",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_a_path_of_this_site_is_where_a_form_or_a_login_goes_next() {
+        assert_eq!(
+            super::local_path(Some("/agents/bot/tools?x=1")),
+            "/agents/bot/tools?x=1"
+        );
+        for other in [
+            "//evil.example/",
+            "https://evil.example/",
+            "/\\evil.example",
+            "evil",
+        ] {
+            assert_eq!(super::local_path(Some(other)), "/", "{other}");
+        }
+        assert_eq!(super::local_path(None), "/");
+    }
+}

@@ -1,0 +1,116 @@
+//! An agent's tools (seed 003's Tools section): by plugin and category, each with its
+//! summary, annotations, secrets and whether the agent equips it (else why not), with a
+//! switch that enables it or not; then the agent's hooks.
+
+use axum::response::Response;
+use maud::{html, Markup};
+
+use super::super::locale::Text;
+use super::super::views::{AgentTools, ToolView};
+use super::layout::{segment, Frame};
+
+pub(crate) fn render(frame: &Frame, tools: &AgentTools) -> Response {
+    let locale = frame.locale;
+    let title = format!("{} · {}", tools.agent, locale.text(Text::Tools));
+    let body = html! {
+        @if !tools.editable {
+            p.dim { (locale.text(Text::ConfigNotEditable)) }
+        }
+        @for plugin in &tools.plugins {
+            section.plugin id=(format!("plugin-{}", plugin.namespace)) {
+                h2 { (plugin.display_name) " " span.dim { (plugin.package) " " (plugin.version) } }
+                @if let Some(description) = plugin.description { p { (description) } }
+                @for category in &plugin.categories {
+                    h3 { (category.name) }
+                    table {
+                        @for tool in &category.tools { (row(frame, tools, tool)) }
+                    }
+                }
+            }
+        }
+        h2 { (locale.text(Text::Hooks)) }
+        @if tools.hooks.is_empty() {
+            p.dim { (locale.text(Text::HooksNone)) }
+        } @else {
+            table {
+                @for hook in &tools.hooks {
+                    tr {
+                        td { code { (hook.event) } }
+                        td { (hook.position) }
+                        td { code { (hook.id) } }
+                        td { (hook.summary) }
+                        td.dim { (hook.timeout_ms) " ms" @if hook.mutates_response { ", mutates the response" } }
+                    }
+                }
+            }
+        }
+    };
+    frame.page(&title, body)
+}
+
+fn row(frame: &Frame, tools: &AgentTools, tool: &ToolView) -> Markup {
+    let locale = frame.locale;
+    let here = format!("/agents/{}/tools", segment(&tools.agent));
+    html! {
+        tr.tool data-tool=(tool.id) {
+            td {
+                code { (tool.id) }
+                br;
+                span.summary { (tool.summary) }
+                @for reason in &tool.left_out {
+                    div.reason { (locale.text(Text::LeftOut)) ": " (reason) }
+                }
+                @for secret in &tool.secrets {
+                    div.dim {
+                        (locale.text(Text::Secrets)) ": " strong { (secret.label) } " "
+                        span.tag { (secret.kind) @if !secret.choices.is_empty() { ": " (secret.choices.join(", ")) } }
+                        span.tag.(if secret.set { "on" } else { "off" }) {
+                            (locale.text(if secret.set { Text::SecretSet } else { Text::SecretUnset }))
+                        }
+                        " " (secret.description)
+                    }
+                }
+            }
+            td {
+                @for annotation in &tool.annotations {
+                    span.tag { (locale.text(annotation_text(annotation))) }
+                }
+                @match tool.kind {
+                    "staged_action" => span.tag { (locale.text(Text::StagedAction)) },
+                    "conversation" => span.tag { (locale.text(Text::InConversation)) },
+                    _ => {},
+                }
+            }
+            td.state {
+                @if tool.equipped {
+                    span.tag.on { (locale.text(Text::Equipped)) }
+                } @else if tool.enabled {
+                    span.tag.off { (locale.text(Text::LeftOut)) }
+                } @else {
+                    span.tag { (locale.text(Text::Disabled)) }
+                }
+            }
+            td {
+                @if tools.editable {
+                    form.inline method="post" action=(format!("/v1/admin/agents/{}/tools/{}", segment(&tools.agent), segment(&tool.id))) {
+                        (frame.csrf())
+                        input type="hidden" name="back" value=(here);
+                        input type="hidden" name="enabled" value=(if tool.enabled { "false" } else { "true" });
+                        button.switch type="submit" aria-pressed=(tool.enabled) {
+                            (locale.text(if tool.enabled { Text::Disable } else { Text::Enable }))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn annotation_text(annotation: &str) -> Text {
+    match annotation {
+        "read_only" => Text::ReadOnly,
+        "destructive" => Text::Destructive,
+        "idempotent" => Text::Idempotent,
+        _ => Text::OpenWorld,
+    }
+}

@@ -1,0 +1,461 @@
+//! Who may use the panel and the routes beside it, and how a browser proves it: the
+//! server's token once, at the login form, then a session cookie (`HttpOnly`,
+//! `SameSite=Strict`); a write a session makes carries the session's CSRF token. A
+//! script sends the token as `Authorization: Bearer` on every request and needs no CSRF
+//! token (nothing sends it for a page another site shows). On loopback without a token
+//! every request is served, as `/mcp` is, and a browser that opens a page gets a session
+//! all the same, so that its forms carry a CSRF token.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::{Form, Router};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::local_path;
+use super::locale::{Locale, Text};
+use super::pages::layout;
+use crate::bearer::Bearer;
+
+/// The session cookie's name.
+const COOKIE: &str = "engine_session";
+/// The header a script or the panel's JavaScript sends the CSRF token in.
+pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
+/// The form field a page's form sends it in.
+pub(crate) const CSRF_FIELD: &str = "csrf";
+/// A session unused this long ends.
+const IDLE: Duration = Duration::from_secs(12 * 3600);
+/// The most sessions kept: one more ends the least recently used.
+const MAX_SESSIONS: usize = 1024;
+
+/// A signed-in browser, as a handler sees it (a request extension).
+#[derive(Clone, Debug)]
+pub(crate) struct Session {
+    /// What identifies it in the store: the SHA-256 of the cookie's value.
+    key: [u8; 32],
+    /// The token every write it makes must carry.
+    pub(crate) csrf: Arc<str>,
+}
+
+struct Entry {
+    csrf: Arc<str>,
+    used: Instant,
+    /// What the next page shows once: a write's outcome, after a form's redirect.
+    flash: Option<String>,
+}
+
+/// The sessions of this process (a replica's browser signs in to it again).
+#[derive(Default)]
+pub(crate) struct Sessions {
+    entries: Mutex<HashMap<[u8; 32], Entry>>,
+}
+
+impl Sessions {
+    /// A new session: its cookie's value and what handlers see.
+    fn start(&self) -> (String, Session) {
+        let id = random_hex();
+        let key: [u8; 32] = Sha256::digest(id.as_bytes()).into();
+        let csrf: Arc<str> = random_hex().into();
+        let mut entries = self.entries.lock().expect("the sessions' lock");
+        let now = Instant::now();
+        entries.retain(|_, entry| now.duration_since(entry.used) < IDLE);
+        if entries.len() >= MAX_SESSIONS {
+            if let Some(oldest) = entries
+                .iter()
+                .min_by_key(|(_, entry)| entry.used)
+                .map(|(key, _)| *key)
+            {
+                entries.remove(&oldest);
+            }
+        }
+        entries.insert(
+            key,
+            Entry {
+                csrf: Arc::clone(&csrf),
+                used: now,
+                flash: None,
+            },
+        );
+        (id, Session { key, csrf })
+    }
+
+    /// The session the request's cookie names, if it is one and has not ended.
+    fn find(&self, headers: &HeaderMap) -> Option<Session> {
+        let id = cookie(headers, COOKIE)?;
+        let key: [u8; 32] = Sha256::digest(id.as_bytes()).into();
+        let mut entries = self.entries.lock().expect("the sessions' lock");
+        let entry = entries.get_mut(&key)?;
+        let now = Instant::now();
+        if now.duration_since(entry.used) >= IDLE {
+            entries.remove(&key);
+            return None;
+        }
+        entry.used = now;
+        Some(Session {
+            key,
+            csrf: Arc::clone(&entry.csrf),
+        })
+    }
+
+    fn end(&self, session: &Session) {
+        self.entries
+            .lock()
+            .expect("the sessions' lock")
+            .remove(&session.key);
+    }
+
+    /// Keeps `message` for `session`'s next page.
+    pub(crate) fn flash(&self, session: &Session, message: String) {
+        if let Some(entry) = self
+            .entries
+            .lock()
+            .expect("the sessions' lock")
+            .get_mut(&session.key)
+        {
+            entry.flash = Some(message);
+        }
+    }
+
+    /// The message kept for `session`'s next page, taken.
+    pub(crate) fn take_flash(&self, session: &Session) -> Option<String> {
+        self.entries
+            .lock()
+            .expect("the sessions' lock")
+            .get_mut(&session.key)?
+            .flash
+            .take()
+    }
+}
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the system's random source");
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The value of the cookie `name` in `headers`.
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+}
+
+/// A cookie of the panel's: `HttpOnly`, `SameSite=Strict`, for the whole site.
+pub(crate) fn set_cookie(name: &str, value: &str, max_age: Option<u64>) -> HeaderValue {
+    let age = max_age.map_or(String::new(), |age| format!("; Max-Age={age}"));
+    HeaderValue::from_str(&format!(
+        "{name}={value}; Path=/; HttpOnly; SameSite=Strict{age}"
+    ))
+    .expect("a cookie of hex digits and a tag is a header value")
+}
+
+/// The guard of every route behind the token (the panel, the admin API, `/v1`, `/mcp`).
+#[derive(Clone)]
+pub(crate) struct Guard {
+    pub(crate) bearer: Option<Bearer>,
+    pub(crate) sessions: Arc<Sessions>,
+}
+
+impl Guard {
+    /// Admits a request with the token, or with a session; without a token configured,
+    /// every request, and a page's with a new session when it has none. A browser
+    /// without a session is sent to the login form; anything else answered 401.
+    pub(crate) async fn admit(self, mut request: Request, next: Next) -> Response {
+        if let Some(bearer) = &self.bearer {
+            if bearer.admits(request.headers().get(header::AUTHORIZATION)) {
+                return next.run(request).await;
+            }
+        }
+        if let Some(session) = self.sessions.find(request.headers()) {
+            request.extensions_mut().insert(session);
+            return next.run(request).await;
+        }
+        let page = is_page(&request);
+        match &self.bearer {
+            None if page => {
+                let (id, session) = self.sessions.start();
+                request.extensions_mut().insert(session);
+                let mut response = next.run(request).await;
+                response
+                    .headers_mut()
+                    .append(header::SET_COOKIE, set_cookie(COOKIE, &id, None));
+                response
+            }
+            None => next.run(request).await,
+            Some(_) if page => {
+                let back = request
+                    .uri()
+                    .path_and_query()
+                    .map_or("/", |path| path.as_str());
+                let query =
+                    serde_urlencoded::to_string([("next", back)]).expect("a query of one string");
+                Redirect::to(&format!("/login?{query}")).into_response()
+            }
+            Some(bearer) => bearer.refusal(),
+        }
+    }
+}
+
+/// Whether `request` is a browser's navigation to a page: a `GET` that asks for HTML
+/// and is not the API's.
+fn is_page(request: &Request) -> bool {
+    request.method() == Method::GET
+        && !request.uri().path().starts_with("/v1/")
+        && !request.uri().path().starts_with("/mcp")
+        && request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|accept| accept.to_str().ok())
+            .is_some_and(|accept| accept.contains("text/html"))
+}
+
+/// Refuses a write a session makes without its CSRF token: in the `x-csrf-token`
+/// header, or the `csrf` field of a form (read from the body, which the body's deadline
+/// has read whole already). Requests admitted by the token, or without a session,
+/// pass.
+pub(crate) async fn check_csrf(request: Request, next: Next) -> Response {
+    let Some(session) = request.extensions().get::<Session>().cloned() else {
+        return next.run(request).await;
+    };
+    if matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    ) {
+        return next.run(request).await;
+    }
+    let matches = |token: &str| {
+        use subtle::ConstantTimeEq;
+        bool::from(token.as_bytes().ct_eq(session.csrf.as_bytes()))
+    };
+    if let Some(token) = request.headers().get(CSRF_HEADER) {
+        if token.to_str().is_ok_and(matches) {
+            return next.run(request).await;
+        }
+        return csrf_refused();
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return csrf_refused();
+    };
+    let field = form_field(&parts.headers, &bytes, CSRF_FIELD).await;
+    if !field.as_deref().is_some_and(matches) {
+        return csrf_refused();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn csrf_refused() -> Response {
+    crate::problem::problem(
+        StatusCode::FORBIDDEN,
+        "this write needs the session's CSRF token (the `x-csrf-token` header, or the form's `csrf` field): reload the page and try again",
+    )
+}
+
+/// The text of the field `name` of a form body: URL-encoded or multipart.
+async fn form_field(headers: &HeaderMap, bytes: &Bytes, name: &str) -> Option<String> {
+    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    if content_type.starts_with("application/x-www-form-urlencoded") {
+        return form_urlencoded(bytes, name);
+    }
+    if content_type.starts_with("multipart/form-data") {
+        let request = Request::builder()
+            .header(header::CONTENT_TYPE, content_type)
+            .body(Body::from(bytes.clone()))
+            .ok()?;
+        let mut multipart = axum::extract::Multipart::from_request(request, &())
+            .await
+            .ok()?;
+        while let Ok(Some(field)) = multipart.next_field().await {
+            if field.name() == Some(name) {
+                return field.text().await.ok();
+            }
+        }
+    }
+    None
+}
+
+fn form_urlencoded(bytes: &[u8], name: &str) -> Option<String> {
+    serde_urlencoded::from_bytes::<Vec<(String, String)>>(bytes)
+        .ok()?
+        .into_iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value)
+}
+
+/// `/login` (the form, and its answer) and `/logout`, open: the form is how a browser
+/// gets past the guard.
+pub(crate) fn login_router(sessions: Arc<Sessions>, bearer: Option<Bearer>) -> Router {
+    Router::new()
+        .route("/login", get(login_form).post(login))
+        .route("/logout", axum::routing::post(logout))
+        .with_state(Login { sessions, bearer })
+}
+
+#[derive(Clone)]
+struct Login {
+    sessions: Arc<Sessions>,
+    bearer: Option<Bearer>,
+}
+
+#[derive(Deserialize)]
+struct LoginQuery {
+    #[serde(default)]
+    next: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Credentials {
+    token: String,
+    #[serde(default)]
+    next: Option<String>,
+}
+
+async fn login_form(
+    State(login): State<Login>,
+    locale: Locale,
+    axum::extract::Query(query): axum::extract::Query<LoginQuery>,
+) -> Response {
+    if login.bearer.is_none() {
+        return Redirect::to("/").into_response();
+    }
+    login_page(
+        &locale,
+        local_path(query.next.as_deref()),
+        None,
+        StatusCode::OK,
+    )
+}
+
+fn login_page(locale: &Locale, next: &str, error: Option<&str>, status: StatusCode) -> Response {
+    let body = maud::html! {
+        form.login method="post" action="/login" {
+            h1 { (locale.text(Text::SignIn)) }
+            @if let Some(error) = error {
+                p.error role="alert" { (error) }
+            }
+            label for="token" { (locale.text(Text::Token)) }
+            input #token type="password" name="token" autocomplete="current-password" required autofocus;
+            input type="hidden" name="next" value=(next);
+            button type="submit" { (locale.text(Text::SignIn)) }
+        }
+    };
+    (
+        status,
+        layout::bare(locale, locale.text(Text::SignIn), body),
+    )
+        .into_response()
+}
+
+async fn login(
+    State(login): State<Login>,
+    locale: Locale,
+    form: Result<Form<Credentials>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let Some(bearer) = &login.bearer else {
+        return Redirect::to("/").into_response();
+    };
+    let Ok(Form(credentials)) = form else {
+        return login_page(
+            &locale,
+            "/",
+            Some(locale.text(Text::TokenRefused)),
+            StatusCode::BAD_REQUEST,
+        );
+    };
+    let next = local_path(credentials.next.as_deref());
+    if !bearer.admits_token(credentials.token.as_bytes()) {
+        return login_page(
+            &locale,
+            next,
+            Some(locale.text(Text::TokenRefused)),
+            StatusCode::UNAUTHORIZED,
+        );
+    }
+    let (id, _) = login.sessions.start();
+    let mut response = Redirect::to(next).into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, set_cookie(COOKIE, &id, None));
+    response
+}
+
+/// Ends the session (the form carries its CSRF token: another site cannot sign a
+/// person out).
+async fn logout(State(login): State<Login>, request: Request) -> Response {
+    let Some(session) = login.sessions.find(request.headers()) else {
+        return Redirect::to("/login").into_response();
+    };
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return csrf_refused();
+    };
+    let token = form_field(&parts.headers, &bytes, CSRF_FIELD).await;
+    if token.as_deref() != Some(&*session.csrf) {
+        return csrf_refused();
+    }
+    login.sessions.end(&session);
+    let mut response = Redirect::to("/login").into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, set_cookie(COOKIE, "", Some(0)));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_is_found_by_its_cookie_and_ends() {
+        let sessions = Sessions::default();
+        let (id, session) = sessions.start();
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("other=1; {COOKIE}={id}")).unwrap(),
+        );
+        let found = sessions.find(&headers).expect("the session");
+        assert_eq!(found.csrf, session.csrf);
+        sessions.flash(&found, "done".into());
+        assert_eq!(sessions.take_flash(&found).as_deref(), Some("done"));
+        assert_eq!(sessions.take_flash(&found), None);
+        sessions.end(&found);
+        assert!(sessions.find(&headers).is_none());
+        let mut forged = HeaderMap::new();
+        forged.insert(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("{COOKIE}={}", random_hex())).unwrap(),
+        );
+        assert!(sessions.find(&forged).is_none());
+    }
+
+    #[test]
+    fn sessions_past_the_bound_end_the_least_recently_used() {
+        let sessions = Sessions::default();
+        let (first, _) = sessions.start();
+        for _ in 0..MAX_SESSIONS {
+            sessions.start();
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("{COOKIE}={first}")).unwrap(),
+        );
+        assert!(sessions.find(&headers).is_none());
+        assert_eq!(sessions.entries.lock().unwrap().len(), MAX_SESSIONS);
+    }
+}

@@ -1,0 +1,289 @@
+//! The web panel in a real browser: Debian's Chromium, headless, driven by Selenium
+//! (tests/panel/browser.py) against `engine serve` with a token, llmock as the model.
+//! Each test saves a screenshot in `target/panel-screenshots/` (scripts/panel-screenshots
+//! copies the README's into docs/panel/).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+use test_support::llmock::Llmock;
+
+use super::turn_setup::{serve, Setup};
+
+const TOKEN: &str = "panel-token-long-enough-for-the-engine-0123456789";
+
+/// The agent `bot` on llmock, with a knowledge base, and a configuration file with
+/// comments the panel's edits must keep.
+fn setup(name: &str, mock: &Llmock) -> Setup {
+    let setup = Setup::new(&format!("panel-{name}"), mock, "openai", "", "");
+    let mut config = std::fs::read_to_string(setup.config()).unwrap();
+    config = format!(
+        "# The panel's test engine: this comment stays.\n{config}\n\
+         # The agent's grants (a comment the switch keeps).\n\
+         [agents.bot]\nknowledge = \"manage\" # documents for the Knowledge page\n"
+    );
+    std::fs::write(setup.config(), config).unwrap();
+    std::fs::create_dir_all(setup.dir.join("tools.d")).unwrap();
+    setup
+}
+
+/// Runs `scenario` of browser.py against `authority`; answers what the browser saw.
+fn browse(scenario: &str, authority: &str, extra: Value) -> Value {
+    let screenshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/panel-screenshots");
+    std::fs::create_dir_all(&screenshots).unwrap();
+    let mut plan = json!({
+        "scenario": scenario,
+        "base": format!("http://{authority}"),
+        "token": TOKEN,
+        "screenshot": screenshots.join(format!("{scenario}.png")),
+    });
+    for (key, value) in extra.as_object().unwrap() {
+        plan[key] = value.clone();
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/panel/browser.py");
+    let mut child = Command::new(test_support::python("the panel's tests need Selenium"))
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the browser's driver starts");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(plan.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "the browser's {scenario} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        Path::new(plan["screenshot"].as_str().unwrap()).exists(),
+        "the {scenario} saved its screenshot"
+    );
+    serde_json::from_slice(&output.stdout).expect("the browser's JSON report")
+}
+
+/// What `engine tools` says the agent `bot` equips, read from `config`.
+fn equipped(config: &Path) -> Vec<String> {
+    let output = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("--config")
+        .arg(config)
+        .args(["--agent", "bot", "tools"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&output.stdout);
+    let equips = listing
+        .lines()
+        .find_map(|line| line.trim_start().strip_prefix("equips: "))
+        .unwrap_or_else(|| panic!("`engine tools` lists what bot equips:\n{listing}"));
+    equips.split(", ").map(str::to_owned).collect()
+}
+
+#[test]
+fn a_browser_signs_in_with_the_token_and_is_refused_without_it() {
+    let mock = Llmock::start();
+    let setup = setup("login", &mock);
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let seen = browse("login", &authority, json!({}));
+    assert!(
+        seen["sent_to"]
+            .as_str()
+            .unwrap()
+            .contains("/login?next=%2Fagents%2Fbot%2Ftools"),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["refused_alert"], "That is not the server's token.",
+        "{seen}"
+    );
+    assert!(
+        seen["refused_at"].as_str().unwrap().ends_with("/login"),
+        "{seen}"
+    );
+    assert!(
+        seen["signed_in_at"]
+            .as_str()
+            .unwrap()
+            .ends_with("/agents/bot/tools"),
+        "{seen}"
+    );
+    assert_eq!(seen["h1"], "bot · Tools");
+    // HttpOnly: no script of a page reads the session.
+    assert_eq!(seen["cookie_seen_by_scripts"], "", "{seen}");
+    drop(served);
+}
+
+#[test]
+fn the_tools_page_in_it_it_shows_the_italian_summaries_and_categories() {
+    let mock = Llmock::start();
+    let setup = setup("italian", &mock);
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let seen = browse("tools", &authority, json!({ "language": "it-IT" }));
+    assert_eq!(seen["lang"], "it-IT");
+    assert_eq!(seen["h1"], "bot · Strumenti");
+    let summaries = &seen["summaries"];
+    assert_eq!(
+        summaries["acme:book_appointment"],
+        "Prenota un appuntamento nel CRM."
+    );
+    assert_eq!(
+        summaries["acme:find_orders"],
+        "Elenca gli ordini di un cliente."
+    );
+    assert_eq!(summaries["notes:note_file"], "Fa un file di un appunto.");
+    let categories: Vec<&str> = seen["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(categories.contains(&"Ordini"), "{categories:?}");
+    assert!(categories.contains(&"Senza categoria"), "{categories:?}");
+    drop(served);
+}
+
+#[test]
+fn switching_a_tool_off_writes_the_agents_list_keeping_comments_and_the_engine_no_longer_equips_it()
+{
+    let mock = Llmock::start();
+    let setup = setup("switch", &mock);
+    let before = equipped(&setup.config());
+    assert!(
+        before.iter().any(|id| id == "weather:weather"),
+        "{before:?}"
+    );
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let seen = browse("switch", &authority, json!({ "tool": "weather:weather" }));
+    assert_eq!(seen["before"], "equipped", "{seen}");
+    assert!(
+        seen["flash"]
+            .as_str()
+            .unwrap()
+            .starts_with("weather:weather disabled for bot"),
+        "{seen}"
+    );
+    assert_eq!(seen["after"], "disabled", "{seen}");
+    assert_eq!(seen["button"], "Enable", "{seen}");
+    let written = std::fs::read_to_string(setup.config()).unwrap();
+    assert!(
+        written.starts_with("# The panel's test engine: this comment stays.\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains("# The agent's grants (a comment the switch keeps).\n[agents.bot]"),
+        "{written}"
+    );
+    assert!(
+        written.contains("knowledge = \"manage\" # documents for the Knowledge page"),
+        "{written}"
+    );
+    let parsed: toml::Table = written.parse().unwrap();
+    let listed: Vec<&str> = parsed["agents"]["bot"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    assert!(!listed.contains(&"weather:weather"), "{listed:?}");
+    assert!(listed.contains(&"acme:find_orders"), "{listed:?}");
+    // `engine tools` on the written file equips every tool it did but that one.
+    let after = equipped(&setup.config());
+    let expected: Vec<String> = before
+        .into_iter()
+        .filter(|id| id != "weather:weather")
+        .collect();
+    assert_eq!(after, expected);
+    drop(served);
+}
+
+#[test]
+fn a_broken_file_dropped_into_tools_d_shows_its_error_within_five_seconds() {
+    let mock = Llmock::start();
+    let setup = setup("extensions", &mock);
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let broken = setup.dir.join("tools.d/broken.json");
+    let seen = browse(
+        "extension_error",
+        &authority,
+        json!({ "file": broken, "text": "{ \"namespace\": \"x\", " }),
+    );
+    assert!(seen["seconds"].as_f64().unwrap() < 5.0, "{seen}");
+    assert!(!seen["error"].as_str().unwrap().is_empty(), "{seen}");
+    drop(served);
+}
+
+#[test]
+fn a_chat_streams_the_reply_with_a_collapsed_activity_line_that_expands_and_ends_ok() {
+    let mock = Llmock::start();
+    let setup = setup("chat", &mock);
+    // Both requests wait before their first token: the call's line ends before the
+    // reply's first word arrives.
+    mock.script(json!([
+        {"type": "slow_first_token", "seconds": 2, "times": 2},
+        {"type": "reply", "tool_calls": [{"name": "weather__weather", "arguments": {"city": "Paris", "days": 1, "units": null}}]},
+        {"type": "reply", "text": "Mild in Paris."}
+    ]));
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let seen = browse(
+        "chat",
+        &authority,
+        json!({ "message": "Weather in Paris?" }),
+    );
+    assert_eq!(seen["name"], "weather:weather", "{seen}");
+    assert_eq!(seen["collapsed"], true, "{seen}");
+    assert_eq!(seen["arguments_hidden_before"], true, "{seen}");
+    assert_eq!(seen["arguments_shown_after"], true, "{seen}");
+    assert!(
+        seen["arguments"]
+            .as_str()
+            .unwrap()
+            .contains("\"city\": \"Paris\""),
+        "{seen}"
+    );
+    let status = seen["status"].as_str().unwrap();
+    assert!(
+        status.starts_with("ok · ") && status.ends_with(" ms"),
+        "{seen}"
+    );
+    assert_eq!(seen["status_class"], "status ok", "{seen}");
+    assert_eq!(seen["reply_when_the_call_ended"], json!([]), "{seen}");
+    assert_eq!(seen["reply"], json!(["Mild in Paris."]), "{seen}");
+    assert!(
+        seen["done"].as_str().unwrap().starts_with("answered"),
+        "{seen}"
+    );
+    drop(served);
+}
+
+#[test]
+fn a_knowledge_document_is_uploaded_found_and_deleted() {
+    let mock = Llmock::start();
+    let setup = setup("knowledge", &mock);
+    let file: PathBuf = setup.dir.join("harbour-notes.md");
+    std::fs::write(
+        &file,
+        "# Harbour\nThe ferry leaves at seven from pier nine.\n",
+    )
+    .unwrap();
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let seen = browse(
+        "knowledge",
+        &authority,
+        json!({ "file": file, "query": "ferry" }),
+    );
+    assert_eq!(
+        seen["uploaded"]["flash"], "created harbour-notes.md",
+        "{seen}"
+    );
+    assert_eq!(seen["uploaded"]["origin"], "operator: panel", "{seen}");
+    assert_eq!(seen["found"], json!(["harbour-notes.md"]), "{seen}");
+    assert_eq!(seen["deleted_flash"], "deleted harbour-notes.md", "{seen}");
+    assert_eq!(seen["left"], json!([]), "{seen}");
+    drop(served);
+}
