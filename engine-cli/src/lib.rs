@@ -13,9 +13,11 @@ use std::time::Duration;
 mod args;
 mod call;
 mod dev_token;
+mod files;
 mod knowledge;
 mod listing;
 mod logging;
+mod panel_secrets;
 mod plugins;
 mod reload;
 mod requirements;
@@ -116,7 +118,11 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
     // Kept to read the file again on SIGHUP, the same way.
     let reload_from =
         file.map(|file| reload::ConfigSource::new(file.to_owned(), environment.variables.clone()));
-    let config = match EngineConfig::read(file, environment.variables) {
+    let read = match &reload_from {
+        Some(source) => source.read(),
+        None => EngineConfig::read(None, environment.variables).map_err(|error| error.to_string()),
+    };
+    let config = match read {
         Ok(config) => config,
         Err(error) => {
             eprintln!("{refused}: {error}");
@@ -286,7 +292,7 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
                 Arc::new(reload::PanelConfig {
                     source,
                     engine: Arc::clone(&engine),
-                }) as Arc<dyn engine_server::ConfigFile>
+                }) as Arc<dyn engine_server::Configuration>
             });
             let reloading = reload_from.map(|from| (from, Arc::clone(&engine)));
             let server = match McpServer::new(engine, &agent, options.options(&image)) {

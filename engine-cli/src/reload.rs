@@ -4,12 +4,15 @@
 //! it ([`PanelConfig`]).
 
 use std::future::Future;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use engine_core::config::EngineConfig;
-use engine_core::{Engine, EngineError};
+use engine_core::config::{EngineConfig, SECRET_ENV_PREFIX};
+use engine_core::Engine;
+use engine_server::SecretSource;
+
+use crate::files;
+use crate::panel_secrets::{self, PanelSecrets, Values};
 
 /// Where the configuration came from, to read it again the same way: its file, and the
 /// secret variables taken from the environment at start-up (removed from it since).
@@ -64,9 +67,9 @@ impl ConfigSource {
 
     fn reload(&self, engine: &Engine) {
         let _one = self.reloading.lock().expect("the reload's lock");
-        let reloaded = EngineConfig::read(Some(&self.file), self.variables.clone())
-            .map_err(EngineError::from)
-            .and_then(|config| engine.reload(config));
+        let reloaded = self
+            .read()
+            .and_then(|config| engine.reload(config).map_err(|error| error.to_string()));
         match reloaded {
             Ok(reloaded) => tracing::info!(
                 file = %self.file.display(),
@@ -81,71 +84,170 @@ impl ConfigSource {
             ),
         }
     }
+
+    /// The configuration: the file, the secrets the panel set (under the data directory
+    /// the file names), and the environment's secret variables, which win.
+    pub(crate) fn read(&self) -> Result<EngineConfig, String> {
+        self.read_as(None, None)
+    }
+
+    /// [`read`](Self::read), with `text` in place of the file's and `panel` in place of
+    /// the panel's secrets, when given: a change tried before it is kept.
+    fn read_as(&self, text: Option<&str>, panel: Option<&Values>) -> Result<EngineConfig, String> {
+        let read = |variables: Vec<(String, String)>| {
+            match text {
+                Some(text) => EngineConfig::read_text(&self.file, text, variables),
+                None => EngineConfig::read(Some(&self.file), variables),
+            }
+            .map_err(|error| error.to_string())
+        };
+        let environment_only = read(self.variables.clone())?;
+        let kept;
+        let panel = match panel {
+            Some(panel) => panel,
+            None => {
+                kept = self.panel_secrets(&environment_only).load()?;
+                &kept
+            }
+        };
+        if panel.is_empty() {
+            return Ok(environment_only);
+        }
+        // The panel's first: a variable of the environment for the same secret comes
+        // after, and wins.
+        let agents = &environment_only.agents;
+        let variables = panel_secrets::variables(panel, |agent| agents.contains_key(agent))
+            .chain(self.variables.iter().cloned())
+            .collect();
+        read(variables)
+    }
+
+    fn panel_secrets(&self, config: &EngineConfig) -> PanelSecrets {
+        PanelSecrets::in_dir(&config.data_dir())
+    }
 }
 
-/// The configuration file as the admin panel edits it (`engine serve`'s tools switches).
+/// The configuration as the admin panel changes it (`engine serve`): the file its tool
+/// switches write, and the secrets it sets.
 pub(crate) struct PanelConfig {
     pub(crate) source: Arc<ConfigSource>,
     pub(crate) engine: Arc<Engine>,
 }
 
-impl engine_server::ConfigFile for PanelConfig {
-    fn text(&self) -> std::io::Result<String> {
-        std::fs::read_to_string(&self.source.file)
-    }
-
-    fn apply(&self, text: &str) -> Result<(), String> {
-        let source = &self.source;
-        let _one = source.reloading.lock().expect("the reload's lock");
-        let reloaded = EngineConfig::read_text(&source.file, text, source.variables.clone())
-            .map_err(EngineError::from)
-            .and_then(|config| self.engine.reload(config))
+impl PanelConfig {
+    /// Reloads the engine with `config`, then keeps the change with `keep`; a change
+    /// the engine refuses is not kept, and one that cannot be kept is undone.
+    fn change(
+        &self,
+        what: &str,
+        config: Result<EngineConfig, String>,
+        keep: impl FnOnce() -> std::io::Result<()>,
+    ) -> Result<(), String> {
+        let reloaded = config
+            .and_then(|config| {
+                self.engine
+                    .reload(config)
+                    .map_err(|error| error.to_string())
+            })
             .map_err(|error| {
-                format!("the engine refused the change, and the file was not written: {error}")
+                format!("the engine refused the change, and nothing was written: {error}")
             })?;
-        if let Err(error) = replace(&source.file, text) {
-            // The engine runs what the file does not say: back to what it says.
-            let restored = EngineConfig::read(Some(&source.file), source.variables.clone())
-                .map_err(EngineError::from)
-                .and_then(|config| self.engine.reload(config));
-            let restored = match restored {
-                Ok(_) => "the engine is back on the file's configuration",
-                Err(_) => "and the engine could not read the file back: it runs the change",
+        if let Err(error) = keep() {
+            // The engine runs what the files do not say: back to what they say.
+            let restored = match self.source.read().and_then(|config| {
+                self.engine
+                    .reload(config)
+                    .map_err(|error| error.to_string())
+            }) {
+                Ok(_) => "the engine is back on the configuration the files hold",
+                Err(_) => "and the engine could not read the files back: it runs the change",
             };
-            return Err(format!(
-                "{} could not be written ({error}); {restored}",
-                source.file.display()
-            ));
+            return Err(format!("{what} could not be written ({error}); {restored}"));
         }
         tracing::info!(
-            file = %source.file.display(),
             added = ?reloaded.added,
             removed = ?reloaded.removed,
             kept = ?reloaded.kept,
-            "the admin panel changed the configuration file, and the engine reloaded it"
+            "the admin panel changed {what}, and the engine reloaded it"
         );
         Ok(())
     }
 }
 
-/// Writes `text` over `file` at once (a file beside it, renamed over it, with its
-/// permissions): a reader never sees half of it, and a crash leaves the old one.
-fn replace(file: &Path, text: &str) -> std::io::Result<()> {
-    let name = file
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let beside = file.with_file_name(format!(".{name}.panel-edit"));
-    let permissions = std::fs::metadata(file)?.permissions();
-    let written = (|| {
-        let mut out = std::fs::File::create(&beside)?;
-        out.write_all(text.as_bytes())?;
-        out.set_permissions(permissions)?;
-        out.sync_all()?;
-        std::fs::rename(&beside, file)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&beside);
+impl engine_server::Configuration for PanelConfig {
+    fn edit(
+        &self,
+        change: &mut dyn FnMut(&str) -> Result<Option<String>, String>,
+    ) -> Result<bool, String> {
+        let source = &self.source;
+        let _one = source.reloading.lock().expect("the reload's lock");
+        let file = &source.file;
+        let text = std::fs::read_to_string(file)
+            .map_err(|error| format!("{} could not be read: {error}", file.display()))?;
+        let Some(changed) = change(&text)? else {
+            return Ok(false);
+        };
+        let what = file.display().to_string();
+        self.change(&what, source.read_as(Some(&changed), None), || {
+            files::replace(file, changed.as_bytes(), None)
+        })?;
+        Ok(true)
     }
-    written
+
+    fn secret_source(&self, agent: &str, key: &str) -> SecretSource {
+        let name = format!("{SECRET_ENV_PREFIX}{agent}__{key}");
+        if self
+            .source
+            .variables
+            .iter()
+            .any(|(variable, _)| *variable == name)
+        {
+            return SecretSource::Environment;
+        }
+        let Some(configured) = self.engine.agent(agent) else {
+            return SecretSource::Unset;
+        };
+        if !configured.config().secrets.contains_key(key) {
+            return SecretSource::Unset;
+        }
+        let in_panel = self
+            .source
+            .read_as(None, Some(&Values::new()))
+            .and_then(|config| self.source.panel_secrets(&config).load())
+            .is_ok_and(|values| values.get(agent).is_some_and(|keys| keys.contains_key(key)));
+        if in_panel {
+            SecretSource::Panel
+        } else {
+            SecretSource::File
+        }
+    }
+
+    fn set_secret(&self, agent: &str, key: &str, value: Option<&str>) -> Result<(), String> {
+        let source = &self.source;
+        let _one = source.reloading.lock().expect("the reload's lock");
+        let file_only = source.read_as(None, Some(&Values::new()))?;
+        let secrets = source.panel_secrets(&file_only);
+        let mut values = secrets.load()?;
+        match value {
+            Some(value) => {
+                values
+                    .entry(agent.to_owned())
+                    .or_default()
+                    .insert(key.to_owned(), value.to_owned());
+            }
+            None => {
+                if let Some(keys) = values.get_mut(agent) {
+                    keys.remove(key);
+                    if keys.is_empty() {
+                        values.remove(agent);
+                    }
+                }
+            }
+        }
+        self.change(
+            "the panel's secrets",
+            source.read_as(None, Some(&values)),
+            || secrets.store(&values),
+        )
+    }
 }

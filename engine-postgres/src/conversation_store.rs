@@ -10,7 +10,9 @@ use engine_core::conversation::Message;
 use engine_core::stores::conversations::{
     bodies, parse_message, ConversationStore, Owner, TurnLease,
 };
-use engine_core::stores::{ActionRecord, ActionState, ConversationError, TurnRecord};
+use engine_core::stores::{
+    ActionRecord, ActionState, ConversationError, ConversationPage, RecentCursor, TurnRecord,
+};
 use engine_core::TurnSummary;
 
 /// Conversations kept in the PostgreSQL database replicas share.
@@ -228,5 +230,14 @@ impl ConversationStore for PostgresConversations {
         conversation: &'a str,
     ) -> BoxFuture<'a, Result<Vec<ActionRecord>, ConversationError>> {
         Box::pin(async move { Ok(self.database.actions(conversation).await?) })
+    }
+
+    fn recent<'a>(
+        &'a self,
+        agent: &'a str,
+        limit: usize,
+        after: Option<&'a RecentCursor>,
+    ) -> BoxFuture<'a, Result<ConversationPage, ConversationError>> {
+        Box::pin(async move { Ok(self.database.recent(agent, limit, after).await?) })
     }
 }

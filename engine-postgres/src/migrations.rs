@@ -141,6 +141,12 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
          );
          CREATE INDEX oauth_pending_by_expiry ON oauth_pending (expires_at);",
     ),
+    (
+        7,
+        "conversations by agent",
+        // The admin panel lists an agent's conversations.
+        "CREATE INDEX owners_by_agent ON owners (agent);",
+    ),
 ];
 
 /// The newest version of the schema this engine knows.

@@ -40,7 +40,7 @@ mod turns;
 
 pub use dev::tokens::{self as dev_tokens, DevTokens};
 pub use options::{HttpError, HttpOptions, TOKEN_ENV};
-pub use panel::ConfigFile;
+pub use panel::{Configuration, SecretSource};
 
 use std::sync::Arc;
 
@@ -54,6 +54,9 @@ use bearer::Bearer;
 use options::{LOOPBACK_HOSTS, LOOPBACK_ORIGINS};
 use panel::session::{self as sessions, Guard, Sessions};
 
+/// The most a request to an open route (the login form) may send.
+const OPEN_BODY_BYTES: usize = 16 * 1024;
+
 /// Serves `server`'s MCP at `/mcp`, and its engine's turns, channels and external tools'
 /// status (see the crate's documentation), on `listener`, guarded as `options` say, until
 /// `shutdown` is cancelled. Refuses to start on options that [`HttpOptions::check`]
@@ -64,7 +67,8 @@ pub async fn serve(
     options: HttpOptions,
     shutdown: CancellationToken,
 ) -> Result<(), HttpError> {
-    options.check(listener.local_addr()?)?;
+    let addr = listener.local_addr()?;
+    options.check(addr)?;
     let bearer = options.token().map(Bearer::new);
     // One list for rmcp's checks of `/mcp` and ours of the other routes.
     let same_site = same_site::SameSite {
@@ -96,7 +100,7 @@ pub async fn serve(
         shutdown.child_token(),
     );
     let oauth = oauth::router(Arc::clone(&engine));
-    let sessions = Arc::new(Sessions::default());
+    let sessions = Arc::new(Sessions::new(addr.port()));
     let guard = Guard {
         bearer: bearer.clone(),
         sessions: Arc::clone(&sessions),
@@ -105,9 +109,12 @@ pub async fn serve(
         engine: Arc::clone(&engine),
         config: options.config_file,
         sessions: Arc::clone(&sessions),
-        edits: Arc::default(),
     });
-    let open = panel::open_router(sessions, bearer);
+    // The login form's body is small, and read by a deadline like every other: a slow
+    // one cannot hold a connection before anyone signed in.
+    let open = panel::open_router(sessions, bearer).layer(axum::middleware::from_fn(
+        move |request, next| body_deadline::read_body(body_timeout, OPEN_BODY_BYTES, request, next),
+    ));
     let permits = Arc::new(Semaphore::new(options.max_in_flight));
     let router = mcp
         .merge(
@@ -117,13 +124,7 @@ pub async fn serve(
                     shutdown.child_token(),
                 ))
                 .merge(extensions::router(engine))
-                .merge(panel)
-                .layer(axum::middleware::from_fn({
-                    let same_site = same_site.clone();
-                    move |request: axum::extract::Request, next: axum::middleware::Next| {
-                        same_site.clone().check(request, next)
-                    }
-                })),
+                .merge(panel),
         )
         // Inside the body's deadline, which has read the body whole: a form's CSRF
         // token is one of its fields.
@@ -142,6 +143,14 @@ pub async fn serve(
             guard.clone().admit(request, next)
         },
     ));
+    // `Host` and `Origin` first of all (rmcp checks `/mcp` again): a page of another
+    // site gets nothing, not even a session.
+    let router = router.layer(axum::middleware::from_fn({
+        let same_site = same_site.clone();
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            same_site.clone().check(request, next)
+        }
+    }));
     // A dev session is opened with its agent's dev token, never the engine's (which an
     // author should not hold), the OAuth routes by a person's browser, which holds
     // none, and the panel's login form is how a browser gets a session: outside the

@@ -55,9 +55,9 @@ pub struct HttpOptions {
     /// The dev tokens dev sessions are opened with (`engine dev-token`); none: dev mode
     /// is off.
     pub dev_tokens: Option<crate::DevTokens>,
-    /// The configuration file the panel's tool switches write (then reload the engine
-    /// with); none: the switches are not offered.
-    pub config_file: Option<std::sync::Arc<dyn crate::ConfigFile>>,
+    /// The configuration the panel changes (its tool switches write the file, its secrets
+    /// page sets secrets); none: neither is offered.
+    pub config_file: Option<std::sync::Arc<dyn crate::Configuration>>,
 }
 
 impl Default for HttpOptions {

@@ -45,7 +45,9 @@ use crate::hooks::Hook;
 use crate::outcome::TurnSummary;
 use crate::provider::{self as drop_in, DropIns, Provider, ProviderFile};
 use crate::redact::LogRedaction;
-use crate::stores::{ActionRecord, ConversationError, TurnRecord};
+use crate::stores::{
+    ActionRecord, ConversationError, ConversationPage, Owner, RecentCursor, TurnRecord,
+};
 use crate::tool::Tool;
 use crate::turn::attachments::{Attachment, AttachmentError};
 use crate::turn::{
@@ -373,6 +375,33 @@ impl Engine {
             .conversations
             .load_full()
             .turns(conversation)
+            .await
+    }
+
+    /// Whose `conversation` is (its agent and subscriber), if anyone's.
+    pub async fn conversation_owner(
+        &self,
+        conversation: &str,
+    ) -> Result<Option<Owner>, ConversationError> {
+        self.runtime
+            .conversations
+            .load_full()
+            .owner(conversation)
+            .await
+    }
+
+    /// `agent`'s conversations, the one whose last turn was recorded most recently first,
+    /// a page of at most `limit` after `after` (the cursor the page before answered).
+    pub async fn conversations(
+        &self,
+        agent: &str,
+        limit: usize,
+        after: Option<&RecentCursor>,
+    ) -> Result<ConversationPage, ConversationError> {
+        self.runtime
+            .conversations
+            .load_full()
+            .recent(agent, limit, after)
             .await
     }
 

@@ -13,7 +13,10 @@ mod records;
 mod states;
 
 pub use artifacts::MemoryArtifacts;
-pub use conversations::{ConversationStore, Conversations, MemoryConversations, Owner, TurnLease};
+pub use conversations::{
+    ConversationPage, ConversationStore, ConversationSummary, Conversations, MemoryConversations,
+    Owner, RecentCursor, TurnLease, MAX_CONVERSATIONS_PAGE,
+};
 pub use knowledge::{MemoryKnowledge, MAX_ANSWERED_DOCUMENTS};
 pub use records::{ActionRecord, ActionState, ConversationError, TurnRecord, INTERRUPTED};
 pub(crate) use states::{ConversationStates, StateRefusal};

@@ -12,6 +12,8 @@ pub struct TurnRecord {
     /// Why it ended, as the [`Stop`](crate::Stop) of its `done` event (JSON), or
     /// `{"reason":"interrupted"}` for a turn whose replica stopped before its end.
     pub stop: String,
+    /// Tokens its model requests used.
+    pub usage: crate::provider::Usage,
     /// What its model requests cost, in US dollars.
     pub cost_usd: f64,
     /// How many model requests it made.

@@ -63,6 +63,7 @@ on_every_backend!(
         an_action_is_recorded_before_it_runs_and_settled_after,
         an_answer_is_replaced_only_where_it_answers_the_same_call,
         an_artifact_is_taken_once_and_only_in_its_conversation,
+        an_agents_conversations_are_listed_most_recently_active_first_a_page_at_a_time,
     ],
     knowledge: [
         knowledge_is_searched_within_the_agents_own_documents,

@@ -10,7 +10,9 @@ use deadpool_postgres::Object;
 use tokio_postgres::types::ToSql;
 
 use super::{DatabaseError, Postgres};
-use engine_core::stores::{TurnRecord, INTERRUPTED};
+use engine_core::stores::{
+    ConversationPage, ConversationSummary, RecentCursor, TurnRecord, INTERRUPTED,
+};
 
 mod actions;
 mod sql;
@@ -404,7 +406,7 @@ impl Postgres {
                 .connection()
                 .await?
                 .query(
-                    "SELECT stop, cost_usd, model_requests, replica
+                    "SELECT stop, cost_usd, model_requests, replica, input_tokens, output_tokens
                      FROM turns WHERE conversation = $1 ORDER BY id",
                     &[&conversation],
                 )
@@ -413,11 +415,70 @@ impl Postgres {
                 .iter()
                 .map(|row| TurnRecord {
                     stop: row.get(0),
+                    usage: engine_core::provider::Usage {
+                        input_tokens: row.get::<_, i64>(4) as u64,
+                        output_tokens: row.get::<_, i64>(5) as u64,
+                    },
                     cost_usd: row.get(1),
                     model_requests: row.get::<_, i32>(2) as u32,
                     replica: row.get(3),
                 })
                 .collect())
+        })
+        .await
+    }
+
+    /// `agent`'s conversations, the one whose last turn was recorded most recently
+    /// first (a turn's id is the order it was recorded in), after `after`; ids compared
+    /// as bytes, as every store compares them.
+    pub(crate) async fn recent(
+        &self,
+        agent: &str,
+        limit: usize,
+        after: Option<&RecentCursor>,
+    ) -> Result<ConversationPage, DatabaseError> {
+        let (turn, id) = after.map_or((i64::MAX, String::new()), |after| {
+            (after.turn, after.id.clone())
+        });
+        self.bounded(async {
+            let rows = self
+                .connection()
+                .await?
+                .query(
+                    "SELECT conversation, subscriber, last, turns, messages, cost FROM (
+                         SELECT o.conversation, o.subscriber,
+                             COALESCE((SELECT MAX(id) FROM turns t
+                                       WHERE t.conversation = o.conversation), 0) AS last,
+                             (SELECT COUNT(*) FROM turns t
+                              WHERE t.conversation = o.conversation) AS turns,
+                             (SELECT COUNT(*) FROM messages m
+                              WHERE m.conversation = o.conversation) AS messages,
+                             COALESCE((SELECT SUM(cost_usd) FROM turns t
+                                       WHERE t.conversation = o.conversation), 0) AS cost
+                         FROM owners o WHERE o.agent = $1
+                     ) listed
+                     WHERE last < $2 OR (last = $2 AND conversation COLLATE \"C\" > $3)
+                     ORDER BY last DESC, conversation COLLATE \"C\" ASC
+                     LIMIT $4",
+                    &[&agent, &turn, &id, &((limit + 1) as i64)],
+                )
+                .await?;
+            let rows = rows
+                .iter()
+                .map(|row| {
+                    (
+                        row.get::<_, i64>(2),
+                        ConversationSummary {
+                            id: row.get(0),
+                            subscriber: row.get(1),
+                            turns: row.get::<_, i64>(3) as u32,
+                            messages: row.get::<_, i64>(4) as u32,
+                            cost_usd: row.get(5),
+                        },
+                    )
+                })
+                .collect();
+            Ok(ConversationPage::rows(rows, limit))
         })
         .await
     }

@@ -11,6 +11,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
+use engine_core::stores::RecentCursor;
 use plugin_sdk::engine::{KnowledgeStore, Scope};
 use plugin_sdk::knowledge::ListCursor;
 use serde::de::DeserializeOwned;
@@ -20,7 +21,7 @@ use serde_json::{json, Value};
 use super::config_edit::switch_tool;
 use super::locale::Locale;
 use super::session::Session;
-use super::{local_path, views, Panel};
+use super::{local_path, views, Panel, SecretSource};
 
 /// Who the panel writes knowledge as (`origin_ref` of an operator's document).
 pub(crate) const OPERATOR: &str = "panel";
@@ -32,6 +33,13 @@ pub(crate) fn router() -> Router<Panel> {
         .route("/v1/admin/agents", get(agents))
         .route("/v1/admin/agents/{agent}/tools", get(tools))
         .route("/v1/admin/agents/{agent}/tools/{tool}", post(switch))
+        .route("/v1/admin/agents/{agent}/secrets", get(secrets))
+        .route("/v1/admin/agents/{agent}/secrets/{key}", post(set_secret))
+        .route("/v1/admin/agents/{agent}/conversations", get(conversations))
+        .route(
+            "/v1/admin/agents/{agent}/conversations/{id}",
+            get(conversation),
+        )
         .route("/v1/admin/extensions", get(extensions))
         .route(
             "/v1/admin/agents/{agent}/knowledge",
@@ -42,6 +50,8 @@ pub(crate) fn router() -> Router<Panel> {
             post(delete),
         )
         .route("/v1/admin/agents/{agent}/knowledge/wipe", post(wipe))
+        // The server's body deadline bounds every body already (rmcp's maximum).
+        .layer(axum::extract::DefaultBodyLimit::disable())
 }
 
 /// A write's outcome: a message for people, or a refusal with its status.
@@ -184,19 +194,10 @@ async fn switched(panel: &Panel, agent: &str, tool: &str, enabled: bool) -> Outc
     // What a list written in place of none holds: what the agent equips now, so that
     // only the switched tool changes.
     let equipped: Vec<String> = found.tools().map(|tool| tool.id().to_owned()).collect();
-    let (agent_name, tool_id, edits) =
-        (agent.to_owned(), tool.to_owned(), Arc::clone(&panel.edits));
+    let (agent_name, tool_id) = (agent.to_owned(), tool.to_owned());
     let written = tokio::task::spawn_blocking(move || {
-        // One edit at a time: each reads the file the one before wrote.
-        let _edit = edits.lock().expect("the edits' lock");
-        let text = config
-            .text()
-            .map_err(|error| format!("the configuration file could not be read: {error}"))?;
         let ids: Vec<&str> = equipped.iter().map(String::as_str).collect();
-        match switch_tool(&text, &agent_name, &tool_id, enabled, &ids)? {
-            Some(changed) => config.apply(&changed).map(|()| true),
-            None => Ok(false),
-        }
+        config.edit(&mut |text| switch_tool(text, &agent_name, &tool_id, enabled, &ids))
     })
     .await
     .unwrap_or_else(|_| Err("the configuration edit panicked".to_owned()));
@@ -219,6 +220,247 @@ async fn switched(panel: &Panel, agent: &str, tool: &str, enabled: bool) -> Outc
         }
         Err(error) => Err((StatusCode::UNPROCESSABLE_ENTITY, error)),
     }
+}
+
+/// The agent's secrets as [`views::agent_secrets`] gives them, where each comes from
+/// read off the async workers (files).
+pub(crate) async fn secrets_view(
+    panel: &Panel,
+    agent: &str,
+    locale: Locale,
+) -> Option<views::AgentSecrets> {
+    let found = panel.engine.agent(agent)?;
+    let (engine, config) = (Arc::clone(&panel.engine), panel.config.clone());
+    let view = tokio::task::spawn_blocking(move || {
+        let source = |key: &str| match &config {
+            Some(config) => config.secret_source(found.name(), key),
+            // Without a configuration file, a secret comes from the environment only.
+            None if found.config().secrets.contains_key(key) => SecretSource::Environment,
+            None => SecretSource::Unset,
+        };
+        views::agent_secrets(&engine, &found, &locale, config.is_some(), source)
+    })
+    .await
+    .expect("the secrets' view does not panic");
+    Some(view)
+}
+
+/// `GET /v1/admin/agents/{agent}/secrets`: each secret the linked tools and hooks
+/// declare, with its label, type and where the agent's value comes from; never a value.
+async fn secrets(
+    State(panel): State<Panel>,
+    Path(agent): Path<String>,
+    locale: Locale,
+) -> Response {
+    match secrets_view(&panel, &agent, locale).await {
+        Some(view) => Json(view).into_response(),
+        None => crate::problem::problem(
+            StatusCode::NOT_FOUND,
+            &format!("no agent is named `{agent}`"),
+        ),
+    }
+}
+
+/// The longest secret value the panel sets.
+const MAX_SECRET_BYTES: usize = 16 * 1024;
+
+#[derive(Deserialize)]
+struct NewSecret {
+    /// The value; `null` (or a form's `clear`) removes the panel's.
+    #[serde(default)]
+    value: Option<String>,
+    #[serde(default)]
+    clear: bool,
+}
+
+/// `POST /v1/admin/agents/{agent}/secrets/{key}` `{"value": "..."}`: sets the agent's
+/// secret (write-only: no answer or page shows it again) and reloads the engine with it;
+/// `{"value": null}` clears the panel's value. A variable in the environment still wins.
+async fn set_secret(
+    State(panel): State<Panel>,
+    Path((agent, key)): Path<(String, String)>,
+    session: Option<Extension<Session>>,
+    submitted: Submitted<NewSecret>,
+) -> Response {
+    let Submitted { payload, via } = submitted;
+    let value = payload.value.filter(|_| !payload.clear);
+    let outcome = secret_set(&panel, &agent, &key, value).await;
+    via.answer(&panel, session.as_deref(), outcome)
+}
+
+async fn secret_set(panel: &Panel, agent: &str, key: &str, value: Option<String>) -> Outcome {
+    let Some(config) = panel.config.clone() else {
+        return Err((
+            StatusCode::CONFLICT,
+            "the engine was not started from a configuration file (`--config`): set secrets in its environment".to_owned(),
+        ));
+    };
+    if panel.engine.agent(agent).is_none() {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("no agent is named `{agent}`"),
+        ));
+    }
+    let declared = plugin_sdk::engine::linked_tools()
+        .flat_map(|tool| tool.secret_specs())
+        .chain(plugin_sdk::engine::linked_hooks().flat_map(|hook| hook.secret_specs()))
+        .find(|spec| spec.key == key);
+    let Some(spec) = declared else {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("no linked tool or hook declares the secret `{key}`"),
+        ));
+    };
+    if let Some(value) = &value {
+        let refused = if value.is_empty() {
+            Some("the value is empty: to remove the panel's value, clear it".to_owned())
+        } else if value.len() > MAX_SECRET_BYTES {
+            Some(format!("the value is longer than {MAX_SECRET_BYTES} bytes"))
+        } else if value.contains('\0') {
+            Some("the value holds a NUL character".to_owned())
+        } else if let plugin_sdk::secrets::SecretKind::Select(choices) = spec.kind {
+            (!choices.contains(&value.as_str()))
+                .then(|| format!("`{key}` is one of: {}", choices.join(", ")))
+        } else {
+            None
+        };
+        if let Some(refused) = refused {
+            return Err((StatusCode::BAD_REQUEST, refused));
+        }
+    }
+    let (agent_name, key_name, cleared) = (agent.to_owned(), key.to_owned(), value.is_none());
+    let set = tokio::task::spawn_blocking(move || {
+        config.set_secret(&agent_name, &key_name, value.as_deref())?;
+        Ok::<_, String>(config.secret_source(&agent_name, &key_name))
+    })
+    .await
+    .unwrap_or_else(|_| Err("setting the secret panicked".to_owned()));
+    match set {
+        Ok(source) => {
+            let mut message = if cleared {
+                format!("cleared the panel's value of {key} for {agent}")
+            } else {
+                format!("saved {key} for {agent}; it is not shown again")
+            };
+            if source == SecretSource::Environment {
+                message += ": the environment's ENGINE_SECRET__ variable still wins";
+            }
+            Ok((message, json!({ "key": key, "source": source })))
+        }
+        Err(error) => Err((StatusCode::UNPROCESSABLE_ENTITY, error)),
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ConversationsQuery {
+    #[serde(default)]
+    pub(crate) after: Option<String>,
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+}
+
+/// `GET /v1/admin/agents/{agent}/conversations[?after=&limit=]`: the agent's
+/// conversations, the one whose last turn ended most recently first, a page at a time.
+async fn conversations(
+    State(panel): State<Panel>,
+    Path(agent): Path<String>,
+    Query(query): Query<ConversationsQuery>,
+) -> Response {
+    match conversations_page(&panel, &agent, &query).await {
+        Ok(page) => Json(page).into_response(),
+        Err((status, message)) => crate::problem::problem(status, &message),
+    }
+}
+
+/// What [`conversations`] answers; the page renders it too.
+pub(crate) async fn conversations_page(
+    panel: &Panel,
+    agent: &str,
+    query: &ConversationsQuery,
+) -> Result<engine_core::stores::ConversationPage, (StatusCode, String)> {
+    if panel.engine.agent(agent).is_none() {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("no agent is named `{agent}`"),
+        ));
+    }
+    let after = match query.after.as_deref() {
+        Some(text) => Some(RecentCursor::parse(text).ok_or((
+            StatusCode::BAD_REQUEST,
+            "`after` is not a cursor a page of conversations answered".to_owned(),
+        ))?),
+        None => None,
+    };
+    panel
+        .engine
+        .conversations(agent, query.limit.unwrap_or(PAGE), after.as_ref())
+        .await
+        .map_err(|error| (StatusCode::BAD_GATEWAY, error.to_string()))
+}
+
+/// The most messages a page of a conversation's history holds.
+pub(crate) const MAX_MESSAGES_PAGE: usize = 500;
+
+#[derive(Deserialize)]
+pub(crate) struct HistoryQuery {
+    /// The first message of the page; absent: the last page.
+    #[serde(default)]
+    pub(crate) offset: Option<usize>,
+    #[serde(default)]
+    pub(crate) limit: Option<usize>,
+}
+
+/// `GET /v1/admin/agents/{agent}/conversations/{id}[?offset=&limit=]`: a page of the
+/// conversation's messages (the last page unless `offset` says which), its turns (how
+/// each ended, usage, cost) and its staged actions with their outcomes.
+async fn conversation(
+    State(panel): State<Panel>,
+    Path((agent, id)): Path<(String, String)>,
+    Query(query): Query<HistoryQuery>,
+) -> Response {
+    match history(&panel, &agent, &id, &query).await {
+        Ok(history) => Json(history).into_response(),
+        Err((status, message)) => crate::problem::problem(status, &message),
+    }
+}
+
+/// What [`conversation`] answers; the page renders it too.
+pub(crate) async fn history(
+    panel: &Panel,
+    agent: &str,
+    id: &str,
+    query: &HistoryQuery,
+) -> Result<Value, (StatusCode, String)> {
+    let failed = |error: engine_core::stores::ConversationError| {
+        (StatusCode::BAD_GATEWAY, error.to_string())
+    };
+    let engine = &panel.engine;
+    let owner = engine.conversation_owner(id).await.map_err(failed)?;
+    let Some(owner) = owner.filter(|owner| owner.agent == agent) else {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("the agent `{agent}` has no conversation `{id}`"),
+        ));
+    };
+    let messages = engine.conversation(id).await.map_err(failed)?;
+    let limit = query.limit.unwrap_or(100).clamp(1, MAX_MESSAGES_PAGE);
+    let total = messages.len();
+    let offset = query
+        .offset
+        .unwrap_or(total.saturating_sub(limit))
+        .min(total);
+    let page = &messages[offset..(offset + limit).min(total)];
+    let turns = engine.conversation_turns(id).await.map_err(failed)?;
+    let actions = engine.conversation_actions(id).await.map_err(failed)?;
+    Ok(json!({
+        "conversation": id,
+        "subscriber": owner.subscriber,
+        "total": total,
+        "offset": offset,
+        "messages": page,
+        "turns": turns,
+        "actions": actions,
+    }))
 }
 
 /// `GET /v1/admin/extensions`: the extensions directory's files, their states and
@@ -315,7 +557,16 @@ async fn upload(
     let (document, via) = if multipart {
         match uploaded_file(request).await {
             Ok((document, back)) => (document, Via::Form { back }),
-            Err(error) => return crate::problem::problem(StatusCode::BAD_REQUEST, &error),
+            // A form that does not parse still goes back to its page, saying why.
+            Err(error) => (
+                Err(error),
+                Via::Form {
+                    back: format!(
+                        "/agents/{}/knowledge",
+                        super::pages::layout::segment(&agent)
+                    ),
+                },
+            ),
         }
     } else {
         match Submitted::<NewDocument>::from_request(request, &()).await {

@@ -126,13 +126,13 @@ pub(crate) struct Switch {
 }
 
 /// `GET /locale?lang=it-IT&next=/...`: the switcher; a preference, so a link may set it.
-pub(crate) async fn switch(Query(switch): Query<Switch>) -> Response {
+pub(crate) async fn switch(headers: HeaderMap, Query(switch): Query<Switch>) -> Response {
     let next = super::local_path(switch.next.as_deref());
     let mut response = Redirect::to(next).into_response();
     if plausible(&switch.lang) {
         response.headers_mut().insert(
             header::SET_COOKIE,
-            set_cookie(COOKIE, &switch.lang, Some(365 * 24 * 3600)),
+            set_cookie(&headers, COOKIE, &switch.lang, Some(365 * 24 * 3600)),
         );
     }
     response
@@ -174,7 +174,19 @@ macro_rules! texts {
 
 texts! {
     Agents => "Agents", "Agenti";
+    Actions => "Staged actions", "Azioni differite";
+    Call => "call", "chiamata";
     Chat => "Chat", "Chat";
+    Conversation => "Conversation", "Conversazione";
+    Conversations => "Conversations", "Conversazioni";
+    ConversationsNone => "No conversation yet.", "Ancora nessuna conversazione.";
+    Cost => "Cost", "Costo";
+    Messages => "Messages", "Messaggi";
+    Newer => "Newer", "Più recenti";
+    Older => "Older", "Meno recenti";
+    Stop => "How it ended", "Come è finito";
+    Turns => "Turns", "Turni";
+    Usage => "Usage", "Consumo";
     ConfigNotEditable => "The engine was not started from a configuration file: the switches cannot write one.", "Il motore non è stato avviato da un file di configurazione: gli interruttori non possono scriverne uno.";
     Delete => "Delete", "Elimina";
     Destructive => "destructive", "distruttivo";
@@ -204,6 +216,14 @@ texts! {
     ReadOnly => "read-only", "sola lettura";
     Search => "Search", "Cerca";
     Secrets => "Secrets", "Segreti";
+    Save => "Save", "Salva";
+    Clear => "Clear", "Rimuovi";
+    DeclaredBy => "declared by", "dichiarato da";
+    SecretsNone => "No linked tool or hook declares a secret.", "Nessuno strumento o hook collegato dichiara un segreto.";
+    SecretsNotEditable => "The engine was not started from a configuration file: set secrets in its environment.", "Il motore non è stato avviato da un file di configurazione: imposta i segreti nel suo ambiente.";
+    SourceEnvironment => "set by the environment, which wins over the panel", "impostato dall'ambiente, che prevale sul pannello";
+    SourceFile => "set in the configuration file", "impostato nel file di configurazione";
+    SourcePanel => "set in the panel", "impostato nel pannello";
     SecretSet => "set", "impostato";
     SecretUnset => "not set", "non impostato";
     Send => "Send", "Invia";

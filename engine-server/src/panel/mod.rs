@@ -9,13 +9,13 @@
 mod admin;
 mod assets;
 mod config_edit;
-mod config_file;
+mod configuration;
 mod locale;
 mod pages;
 pub(crate) mod session;
 mod views;
 
-pub use config_file::ConfigFile;
+pub use configuration::{Configuration, SecretSource};
 
 use std::sync::Arc;
 
@@ -31,10 +31,8 @@ pub(crate) struct Panel {
     pub(crate) engine: Arc<Engine>,
     /// The configuration file the tools' switches write, when the engine was started
     /// from one.
-    pub(crate) config: Option<Arc<dyn ConfigFile>>,
+    pub(crate) config: Option<Arc<dyn Configuration>>,
     pub(crate) sessions: Arc<Sessions>,
-    /// One configuration edit at a time: each reads the file the one before wrote.
-    pub(crate) edits: Arc<std::sync::Mutex<()>>,
 }
 
 /// The guarded routes: the pages and the admin API.
@@ -49,10 +47,18 @@ pub(crate) fn open_router(sessions: Arc<Sessions>, bearer: Option<Bearer>) -> Ro
 }
 
 /// `path` when it is a path of this site (where a form or a login goes next), else the
-/// panel's home: never another site's (`//host`, `/\\host`, `https://host`).
+/// panel's home: never another site's (`//host`, `/\\host`, `https://host`), and
+/// printable ASCII only (a browser drops a tab or a newline, making `/\t/host` another
+/// site's).
 pub(crate) fn local_path(path: Option<&str>) -> &str {
     match path {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => {
+        Some(path)
+            if path.starts_with('/')
+                && !path.starts_with("//")
+                && path
+                    .bytes()
+                    .all(|byte| byte.is_ascii_graphic() && byte != b'\\') =>
+        {
             path
         }
         _ => "/",
@@ -71,6 +77,10 @@ mod tests {
             "//evil.example/",
             "https://evil.example/",
             "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/ /evil.example",
+            "/caf\u{e9}",
             "evil",
         ] {
             assert_eq!(super::local_path(Some(other)), "/", "{other}");

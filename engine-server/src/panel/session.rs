@@ -25,8 +25,9 @@ use super::locale::{Locale, Text};
 use super::pages::layout;
 use crate::bearer::Bearer;
 
-/// The session cookie's name.
-const COOKIE: &str = "engine_session";
+/// The session cookie's name, before the server's port: cookies do not tell ports apart,
+/// so two engines on one host keep a session each.
+const COOKIE: &str = "engine_session_";
 /// The header a script or the panel's JavaScript sends the CSRF token in.
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
 /// The form field a page's form sends it in.
@@ -52,13 +53,30 @@ struct Entry {
     flash: Option<String>,
 }
 
+/// The most a flash message keeps: it may echo what a request sent.
+const MAX_FLASH_BYTES: usize = 1024;
+
 /// The sessions of this process (a replica's browser signs in to it again).
-#[derive(Default)]
 pub(crate) struct Sessions {
     entries: Mutex<HashMap<[u8; 32], Entry>>,
+    /// The cookie's name, for the server's port.
+    cookie: String,
 }
 
+/// A request admitted by the token (a request extension): a script's, which needs no
+/// CSRF token.
+#[derive(Clone, Copy)]
+pub(crate) struct ByToken;
+
 impl Sessions {
+    /// The sessions of the server listening on `port`.
+    pub(crate) fn new(port: u16) -> Self {
+        Self {
+            entries: Mutex::default(),
+            cookie: format!("{COOKIE}{port}"),
+        }
+    }
+
     /// A new session: its cookie's value and what handlers see.
     fn start(&self) -> (String, Session) {
         let id = random_hex();
@@ -89,7 +107,7 @@ impl Sessions {
 
     /// The session the request's cookie names, if it is one and has not ended.
     fn find(&self, headers: &HeaderMap) -> Option<Session> {
-        let id = cookie(headers, COOKIE)?;
+        let id = cookie(headers, &self.cookie)?;
         let key: [u8; 32] = Sha256::digest(id.as_bytes()).into();
         let mut entries = self.entries.lock().expect("the sessions' lock");
         let entry = entries.get_mut(&key)?;
@@ -112,8 +130,16 @@ impl Sessions {
             .remove(&session.key);
     }
 
-    /// Keeps `message` for `session`'s next page.
-    pub(crate) fn flash(&self, session: &Session, message: String) {
+    /// Keeps `message` for `session`'s next page (its first kilobyte).
+    pub(crate) fn flash(&self, session: &Session, mut message: String) {
+        if message.len() > MAX_FLASH_BYTES {
+            let mut end = MAX_FLASH_BYTES;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+            message.push('…');
+        }
         if let Some(entry) = self
             .entries
             .lock()
@@ -153,11 +179,21 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, value)| value)
 }
 
-/// A cookie of the panel's: `HttpOnly`, `SameSite=Strict`, for the whole site.
-pub(crate) fn set_cookie(name: &str, value: &str, max_age: Option<u64>) -> HeaderValue {
+/// A cookie of the panel's: `HttpOnly`, `SameSite=Strict`, for the whole site; `Secure`
+/// when the request came over https (through a proxy that says so).
+pub(crate) fn set_cookie(
+    headers: &HeaderMap,
+    name: &str,
+    value: &str,
+    max_age: Option<u64>,
+) -> HeaderValue {
     let age = max_age.map_or(String::new(), |age| format!("; Max-Age={age}"));
+    let secure = headers
+        .get("x-forwarded-proto")
+        .is_some_and(|proto| proto.as_bytes().eq_ignore_ascii_case(b"https"));
+    let secure = if secure { "; Secure" } else { "" };
     HeaderValue::from_str(&format!(
-        "{name}={value}; Path=/; HttpOnly; SameSite=Strict{age}"
+        "{name}={value}; Path=/; HttpOnly; SameSite=Strict{age}{secure}"
     ))
     .expect("a cookie of hex digits and a tag is a header value")
 }
@@ -176,10 +212,16 @@ impl Guard {
     pub(crate) async fn admit(self, mut request: Request, next: Next) -> Response {
         if let Some(bearer) = &self.bearer {
             if bearer.admits(request.headers().get(header::AUTHORIZATION)) {
+                request.extensions_mut().insert(ByToken);
                 return next.run(request).await;
             }
         }
-        if let Some(session) = self.sessions.find(request.headers()) {
+        // A session is the panel's: it opens the pages and the `/v1` API, never `/mcp`
+        // (whose clients hold the token).
+        let session = (!request.uri().path().starts_with("/mcp"))
+            .then(|| self.sessions.find(request.headers()))
+            .flatten();
+        if let Some(session) = session {
             request.extensions_mut().insert(session);
             return next.run(request).await;
         }
@@ -187,11 +229,10 @@ impl Guard {
         match &self.bearer {
             None if page => {
                 let (id, session) = self.sessions.start();
+                let cookie = set_cookie(request.headers(), &self.sessions.cookie, &id, None);
                 request.extensions_mut().insert(session);
                 let mut response = next.run(request).await;
-                response
-                    .headers_mut()
-                    .append(header::SET_COOKIE, set_cookie(COOKIE, &id, None));
+                response.headers_mut().append(header::SET_COOKIE, cookie);
                 response
             }
             None => next.run(request).await,
@@ -227,35 +268,49 @@ fn is_page(request: &Request) -> bool {
 /// has read whole already). Requests admitted by the token, or without a session,
 /// pass.
 pub(crate) async fn check_csrf(request: Request, next: Next) -> Response {
+    if is_safe(request.method()) || request.extensions().get::<ByToken>().is_some() {
+        return next.run(request).await;
+    }
     let Some(session) = request.extensions().get::<Session>().cloned() else {
-        return next.run(request).await;
-    };
-    if matches!(
-        *request.method(),
-        Method::GET | Method::HEAD | Method::OPTIONS
-    ) {
-        return next.run(request).await;
-    }
-    let matches = |token: &str| {
-        use subtle::ConstantTimeEq;
-        bool::from(token.as_bytes().ct_eq(session.csrf.as_bytes()))
-    };
-    if let Some(token) = request.headers().get(CSRF_HEADER) {
-        if token.to_str().is_ok_and(matches) {
-            return next.run(request).await;
+        // No token configured, and no session: a script on this machine, as `/mcp`
+        // serves one. A browser sends `Origin`: a page of another local port has no
+        // business changing the configuration or the knowledge without the panel's
+        // session.
+        let admin = request.uri().path().starts_with("/v1/admin/");
+        if admin && request.headers().contains_key(header::ORIGIN) {
+            return csrf_refused();
         }
-        return csrf_refused();
-    }
+        return next.run(request).await;
+    };
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
         return csrf_refused();
     };
-    let field = form_field(&parts.headers, &bytes, CSRF_FIELD).await;
-    if !field.as_deref().is_some_and(matches) {
+    if !carries_csrf(&session, &parts.headers, &bytes).await {
         return csrf_refused();
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+fn is_safe(method: &Method) -> bool {
+    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Whether a write of `session` carries its CSRF token: in the `x-csrf-token` header,
+/// else in the `csrf` field of its form.
+async fn carries_csrf(session: &Session, headers: &HeaderMap, body: &Bytes) -> bool {
+    let matches = |token: &str| {
+        use subtle::ConstantTimeEq;
+        bool::from(token.as_bytes().ct_eq(session.csrf.as_bytes()))
+    };
+    if let Some(token) = headers.get(CSRF_HEADER) {
+        return token.to_str().is_ok_and(matches);
+    }
+    form_field(headers, body, CSRF_FIELD)
+        .await
+        .as_deref()
+        .is_some_and(matches)
 }
 
 fn csrf_refused() -> Response {
@@ -363,6 +418,7 @@ fn login_page(locale: &Locale, next: &str, error: Option<&str>, status: StatusCo
 async fn login(
     State(login): State<Login>,
     locale: Locale,
+    headers: HeaderMap,
     form: Result<Form<Credentials>, axum::extract::rejection::FormRejection>,
 ) -> Response {
     let Some(bearer) = &login.bearer else {
@@ -386,10 +442,9 @@ async fn login(
         );
     }
     let (id, _) = login.sessions.start();
+    let cookie = set_cookie(&headers, &login.sessions.cookie, &id, None);
     let mut response = Redirect::to(next).into_response();
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, set_cookie(COOKIE, &id, None));
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
     response
 }
 
@@ -400,18 +455,16 @@ async fn logout(State(login): State<Login>, request: Request) -> Response {
         return Redirect::to("/login").into_response();
     };
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
         return csrf_refused();
     };
-    let token = form_field(&parts.headers, &bytes, CSRF_FIELD).await;
-    if token.as_deref() != Some(&*session.csrf) {
+    if !carries_csrf(&session, &parts.headers, &bytes).await {
         return csrf_refused();
     }
     login.sessions.end(&session);
+    let cookie = set_cookie(&parts.headers, &login.sessions.cookie, "", Some(0));
     let mut response = Redirect::to("/login").into_response();
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, set_cookie(COOKIE, "", Some(0)));
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
     response
 }
 
@@ -421,31 +474,40 @@ mod tests {
 
     #[test]
     fn a_session_is_found_by_its_cookie_and_ends() {
-        let sessions = Sessions::default();
+        let sessions = Sessions::new(8080);
         let (id, session) = sessions.start();
         let mut headers = HeaderMap::new();
         headers.insert(
             header::COOKIE,
-            HeaderValue::from_str(&format!("other=1; {COOKIE}={id}")).unwrap(),
+            HeaderValue::from_str(&format!("other=1; {COOKIE}8080={id}")).unwrap(),
         );
+        let mut other_port = HeaderMap::new();
+        other_port.insert(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("{COOKIE}8081={id}")).unwrap(),
+        );
+        assert!(sessions.find(&other_port).is_none());
         let found = sessions.find(&headers).expect("the session");
         assert_eq!(found.csrf, session.csrf);
         sessions.flash(&found, "done".into());
         assert_eq!(sessions.take_flash(&found).as_deref(), Some("done"));
+        sessions.flash(&found, "é".repeat(MAX_FLASH_BYTES));
+        let long = sessions.take_flash(&found).unwrap();
+        assert!(long.len() <= MAX_FLASH_BYTES + '…'.len_utf8() && long.ends_with('…'));
         assert_eq!(sessions.take_flash(&found), None);
         sessions.end(&found);
         assert!(sessions.find(&headers).is_none());
         let mut forged = HeaderMap::new();
         forged.insert(
             header::COOKIE,
-            HeaderValue::from_str(&format!("{COOKIE}={}", random_hex())).unwrap(),
+            HeaderValue::from_str(&format!("{COOKIE}8080={}", random_hex())).unwrap(),
         );
         assert!(sessions.find(&forged).is_none());
     }
 
     #[test]
     fn sessions_past_the_bound_end_the_least_recently_used() {
-        let sessions = Sessions::default();
+        let sessions = Sessions::new(8080);
         let (first, _) = sessions.start();
         for _ in 0..MAX_SESSIONS {
             sessions.start();
@@ -453,7 +515,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(
             header::COOKIE,
-            HeaderValue::from_str(&format!("{COOKIE}={first}")).unwrap(),
+            HeaderValue::from_str(&format!("{COOKIE}8080={first}")).unwrap(),
         );
         assert!(sessions.find(&headers).is_none());
         assert_eq!(sessions.entries.lock().unwrap().len(), MAX_SESSIONS);

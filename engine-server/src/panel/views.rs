@@ -8,6 +8,7 @@ use plugin_sdk::secrets::SecretKind;
 use serde::Serialize;
 
 use super::locale::Locale;
+use super::SecretSource;
 
 /// An agent, as the panel's menu lists it.
 #[derive(Serialize)]
@@ -221,6 +222,84 @@ pub(crate) fn agent_tools(
         editable,
         plugins,
         hooks,
+    }
+}
+
+/// The secrets the linked tools and hooks declare, as fields of an agent's
+/// configuration (seed 003's requiredSecrets panel); their values are never shown.
+#[derive(Serialize)]
+pub(crate) struct AgentSecrets {
+    pub(crate) agent: String,
+    pub(crate) locale: String,
+    /// Whether the panel can set them (the engine was started from a configuration file).
+    pub(crate) editable: bool,
+    pub(crate) secrets: Vec<SecretField>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct SecretField {
+    pub(crate) key: &'static str,
+    pub(crate) label: &'static str,
+    pub(crate) description: &'static str,
+    /// `password` (masked), `text` or `select`.
+    pub(crate) kind: &'static str,
+    /// A `select`'s choices, as written.
+    pub(crate) choices: &'static [&'static str],
+    /// The tools and hooks that declare it.
+    pub(crate) declared_by: Vec<String>,
+    /// Where its value comes from now.
+    pub(crate) source: SecretSource,
+}
+
+/// Every secret key the linked tools and hooks declare, once each (the first
+/// declaration's label), with who declares it; `source` says where the agent's value
+/// comes from.
+pub(crate) fn agent_secrets(
+    engine: &Engine,
+    agent: &Agent,
+    locale: &Locale,
+    editable: bool,
+    source: impl Fn(&str) -> SecretSource,
+) -> AgentSecrets {
+    let tag = locale.tag();
+    let tools = engine.tools().iter().flat_map(|tool| {
+        tool.descriptor()
+            .secret_specs()
+            .map(move |spec| (tool.id(), spec))
+    });
+    let hooks = Event::ALL.iter().flat_map(|&event| {
+        engine.hooks(event).iter().flat_map(|hook| {
+            hook.descriptor()
+                .secret_specs()
+                .map(move |spec| (hook.id(), spec))
+        })
+    });
+    let mut secrets: Vec<SecretField> = Vec::new();
+    for (owner, spec) in tools.chain(hooks) {
+        if let Some(field) = secrets.iter_mut().find(|field| field.key == spec.key) {
+            if !field.declared_by.iter().any(|id| id == owner) {
+                field.declared_by.push(owner.to_owned());
+            }
+            continue;
+        }
+        secrets.push(SecretField {
+            key: spec.key,
+            label: spec.label.resolve(tag),
+            description: spec.description.resolve(tag),
+            kind: spec.kind.as_str(),
+            choices: match spec.kind {
+                SecretKind::Select(choices) => choices,
+                _ => &[],
+            },
+            declared_by: vec![owner.to_owned()],
+            source: source(spec.key),
+        });
+    }
+    AgentSecrets {
+        agent: agent.name().to_owned(),
+        locale: tag.to_owned(),
+        editable,
+        secrets,
     }
 }
 

@@ -8,10 +8,14 @@ use std::sync::{Arc, Mutex};
 use plugin_sdk::engine::BoxFuture;
 
 use engine_core::conversation::Message;
+use engine_core::provider::Usage;
 use engine_core::stores::conversations::{
     a_gap, bodies, not_this_turns, parse_message, ConversationStore, Owner, TurnLease,
 };
-use engine_core::stores::{ActionRecord, ActionState, ConversationError, TurnRecord};
+use engine_core::stores::{
+    ActionRecord, ActionState, ConversationError, ConversationPage, ConversationSummary,
+    RecentCursor, TurnRecord,
+};
 use engine_core::TurnSummary;
 
 use crate::holder::Holder;
@@ -362,14 +366,18 @@ impl ConversationStore for SqliteConversations {
             blocking(connection, move |connection| {
                 let mut statement = connection
                     .prepare_cached(
-                        "SELECT stop, cost_usd, model_requests FROM turns
-                         WHERE conversation = ?1 ORDER BY rowid",
+                        "SELECT stop, cost_usd, model_requests, input_tokens, output_tokens
+                         FROM turns WHERE conversation = ?1 ORDER BY rowid",
                     )
                     .map_err(sql)?;
                 let rows = statement
                     .query_map([&conversation], |row| {
                         Ok(TurnRecord {
                             stop: row.get(0)?,
+                            usage: Usage {
+                                input_tokens: row.get::<_, i64>(3)? as u64,
+                                output_tokens: row.get::<_, i64>(4)? as u64,
+                            },
                             cost_usd: row.get(1)?,
                             model_requests: row.get(2)?,
                             replica: None,
@@ -489,6 +497,66 @@ impl ConversationStore for SqliteConversations {
                     })
                     .map_err(sql)?;
                 rows.map(|row| row.map_err(sql)).collect()
+            })
+            .await
+        })
+    }
+
+    fn recent<'a>(
+        &'a self,
+        agent: &'a str,
+        limit: usize,
+        after: Option<&'a RecentCursor>,
+    ) -> BoxFuture<'a, Result<ConversationPage, ConversationError>> {
+        let connection = &self.database;
+        Box::pin(async move {
+            let agent = agent.to_owned();
+            // No cursor reads from the top: after every turn, before every id.
+            let (turn, id) = after.map_or((i64::MAX, String::new()), |after| {
+                (after.turn, after.id.clone())
+            });
+            blocking(connection, move |connection| {
+                // A turn's rowid is the order it was recorded in; ids compared as bytes.
+                let mut statement = connection
+                    .prepare_cached(
+                        "SELECT conversation, subscriber, last, turns, messages, cost FROM (
+                             SELECT o.conversation, o.subscriber,
+                                 COALESCE((SELECT MAX(rowid) FROM turns t
+                                           WHERE t.conversation = o.conversation), 0) AS last,
+                                 (SELECT COUNT(*) FROM turns t
+                                  WHERE t.conversation = o.conversation) AS turns,
+                                 (SELECT COUNT(*) FROM messages m
+                                  WHERE m.conversation = o.conversation) AS messages,
+                                 COALESCE((SELECT SUM(cost_usd) FROM turns t
+                                           WHERE t.conversation = o.conversation), 0.0) AS cost
+                             FROM owners o WHERE o.agent = ?1
+                         )
+                         WHERE last < ?2 OR (last = ?2 AND conversation > ?3)
+                         ORDER BY last DESC, conversation ASC
+                         LIMIT ?4",
+                    )
+                    .map_err(sql)?;
+                let rows = statement
+                    .query_map(
+                        rusqlite::params![agent, turn, id, (limit + 1) as i64],
+                        |row| {
+                            Ok((
+                                row.get::<_, i64>(2)?,
+                                ConversationSummary {
+                                    id: row.get(0)?,
+                                    subscriber: row.get(1)?,
+                                    turns: row.get(3)?,
+                                    messages: row.get(4)?,
+                                    cost_usd: row.get(5)?,
+                                },
+                            ))
+                        },
+                    )
+                    .map_err(sql)?;
+                let rows = rows
+                    .map(|row| row.map_err(sql))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(ConversationPage::rows(rows, limit))
             })
             .await
         })

@@ -29,6 +29,7 @@ pub(super) fn create(connection: &rusqlite::Connection) -> Result<(), Conversati
                      agent TEXT NOT NULL,
                      subscriber TEXT NOT NULL
                  ) WITHOUT ROWID;
+                 CREATE INDEX IF NOT EXISTS owners_by_agent ON owners (agent);
                  CREATE TABLE IF NOT EXISTS states (
                      conversation TEXT PRIMARY KEY,
                      body TEXT NOT NULL

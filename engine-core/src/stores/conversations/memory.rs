@@ -5,7 +5,10 @@ use std::sync::{Mutex, MutexGuard};
 
 use plugin_sdk::engine::BoxFuture;
 
-use super::{a_gap, not_this_turns, ConversationStore, Owner, TurnLease};
+use super::{
+    a_gap, not_this_turns, ConversationPage, ConversationStore, ConversationSummary, Owner,
+    RecentCursor, TurnLease,
+};
 use crate::conversation::Message;
 use crate::outcome::TurnSummary;
 use crate::stores::records::{ActionRecord, ActionState, ConversationError, TurnRecord};
@@ -23,6 +26,9 @@ struct Held {
     messages: HashMap<String, Vec<Message>>,
     owners: HashMap<String, Owner>,
     turns: HashMap<String, Vec<TurnRecord>>,
+    /// The order of each conversation's last recorded turn (the listing's), from 1.
+    last_turn: HashMap<String, i64>,
+    turns_recorded: i64,
     states: HashMap<String, String>,
     actions: Vec<(String, ActionRecord)>,
 }
@@ -130,10 +136,14 @@ impl ConversationStore for MemoryConversations {
                 .or_default()
                 .push(TurnRecord {
                     stop: serde_json::to_string(&summary.stop).expect("a stop serializes"),
+                    usage: summary.usage,
                     cost_usd: summary.cost_usd,
                     model_requests: summary.model_requests,
                     replica: None,
                 });
+            held.turns_recorded += 1;
+            let order = held.turns_recorded;
+            held.last_turn.insert(conversation.clone(), order);
             held.states.insert(conversation, state);
         }
         ready(Ok(()))
@@ -219,5 +229,38 @@ impl ConversationStore for MemoryConversations {
             .map(|(_, record)| record.clone())
             .collect();
         ready(Ok(actions))
+    }
+
+    fn recent<'a>(
+        &'a self,
+        agent: &'a str,
+        limit: usize,
+        after: Option<&'a RecentCursor>,
+    ) -> BoxFuture<'a, Result<ConversationPage, ConversationError>> {
+        let held = self.held();
+        let mut rows: Vec<(i64, ConversationSummary)> = held
+            .owners
+            .iter()
+            .filter(|(_, owner)| owner.agent == agent)
+            .map(|(id, owner)| {
+                let turns = held.turns.get(id).map_or(&[][..], Vec::as_slice);
+                let summary = ConversationSummary {
+                    id: id.clone(),
+                    subscriber: owner.subscriber.clone(),
+                    turns: turns.len() as u32,
+                    messages: held.messages.get(id).map_or(0, Vec::len) as u32,
+                    cost_usd: turns.iter().map(|turn| turn.cost_usd).sum(),
+                };
+                (held.last_turn.get(id).copied().unwrap_or(0), summary)
+            })
+            .filter(|(turn, summary)| {
+                after.is_none_or(|after| {
+                    *turn < after.turn || (*turn == after.turn && summary.id > after.id)
+                })
+            })
+            .collect();
+        rows.sort_by(|(a, first), (b, second)| b.cmp(a).then_with(|| first.id.cmp(&second.id)));
+        rows.truncate(limit + 1);
+        ready(Ok(ConversationPage::rows(rows, limit)))
     }
 }

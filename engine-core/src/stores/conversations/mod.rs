@@ -30,6 +30,69 @@ pub struct Owner {
     pub subscriber: String,
 }
 
+/// A conversation as an agent's listing shows it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ConversationSummary {
+    /// Its id.
+    pub id: String,
+    /// The end user it is for.
+    pub subscriber: String,
+    /// How many turns it recorded.
+    pub turns: u32,
+    /// How many messages it holds.
+    pub messages: u32,
+    /// What its turns cost, in US dollars.
+    pub cost_usd: f64,
+}
+
+/// A page of an agent's conversations, the one whose last turn was recorded most
+/// recently first (those without a recorded turn last, by id), and where the next page
+/// starts when there may be one.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ConversationPage {
+    /// The conversations.
+    pub conversations: Vec<ConversationSummary>,
+    /// The cursor of the next page, or `None` after the last.
+    pub next: Option<RecentCursor>,
+}
+
+/// Where a listing of conversations goes on: after the conversation `id`, whose last
+/// turn was the store's `turn`-th (0: none recorded). Opaque to clients, as text
+/// (`turn:id`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecentCursor {
+    /// The store's order of the conversation's last recorded turn (0: none).
+    pub turn: i64,
+    /// The conversation's id.
+    pub id: String,
+}
+
+impl RecentCursor {
+    /// The cursor a client sent back, or `None` when it is not one.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (turn, id) = text.split_once(':')?;
+        Some(Self {
+            turn: turn.parse().ok().filter(|turn: &i64| *turn >= 0)?,
+            id: id.to_owned(),
+        })
+    }
+}
+
+impl std::fmt::Display for RecentCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.turn, self.id)
+    }
+}
+
+impl serde::Serialize for RecentCursor {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The most conversations a page of a listing holds, however many are asked.
+pub const MAX_CONVERSATIONS_PAGE: usize = 200;
+
 /// A store of conversations: what a backend implements. This workspace's backends run
 /// the kernel's store suite (`engine-core/tests/stores`); another backend should too.
 ///
@@ -144,6 +207,45 @@ pub trait ConversationStore: Send + Sync + 'static {
         &'a self,
         conversation: &'a str,
     ) -> BoxFuture<'a, Result<Vec<ActionRecord>, ConversationError>>;
+
+    /// `agent`'s conversations, as [`ConversationPage`] orders them, after `after`, at
+    /// most `limit` (at most [`MAX_CONVERSATIONS_PAGE`]). [`ConversationPage::rows`]
+    /// makes the page from a read of one more. A store of an engine's own that leaves
+    /// it out answers that it does not list conversations.
+    fn recent<'a>(
+        &'a self,
+        agent: &'a str,
+        limit: usize,
+        after: Option<&'a RecentCursor>,
+    ) -> BoxFuture<'a, Result<ConversationPage, ConversationError>> {
+        let _ = (agent, limit, after);
+        Box::pin(async {
+            Err(ConversationError(
+                "this conversation store does not list conversations".to_owned(),
+            ))
+        })
+    }
+}
+
+impl ConversationPage {
+    /// The page of at most `limit` conversations from `fetched` (each with the order of
+    /// its last turn), read in order asking for one more than `limit`: when that one
+    /// came, there is a next page.
+    pub fn rows(mut fetched: Vec<(i64, ConversationSummary)>, limit: usize) -> Self {
+        let next = (fetched.len() > limit)
+            .then(|| {
+                fetched.truncate(limit);
+                fetched.last().map(|(turn, last)| RecentCursor {
+                    turn: *turn,
+                    id: last.id.clone(),
+                })
+            })
+            .flatten();
+        Self {
+            conversations: fetched.into_iter().map(|(_, summary)| summary).collect(),
+            next,
+        }
+    }
 }
 
 /// A turn's hold on its conversation, from [`ConversationStore::begin_turn`] to its end.
@@ -379,6 +481,24 @@ impl Conversations {
         conversation: &str,
     ) -> Result<Vec<ActionRecord>, ConversationError> {
         self.store.actions(conversation).await
+    }
+
+    /// Whose `conversation` is, if anyone's.
+    pub async fn owner(&self, conversation: &str) -> Result<Option<Owner>, ConversationError> {
+        self.store.owner(conversation).await
+    }
+
+    /// `agent`'s conversations, the most recently active first, a page at a time (see
+    /// [`ConversationStore::recent`]); a limit of 0 answers one.
+    pub async fn recent(
+        &self,
+        agent: &str,
+        limit: usize,
+        after: Option<&RecentCursor>,
+    ) -> Result<ConversationPage, ConversationError> {
+        self.store
+            .recent(agent, limit.clamp(1, MAX_CONVERSATIONS_PAGE), after)
+            .await
     }
 }
 

@@ -336,3 +336,81 @@ pub async fn an_artifact_is_taken_once_and_only_in_its_conversation(stores: Stor
     let unknown = ArtifactHandle::new("0".repeat(32));
     assert_eq!(store.take("c1", &unknown).await.unwrap(), None);
 }
+
+/// One recorded turn of `conversation` costing `cost_usd`, storing `messages` from `at`.
+async fn a_turn(
+    store: &Conversations,
+    conversation: &str,
+    at: usize,
+    messages: &[Message],
+    cost_usd: f64,
+) {
+    let mut lease = store.begin_turn(conversation).await.unwrap().unwrap();
+    store.append(&mut lease, at, messages).await.unwrap();
+    store
+        .end_turn(lease, Some((&answered(cost_usd), "{}".to_owned())))
+        .await
+        .unwrap();
+}
+
+pub async fn an_agents_conversations_are_listed_most_recently_active_first_a_page_at_a_time(
+    stores: Stores,
+) {
+    let store = &stores.conversations;
+    // Agents of the test's own: the store may hold other tests' conversations.
+    let (agent, other) = (unique("agent"), unique("other"));
+    let ids: Vec<String> = (0..4).map(|n| unique(&format!("c{n}"))).collect();
+    for id in &ids {
+        store.claim(id, &agent, "ada").await.unwrap();
+    }
+    let theirs = unique("c");
+    store.claim(&theirs, &other, "bob").await.unwrap();
+    a_turn(store, &theirs, 0, &[Message::user("hi")], 1.0).await;
+    // c0 first, c1 twice, c2 last; c3 has no turn.
+    a_turn(
+        store,
+        &ids[0],
+        0,
+        &[Message::user("a"), calling("call_0")],
+        0.25,
+    )
+    .await;
+    a_turn(store, &ids[1], 0, &[Message::user("b")], 0.5).await;
+    a_turn(store, &ids[2], 0, &[Message::user("c")], 0.125).await;
+    a_turn(store, &ids[1], 1, &[Message::user("b again")], 0.5).await;
+
+    let first = store.recent(&agent, 2, None).await.unwrap();
+    let listed: Vec<&str> = first.conversations.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(listed, [ids[1].as_str(), ids[2].as_str()]);
+    let busiest = &first.conversations[0];
+    assert_eq!(
+        (
+            busiest.subscriber.as_str(),
+            busiest.turns,
+            busiest.messages,
+            busiest.cost_usd
+        ),
+        ("ada", 2, 2, 1.0)
+    );
+    let next = first.next.clone().expect("more follow");
+    // The cursor travels as text and comes back the same.
+    let next = engine_core::stores::RecentCursor::parse(&next.to_string()).unwrap();
+    let second = store.recent(&agent, 2, Some(&next)).await.unwrap();
+    let listed: Vec<&str> = second.conversations.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(listed, [ids[0].as_str(), ids[3].as_str()]);
+    assert_eq!(second.conversations[0].messages, 2);
+    assert_eq!(second.conversations[1].turns, 0);
+    let last = store.recent(&agent, 2, second.next.as_ref()).await.unwrap();
+    assert!(
+        last.conversations.is_empty() || second.next.is_none(),
+        "nothing past the last: {last:?}"
+    );
+    let theirs_listed = store.recent(&other, 10, None).await.unwrap();
+    let listed: Vec<&str> = theirs_listed
+        .conversations
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(listed, [theirs.as_str()]);
+    assert_eq!(theirs_listed.next, None);
+}

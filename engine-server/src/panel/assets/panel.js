@@ -14,7 +14,7 @@ function live(main) {
       const answer = await fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } });
       const text = await answer.text();
       if (last !== null && text !== last) {
-        const page = await fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html" } });
+        const page = await fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html", "x-panel-refresh": "1" } });
         const fresh = new DOMParser().parseFromString(await page.text(), "text/html").querySelector("main");
         if (fresh) main.innerHTML = fresh.innerHTML;
       }
@@ -79,7 +79,7 @@ function chat(form) {
         add("div", "error", event.message);
         break;
       case "done":
-        add("div", "dim done", `${event.stop?.reason ?? event.stop} · ${event.model_requests} requests · $${event.cost_usd.toFixed(4)}`);
+        add("div", "dim done", `${event.stop?.reason ?? event.stop} · ${event.model_requests} requests · $${(event.cost_usd ?? 0).toFixed(4)}`);
         break;
     }
   };

@@ -31,6 +31,8 @@ pub(crate) enum Section {
     Tools,
     Chat,
     Knowledge,
+    Secrets,
+    Conversations,
     Extensions,
 }
 
@@ -62,7 +64,11 @@ impl Frame<'_> {
                         span.agent {
                             strong { (agent.name) } " "
                             (link(&agent.name, Section::Tools, "tools", Text::Tools)) " "
-                            @if agent.runs_turns { (link(&agent.name, Section::Chat, "chat", Text::Chat)) " " }
+                            (link(&agent.name, Section::Secrets, "secrets", Text::Secrets)) " "
+                            @if agent.runs_turns {
+                                (link(&agent.name, Section::Chat, "chat", Text::Chat)) " "
+                                (link(&agent.name, Section::Conversations, "conversations", Text::Conversations)) " "
+                            }
                             @if agent.knowledge { (link(&agent.name, Section::Knowledge, "knowledge", Text::Knowledge)) }
                         }
                     }

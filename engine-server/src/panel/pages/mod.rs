@@ -5,21 +5,29 @@
 pub(crate) mod layout;
 
 mod chat;
+mod conversations;
 mod extensions;
 mod knowledge;
+mod secrets;
 mod tools;
 
 use axum::extract::{Path, Query, State};
-use axum::http::Uri;
+use axum::http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::{Extension, Router};
 
-use super::admin::{knowledge_page, KnowledgeQuery};
+use super::admin::{
+    conversations_page, history, knowledge_page, secrets_view, ConversationsQuery, HistoryQuery,
+    KnowledgeQuery,
+};
 use super::locale::{self, Locale};
 use super::session::Session;
 use super::{views, Panel};
 use layout::{segment, Frame, Section};
+
+/// The header the panel's script sends when it fetches a page again to follow a change.
+const REFRESH_HEADER: &str = "x-panel-refresh";
 
 pub(crate) fn router() -> Router<Panel> {
     Router::new()
@@ -29,10 +37,19 @@ pub(crate) fn router() -> Router<Panel> {
         .route("/agents/{agent}/tools", get(tools_page))
         .route("/agents/{agent}/chat", get(chat_page))
         .route("/agents/{agent}/knowledge", get(knowledge_page_html))
+        .route("/agents/{agent}/secrets", get(secrets_page))
+        .route(
+            "/agents/{agent}/conversations",
+            get(conversations_page_html),
+        )
+        .route("/agents/{agent}/conversations/{id}", get(history_page))
 }
 
 /// What a page handler is given: the panel, the reader, the session, where it is.
 struct Asked {
+    /// Whether the panel's script asked for the page again to follow a change: the
+    /// session's message is then left for the page the person asks for.
+    refresh: bool,
     panel: Panel,
     locale: Locale,
     session: Option<Session>,
@@ -41,9 +58,16 @@ struct Asked {
 }
 
 impl Asked {
-    fn new(panel: Panel, locale: Locale, session: Option<Extension<Session>>, uri: &Uri) -> Self {
+    fn new(
+        panel: Panel,
+        locale: Locale,
+        session: Option<Extension<Session>>,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Self {
         let agents = views::agents(&panel.engine);
         Self {
+            refresh: headers.contains_key(REFRESH_HEADER),
             panel,
             locale,
             session: session.map(|Extension(session)| session),
@@ -62,6 +86,7 @@ impl Asked {
             flash: self
                 .session
                 .as_ref()
+                .filter(|_| !self.refresh)
                 .and_then(|session| self.panel.sessions.take_flash(session)),
             agents: &self.agents,
             current,
@@ -95,8 +120,9 @@ async fn tools_page(
     locale: Locale,
     session: Option<Extension<Session>>,
     uri: Uri,
+    headers: HeaderMap,
 ) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri);
+    let asked = Asked::new(panel, locale, session, &uri, &headers);
     let Some(found) = asked.panel.engine.agent(&agent) else {
         return asked.no_agent(&agent);
     };
@@ -115,8 +141,9 @@ async fn chat_page(
     locale: Locale,
     session: Option<Extension<Session>>,
     uri: Uri,
+    headers: HeaderMap,
 ) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri);
+    let asked = Asked::new(panel, locale, session, &uri, &headers);
     let Some(found) = asked.panel.engine.agent(&agent) else {
         return asked.no_agent(&agent);
     };
@@ -134,8 +161,9 @@ async fn knowledge_page_html(
     locale: Locale,
     session: Option<Extension<Session>>,
     uri: Uri,
+    headers: HeaderMap,
 ) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri);
+    let asked = Asked::new(panel, locale, session, &uri, &headers);
     if asked.panel.engine.agent(&agent).is_none() {
         return asked.no_agent(&agent);
     }
@@ -150,13 +178,81 @@ async fn knowledge_page_html(
     )
 }
 
+async fn secrets_page(
+    State(panel): State<Panel>,
+    Path(agent): Path<String>,
+    locale: Locale,
+    session: Option<Extension<Session>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let asked = Asked::new(panel, locale, session, &uri, &headers);
+    match secrets_view(&asked.panel, &agent, asked.locale.clone()).await {
+        Some(view) => secrets::render(&asked.frame(Some((&agent, Section::Secrets))), &view),
+        None => asked.no_agent(&agent),
+    }
+}
+
+async fn conversations_page_html(
+    State(panel): State<Panel>,
+    Path(agent): Path<String>,
+    Query(query): Query<ConversationsQuery>,
+    locale: Locale,
+    session: Option<Extension<Session>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let asked = Asked::new(panel, locale, session, &uri, &headers);
+    if asked.panel.engine.agent(&agent).is_none() {
+        return asked.no_agent(&agent);
+    }
+    let page = conversations_page(&asked.panel, &agent, &query)
+        .await
+        .map_err(|(_, message)| message);
+    conversations::list(
+        &asked.frame(Some((&agent, Section::Conversations))),
+        &agent,
+        page,
+    )
+}
+
+async fn history_page(
+    State(panel): State<Panel>,
+    Path((agent, id)): Path<(String, String)>,
+    Query(query): Query<HistoryQuery>,
+    locale: Locale,
+    session: Option<Extension<Session>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let asked = Asked::new(panel, locale, session, &uri, &headers);
+    if asked.panel.engine.agent(&agent).is_none() {
+        return asked.no_agent(&agent);
+    }
+    let found = history(&asked.panel, &agent, &id, &query)
+        .await
+        .map_err(|(_, message)| message);
+    let limit = query
+        .limit
+        .unwrap_or(100)
+        .clamp(1, super::admin::MAX_MESSAGES_PAGE);
+    conversations::history(
+        &asked.frame(Some((&agent, Section::Conversations))),
+        &agent,
+        &id,
+        found,
+        limit,
+    )
+}
+
 async fn extensions_page(
     State(panel): State<Panel>,
     locale: Locale,
     session: Option<Extension<Session>>,
     uri: Uri,
+    headers: HeaderMap,
 ) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri);
+    let asked = Asked::new(panel, locale, session, &uri, &headers);
     let status = crate::extensions::status(&asked.panel.engine);
     extensions::render(&asked.frame(Some(("", Section::Extensions))), &status)
 }

@@ -11,6 +11,22 @@ use test_support::llmock::Llmock;
 
 use super::turn_setup::{serve, Setup};
 
+/// `engine serve` for `setup`'s agent `bot` with the token and `env`; answers the server
+/// and its authority.
+fn serve_with_env(setup: &Setup, env: &[(&str, &str)]) -> (test_support::mcp::Served, String) {
+    let mut env = env.to_vec();
+    env.push(("ENGINE_MCP_TOKEN", TOKEN));
+    let config = setup.config();
+    let args = ["--config", config.to_str().unwrap(), "--agent", "bot"];
+    let (served, url) =
+        test_support::mcp::serve_with_env(env!("CARGO_BIN_EXE_engine"), &args, &env);
+    let authority = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    (served, authority)
+}
+
 const TOKEN: &str = "panel-token-long-enough-for-the-engine-0123456789";
 
 /// The agent `bot` on llmock, with a knowledge base, and a configuration file with
@@ -285,5 +301,126 @@ fn a_knowledge_document_is_uploaded_found_and_deleted() {
     assert_eq!(seen["found"], json!(["harbour-notes.md"]), "{seen}");
     assert_eq!(seen["deleted_flash"], "deleted harbour-notes.md", "{seen}");
     assert_eq!(seen["left"], json!([]), "{seen}");
+    drop(served);
+}
+
+#[test]
+fn a_secret_set_in_the_panel_is_write_only_equips_its_tool_and_the_environment_still_wins() {
+    let mock = Llmock::start();
+    let setup = setup("secret", &mock);
+    let value = "crm-book-path-set-in-the-browser-0451";
+    let (served, authority) = serve_with_env(
+        &setup,
+        &[(
+            "ENGINE_SECRET__bot__crm_api_key",
+            "from-the-environment-0001",
+        )],
+    );
+    let seen = browse(
+        "secret",
+        &authority,
+        json!({ "key": "crm_book", "env_key": "crm_api_key", "value": value, "tool": "contacts:log_contact" }),
+    );
+    assert_eq!(seen["kind"], "password", "{seen}");
+    assert_eq!(seen["environment"]["source"], "environment", "{seen}");
+    assert!(
+        seen["environment"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("wins over the panel"),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["flash"], "saved crm_book for bot; it is not shown again",
+        "{seen}"
+    );
+    assert_eq!(
+        seen["after"],
+        json!({ "source": "panel", "field_value": "" }),
+        "{seen}"
+    );
+    assert_eq!(seen["value_in_a_page"], false, "{seen}");
+    assert_eq!(seen["tool_state"], "equipped", "{seen}");
+    // Kept in a file only the engine's user reads, under the data directory; never in
+    // the configuration file.
+    let kept = setup.dir.join("data/panel-secrets.json");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&kept).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&kept).unwrap().contains(value));
+    assert!(!std::fs::read_to_string(setup.config())
+        .unwrap()
+        .contains(value));
+    // `engine tools`, a process of its own, reads it too; the value is in no log line.
+    assert!(equipped(&setup.config())
+        .iter()
+        .any(|id| id == "contacts:log_contact"));
+    let logged = served.stop();
+    assert!(!logged.contains(value), "{logged}");
+}
+
+#[test]
+fn a_conversation_of_a_thousand_messages_is_served_a_page_at_a_time() {
+    use engine_core::conversation::Message;
+    let mock = Llmock::start();
+    let setup = setup("long", &mock);
+    // A thousand messages, stored as the engine stores a turn's.
+    let store =
+        engine_sqlite::open_conversations(&setup.dir.join("data/conversations.sqlite")).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        store.claim("long-one", "bot", "ada").await.unwrap();
+        let messages: Vec<Message> = (0..1000)
+            .map(|n| Message::user(format!("message {n}")))
+            .collect();
+        let mut lease = store.begin_turn("long-one").await.unwrap().unwrap();
+        store.append(&mut lease, 0, &messages).await.unwrap();
+        store.end_turn(lease, None).await.unwrap();
+    });
+    drop(store);
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let get = |path: &str| {
+        use std::io::Read as _;
+        let mut answer = String::new();
+        super::turn_setup::send(&authority, "GET", path, "", Some(TOKEN))
+            .read_to_string(&mut answer)
+            .unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        body.to_owned()
+    };
+    let last: Value =
+        serde_json::from_str(&get("/v1/admin/agents/bot/conversations/long-one")).unwrap();
+    assert_eq!(
+        (last["total"].as_u64(), last["offset"].as_u64()),
+        (Some(1000), Some(900))
+    );
+    let texts: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        (texts.len(), texts[0], texts[99]),
+        (100, "message 900", "message 999")
+    );
+    let first: Value = serde_json::from_str(&get(
+        "/v1/admin/agents/bot/conversations/long-one?offset=0&limit=10",
+    ))
+    .unwrap();
+    assert_eq!(first["messages"][9]["content"], "message 9");
+    // The page shows one page of it, with the way to the page before.
+    let page = get("/agents/bot/conversations/long-one");
+    assert_eq!(page.matches("<div class=\"user\">").count(), 100);
+    assert!(
+        page.contains("?offset=800&amp;limit=100"),
+        "the link to the older page"
+    );
+    let listed: Value = serde_json::from_str(&get("/v1/admin/agents/bot/conversations")).unwrap();
+    assert_eq!(listed["conversations"][0]["messages"], 1000);
     drop(served);
 }

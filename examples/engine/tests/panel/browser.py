@@ -155,6 +155,27 @@ def chat(driver, plan):
     }
 
 
+def conversations(driver, plan):
+    sign_in(driver, plan)
+    driver.get(plan["base"] + "/agents/bot/conversations")
+    row = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "tr.conversation")))
+    listed = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+    row.find_element(By.TAG_NAME, "a").click()
+    wait(driver).until(seen.presence_of_element_located((By.ID, "history")))
+    calls = driver.find_elements(By.CSS_SELECTOR, "#history details.activity")
+    collapsed = all(call.get_attribute("open") is None for call in calls)
+    turns = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "tr.turn")]
+    driver.save_screenshot(plan["screenshot"])
+    return {
+        "listed": listed,
+        "users": [node.text for node in driver.find_elements(By.CSS_SELECTOR, "#history .user")],
+        "replies": [node.text for node in driver.find_elements(By.CSS_SELECTOR, "#history .reply")],
+        "activity": [call.find_element(By.CSS_SELECTOR, "summary").text for call in calls],
+        "collapsed": collapsed,
+        "turns": turns,
+    }
+
+
 def knowledge(driver, plan):
     sign_in(driver, plan)
     page = plan["base"] + "/agents/bot/knowledge"
@@ -181,6 +202,35 @@ def knowledge(driver, plan):
     return {"uploaded": uploaded, "found": found, "deleted_flash": flash, "left": left}
 
 
+def secret(driver, plan):
+    sign_in(driver, plan)
+    driver.get(plan["base"] + "/agents/bot/secrets")
+    section = f'section.secret[data-key="{plan["key"]}"]'
+    wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, section)))
+    field = driver.find_element(By.CSS_SELECTOR, section + ' [name="value"]')
+    kind = field.get_attribute("type")
+    environment = driver.find_element(By.CSS_SELECTOR, f'section.secret[data-key="{plan["env_key"]}"]')
+    environment_said = {"source": environment.get_attribute("data-source"), "text": environment.find_element(By.CSS_SELECTOR, ".tag").text}
+    field.send_keys(plan["value"])
+    field.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
+    flash = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.flash"))).text
+    after = driver.find_element(By.CSS_SELECTOR, section)
+    shown_after = {"source": after.get_attribute("data-source"), "field_value": after.find_element(By.CSS_SELECTOR, '[name="value"]').get_attribute("value")}
+    driver.save_screenshot(plan["screenshot"])
+    secrets_page = driver.page_source
+    driver.get(plan["base"] + "/agents/bot/tools")
+    row = f'tr.tool[data-tool="{plan["tool"]}"]'
+    state = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, row + " td.state"))).text
+    return {
+        "kind": kind,
+        "environment": environment_said,
+        "flash": flash,
+        "after": shown_after,
+        "value_in_a_page": plan["value"] in secrets_page or plan["value"] in driver.page_source,
+        "tool_state": state,
+    }
+
+
 SCENARIOS = {
     "login": login,
     "tools": tools,
@@ -188,6 +238,8 @@ SCENARIOS = {
     "extension_error": extension_error,
     "chat": chat,
     "knowledge": knowledge,
+    "secret": secret,
+    "conversations": conversations,
 }
 
 
