@@ -22,6 +22,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[doc = include_str!("../docs/admin-api.md")]
+pub mod admin_api {}
+
 mod bearer;
 mod body_deadline;
 mod channels;

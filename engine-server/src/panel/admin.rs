@@ -31,8 +31,7 @@ pub(crate) const PAGE: usize = 50;
 pub(crate) fn router() -> Router<Panel> {
     Router::new()
         .route("/v1/admin/agents", get(agents))
-        .route("/v1/admin/agents/{agent}/tools", get(tools))
-        .route("/v1/admin/agents/{agent}/tools/{tool}", post(switch))
+        .route("/v1/admin/agents/{agent}/tools", get(tools).post(switch))
         .route("/v1/admin/agents/{agent}/secrets", get(secrets))
         .route("/v1/admin/agents/{agent}/secrets/{key}", post(set_secret))
         .route("/v1/admin/agents/{agent}/conversations", get(conversations))
@@ -151,22 +150,50 @@ async fn tools(State(panel): State<Panel>, Path(agent): Path<String>, locale: Lo
     }
 }
 
+/// What `POST /v1/admin/agents/{agent}/tools` takes: `{"tool", "enabled"}` in JSON; a
+/// page's form sends the button pressed, `enable=<id>` or `disable=<id>` (one form for
+/// the page's every switch keeps a page of a thousand tools light).
 #[derive(Deserialize)]
 struct Switch {
-    enabled: bool,
+    #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
+    enabled: Option<bool>,
+    #[serde(default)]
+    enable: Option<String>,
+    #[serde(default)]
+    disable: Option<String>,
 }
 
-/// `POST /v1/admin/agents/{agent}/tools/{tool}` `{"enabled": bool}`: writes the agent's
-/// `tools` list into the configuration file and reloads the engine with it, as `SIGHUP`
-/// does; a configuration the reload refuses is not written (422, with why).
+impl Switch {
+    /// The tool, and whether it is to be enabled.
+    fn wanted(self) -> Result<(String, bool), (StatusCode, String)> {
+        match (self.tool, self.enabled, self.enable, self.disable) {
+            (Some(tool), Some(enabled), None, None) => Ok((tool, enabled)),
+            (None, None, Some(tool), None) => Ok((tool, true)),
+            (None, None, None, Some(tool)) => Ok((tool, false)),
+            _ => Err((
+                StatusCode::BAD_REQUEST,
+                "give the tool and whether to enable it: `{\"tool\": \"<id>\", \"enabled\": true}`".to_owned(),
+            )),
+        }
+    }
+}
+
+/// `POST /v1/admin/agents/{agent}/tools` `{"tool": "<id>", "enabled": bool}`: writes the
+/// agent's `tools` list into the configuration file and reloads the engine with it, as
+/// `SIGHUP` does; a configuration the reload refuses is not written (422, with why).
 async fn switch(
     State(panel): State<Panel>,
-    Path((agent, tool)): Path<(String, String)>,
+    Path(agent): Path<String>,
     session: Option<Extension<Session>>,
     submitted: Submitted<Switch>,
 ) -> Response {
     let Submitted { payload, via } = submitted;
-    let outcome = switched(&panel, &agent, &tool, payload.enabled).await;
+    let outcome = match payload.wanted() {
+        Ok((tool, enabled)) => switched(&panel, &agent, &tool, enabled).await,
+        Err(refused) => Err(refused),
+    };
     via.answer(&panel, session.as_deref(), outcome)
 }
 

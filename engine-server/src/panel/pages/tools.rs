@@ -12,10 +12,9 @@ use super::layout::{segment, Frame};
 pub(crate) fn render(frame: &Frame, tools: &AgentTools) -> Response {
     let locale = frame.locale;
     let title = format!("{} · {}", tools.agent, locale.text(Text::Tools));
-    let body = html! {
-        @if !tools.editable {
-            p.dim { (locale.text(Text::ConfigNotEditable)) }
-        }
+    let switches = format!("/v1/admin/agents/{}/tools", segment(&tools.agent));
+    let here = format!("/agents/{}/tools", segment(&tools.agent));
+    let plugins = html! {
         @for plugin in &tools.plugins {
             section.plugin id=(format!("plugin-{}", plugin.namespace)) {
                 h2 { (plugin.display_name) " " span.dim { (plugin.package) " " (plugin.version) } }
@@ -27,6 +26,19 @@ pub(crate) fn render(frame: &Frame, tools: &AgentTools) -> Response {
                     }
                 }
             }
+        }
+    };
+    let body = html! {
+        @if tools.editable {
+            // One form for every switch: each button sends its tool.
+            form #switches method="post" action=(switches) {
+                (frame.csrf())
+                input type="hidden" name="back" value=(here);
+                (plugins)
+            }
+        } @else {
+            p.dim { (locale.text(Text::ConfigNotEditable)) }
+            (plugins)
         }
         h2 { (locale.text(Text::Hooks)) }
         @if tools.hooks.is_empty() {
@@ -50,7 +62,6 @@ pub(crate) fn render(frame: &Frame, tools: &AgentTools) -> Response {
 
 fn row(frame: &Frame, tools: &AgentTools, tool: &ToolView) -> Markup {
     let locale = frame.locale;
-    let here = format!("/agents/{}/tools", segment(&tools.agent));
     html! {
         tr.tool data-tool=(tool.id) {
             td {
@@ -90,15 +101,10 @@ fn row(frame: &Frame, tools: &AgentTools, tool: &ToolView) -> Markup {
                     span.tag { (locale.text(Text::Disabled)) }
                 }
             }
-            td {
-                @if tools.editable {
-                    form.inline method="post" action=(format!("/v1/admin/agents/{}/tools/{}", segment(&tools.agent), segment(&tool.id))) {
-                        (frame.csrf())
-                        input type="hidden" name="back" value=(here);
-                        input type="hidden" name="enabled" value=(if tool.enabled { "false" } else { "true" });
-                        button.switch type="submit" aria-pressed=(tool.enabled) {
-                            (locale.text(if tool.enabled { Text::Disable } else { Text::Enable }))
-                        }
+            @if tools.editable {
+                td {
+                    button.switch type="submit" name=(if tool.enabled { "disable" } else { "enable" }) value=(tool.id) aria-pressed=(tool.enabled) {
+                        (locale.text(if tool.enabled { Text::Disable } else { Text::Enable }))
                     }
                 }
             }

@@ -424,3 +424,127 @@ fn a_conversation_of_a_thousand_messages_is_served_a_page_at_a_time() {
     assert_eq!(listed["conversations"][0]["messages"], 1000);
     drop(served);
 }
+
+/// Sends `request` (a whole HTTP/1.1 request) to `authority`; answers the whole answer.
+fn exchange(authority: &str, request: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut client = std::net::TcpStream::connect(authority).unwrap();
+    client
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    client.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    client.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// A form's POST of `body` to `path`, with `headers` (each ending in CRLF).
+fn form_post(authority: &str, path: &str, headers: &str, body: &str) -> String {
+    exchange(
+        authority,
+        &format!(
+            "POST {path} HTTP/1.1\r\nhost: {authority}\r\n{headers}content-type: application/x-www-form-urlencoded\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// The value of the header `name` in `answer`'s head.
+fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
+    let head = answer.split("\r\n\r\n").next().unwrap();
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+#[test]
+fn a_sessions_write_needs_its_csrf_token_and_a_session_opens_no_mcp() {
+    let mock = Llmock::start();
+    let setup = setup("csrf", &mock);
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let port = authority.rsplit(':').next().unwrap();
+    // A wrong token signs nobody in.
+    let refused = form_post(&authority, "/login", "", "token=not-the-token&next=%2F");
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert_eq!(header(&refused, "set-cookie"), None);
+    // The token signs in, and a `next` that a browser would read as another site's
+    // (a tab it drops) goes home instead.
+    let signed = form_post(&authority, "/login", "", &format!("token={TOKEN}&next=%2F%09%2Fevil.example"));
+    assert!(signed.starts_with("HTTP/1.1 303"), "{signed}");
+    assert_eq!(header(&signed, "location"), Some("/"));
+    let cookie = header(&signed, "set-cookie").unwrap();
+    assert!(cookie.starts_with(&format!("engine_session_{port}=")), "{cookie}");
+    assert!(cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict"), "{cookie}");
+    let session = cookie.split(';').next().unwrap();
+    let page = exchange(
+        &authority,
+        &format!("GET /agents/bot/tools HTTP/1.1\r\nhost: {authority}\r\naccept: text/html\r\ncookie: {session}\r\nconnection: close\r\n\r\n"),
+    );
+    let csrf = page.split("name=\"csrf\" content=\"").nth(1).unwrap().split('"').next().unwrap();
+    let before = std::fs::read_to_string(setup.config()).unwrap();
+    let switch = "/v1/admin/agents/bot/tools";
+    let with_cookie = format!("cookie: {session}\r\n");
+    for forged in [
+        "disable=weather%3Aweather&back=%2F",
+        "disable=weather%3Aweather&back=%2F&csrf=0000",
+    ] {
+        let answer = form_post(&authority, switch, &with_cookie, forged);
+        assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    }
+    let wrong_header = form_post(
+        &authority,
+        switch,
+        &format!("{with_cookie}x-csrf-token: 00\r\n"),
+        "disable=weather%3Aweather",
+    );
+    assert!(wrong_header.starts_with("HTTP/1.1 403"), "{wrong_header}");
+    assert_eq!(std::fs::read_to_string(setup.config()).unwrap(), before, "nothing was written");
+    let done = form_post(&authority, switch, &with_cookie, &format!("disable=weather%3Aweather&back=%2F&csrf={csrf}"));
+    assert!(done.starts_with("HTTP/1.1 303"), "{done}");
+    assert!(std::fs::read_to_string(setup.config()).unwrap().contains("tools = ["));
+    // The session is the panel's: `/mcp` wants the token.
+    let mcp = exchange(
+        &authority,
+        &format!("POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncookie: {session}\r\nx-csrf-token: {csrf}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"),
+    );
+    assert!(mcp.starts_with("HTTP/1.1 401"), "{mcp}");
+    // Without the token nor a session, an API request is refused; a page goes to the
+    // login form.
+    let api = exchange(&authority, &format!("GET /v1/admin/agents HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n"));
+    assert!(api.starts_with("HTTP/1.1 401"), "{api}");
+    let page = exchange(&authority, &format!("GET /extensions HTTP/1.1\r\nhost: {authority}\r\naccept: text/html\r\nconnection: close\r\n\r\n"));
+    assert_eq!(header(&page, "location"), Some("/login?next=%2Fextensions"), "{page}");
+    drop(served);
+}
+
+#[test]
+fn without_a_token_a_browsers_admin_write_needs_the_panels_session_and_a_script_does_not() {
+    let mock = Llmock::start();
+    let setup = setup("open", &mock);
+    let (served, authority) = serve(&setup, None);
+    let before = std::fs::read_to_string(setup.config()).unwrap();
+    let switch = "/v1/admin/agents/bot/tools";
+    // A page of another local port, without the panel's session.
+    let from_a_page = form_post(
+        &authority,
+        switch,
+        "origin: http://localhost:3000\r\n",
+        "disable=weather%3Aweather",
+    );
+    assert!(from_a_page.starts_with("HTTP/1.1 403"), "{from_a_page}");
+    assert_eq!(std::fs::read_to_string(setup.config()).unwrap(), before);
+    // A script on this machine, as `/mcp` serves one.
+    let body = r#"{"tool":"weather:weather","enabled":false}"#;
+    let script = exchange(
+        &authority,
+        &format!("POST {switch} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()),
+    );
+    assert!(script.starts_with("HTTP/1.1 200"), "{script}");
+    assert!(script.contains(r#""changed":true"#), "{script}");
+    // A page opened gets a session, whose forms carry its CSRF token.
+    let page = exchange(&authority, &format!("GET /agents/bot/tools HTTP/1.1\r\nhost: {authority}\r\naccept: text/html\r\nconnection: close\r\n\r\n"));
+    assert!(header(&page, "set-cookie").is_some_and(|cookie| cookie.contains("HttpOnly")), "{page}");
+    assert!(page.contains("name=\"csrf\" value=\""), "the forms carry the token");
+    drop(served);
+}
