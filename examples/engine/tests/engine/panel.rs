@@ -238,14 +238,19 @@ fn a_broken_file_dropped_into_tools_d_shows_its_error_within_five_seconds() {
 fn a_chat_streams_the_reply_with_a_collapsed_activity_line_that_expands_and_ends_ok() {
     let mock = Llmock::start();
     let setup = setup("chat", &mock);
+    let crm = setup.dir.join("crm.jsonl");
     // Both requests wait before their first token: the call's line ends before the
-    // reply's first word arrives.
+    // reply's first word arrives. The staged action is performed once the reply is.
     mock.script(json!([
         {"type": "slow_first_token", "seconds": 2, "times": 2},
-        {"type": "reply", "tool_calls": [{"name": "weather__weather", "arguments": {"city": "Paris", "days": 1, "units": null}}]},
+        {"type": "reply", "tool_calls": [
+            {"name": "weather__weather", "arguments": {"city": "Paris", "days": 1, "units": null}},
+            {"name": "contacts__log_contact", "arguments": {"outcome": "interested", "call_back": null, "note": "Asked about Paris."}}
+        ]},
         {"type": "reply", "text": "Mild in Paris."}
     ]));
-    let (served, authority) = serve(&setup, Some(TOKEN));
+    let (served, authority) =
+        serve_with_env(&setup, &[("ENGINE_SECRET__bot__crm_book", crm.to_str().unwrap())]);
     let seen = browse(
         "chat",
         &authority,
@@ -274,6 +279,32 @@ fn a_chat_streams_the_reply_with_a_collapsed_activity_line_that_expands_and_ends
         seen["done"].as_str().unwrap().starts_with("answered"),
         "{seen}"
     );
+    assert_eq!(seen["actions"], json!(["contacts:log_contact: performed"]), "{seen}");
+    assert_eq!(std::fs::read_to_string(&crm).unwrap().lines().count(), 1, "performed once");
+
+    // The conversation is the agent's most recent, with its history, its turn and its
+    // action.
+    let seen = browse("conversations", &authority, json!({}));
+    assert_eq!(seen["listed"][1], "panel", "{seen}");
+    assert_eq!(&seen["listed"].as_array().unwrap()[2..4], [json!("1"), json!("5")], "{seen}");
+    assert_eq!(seen["users"], json!(["Weather in Paris?"]), "{seen}");
+    assert_eq!(seen["replies"], json!(["Mild in Paris."]), "{seen}");
+    assert_eq!(
+        seen["activity"],
+        json!([
+            "weather__weather call",
+            "contacts__log_contact call",
+            "weather__weather ok",
+            "contacts__log_contact ok"
+        ]),
+        "{seen}"
+    );
+    assert_eq!(seen["collapsed"], true, "{seen}");
+    let turn = seen["turns"][0].as_array().unwrap();
+    assert_eq!(turn[1], "answered", "{seen}");
+    assert!(turn[2].as_str().unwrap().ends_with("2 requests"), "{seen}");
+    assert_eq!(seen["actions"][0][0], "contacts:log_contact", "{seen}");
+    assert_eq!(seen["actions"][0][1], "performed", "{seen}");
     drop(served);
 }
 

@@ -152,6 +152,7 @@ def chat(driver, plan):
         "reply_when_the_call_ended": reply_when_ended,
         "reply": [node.text for node in driver.find_elements(By.CSS_SELECTOR, ".chat-log .reply")],
         "done": done.text,
+        "actions": [node.text for node in driver.find_elements(By.CSS_SELECTOR, ".chat-log .action")],
     }
 
 
@@ -173,6 +174,7 @@ def conversations(driver, plan):
         "activity": [call.find_element(By.CSS_SELECTOR, "summary").text for call in calls],
         "collapsed": collapsed,
         "turns": turns,
+        "actions": [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "tr.action")],
     }
 
 
