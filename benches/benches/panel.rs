@@ -23,10 +23,6 @@ impl engine_server::Configuration for Unchanged {
         Ok(false)
     }
 
-    fn secret_source(&self, _: &str, _: &str) -> engine_server::SecretSource {
-        engine_server::SecretSource::Unset
-    }
-
     fn set_secret(&self, _: &str, _: &str, _: Option<&str>) -> Result<(), String> {
         Ok(())
     }
@@ -49,7 +45,10 @@ fn main() {
             .map(|n| Message::user(format!("message {n}: {}", "words ".repeat(20))))
             .collect();
         let mut lease = conversations.begin_turn("long").await.unwrap().unwrap();
-        conversations.append(&mut lease, 0, &messages).await.unwrap();
+        conversations
+            .append(&mut lease, 0, &messages)
+            .await
+            .unwrap();
         conversations.end_turn(lease, None).await.unwrap();
     });
     let engine = Arc::new(
@@ -65,15 +64,23 @@ fn main() {
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let server =
-        engine_mcp::McpServer::new(Arc::clone(&engine), "default", engine_mcp::Options::default())
-            .unwrap();
+    let server = engine_mcp::McpServer::new(
+        Arc::clone(&engine),
+        "default",
+        engine_mcp::Options::default(),
+    )
+    .unwrap();
     let options = engine_server::HttpOptions {
         config_file: Some(Arc::new(Unchanged)),
         ..Default::default()
     };
     let shutdown = tokio_util::sync::CancellationToken::new();
-    runtime.spawn(engine_server::serve(server, listener, options, shutdown.clone()));
+    runtime.spawn(engine_server::serve(
+        server,
+        listener,
+        options,
+        shutdown.clone(),
+    ));
 
     engine_providers::install_tls_provider();
     let client = reqwest::Client::new();

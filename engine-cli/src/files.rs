@@ -46,7 +46,10 @@ pub(crate) fn replace(file: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::
         out.write_all(bytes)?;
         out.sync_all()?;
         std::fs::rename(&beside, &target)?;
-        std::fs::File::open(dir)?.sync_all()
+        // The rename is done: a directory that cannot be synced (some file systems) does
+        // not undo it.
+        let _ = std::fs::File::open(dir).and_then(|dir| dir.sync_all());
+        Ok(())
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&beside);

@@ -1,12 +1,10 @@
 //! The secrets the admin panel sets: a file under the data directory that only the
 //! engine's user can read (`panel-secrets.json`, mode 0600), whose values join the
-//! configuration as `ENGINE_SECRET__<agent>__<key>` variables would, below the
-//! environment's (a variable still wins) and above the configuration file's.
+//! configuration below the environment's (a variable still wins) and above the
+//! configuration file's (`EngineConfig::add_panel_secrets`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-use engine_core::config::SECRET_ENV_PREFIX;
 
 /// Agent → key → value.
 pub(crate) type Values = BTreeMap<String, BTreeMap<String, String>>;
@@ -28,10 +26,13 @@ impl PanelSecrets {
     /// The values kept; none when there is no file yet.
     pub(crate) fn load(&self) -> Result<Values, String> {
         match std::fs::read(&self.path) {
+            // The error's position only: its message may quote a value.
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|error| {
                 format!(
-                    "{} is not the panel's secrets: {error}",
-                    self.path.display()
+                    "{} is not the panel's secrets (line {}, column {}): correct it, or remove it and set them again",
+                    self.path.display(),
+                    error.line(),
+                    error.column()
                 )
             }),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Values::new()),
@@ -52,20 +53,14 @@ impl PanelSecrets {
     }
 }
 
-/// `values` as secret variables, for the agents in `agents` only (one the file no
-/// longer has keeps its values here, unread, rather than stop the engine).
-pub(crate) fn variables<'a>(
-    values: &'a Values,
-    agents: impl Fn(&str) -> bool + 'a,
-) -> impl Iterator<Item = (String, String)> + 'a {
-    values
-        .iter()
-        .filter(move |(agent, _)| agents(agent))
-        .flat_map(|(agent, keys)| {
-            keys.iter().map(move |(key, value)| {
-                (format!("{SECRET_ENV_PREFIX}{agent}__{key}"), value.clone())
-            })
-        })
+/// `values` as (agent, key, value), as [`EngineConfig::add_panel_secrets`] takes them.
+///
+/// [`EngineConfig::add_panel_secrets`]: engine_core::config::EngineConfig::add_panel_secrets
+pub(crate) fn triples(values: &Values) -> impl Iterator<Item = (String, String, String)> + '_ {
+    values.iter().flat_map(|(agent, keys)| {
+        keys.iter()
+            .map(move |(key, value)| (agent.clone(), key.clone(), value.clone()))
+    })
 }
 
 #[cfg(test)]
@@ -89,15 +84,16 @@ mod tests {
             &std::fs::metadata(dir.join(FILE)).unwrap().permissions(),
         );
         assert_eq!(mode & 0o777, 0o600);
-        let named: Vec<(String, String)> = variables(&values, |agent| agent == "bot").collect();
+        let named: Vec<(String, String, String)> = triples(&values).collect();
         assert_eq!(
             named,
-            [(
-                "ENGINE_SECRET__bot__crm_api_key".to_owned(),
-                "k-1".to_owned()
-            )]
+            [("bot".to_owned(), "crm_api_key".to_owned(), "k-1".to_owned())]
         );
-        assert_eq!(variables(&values, |_| false).count(), 0);
+        // A file of another shape is refused by its position, never quoting a value.
+        std::fs::write(dir.join(FILE), r#"{"bot": "sk-live-1234"}"#).unwrap();
+        let refused = secrets.load().unwrap_err();
+        assert!(refused.contains("(line 1, column"), "{refused}");
+        assert!(!refused.contains("sk-live-1234"), "{refused}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

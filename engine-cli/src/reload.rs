@@ -7,9 +7,8 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use engine_core::config::{EngineConfig, SECRET_ENV_PREFIX};
+use engine_core::config::EngineConfig;
 use engine_core::Engine;
-use engine_server::SecretSource;
 
 use crate::files;
 use crate::panel_secrets::{self, PanelSecrets, Values};
@@ -66,7 +65,10 @@ impl ConfigSource {
     }
 
     fn reload(&self, engine: &Engine) {
-        let _one = self.reloading.lock().expect("the reload's lock");
+        let _one = self
+            .reloading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let reloaded = self
             .read()
             .and_then(|config| engine.reload(config).map_err(|error| error.to_string()));
@@ -94,32 +96,22 @@ impl ConfigSource {
     /// [`read`](Self::read), with `text` in place of the file's and `panel` in place of
     /// the panel's secrets, when given: a change tried before it is kept.
     fn read_as(&self, text: Option<&str>, panel: Option<&Values>) -> Result<EngineConfig, String> {
-        let read = |variables: Vec<(String, String)>| {
-            match text {
-                Some(text) => EngineConfig::read_text(&self.file, text, variables),
-                None => EngineConfig::read(Some(&self.file), variables),
-            }
-            .map_err(|error| error.to_string())
-        };
-        let environment_only = read(self.variables.clone())?;
+        let variables = self.variables.clone();
+        let mut config = match text {
+            Some(text) => EngineConfig::read_text(&self.file, text, variables),
+            None => EngineConfig::read(Some(&self.file), variables),
+        }
+        .map_err(|error| error.to_string())?;
         let kept;
         let panel = match panel {
             Some(panel) => panel,
             None => {
-                kept = self.panel_secrets(&environment_only).load()?;
+                kept = self.panel_secrets(&config).load()?;
                 &kept
             }
         };
-        if panel.is_empty() {
-            return Ok(environment_only);
-        }
-        // The panel's first: a variable of the environment for the same secret comes
-        // after, and wins.
-        let agents = &environment_only.agents;
-        let variables = panel_secrets::variables(panel, |agent| agents.contains_key(agent))
-            .chain(self.variables.iter().cloned())
-            .collect();
-        read(variables)
+        config.add_panel_secrets(panel_secrets::triples(panel));
+        Ok(config)
     }
 
     fn panel_secrets(&self, config: &EngineConfig) -> PanelSecrets {
@@ -180,7 +172,10 @@ impl engine_server::Configuration for PanelConfig {
         change: &mut dyn FnMut(&str) -> Result<Option<String>, String>,
     ) -> Result<bool, String> {
         let source = &self.source;
-        let _one = source.reloading.lock().expect("the reload's lock");
+        let _one = source
+            .reloading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let file = &source.file;
         let text = std::fs::read_to_string(file)
             .map_err(|error| format!("{} could not be read: {error}", file.display()))?;
@@ -194,39 +189,14 @@ impl engine_server::Configuration for PanelConfig {
         Ok(true)
     }
 
-    fn secret_source(&self, agent: &str, key: &str) -> SecretSource {
-        let name = format!("{SECRET_ENV_PREFIX}{agent}__{key}");
-        if self
-            .source
-            .variables
-            .iter()
-            .any(|(variable, _)| *variable == name)
-        {
-            return SecretSource::Environment;
-        }
-        let Some(configured) = self.engine.agent(agent) else {
-            return SecretSource::Unset;
-        };
-        if !configured.config().secrets.contains_key(key) {
-            return SecretSource::Unset;
-        }
-        let in_panel = self
-            .source
-            .read_as(None, Some(&Values::new()))
-            .and_then(|config| self.source.panel_secrets(&config).load())
-            .is_ok_and(|values| values.get(agent).is_some_and(|keys| keys.contains_key(key)));
-        if in_panel {
-            SecretSource::Panel
-        } else {
-            SecretSource::File
-        }
-    }
-
     fn set_secret(&self, agent: &str, key: &str, value: Option<&str>) -> Result<(), String> {
         let source = &self.source;
-        let _one = source.reloading.lock().expect("the reload's lock");
-        let file_only = source.read_as(None, Some(&Values::new()))?;
-        let secrets = source.panel_secrets(&file_only);
+        let _one = source
+            .reloading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let without = source.read_as(None, Some(&Values::new()))?;
+        let secrets = source.panel_secrets(&without);
         let mut values = secrets.load()?;
         match value {
             Some(value) => {

@@ -43,7 +43,7 @@ mod turns;
 
 pub use dev::tokens::{self as dev_tokens, DevTokens};
 pub use options::{HttpError, HttpOptions, TOKEN_ENV};
-pub use panel::{Configuration, SecretSource};
+pub use panel::Configuration;
 
 use std::sync::Arc;
 

@@ -57,6 +57,39 @@ pub struct AgentConfig {
     /// Its OAuth clients, by the provider they are for (`"<namespace>:<id>"`).
     #[serde(default)]
     pub oauth: BTreeMap<String, super::OAuthClientConfig>,
+    /// Where each secret that is not the file's came from (the environment, the panel);
+    /// [`secret_origin`](Self::secret_origin) reads it.
+    #[serde(skip)]
+    pub secret_origins: BTreeMap<String, SecretOrigin>,
+}
+
+/// Where an agent's secret came from, the first in this order that has it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretOrigin {
+    /// An `ENGINE_SECRET__<agent>__<key>` variable.
+    Environment,
+    /// The admin panel (`engine serve`'s secrets page).
+    Panel,
+    /// The configuration file's `[agents.<agent>.secrets]`.
+    File,
+}
+
+impl AgentConfig {
+    /// Where the secret `key` came from, if the agent has it.
+    pub fn secret_origin(&self, key: &str) -> Option<SecretOrigin> {
+        self.secrets.contains_key(key).then(|| {
+            self.secret_origins
+                .get(key)
+                .copied()
+                .unwrap_or(SecretOrigin::File)
+        })
+    }
+
+    /// Sets the secret `key` as `origin` gave it.
+    pub(crate) fn set_secret(&mut self, key: String, value: String, origin: SecretOrigin) {
+        self.secret_origins.insert(key.clone(), origin);
+        self.secrets.insert(key, value);
+    }
 }
 
 /// `[agents.<agent>.dev]`: what a dev session's tools may be given, besides what a

@@ -40,7 +40,7 @@ mod suggest;
 mod toml_error;
 mod turn;
 
-pub use agent::{AgentConfig, DevConfig, HookChoice, HookSetting};
+pub use agent::{AgentConfig, DevConfig, HookChoice, HookSetting, SecretOrigin};
 pub use error::ConfigError;
 pub use model::{
     GatewayConfig, ModelGrant, SpendWindow, TierConfig, SESSION_CAP_TURNS, WINDOW_CAP_TURNS,

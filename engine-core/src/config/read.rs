@@ -7,7 +7,7 @@ use plugin_sdk::engine::RedactValues;
 
 use super::{
     check, suggest, toml_error, AgentConfig, ConfigError, ConfigProblem, EngineConfig,
-    DEFAULT_AGENT, SECRET_ENV_PREFIX,
+    SecretOrigin, DEFAULT_AGENT, SECRET_ENV_PREFIX,
 };
 
 impl EngineConfig {
@@ -95,15 +95,33 @@ impl EngineConfig {
                     agents: config.agents.keys().cloned().collect(),
                 });
             }
-            config
-                .agents
-                .entry(agent)
-                .or_default()
-                .secrets
-                .insert(key, value);
+            config.agents.entry(agent).or_default().set_secret(
+                key,
+                value,
+                SecretOrigin::Environment,
+            );
         }
         config.ensure_an_agent();
         Ok(config)
+    }
+
+    /// Adds the secrets the admin panel set (agent, key, value), below the environment's
+    /// (a secret a variable gave stays the variable's) and above the file's; an agent
+    /// the configuration does not have is skipped (its values wait, unread, until it
+    /// comes back). A panel's secret is never "a secret nothing the agent enables reads":
+    /// it may be set before the tool that reads it is enabled, and outlive it.
+    pub fn add_panel_secrets(
+        &mut self,
+        values: impl IntoIterator<Item = (String, String, String)>,
+    ) {
+        for (agent, key, value) in values {
+            let Some(agent) = self.agents.get_mut(&agent) else {
+                continue;
+            };
+            if agent.secret_origin(&key) != Some(SecretOrigin::Environment) {
+                agent.set_secret(key, value, SecretOrigin::Panel);
+            }
+        }
     }
 
     /// Parses TOML text and checks every value. An error gives toml's message and the

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use plugin_sdk::engine::{linked_plugins, linked_tools};
 use plugin_sdk::secrets::SecretKind;
 
-use crate::config::{fix_for_unknown, AgentConfig, ConfigProblem, EngineConfig, ProviderConfig};
+use crate::config::{
+    fix_for_unknown, AgentConfig, ConfigProblem, EngineConfig, ProviderConfig, SecretOrigin,
+};
 use crate::equip::missing;
 use crate::hooks::Hook;
 use crate::provider::{self as drop_in, Provider};
@@ -432,7 +434,8 @@ fn unused_secrets(
             .map(|client| client.client_secret.as_str()),
     );
     for key in agent.secrets.keys() {
-        if !read.contains(key.as_str()) {
+        let panels = agent.secret_origin(key) == Some(SecretOrigin::Panel);
+        if !read.contains(key.as_str()) && !panels {
             problems.push(ConfigProblem::new(
                 format!("agents.{name}.secrets.{key}"),
                 "is a secret nothing the agent enables reads",

@@ -21,7 +21,8 @@ use serde_json::{json, Value};
 use super::config_edit::switch_tool;
 use super::locale::Locale;
 use super::session::Session;
-use super::{local_path, views, Panel, SecretSource};
+use super::views::SecretSource;
+use super::{local_path, views, Panel};
 
 /// Who the panel writes knowledge as (`origin_ref` of an operator's document).
 pub(crate) const OPERATOR: &str = "panel";
@@ -119,7 +120,9 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Submitted<T> {
                 },
             });
         }
-        let payload = serde_json::from_slice(&bytes).map_err(|error| bad(error.to_string()))?;
+        // A write with nothing to say (a delete) may send no body at all.
+        let body: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
+        let payload = serde_json::from_slice(body).map_err(|error| bad(error.to_string()))?;
         Ok(Self {
             payload,
             via: Via::Json,
@@ -174,7 +177,8 @@ impl Switch {
             (None, None, None, Some(tool)) => Ok((tool, false)),
             _ => Err((
                 StatusCode::BAD_REQUEST,
-                "give the tool and whether to enable it: `{\"tool\": \"<id>\", \"enabled\": true}`".to_owned(),
+                "give the tool and whether to enable it: `{\"tool\": \"<id>\", \"enabled\": true}`"
+                    .to_owned(),
             )),
         }
     }
@@ -249,29 +253,6 @@ async fn switched(panel: &Panel, agent: &str, tool: &str, enabled: bool) -> Outc
     }
 }
 
-/// The agent's secrets as [`views::agent_secrets`] gives them, where each comes from
-/// read off the async workers (files).
-pub(crate) async fn secrets_view(
-    panel: &Panel,
-    agent: &str,
-    locale: Locale,
-) -> Option<views::AgentSecrets> {
-    let found = panel.engine.agent(agent)?;
-    let (engine, config) = (Arc::clone(&panel.engine), panel.config.clone());
-    let view = tokio::task::spawn_blocking(move || {
-        let source = |key: &str| match &config {
-            Some(config) => config.secret_source(found.name(), key),
-            // Without a configuration file, a secret comes from the environment only.
-            None if found.config().secrets.contains_key(key) => SecretSource::Environment,
-            None => SecretSource::Unset,
-        };
-        views::agent_secrets(&engine, &found, &locale, config.is_some(), source)
-    })
-    .await
-    .expect("the secrets' view does not panic");
-    Some(view)
-}
-
 /// `GET /v1/admin/agents/{agent}/secrets`: each secret the linked tools and hooks
 /// declare, with its label, type and where the agent's value comes from; never a value.
 async fn secrets(
@@ -279,8 +260,14 @@ async fn secrets(
     Path(agent): Path<String>,
     locale: Locale,
 ) -> Response {
-    match secrets_view(&panel, &agent, locale).await {
-        Some(view) => Json(view).into_response(),
+    match panel.engine.agent(&agent) {
+        Some(found) => Json(views::agent_secrets(
+            &panel.engine,
+            &found,
+            &locale,
+            panel.config.is_some(),
+        ))
+        .into_response(),
         None => crate::problem::problem(
             StatusCode::NOT_FOUND,
             &format!("no agent is named `{agent}`"),
@@ -291,13 +278,29 @@ async fn secrets(
 /// The longest secret value the panel sets.
 const MAX_SECRET_BYTES: usize = 16 * 1024;
 
+/// What `POST /v1/admin/agents/{agent}/secrets/{key}` takes: `{"value": "..."}` sets,
+/// `{"value": null}` clears; a form sends `value`, or `clear=true`.
 #[derive(Deserialize)]
 struct NewSecret {
-    /// The value; `null` (or a form's `clear`) removes the panel's.
     #[serde(default)]
-    value: Option<String>,
+    value: Option<Value>,
     #[serde(default)]
-    clear: bool,
+    clear: Option<String>,
+}
+
+impl NewSecret {
+    /// The value to set, `None` to clear; a payload that says neither is refused (a
+    /// misspelt field must not clear a secret).
+    fn wanted(self) -> Result<Option<String>, (StatusCode, String)> {
+        match (self.clear.as_deref(), self.value) {
+            (Some("true"), _) | (None, Some(Value::Null)) => Ok(None),
+            (None, Some(Value::String(value))) => Ok(Some(value)),
+            _ => Err((
+                StatusCode::BAD_REQUEST,
+                "give `{\"value\": \"...\"}` to set the secret, or `{\"value\": null}` to clear the panel's value".to_owned(),
+            )),
+        }
+    }
 }
 
 /// `POST /v1/admin/agents/{agent}/secrets/{key}` `{"value": "..."}`: sets the agent's
@@ -310,8 +313,10 @@ async fn set_secret(
     submitted: Submitted<NewSecret>,
 ) -> Response {
     let Submitted { payload, via } = submitted;
-    let value = payload.value.filter(|_| !payload.clear);
-    let outcome = secret_set(&panel, &agent, &key, value).await;
+    let outcome = match payload.wanted() {
+        Ok(value) => secret_set(&panel, &agent, &key, value).await,
+        Err(refused) => Err(refused),
+    };
     via.answer(&panel, session.as_deref(), outcome)
 }
 
@@ -357,13 +362,16 @@ async fn secret_set(panel: &Panel, agent: &str, key: &str, value: Option<String>
     }
     let (agent_name, key_name, cleared) = (agent.to_owned(), key.to_owned(), value.is_none());
     let set = tokio::task::spawn_blocking(move || {
-        config.set_secret(&agent_name, &key_name, value.as_deref())?;
-        Ok::<_, String>(config.secret_source(&agent_name, &key_name))
+        config.set_secret(&agent_name, &key_name, value.as_deref())
     })
     .await
     .unwrap_or_else(|_| Err("setting the secret panicked".to_owned()));
     match set {
-        Ok(source) => {
+        Ok(()) => {
+            let source = panel
+                .engine
+                .agent(agent)
+                .map_or(SecretSource::Unset, |agent| SecretSource::of(&agent, key));
             let mut message = if cleared {
                 format!("cleared the panel's value of {key} for {agent}")
             } else {

@@ -1,8 +1,6 @@
 //! The configuration as the panel changes it ([`Configuration`]): engine-cli implements
 //! it over the file `engine serve` was started with and the secrets the panel sets.
 
-use serde::Serialize;
-
 /// The engine's configuration, as the panel changes it: the file its tool switches
 /// write, and the secrets it sets. Each change reloads the engine the way `SIGHUP` does,
 /// and is kept only once the engine took it. Blocking: call it off the async workers.
@@ -17,25 +15,8 @@ pub trait Configuration: Send + Sync {
         change: &mut dyn FnMut(&str) -> Result<Option<String>, String>,
     ) -> Result<bool, String>;
 
-    /// Where the value of `agent`'s secret `key` comes from now.
-    fn secret_source(&self, agent: &str, key: &str) -> SecretSource;
-
     /// Sets (`Some`) or clears (`None`) the panel's value of `agent`'s secret `key`,
     /// reloading the engine with it; kept (in a file only the engine's user can read)
     /// once the engine took it.
     fn set_secret(&self, agent: &str, key: &str, value: Option<&str>) -> Result<(), String>;
-}
-
-/// Where an agent's secret comes from: the first that has it, in this order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SecretSource {
-    /// An `ENGINE_SECRET__<agent>__<key>` variable: it wins over the panel's value.
-    Environment,
-    /// Set from the panel.
-    Panel,
-    /// The configuration file's `[agents.<agent>.secrets]`.
-    File,
-    /// Nowhere: a tool that needs it is left out.
-    Unset,
 }

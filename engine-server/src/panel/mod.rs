@@ -15,7 +15,7 @@ mod pages;
 pub(crate) mod session;
 mod views;
 
-pub use configuration::{Configuration, SecretSource};
+pub use configuration::Configuration;
 
 use std::sync::Arc;
 

@@ -8,7 +8,7 @@ use plugin_sdk::secrets::SecretKind;
 use serde::Serialize;
 
 use super::locale::Locale;
-use super::SecretSource;
+use engine_core::config::SecretOrigin;
 
 /// An agent, as the panel's menu lists it.
 #[derive(Serialize)]
@@ -247,8 +247,31 @@ pub(crate) struct SecretField {
     pub(crate) choices: &'static [&'static str],
     /// The tools and hooks that declare it.
     pub(crate) declared_by: Vec<String>,
-    /// Where its value comes from now.
+    /// Where the agent's value comes from now.
     pub(crate) source: SecretSource,
+}
+
+/// Where an agent's secret comes from, as the panel says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SecretSource {
+    /// A variable: it wins over the panel's value.
+    Environment,
+    Panel,
+    /// The configuration file's `[agents.<agent>.secrets]`.
+    File,
+    Unset,
+}
+
+impl SecretSource {
+    pub(crate) fn of(agent: &Agent, key: &str) -> Self {
+        match agent.config().secret_origin(key) {
+            Some(SecretOrigin::Environment) => Self::Environment,
+            Some(SecretOrigin::Panel) => Self::Panel,
+            Some(SecretOrigin::File) => Self::File,
+            None => Self::Unset,
+        }
+    }
 }
 
 /// Every secret key the linked tools and hooks declare, once each (the first
@@ -259,7 +282,6 @@ pub(crate) fn agent_secrets(
     agent: &Agent,
     locale: &Locale,
     editable: bool,
-    source: impl Fn(&str) -> SecretSource,
 ) -> AgentSecrets {
     let tag = locale.tag();
     let tools = engine.tools().iter().flat_map(|tool| {
@@ -292,7 +314,7 @@ pub(crate) fn agent_secrets(
                 _ => &[],
             },
             declared_by: vec![owner.to_owned()],
-            source: source(spec.key),
+            source: SecretSource::of(agent, spec.key),
         });
     }
     AgentSecrets {

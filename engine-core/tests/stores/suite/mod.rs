@@ -359,29 +359,41 @@ pub async fn an_agents_conversations_are_listed_most_recently_active_first_a_pag
     let store = &stores.conversations;
     // Agents of the test's own: the store may hold other tests' conversations.
     let (agent, other) = (unique("agent"), unique("other"));
-    let ids: Vec<String> = (0..4).map(|n| unique(&format!("c{n}"))).collect();
+    let ids: Vec<String> = (0..5).map(|n| unique(&format!("c{n}"))).collect();
     for id in &ids {
         store.claim(id, &agent, "ada").await.unwrap();
     }
     let theirs = unique("c");
     store.claim(&theirs, &other, "bob").await.unwrap();
     a_turn(store, &theirs, 0, &[Message::user("hi")], 1.0).await;
-    // c0 first, c1 twice, c2 last; c3 has no turn.
-    a_turn(
-        store,
-        &ids[0],
-        0,
-        &[Message::user("a"), calling("call_0")],
-        0.25,
-    )
-    .await;
-    a_turn(store, &ids[1], 0, &[Message::user("b")], 0.5).await;
+    // c2's turn ends first; then c0's and c1's turns run at once, c1's ending first, so
+    // c0's is the last to end though it began first. c3 and c4 have none.
     a_turn(store, &ids[2], 0, &[Message::user("c")], 0.125).await;
-    a_turn(store, &ids[1], 1, &[Message::user("b again")], 0.5).await;
+    let mut c0 = store.begin_turn(&ids[0]).await.unwrap().unwrap();
+    let mut c1 = store.begin_turn(&ids[1]).await.unwrap().unwrap();
+    store
+        .append(&mut c0, 0, &[Message::user("a"), calling("call_0")])
+        .await
+        .unwrap();
+    store
+        .append(&mut c1, 0, &[Message::user("b")])
+        .await
+        .unwrap();
+    store
+        .end_turn(c1, Some((&answered(0.5), "{}".to_owned())))
+        .await
+        .unwrap();
+    store
+        .end_turn(c0, Some((&answered(0.25), "{}".to_owned())))
+        .await
+        .unwrap();
+    a_turn(store, &ids[0], 2, &[Message::user("a again")], 0.25).await;
 
+    // Pages of two: the second ends on c3, which has no turn, and the third goes on
+    // after it among those without one (by id, as bytes).
     let first = store.recent(&agent, 2, None).await.unwrap();
     let listed: Vec<&str> = first.conversations.iter().map(|c| c.id.as_str()).collect();
-    assert_eq!(listed, [ids[1].as_str(), ids[2].as_str()]);
+    assert_eq!(listed, [ids[0].as_str(), ids[1].as_str()]);
     let busiest = &first.conversations[0];
     assert_eq!(
         (
@@ -390,21 +402,19 @@ pub async fn an_agents_conversations_are_listed_most_recently_active_first_a_pag
             busiest.messages,
             busiest.cost_usd
         ),
-        ("ada", 2, 2, 1.0)
+        ("ada", 2, 3, 0.5)
     );
-    let next = first.next.clone().expect("more follow");
     // The cursor travels as text and comes back the same.
+    let next = first.next.clone().expect("more follow");
     let next = engine_core::stores::RecentCursor::parse(&next.to_string()).unwrap();
     let second = store.recent(&agent, 2, Some(&next)).await.unwrap();
     let listed: Vec<&str> = second.conversations.iter().map(|c| c.id.as_str()).collect();
-    assert_eq!(listed, [ids[0].as_str(), ids[3].as_str()]);
-    assert_eq!(second.conversations[0].messages, 2);
+    assert_eq!(listed, [ids[2].as_str(), ids[3].as_str()]);
     assert_eq!(second.conversations[1].turns, 0);
-    let last = store.recent(&agent, 2, second.next.as_ref()).await.unwrap();
-    assert!(
-        last.conversations.is_empty() || second.next.is_none(),
-        "nothing past the last: {last:?}"
-    );
+    let third = store.recent(&agent, 2, second.next.as_ref()).await.unwrap();
+    let listed: Vec<&str> = third.conversations.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(listed, [ids[4].as_str()]);
+    assert_eq!(third.next, None, "nothing past the last");
     let theirs_listed = store.recent(&other, 10, None).await.unwrap();
     let listed: Vec<&str> = theirs_listed
         .conversations

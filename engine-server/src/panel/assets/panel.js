@@ -19,6 +19,7 @@ function live(main) {
         if (fresh) main.innerHTML = fresh.innerHTML;
       }
       last = text;
+      main.dataset.polled = "yes";
     } catch (_) { /* the engine restarting: try again at the next tick */ }
     setTimeout(poll, 1500);
   };

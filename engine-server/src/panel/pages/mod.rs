@@ -18,8 +18,7 @@ use axum::routing::get;
 use axum::{Extension, Router};
 
 use super::admin::{
-    conversations_page, history, knowledge_page, secrets_view, ConversationsQuery, HistoryQuery,
-    KnowledgeQuery,
+    conversations_page, history, knowledge_page, ConversationsQuery, HistoryQuery, KnowledgeQuery,
 };
 use super::locale::{self, Locale};
 use super::session::Session;
@@ -187,10 +186,16 @@ async fn secrets_page(
     headers: HeaderMap,
 ) -> Response {
     let asked = Asked::new(panel, locale, session, &uri, &headers);
-    match secrets_view(&asked.panel, &agent, asked.locale.clone()).await {
-        Some(view) => secrets::render(&asked.frame(Some((&agent, Section::Secrets))), &view),
-        None => asked.no_agent(&agent),
-    }
+    let Some(found) = asked.panel.engine.agent(&agent) else {
+        return asked.no_agent(&agent);
+    };
+    let view = views::agent_secrets(
+        &asked.panel.engine,
+        &found,
+        &asked.locale,
+        asked.panel.config.is_some(),
+    );
+    secrets::render(&asked.frame(Some((&agent, Section::Secrets))), &view)
 }
 
 async fn conversations_page_html(

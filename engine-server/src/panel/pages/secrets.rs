@@ -8,8 +8,8 @@ use axum::response::Response;
 use maud::{html, Markup};
 
 use super::super::locale::Text;
+use super::super::views::SecretSource;
 use super::super::views::{AgentSecrets, SecretField};
-use super::super::SecretSource;
 use super::layout::{segment, Frame};
 
 pub(crate) fn render(frame: &Frame, secrets: &AgentSecrets) -> Response {

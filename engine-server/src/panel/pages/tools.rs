@@ -44,7 +44,7 @@ pub(crate) fn render(frame: &Frame, tools: &AgentTools) -> Response {
         @if tools.hooks.is_empty() {
             p.dim { (locale.text(Text::HooksNone)) }
         } @else {
-            table {
+            table #hooks {
                 @for hook in &tools.hooks {
                     tr {
                         td { code { (hook.event) } }

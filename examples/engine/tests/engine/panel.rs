@@ -1,7 +1,8 @@
 //! The web panel in a real browser: Debian's Chromium, headless, driven by Selenium
 //! (tests/panel/browser.py) against `engine serve` with a token, llmock as the model.
-//! Each test saves a screenshot in `target/panel-screenshots/` (scripts/panel-screenshots
-//! copies the README's into docs/panel/).
+//! Each browser test saves a screenshot in `target/panel-screenshots/`
+//! (scripts/panel-screenshots copies the README's into docs/panel/); the tests at the end
+//! speak raw HTTP to the guards.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -57,6 +58,8 @@ fn browse(scenario: &str, authority: &str, extra: Value) -> Value {
     for (key, value) in extra.as_object().unwrap() {
         plan[key] = value.clone();
     }
+    // This run's screenshot, not one an earlier run left.
+    let _ = std::fs::remove_file(plan["screenshot"].as_str().unwrap());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/panel/browser.py");
     let mut child = Command::new(test_support::python("the panel's tests need Selenium"))
         .arg(script)
@@ -78,10 +81,9 @@ fn browse(scenario: &str, authority: &str, extra: Value) -> Value {
         "the browser's {scenario} failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(
-        Path::new(plan["screenshot"].as_str().unwrap()).exists(),
-        "the {scenario} saved its screenshot"
-    );
+    let shot = std::fs::read(plan["screenshot"].as_str().unwrap())
+        .unwrap_or_else(|_| panic!("the {scenario} saved its screenshot"));
+    assert!(shot.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
     serde_json::from_slice(&output.stdout).expect("the browser's JSON report")
 }
 
@@ -101,6 +103,15 @@ fn equipped(config: &Path) -> Vec<String> {
     equips.split(", ").map(str::to_owned).collect()
 }
 
+fn texts(value: &Value) -> Vec<&str> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("a list: {value}"))
+        .iter()
+        .map(|item| item.as_str().unwrap())
+        .collect()
+}
+
 #[test]
 fn a_browser_signs_in_with_the_token_and_is_refused_without_it() {
     let mock = Llmock::start();
@@ -111,7 +122,7 @@ fn a_browser_signs_in_with_the_token_and_is_refused_without_it() {
         seen["sent_to"]
             .as_str()
             .unwrap()
-            .contains("/login?next=%2Fagents%2Fbot%2Ftools"),
+            .ends_with("/login?next=%2Fextensions"),
         "{seen}"
     );
     assert_eq!(
@@ -122,14 +133,15 @@ fn a_browser_signs_in_with_the_token_and_is_refused_without_it() {
         seen["refused_at"].as_str().unwrap().ends_with("/login"),
         "{seen}"
     );
+    // Signed in, the browser is where it asked to be.
     assert!(
         seen["signed_in_at"]
             .as_str()
             .unwrap()
-            .ends_with("/agents/bot/tools"),
+            .ends_with("/extensions"),
         "{seen}"
     );
-    assert_eq!(seen["h1"], "bot · Tools");
+    assert_eq!(seen["h1"], "Extensions");
     // HttpOnly: no script of a page reads the session.
     assert_eq!(seen["cookie_seen_by_scripts"], "", "{seen}");
     drop(served);
@@ -153,14 +165,45 @@ fn the_tools_page_in_it_it_shows_the_italian_summaries_and_categories() {
         "Elenca gli ordini di un cliente."
     );
     assert_eq!(summaries["notes:note_file"], "Fa un file di un appunto.");
-    let categories: Vec<&str> = seen["categories"]
+    assert!(
+        texts(&seen["plugins"]).contains(&"Acme acme-crm 0.1.0"),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["acme_description"],
+        "Stato degli ordini e appuntamenti dal gestionale Acme."
+    );
+    let categories = texts(&seen["categories"]);
+    assert!(categories.contains(&"Ordini"), "{categories:?}");
+    assert!(categories.contains(&"Senza categoria"), "{categories:?}");
+    // Annotations translated; why the agent leaves a tool out, as `engine tools` says.
+    let card = &seen["contact_card"];
+    assert_eq!(
+        texts(&card["tags"]),
+        ["sola lettura", "mondo aperto", "solo in una conversazione"]
+    );
+    assert_eq!(card["state"], "escluso");
+    assert!(
+        texts(&card["reasons"]).contains(&"escluso: the secret `crm_api_key` is not configured"),
+        "{card}"
+    );
+    // The hooks, with position, summary and timeout.
+    let hooks: Vec<Vec<&str>> = seen["hooks"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c.as_str().unwrap())
+        .map(texts)
         .collect();
-    assert!(categories.contains(&"Ordini"), "{categories:?}");
-    assert!(categories.contains(&"Senza categoria"), "{categories:?}");
+    assert!(
+        hooks.contains(&vec![
+            "message_received",
+            "100",
+            "acme:order_ids_hint",
+            "Spiega gli identificativi Acme quando si parla di ordini.",
+            "2000 ms"
+        ]),
+        "{hooks:?}"
+    );
     drop(served);
 }
 
@@ -175,7 +218,12 @@ fn switching_a_tool_off_writes_the_agents_list_keeping_comments_and_the_engine_n
         "{before:?}"
     );
     let (served, authority) = serve(&setup, Some(TOKEN));
-    let seen = browse("switch", &authority, json!({ "tool": "weather:weather" }));
+    // Without JavaScript: the panel's forms alone.
+    let seen = browse(
+        "switch",
+        &authority,
+        json!({ "tool": "weather:weather", "refused_tool": "contacts:log_contact", "javascript": false }),
+    );
     assert_eq!(seen["before"], "equipped", "{seen}");
     assert!(
         seen["flash"]
@@ -199,15 +247,6 @@ fn switching_a_tool_off_writes_the_agents_list_keeping_comments_and_the_engine_n
         written.contains("knowledge = \"manage\" # documents for the Knowledge page"),
         "{written}"
     );
-    let parsed: toml::Table = written.parse().unwrap();
-    let listed: Vec<&str> = parsed["agents"]["bot"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|id| id.as_str().unwrap())
-        .collect();
-    assert!(!listed.contains(&"weather:weather"), "{listed:?}");
-    assert!(listed.contains(&"acme:find_orders"), "{listed:?}");
     // `engine tools` on the written file equips every tool it did but that one.
     let after = equipped(&setup.config());
     let expected: Vec<String> = before
@@ -215,6 +254,24 @@ fn switching_a_tool_off_writes_the_agents_list_keeping_comments_and_the_engine_n
         .filter(|id| id != "weather:weather")
         .collect();
     assert_eq!(after, expected);
+    // A tool the agent cannot equip is not enabled, the file not written, and the page
+    // says why.
+    let refused = seen["refused"].as_str().unwrap();
+    assert!(
+        refused.starts_with("the engine refused the change, and nothing was written")
+            && refused.contains("enables `contacts:log_contact`, which the agent cannot equip"),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read_to_string(setup.config()).unwrap(), written);
+    // The language switcher: the next page is in Italian.
+    assert_eq!(seen["switched_language"]["h1"], "bot · Strumenti", "{seen}");
+    assert!(
+        seen["switched_language"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/agents/bot/tools"),
+        "{seen}"
+    );
     drop(served);
 }
 
@@ -223,14 +280,31 @@ fn a_broken_file_dropped_into_tools_d_shows_its_error_within_five_seconds() {
     let mock = Llmock::start();
     let setup = setup("extensions", &mock);
     let (served, authority) = serve(&setup, Some(TOKEN));
-    let broken = setup.dir.join("tools.d/broken.json");
+    let file = setup.dir.join("tools.d/echo.json");
+    let mended = json!({
+        "namespace": "shell",
+        "name": "echo",
+        "description": "Answers what it is given.",
+        "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false},
+        "command": ["cat"]
+    });
     let seen = browse(
         "extension_error",
         &authority,
-        json!({ "file": broken, "text": "{ \"namespace\": \"x\", " }),
+        json!({ "file": file, "broken": "{ \"namespace\": \"shell\", ", "mended": mended.to_string() }),
     );
     assert!(seen["seconds"].as_f64().unwrap() < 5.0, "{seen}");
-    assert!(!seen["error"].as_str().unwrap().is_empty(), "{seen}");
+    assert_eq!(seen["state"], "skipped", "{seen}");
+    assert!(
+        seen["error"]
+            .as_str()
+            .unwrap()
+            .contains("EOF while parsing"),
+        "{seen}"
+    );
+    // Mended, the page follows again: its tool is offered.
+    assert_eq!(seen["mended_state"], "loaded", "{seen}");
+    assert_eq!(seen["mended_tools"], json!(["shell:echo"]), "{seen}");
     drop(served);
 }
 
@@ -239,18 +313,20 @@ fn a_chat_streams_the_reply_with_a_collapsed_activity_line_that_expands_and_ends
     let mock = Llmock::start();
     let setup = setup("chat", &mock);
     let crm = setup.dir.join("crm.jsonl");
-    // Both requests wait before their first token: the call's line ends before the
-    // reply's first word arrives. The staged action is performed once the reply is.
+    // The reply's first token waits: the call's line has ended by then. The staged
+    // action is performed once the reply is.
     mock.script(json!([
-        {"type": "slow_first_token", "seconds": 2, "times": 2},
+        {"type": "slow_first_token", "seconds": 1, "times": 2},
         {"type": "reply", "tool_calls": [
             {"name": "weather__weather", "arguments": {"city": "Paris", "days": 1, "units": null}},
             {"name": "contacts__log_contact", "arguments": {"outcome": "interested", "call_back": null, "note": "Asked about Paris."}}
         ]},
         {"type": "reply", "text": "Mild in Paris."}
     ]));
-    let (served, authority) =
-        serve_with_env(&setup, &[("ENGINE_SECRET__bot__crm_book", crm.to_str().unwrap())]);
+    let (served, authority) = serve_with_env(
+        &setup,
+        &[("ENGINE_SECRET__bot__crm_book", crm.to_str().unwrap())],
+    );
     let seen = browse(
         "chat",
         &authority,
@@ -273,20 +349,47 @@ fn a_chat_streams_the_reply_with_a_collapsed_activity_line_that_expands_and_ends
         "{seen}"
     );
     assert_eq!(seen["status_class"], "status ok", "{seen}");
-    assert_eq!(seen["reply_when_the_call_ended"], json!([]), "{seen}");
+    // What the log showed, in order: each line collapsed, its status once the call
+    // ended, then the reply as it streamed, then the end.
+    let in_order = texts(&seen["in_order"]);
+    let at = |prefix: &str| {
+        in_order
+            .iter()
+            .position(|seen| seen.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix} in {in_order:?}"))
+    };
+    assert_eq!(
+        &in_order[..2],
+        ["line:collapsed", "line:collapsed"],
+        "{in_order:?}"
+    );
+    assert!(at("status:ok · ") < at("reply"), "{in_order:?}");
+    assert!(at("reply") < at("done"), "{in_order:?}");
     assert_eq!(seen["reply"], json!(["Mild in Paris."]), "{seen}");
     assert!(
         seen["done"].as_str().unwrap().starts_with("answered"),
         "{seen}"
     );
-    assert_eq!(seen["actions"], json!(["contacts:log_contact: performed"]), "{seen}");
-    assert_eq!(std::fs::read_to_string(&crm).unwrap().lines().count(), 1, "performed once");
+    assert_eq!(
+        seen["actions"],
+        json!(["contacts:log_contact: performed"]),
+        "{seen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&crm).unwrap().lines().count(),
+        1,
+        "performed once"
+    );
 
     // The conversation is the agent's most recent, with its history, its turn and its
     // action.
     let seen = browse("conversations", &authority, json!({}));
     assert_eq!(seen["listed"][1], "panel", "{seen}");
-    assert_eq!(&seen["listed"].as_array().unwrap()[2..4], [json!("1"), json!("5")], "{seen}");
+    assert_eq!(
+        &seen["listed"].as_array().unwrap()[2..4],
+        [json!("1"), json!("5")],
+        "{seen}"
+    );
     assert_eq!(seen["users"], json!(["Weather in Paris?"]), "{seen}");
     assert_eq!(seen["replies"], json!(["Mild in Paris."]), "{seen}");
     assert_eq!(
@@ -300,11 +403,14 @@ fn a_chat_streams_the_reply_with_a_collapsed_activity_line_that_expands_and_ends
         "{seen}"
     );
     assert_eq!(seen["collapsed"], true, "{seen}");
-    let turn = seen["turns"][0].as_array().unwrap();
+    let turn = texts(&seen["turns"][0]);
     assert_eq!(turn[1], "answered", "{seen}");
-    assert!(turn[2].as_str().unwrap().ends_with("2 requests"), "{seen}");
-    assert_eq!(seen["actions"][0][0], "contacts:log_contact", "{seen}");
-    assert_eq!(seen["actions"][0][1], "performed", "{seen}");
+    assert!(turn[2].ends_with("2 requests"), "{seen}");
+    assert_eq!(
+        texts(&seen["actions"][0])[..2],
+        ["contacts:log_contact", "performed"],
+        "{seen}"
+    );
     drop(served);
 }
 
@@ -312,26 +418,46 @@ fn a_chat_streams_the_reply_with_a_collapsed_activity_line_that_expands_and_ends
 fn a_knowledge_document_is_uploaded_found_and_deleted() {
     let mock = Llmock::start();
     let setup = setup("knowledge", &mock);
-    let file: PathBuf = setup.dir.join("harbour-notes.md");
+    let ferry: PathBuf = setup.dir.join("harbour-notes.md");
     std::fs::write(
-        &file,
+        &ferry,
         "# Harbour\nThe ferry leaves at seven from pier nine.\n",
     )
     .unwrap();
+    let other: PathBuf = setup.dir.join("lighthouse.txt");
+    std::fs::write(&other, "The lighthouse is white.\n").unwrap();
     let (served, authority) = serve(&setup, Some(TOKEN));
     let seen = browse(
         "knowledge",
         &authority,
-        json!({ "file": file, "query": "ferry" }),
+        json!({ "files": [ferry, other], "query": "ferry", "agent": "bot" }),
     );
     assert_eq!(
-        seen["uploaded"]["flash"], "created harbour-notes.md",
+        seen["uploaded"],
+        json!(["created harbour-notes.md", "created lighthouse.txt"]),
         "{seen}"
     );
-    assert_eq!(seen["uploaded"]["origin"], "operator: panel", "{seen}");
+    assert_eq!(
+        seen["listed"],
+        json!(["harbour-notes.md", "lighthouse.txt"]),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["origins"],
+        json!(["operator: panel", "operator: panel"]),
+        "{seen}"
+    );
     assert_eq!(seen["found"], json!(["harbour-notes.md"]), "{seen}");
-    assert_eq!(seen["deleted_flash"], "deleted harbour-notes.md", "{seen}");
-    assert_eq!(seen["left"], json!([]), "{seen}");
+    assert_eq!(seen["deleted"], "deleted harbour-notes.md", "{seen}");
+    assert_eq!(seen["left"], json!(["lighthouse.txt"]), "{seen}");
+    assert_eq!(seen["found_after"], json!([]), "{seen}");
+    assert_eq!(
+        seen["wrong_confirm"], "nothing wiped: `confirm` must be the agent's name, `bot`",
+        "{seen}"
+    );
+    assert_eq!(seen["kept"], json!(["lighthouse.txt"]), "{seen}");
+    assert_eq!(seen["wiped"], "wiped 1 documents", "{seen}");
+    assert_eq!(seen["after_wipe"], json!([]), "{seen}");
     drop(served);
 }
 
@@ -340,6 +466,10 @@ fn a_secret_set_in_the_panel_is_write_only_equips_its_tool_and_the_environment_s
     let mock = Llmock::start();
     let setup = setup("secret", &mock);
     let value = "crm-book-path-set-in-the-browser-0451";
+    let override_attempt = "set-in-the-panel-under-the-environment-0452";
+    assert!(!equipped(&setup.config())
+        .iter()
+        .any(|id| id == "contacts:log_contact"));
     let (served, authority) = serve_with_env(
         &setup,
         &[(
@@ -350,44 +480,124 @@ fn a_secret_set_in_the_panel_is_write_only_equips_its_tool_and_the_environment_s
     let seen = browse(
         "secret",
         &authority,
-        json!({ "key": "crm_book", "env_key": "crm_api_key", "value": value, "tool": "contacts:log_contact" }),
+        json!({
+            "key": "crm_book", "value": value, "tool": "contacts:log_contact",
+            "env_key": "crm_api_key", "env_override": override_attempt,
+        }),
     );
-    assert_eq!(seen["kind"], "password", "{seen}");
-    assert_eq!(seen["environment"]["source"], "environment", "{seen}");
+    assert_eq!(seen["before"]["state"], "left out", "{seen}");
+    assert_eq!(
+        seen["before"]["reasons"],
+        json!(["left out: the secret `crm_book` is not configured"]),
+        "{seen}"
+    );
+    let saved = &seen["saved"];
+    assert_eq!(saved["kind"], "password", "{seen}");
+    assert_eq!(
+        saved["flash"], "saved crm_book for bot; it is not shown again",
+        "{seen}"
+    );
+    assert_eq!(
+        (&saved["source"], &saved["field_value"]),
+        (&json!("panel"), &json!("")),
+        "{seen}"
+    );
+    assert_eq!(seen["equipped"]["state"], "equipped", "{seen}");
+    // The environment's variable wins over a value set in the panel, and the page says so.
+    let overridden = &seen["overridden"];
     assert!(
-        seen["environment"]["text"]
+        overridden["flash"]
+            .as_str()
+            .unwrap()
+            .ends_with("still wins"),
+        "{seen}"
+    );
+    assert_eq!(overridden["source"], "environment", "{seen}");
+    assert!(
+        overridden["tag"]
             .as_str()
             .unwrap()
             .contains("wins over the panel"),
         "{seen}"
     );
-    assert_eq!(
-        seen["flash"], "saved crm_book for bot; it is not shown again",
-        "{seen}"
-    );
-    assert_eq!(
-        seen["after"],
-        json!({ "source": "panel", "field_value": "" }),
-        "{seen}"
-    );
     assert_eq!(seen["value_in_a_page"], false, "{seen}");
-    assert_eq!(seen["tool_state"], "equipped", "{seen}");
-    // Kept in a file only the engine's user reads, under the data directory; never in
-    // the configuration file.
+    // Kept in a file only the engine's user reads, under the data directory; never in the
+    // configuration file.
     let kept = setup.dir.join("data/panel-secrets.json");
     let mode =
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&kept).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600);
-    assert!(std::fs::read_to_string(&kept).unwrap().contains(value));
+    let held = std::fs::read_to_string(&kept).unwrap();
     assert!(!std::fs::read_to_string(setup.config())
         .unwrap()
         .contains(value));
-    // `engine tools`, a process of its own, reads it too; the value is in no log line.
-    assert!(equipped(&setup.config())
-        .iter()
-        .any(|id| id == "contacts:log_contact"));
+    // Cleared, the panel's value is gone, and the tool is left out again.
+    assert_eq!(
+        seen["cleared"]["flash"], "cleared the panel's value of crm_book for bot",
+        "{seen}"
+    );
+    assert_eq!(seen["cleared"]["source"], "unset", "{seen}");
+    assert_eq!(seen["after_clear"]["state"], "left out", "{seen}");
+    assert!(!held.contains(value), "cleared from the file: {held}");
+    assert!(
+        held.contains(override_attempt),
+        "the value under the environment's is kept: {held}"
+    );
     let logged = served.stop();
-    assert!(!logged.contains(value), "{logged}");
+    assert!(
+        !logged.contains(value) && !logged.contains(override_attempt),
+        "{logged}"
+    );
+}
+
+#[test]
+fn a_secret_set_before_its_tool_is_enabled_lets_an_agent_with_a_list_enable_it() {
+    let mock = Llmock::start();
+    let setup = setup("listed", &mock);
+    let config = std::fs::read_to_string(setup.config()).unwrap();
+    let config = config.replace(
+        "[agents.bot]\n",
+        "[agents.bot]\ntools = [\"weather:weather\"]\n",
+    );
+    std::fs::write(setup.config(), config).unwrap();
+    let (served, authority) = serve(&setup, Some(TOKEN));
+    let post = |path: &str, body: &str| {
+        exchange(
+            &authority,
+            &format!("POST {path} HTTP/1.1\r\nhost: {authority}\r\nauthorization: Bearer {TOKEN}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()),
+        )
+    };
+    // No tool the agent enables reads it yet: kept all the same.
+    let set = post(
+        "/v1/admin/agents/bot/secrets/crm_book",
+        r#"{"value":"/tmp/crm-book.jsonl"}"#,
+    );
+    assert!(set.starts_with("HTTP/1.1 200"), "{set}");
+    let enabled = post(
+        "/v1/admin/agents/bot/tools",
+        r#"{"tool":"contacts:log_contact","enabled":true}"#,
+    );
+    assert!(
+        enabled.starts_with("HTTP/1.1 200") && enabled.contains(r#""equipped":true"#),
+        "{enabled}"
+    );
+    assert_eq!(
+        equipped(&setup.config()),
+        ["contacts:log_contact", "weather:weather"]
+    );
+    // Switched off again, the secret stays and nothing is refused.
+    let disabled = post(
+        "/v1/admin/agents/bot/tools",
+        r#"{"tool":"contacts:log_contact","enabled":false}"#,
+    );
+    assert!(disabled.starts_with("HTTP/1.1 200"), "{disabled}");
+    assert_eq!(equipped(&setup.config()), ["weather:weather"]);
+    // A payload that says neither value nor clearing changes nothing.
+    let misspelt = post("/v1/admin/agents/bot/secrets/crm_book", r#"{"Value":"x"}"#);
+    assert!(misspelt.starts_with("HTTP/1.1 400"), "{misspelt}");
+    let kept = std::fs::read_to_string(setup.dir.join("data/panel-secrets.json")).unwrap();
+    assert!(kept.contains("/tmp/crm-book.jsonl"), "{kept}");
+    drop(served);
 }
 
 #[test]
@@ -501,18 +711,35 @@ fn a_sessions_write_needs_its_csrf_token_and_a_session_opens_no_mcp() {
     assert_eq!(header(&refused, "set-cookie"), None);
     // The token signs in, and a `next` that a browser would read as another site's
     // (a tab it drops) goes home instead.
-    let signed = form_post(&authority, "/login", "", &format!("token={TOKEN}&next=%2F%09%2Fevil.example"));
+    let signed = form_post(
+        &authority,
+        "/login",
+        "",
+        &format!("token={TOKEN}&next=%2F%09%2Fevil.example"),
+    );
     assert!(signed.starts_with("HTTP/1.1 303"), "{signed}");
     assert_eq!(header(&signed, "location"), Some("/"));
     let cookie = header(&signed, "set-cookie").unwrap();
-    assert!(cookie.starts_with(&format!("engine_session_{port}=")), "{cookie}");
-    assert!(cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict"), "{cookie}");
+    assert!(
+        cookie.starts_with(&format!("engine_session_{port}=")),
+        "{cookie}"
+    );
+    assert!(
+        cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict"),
+        "{cookie}"
+    );
     let session = cookie.split(';').next().unwrap();
     let page = exchange(
         &authority,
         &format!("GET /agents/bot/tools HTTP/1.1\r\nhost: {authority}\r\naccept: text/html\r\ncookie: {session}\r\nconnection: close\r\n\r\n"),
     );
-    let csrf = page.split("name=\"csrf\" content=\"").nth(1).unwrap().split('"').next().unwrap();
+    let csrf = page
+        .split("name=\"csrf\" content=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
     let before = std::fs::read_to_string(setup.config()).unwrap();
     let switch = "/v1/admin/agents/bot/tools";
     let with_cookie = format!("cookie: {session}\r\n");
@@ -530,10 +757,31 @@ fn a_sessions_write_needs_its_csrf_token_and_a_session_opens_no_mcp() {
         "disable=weather%3Aweather",
     );
     assert!(wrong_header.starts_with("HTTP/1.1 403"), "{wrong_header}");
-    assert_eq!(std::fs::read_to_string(setup.config()).unwrap(), before, "nothing was written");
-    let done = form_post(&authority, switch, &with_cookie, &format!("disable=weather%3Aweather&back=%2F&csrf={csrf}"));
+    assert_eq!(
+        std::fs::read_to_string(setup.config()).unwrap(),
+        before,
+        "nothing was written"
+    );
+    let done = form_post(
+        &authority,
+        switch,
+        &with_cookie,
+        &format!("disable=weather%3Aweather&back=%2F&csrf={csrf}"),
+    );
     assert!(done.starts_with("HTTP/1.1 303"), "{done}");
-    assert!(std::fs::read_to_string(setup.config()).unwrap().contains("tools = ["));
+    assert!(std::fs::read_to_string(setup.config())
+        .unwrap()
+        .contains("tools = ["));
+    // A file's upload is a write too.
+    let boundary = "panel-boundary";
+    let multipart = format!(
+        "--{boundary}\r\ncontent-disposition: form-data; name=\"file\"; filename=\"a.md\"\r\ncontent-type: text/markdown\r\n\r\nhello\r\n--{boundary}--\r\n"
+    );
+    let upload = exchange(
+        &authority,
+        &format!("POST /v1/admin/agents/bot/knowledge HTTP/1.1\r\nhost: {authority}\r\n{with_cookie}content-type: multipart/form-data; boundary={boundary}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{multipart}", multipart.len()),
+    );
+    assert!(upload.starts_with("HTTP/1.1 403"), "{upload}");
     // The session is the panel's: `/mcp` wants the token.
     let mcp = exchange(
         &authority,
@@ -542,10 +790,31 @@ fn a_sessions_write_needs_its_csrf_token_and_a_session_opens_no_mcp() {
     assert!(mcp.starts_with("HTTP/1.1 401"), "{mcp}");
     // Without the token nor a session, an API request is refused; a page goes to the
     // login form.
-    let api = exchange(&authority, &format!("GET /v1/admin/agents HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n"));
+    let api = exchange(
+        &authority,
+        &format!("GET /v1/admin/agents HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n"),
+    );
     assert!(api.starts_with("HTTP/1.1 401"), "{api}");
     let page = exchange(&authority, &format!("GET /extensions HTTP/1.1\r\nhost: {authority}\r\naccept: text/html\r\nconnection: close\r\n\r\n"));
-    assert_eq!(header(&page, "location"), Some("/login?next=%2Fextensions"), "{page}");
+    assert_eq!(
+        header(&page, "location"),
+        Some("/login?next=%2Fextensions"),
+        "{page}"
+    );
+    // Signing out needs the CSRF token too; then the session opens nothing.
+    let forged = form_post(&authority, "/logout", &with_cookie, "");
+    assert!(forged.starts_with("HTTP/1.1 403"), "{forged}");
+    let out = form_post(&authority, "/logout", &with_cookie, &format!("csrf={csrf}"));
+    assert_eq!(header(&out, "location"), Some("/login"), "{out}");
+    assert!(
+        header(&out, "set-cookie").is_some_and(|cookie| cookie.contains("Max-Age=0")),
+        "{out}"
+    );
+    let after = exchange(
+        &authority,
+        &format!("GET /v1/admin/agents HTTP/1.1\r\nhost: {authority}\r\ncookie: {session}\r\nconnection: close\r\n\r\n"),
+    );
+    assert!(after.starts_with("HTTP/1.1 401"), "{after}");
     drop(served);
 }
 
@@ -575,7 +844,13 @@ fn without_a_token_a_browsers_admin_write_needs_the_panels_session_and_a_script_
     assert!(script.contains(r#""changed":true"#), "{script}");
     // A page opened gets a session, whose forms carry its CSRF token.
     let page = exchange(&authority, &format!("GET /agents/bot/tools HTTP/1.1\r\nhost: {authority}\r\naccept: text/html\r\nconnection: close\r\n\r\n"));
-    assert!(header(&page, "set-cookie").is_some_and(|cookie| cookie.contains("HttpOnly")), "{page}");
-    assert!(page.contains("name=\"csrf\" value=\""), "the forms carry the token");
+    assert!(
+        header(&page, "set-cookie").is_some_and(|cookie| cookie.contains("HttpOnly")),
+        "{page}"
+    );
+    assert!(
+        page.contains("name=\"csrf\" value=\""),
+        "the forms carry the token"
+    );
     drop(served);
 }

@@ -14,7 +14,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as seen
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 CHROMIUM = os.environ.get("PLUGIN_SDK_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("PLUGIN_SDK_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -38,7 +38,10 @@ def browser(plan, profile):
         options.add_argument(flag)
     language = plan.get("language", "en-US")
     options.add_argument(f"--lang={language}")
-    options.add_experimental_option("prefs", {"intl.accept_languages": language})
+    prefs = {"intl.accept_languages": language}
+    if not plan.get("javascript", True):
+        prefs["profile.managed_default_content_settings.javascript"] = 2
+    options.add_experimental_option("prefs", prefs)
     return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
 
 
@@ -46,21 +49,35 @@ def wait(driver, seconds=10):
     return WebDriverWait(driver, seconds, poll_frequency=0.05)
 
 
-def sign_in(driver, plan, token=None):
-    driver.get(plan["base"] + plan.get("start", "/"))
-    wait(driver).until(seen.presence_of_element_located((By.ID, "token")))
-    driver.find_element(By.ID, "token").send_keys(token or plan["token"])
+def text_of(driver, selector):
+    return [node.text for node in driver.find_elements(By.CSS_SELECTOR, selector)]
+
+
+def submit_token(driver, token):
+    """Types `token` into the login form on screen and sends it."""
+    field = wait(driver).until(seen.presence_of_element_located((By.ID, "token")))
+    field.send_keys(token)
     driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+
+
+def sign_in(driver, plan):
+    driver.get(plan["base"] + "/login")
+    submit_token(driver, plan["token"])
+    wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "main h1")))
+
+
+def flash(driver):
+    return wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.flash"))).text
 
 
 def login(driver, plan):
-    driver.get(plan["base"] + "/agents/bot/tools")
+    # A page asked for without a session goes to the login form, which comes back to it.
+    driver.get(plan["base"] + "/extensions")
     sent_to = driver.current_url
-    sign_in(driver, plan, token="not-the-token-" + "x" * 40)
+    submit_token(driver, "not-the-token-" + "x" * 40)
     alert = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.error"))).text
     refused_at = driver.current_url
-    driver.find_element(By.ID, "token").send_keys(plan["token"])
-    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+    submit_token(driver, plan["token"])
     wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "main h1")))
     driver.save_screenshot(plan["screenshot"])
     return {
@@ -75,9 +92,14 @@ def login(driver, plan):
 
 def tools(driver, plan):
     sign_in(driver, plan)
+    driver.get(plan["base"] + "/agents/bot/tools")
     wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "tr.tool")))
     rows = driver.find_elements(By.CSS_SELECTOR, "tr.tool")
     driver.save_screenshot(plan["screenshot"])
+
+    def row_of(tool):
+        return next(row for row in rows if row.get_attribute("data-tool") == tool)
+
     return {
         "h1": driver.find_element(By.CSS_SELECTOR, "main h1").text,
         "lang": driver.find_element(By.TAG_NAME, "html").get_attribute("lang"),
@@ -85,47 +107,103 @@ def tools(driver, plan):
             row.get_attribute("data-tool"): row.find_element(By.CSS_SELECTOR, ".summary").text
             for row in rows
         },
-        "categories": [h.text for h in driver.find_elements(By.CSS_SELECTOR, "section.plugin h3")],
-        "plugins": [h.text for h in driver.find_elements(By.CSS_SELECTOR, "section.plugin h2")],
+        "categories": text_of(driver, "section.plugin h3"),
+        "plugins": text_of(driver, "section.plugin h2"),
+        "acme_description": driver.find_element(By.CSS_SELECTOR, "#plugin-acme > p").text,
+        "contact_card": {
+            "tags": [tag.text for tag in row_of("acme:contact_card").find_elements(By.CSS_SELECTOR, "td:nth-child(2) .tag")],
+            "state": row_of("acme:contact_card").find_element(By.CSS_SELECTOR, "td.state").text,
+            "reasons": [reason.text for reason in row_of("acme:contact_card").find_elements(By.CSS_SELECTOR, ".reason")],
+        },
+        "hooks": [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "#hooks tr")],
     }
 
 
 def switch(driver, plan):
+    """Runs with JavaScript off (the plan says so): forms alone do it."""
     sign_in(driver, plan)
+    driver.get(plan["base"] + "/agents/bot/tools")
     row = f'tr.tool[data-tool="{plan["tool"]}"]'
     wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, row)))
     before = driver.find_element(By.CSS_SELECTOR, row + " td.state").text
     driver.find_element(By.CSS_SELECTOR, row + " button.switch").click()
-    flash = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.flash"))).text
+    switched = flash(driver)
     driver.save_screenshot(plan["screenshot"])
+    after = driver.find_element(By.CSS_SELECTOR, row + " td.state").text
+    button = driver.find_element(By.CSS_SELECTOR, row + " button.switch").text
+    # A tool the agent cannot equip (its secret is not set): the change is refused, and
+    # the page says why.
+    refused_row = f'tr.tool[data-tool="{plan["refused_tool"]}"]'
+    driver.find_element(By.CSS_SELECTOR, refused_row + " button.switch").click()
+    refused = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.flash.error"))).text
+    # The language switcher, a form too.
+    Select(driver.find_element(By.CSS_SELECTOR, 'select[name="lang"]')).select_by_value("it-IT")
+    driver.find_element(By.CSS_SELECTOR, 'form[action="/locale"] button').click()
+    wait(driver).until(seen.text_to_be_present_in_element((By.CSS_SELECTOR, "main h1"), "Strumenti"))
     return {
         "before": before,
-        "flash": flash,
-        "after": driver.find_element(By.CSS_SELECTOR, row + " td.state").text,
-        "button": driver.find_element(By.CSS_SELECTOR, row + " button.switch").text,
+        "flash": switched,
+        "after": after,
+        "button": button,
+        "refused": refused,
+        "switched_language": {"url": driver.current_url, "h1": driver.find_element(By.CSS_SELECTOR, "main h1").text},
     }
 
 
 def extension_error(driver, plan):
     sign_in(driver, plan)
     driver.get(plan["base"] + "/extensions")
-    wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "main h1")))
-    # The script polls once before the file comes: the change is then a change.
-    time.sleep(0.5)
+    # The panel's script has asked the API once: the file below is then a change.
+    wait(driver).until(lambda d: d.find_element(By.TAG_NAME, "main").get_attribute("data-polled"))
     with open(plan["file"], "w") as broken:
-        broken.write(plan["text"])
+        broken.write(plan["broken"])
     dropped = time.monotonic()
-    selector = f'tr.extension[data-path$="{os.path.basename(plan["file"])}"] .error'
-    error = wait(driver, 5).until(seen.presence_of_element_located((By.CSS_SELECTOR, selector))).text
+    name = os.path.basename(plan["file"])
+    row = f'tr.extension[data-path$="{name}"]'
+    error = wait(driver, 5).until(seen.presence_of_element_located((By.CSS_SELECTOR, row + " .error"))).text
     seconds = time.monotonic() - dropped
+    state = driver.find_element(By.CSS_SELECTOR, row).get_attribute("data-state")
     driver.save_screenshot(plan["screenshot"])
-    return {"error": error, "seconds": seconds, "url": driver.current_url}
+    # Mended, it offers its tool.
+    with open(plan["file"], "w") as mended:
+        mended.write(plan["mended"])
+    wait(driver, 5).until(lambda d: d.find_elements(By.CSS_SELECTOR, row + " code") and not d.find_elements(By.CSS_SELECTOR, row + " .error"))
+    return {
+        "error": error,
+        "state": state,
+        "seconds": seconds,
+        "mended_state": driver.find_element(By.CSS_SELECTOR, row).get_attribute("data-state"),
+        "mended_tools": text_of(driver, row + " td:nth-child(3) code"),
+    }
+
+
+# Records, in order, what the chat's log shows as it changes: a tool call's line (open or
+# not), the status it is given, the reply, the turn's end.
+RECORDER = """
+const log = document.getElementById("chat-log");
+window.seenInOrder = [];
+const note = (what) => window.seenInOrder.push(what);
+// Mutation records come in the order the page changed, whatever the page shows once the
+// observer runs: a line is noted as it was added, a status as the text it was given.
+new MutationObserver((changes) => {
+  for (const change of changes) {
+    for (const added of change.addedNodes) {
+      if (added.nodeType === 3 && change.target.matches && change.target.matches(".status")) note("status:" + added.data);
+      if (added.nodeType !== 1) continue;
+      if (added.matches("details.activity")) note("line:" + (added.open ? "open" : "collapsed"));
+      if (added.matches(".reply")) note("reply");
+      if (added.matches(".done")) note("done");
+    }
+  }
+}).observe(log, { childList: true, subtree: true });
+"""
 
 
 def chat(driver, plan):
     sign_in(driver, plan)
     driver.get(plan["base"] + "/agents/bot/chat")
     box = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, 'textarea[name="message"]')))
+    driver.execute_script(RECORDER)
     box.send_keys(plan["message"])
     driver.find_element(By.CSS_SELECTOR, "form.chat-form button").click()
     line = wait(driver, 20).until(seen.presence_of_element_located((By.CSS_SELECTOR, "details.activity")))
@@ -135,11 +213,8 @@ def chat(driver, plan):
     name = line.find_element(By.CSS_SELECTOR, "summary .name").text
     line.find_element(By.TAG_NAME, "summary").click()
     shown_after = arguments.is_displayed()
-    status = line.find_element(By.CSS_SELECTOR, ".status")
-    wait(driver, 20).until(lambda _: "ms" in status.text)
-    ended = status.text
-    reply_when_ended = [node.text for node in driver.find_elements(By.CSS_SELECTOR, ".chat-log .reply")]
     done = wait(driver, 20).until(seen.presence_of_element_located((By.CSS_SELECTOR, ".chat-log .done")))
+    status = line.find_element(By.CSS_SELECTOR, ".status")
     driver.save_screenshot(plan["screenshot"])
     return {
         "name": name,
@@ -147,12 +222,12 @@ def chat(driver, plan):
         "arguments_hidden_before": hidden_before,
         "arguments_shown_after": shown_after,
         "arguments": arguments.text,
-        "status": ended,
+        "status": status.text,
         "status_class": status.get_attribute("class"),
-        "reply_when_the_call_ended": reply_when_ended,
-        "reply": [node.text for node in driver.find_elements(By.CSS_SELECTOR, ".chat-log .reply")],
+        "in_order": driver.execute_script("return window.seenInOrder"),
+        "reply": text_of(driver, ".chat-log .reply"),
         "done": done.text,
-        "actions": [node.text for node in driver.find_elements(By.CSS_SELECTOR, ".chat-log .action")],
+        "actions": text_of(driver, ".chat-log .action"),
     }
 
 
@@ -164,72 +239,124 @@ def conversations(driver, plan):
     row.find_element(By.TAG_NAME, "a").click()
     wait(driver).until(seen.presence_of_element_located((By.ID, "history")))
     calls = driver.find_elements(By.CSS_SELECTOR, "#history details.activity")
-    collapsed = all(call.get_attribute("open") is None for call in calls)
-    turns = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "tr.turn")]
     driver.save_screenshot(plan["screenshot"])
     return {
         "listed": listed,
-        "users": [node.text for node in driver.find_elements(By.CSS_SELECTOR, "#history .user")],
-        "replies": [node.text for node in driver.find_elements(By.CSS_SELECTOR, "#history .reply")],
+        "users": text_of(driver, "#history .user"),
+        "replies": text_of(driver, "#history .reply"),
         "activity": [call.find_element(By.CSS_SELECTOR, "summary").text for call in calls],
-        "collapsed": collapsed,
-        "turns": turns,
+        "collapsed": all(call.get_attribute("open") is None for call in calls),
+        "turns": [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "tr.turn")],
         "actions": [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "tr.action")],
     }
+
+
+def documents(driver):
+    return [row.find_element(By.CSS_SELECTOR, ".filename").text for row in driver.find_elements(By.CSS_SELECTOR, "tr.document")]
 
 
 def knowledge(driver, plan):
     sign_in(driver, plan)
     page = plan["base"] + "/agents/bot/knowledge"
-    driver.get(page)
-    upload = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, 'input[type="file"]')))
-    upload.send_keys(plan["file"])
-    upload.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
-    name = os.path.basename(plan["file"])
-    row = wait(driver).until(
-        lambda d: next((r for r in d.find_elements(By.CSS_SELECTOR, "tr.document") if r.find_element(By.CSS_SELECTOR, ".filename").text == name), None)
-    )
-    uploaded = {"flash": driver.find_element(By.CSS_SELECTOR, "p.flash").text, "origin": row.find_elements(By.TAG_NAME, "td")[1].text}
+    uploaded = []
+    for path in plan["files"]:
+        driver.get(page)
+        upload = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, 'input[type="file"]')))
+        upload.send_keys(path)
+        upload.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
+        uploaded.append(flash(driver))
+    listed = documents(driver)
+    origins = [row.find_elements(By.TAG_NAME, "td")[1].text for row in driver.find_elements(By.CSS_SELECTOR, "tr.document")]
     search = driver.find_element(By.CSS_SELECTOR, 'input[type="search"]')
     search.send_keys(plan["query"])
     search.submit()
-    hits = wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr.hit"))
-    found = [hit.find_element(By.TAG_NAME, "td").text for hit in hits]
+    found = [hit.find_element(By.TAG_NAME, "td").text for hit in wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr.hit"))]
     driver.save_screenshot(plan["screenshot"])
     driver.get(page)
+    name = os.path.basename(plan["files"][0])
     row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "tr.document") if r.find_element(By.CSS_SELECTOR, ".filename").text == name)
     row.find_element(By.CSS_SELECTOR, "button.danger").click()
-    flash = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.flash"))).text
-    left = [r.find_element(By.CSS_SELECTOR, ".filename").text for r in driver.find_elements(By.CSS_SELECTOR, "tr.document")]
-    return {"uploaded": uploaded, "found": found, "deleted_flash": flash, "left": left}
+    deleted = flash(driver)
+    left = documents(driver)
+    search = driver.find_element(By.CSS_SELECTOR, 'input[type="search"]')
+    search.send_keys(plan["query"])
+    search.submit()
+    wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "#hits")))
+    found_after = text_of(driver, "tr.hit td:first-child")
+    # Wipe: the agent's name typed wrong keeps everything; typed right, nothing is left.
+    driver.get(page)
+    confirm = driver.find_element(By.CSS_SELECTOR, 'input[name="confirm"]')
+    confirm.send_keys("not-" + plan["agent"])
+    confirm.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
+    wrong = flash(driver)
+    kept = documents(driver)
+    confirm = driver.find_element(By.CSS_SELECTOR, 'input[name="confirm"]')
+    confirm.send_keys(plan["agent"])
+    confirm.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
+    wiped = flash(driver)
+    return {
+        "uploaded": uploaded,
+        "listed": listed,
+        "origins": origins,
+        "found": found,
+        "deleted": deleted,
+        "left": left,
+        "found_after": found_after,
+        "wrong_confirm": wrong,
+        "kept": kept,
+        "wiped": wiped,
+        "after_wipe": documents(driver),
+    }
 
 
 def secret(driver, plan):
     sign_in(driver, plan)
+    tool_row = f'tr.tool[data-tool="{plan["tool"]}"]'
+
+    def tool_state():
+        driver.get(plan["base"] + "/agents/bot/tools")
+        row = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, tool_row)))
+        return {"state": row.find_element(By.CSS_SELECTOR, "td.state").text, "reasons": [r.text for r in row.find_elements(By.CSS_SELECTOR, ".reason")]}
+
+    def save(key, value):
+        driver.get(plan["base"] + "/agents/bot/secrets")
+        section = f'section.secret[data-key="{key}"]'
+        field = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, section + ' [name="value"]')))
+        kind = field.get_attribute("type")
+        field.send_keys(value)
+        field.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
+        said = flash(driver)
+        after = driver.find_element(By.CSS_SELECTOR, section)
+        return {
+            "kind": kind,
+            "flash": said,
+            "source": after.get_attribute("data-source"),
+            "tag": after.find_element(By.CSS_SELECTOR, ".tag").text,
+            "field_value": after.find_element(By.CSS_SELECTOR, '[name="value"]').get_attribute("value"),
+        }
+
+    before = tool_state()
+    saved = save(plan["key"], plan["value"])
+    driver.save_screenshot(plan["screenshot"])
+    pages = driver.page_source
+    equipped = tool_state()
+    pages += driver.page_source
+    # The environment's value wins over one set here, and the page says so.
+    overridden = save(plan["env_key"], plan["env_override"])
+    pages += driver.page_source
+    # Cleared, the panel's value is gone and the tool left out again.
     driver.get(plan["base"] + "/agents/bot/secrets")
     section = f'section.secret[data-key="{plan["key"]}"]'
-    wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, section)))
-    field = driver.find_element(By.CSS_SELECTOR, section + ' [name="value"]')
-    kind = field.get_attribute("type")
-    environment = driver.find_element(By.CSS_SELECTOR, f'section.secret[data-key="{plan["env_key"]}"]')
-    environment_said = {"source": environment.get_attribute("data-source"), "text": environment.find_element(By.CSS_SELECTOR, ".tag").text}
-    field.send_keys(plan["value"])
-    field.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
-    flash = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.flash"))).text
-    after = driver.find_element(By.CSS_SELECTOR, section)
-    shown_after = {"source": after.get_attribute("data-source"), "field_value": after.find_element(By.CSS_SELECTOR, '[name="value"]').get_attribute("value")}
-    driver.save_screenshot(plan["screenshot"])
-    secrets_page = driver.page_source
-    driver.get(plan["base"] + "/agents/bot/tools")
-    row = f'tr.tool[data-tool="{plan["tool"]}"]'
-    state = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, row + " td.state"))).text
+    driver.find_element(By.CSS_SELECTOR, section + " form.inline button.danger").click()
+    cleared = {"flash": flash(driver), "source": driver.find_element(By.CSS_SELECTOR, section).get_attribute("data-source")}
     return {
-        "kind": kind,
-        "environment": environment_said,
-        "flash": flash,
-        "after": shown_after,
-        "value_in_a_page": plan["value"] in secrets_page or plan["value"] in driver.page_source,
-        "tool_state": state,
+        "before": before,
+        "saved": saved,
+        "equipped": equipped,
+        "overridden": overridden,
+        "cleared": cleared,
+        "after_clear": tool_state(),
+        "value_in_a_page": plan["value"] in pages or plan["env_override"] in pages,
     }
 
 
@@ -239,9 +366,9 @@ SCENARIOS = {
     "switch": switch,
     "extension_error": extension_error,
     "chat": chat,
+    "conversations": conversations,
     "knowledge": knowledge,
     "secret": secret,
-    "conversations": conversations,
 }
 
 
@@ -250,7 +377,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="engine-panel-chromium-") as profile:
         driver = browser(plan, profile)
         try:
-            seen_ = SCENARIOS[plan["scenario"]](driver, plan)
+            report = SCENARIOS[plan["scenario"]](driver, plan)
         except Exception:
             try:
                 print(driver.page_source[:4000], file=sys.stderr)
@@ -258,7 +385,7 @@ def main():
                 driver.quit()
             raise
         driver.quit()
-    json.dump(seen_, sys.stdout)
+    json.dump(report, sys.stdout)
 
 
 if __name__ == "__main__":
