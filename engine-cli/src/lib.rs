@@ -116,8 +116,13 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
         "the engine refused to start"
     };
     // Kept to read the file again on SIGHUP, the same way.
-    let reload_from =
-        file.map(|file| reload::ConfigSource::new(file.to_owned(), environment.variables.clone()));
+    let reload_from = file.map(|file| {
+        reload::ConfigSource::new(
+            file.to_owned(),
+            environment.variables.clone(),
+            backends.panel_secrets,
+        )
+    });
     let read = match &reload_from {
         Some(source) => source.read(),
         None => EngineConfig::read(None, environment.variables).map_err(|error| error.to_string()),

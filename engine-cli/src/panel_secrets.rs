@@ -1,17 +1,55 @@
-//! The secrets the admin panel sets: a file under the data directory that only the
-//! engine's user can read (`panel-secrets.json`, mode 0600), whose values join the
-//! configuration below the environment's (a variable still wins) and above the
-//! configuration file's (`EngineConfig::add_panel_secrets`).
+//! The secrets the admin panel sets, and where they are kept ([`Home`]): on one engine,
+//! a file under the data directory that only the engine's user can read
+//! (`panel-secrets.json`, mode 0600); on replicas (a `[database]`), the shared database,
+//! which every replica reads at start-up and follows while it serves. Either way they
+//! join the configuration below the environment's variables (a variable still wins) and
+//! above the configuration file's (`EngineConfig::add_panel_secrets`).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use engine_core::config::DatabaseConfig;
+use engine_core::stores::{PanelSecretStore, PanelSecretValues};
+use engine_core::OpenPanelSecrets;
 
 /// Agent → key → value.
-pub(crate) type Values = BTreeMap<String, BTreeMap<String, String>>;
+pub(crate) type Values = PanelSecretValues;
 
 /// The file's name under the data directory.
 const FILE: &str = "panel-secrets.json";
 
+/// Where the panel's secrets are kept.
+pub(crate) enum Home {
+    File(PanelSecrets),
+    Shared(Arc<SharedSecrets>),
+}
+
+impl Home {
+    /// The values kept.
+    pub(crate) fn load(&self) -> Result<Values, String> {
+        match self {
+            Self::File(file) => file.load(),
+            Self::Shared(shared) => shared.load(),
+        }
+    }
+
+    /// Keeps `agent`'s secret `key` as `value` (`None`: forgets it), `values` being every
+    /// value with that change made.
+    pub(crate) fn keep(
+        &self,
+        values: &Values,
+        agent: &str,
+        key: &str,
+        value: Option<&str>,
+    ) -> Result<(), String> {
+        match self {
+            Self::File(file) => file.store(values).map_err(|error| error.to_string()),
+            Self::Shared(shared) => shared.set(agent, key, value),
+        }
+    }
+}
+
+/// The panel's secrets in a file under the data directory.
 pub(crate) struct PanelSecrets {
     path: PathBuf,
 }
@@ -35,11 +73,16 @@ impl PanelSecrets {
                     error.column()
                 )
             }),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Values::new()),
-            Err(error) => Err(format!(
-                "{} could not be read: {error}",
-                self.path.display()
-            )),
+            // No file yet; or no data directory, which the engine's start-up reports.
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(Values::new())
+            }
+            Err(error) => Err(format!("{} could not be read: {error}", self.path.display())),
         }
     }
 
@@ -50,6 +93,61 @@ impl PanelSecrets {
         }
         let json = serde_json::to_vec_pretty(values).expect("strings serialize");
         crate::files::replace(&self.path, &json, Some(0o600))
+    }
+}
+
+/// The panel's secrets in the shared database, with the runtime its connections live
+/// on: the configuration is read on blocking threads (start-up, a reload, a panel's
+/// change), which wait on it.
+pub(crate) struct SharedSecrets {
+    store: Arc<dyn PanelSecretStore>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl SharedSecrets {
+    /// Connects with `open` to the database `database` names.
+    pub(crate) fn open(open: OpenPanelSecrets, database: &DatabaseConfig) -> Result<Self, String> {
+        let store = open(database).map_err(|error| {
+            format!("the admin panel's secrets in the shared database: {error}")
+        })?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("panel-secrets")
+            .enable_all()
+            .build()
+            .map_err(|error| error.to_string())?;
+        Ok(Self {
+            store,
+            runtime: Some(runtime),
+        })
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.runtime
+            .as_ref()
+            .expect("the runtime lives as long as the store")
+    }
+
+    pub(crate) fn load(&self) -> Result<Values, String> {
+        self.runtime()
+            .block_on(self.store.load())
+            .map_err(|error| format!("the admin panel's secrets could not be read: {error}"))
+    }
+
+    fn set(&self, agent: &str, key: &str, value: Option<&str>) -> Result<(), String> {
+        self.runtime()
+            .block_on(self.store.set(agent, key, value))
+            .map_err(|error| format!("the admin panel's secret could not be kept: {error}"))
+    }
+}
+
+impl Drop for SharedSecrets {
+    fn drop(&mut self) {
+        // Dropped by a task of the server's runtime, where a runtime may not be dropped
+        // waiting.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 

@@ -5,30 +5,111 @@
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
 use engine_core::config::EngineConfig;
-use engine_core::Engine;
+use engine_core::{Engine, OpenPanelSecrets};
 
 use crate::files;
-use crate::panel_secrets::{self, PanelSecrets, Values};
+use crate::panel_secrets::{self, Home, PanelSecrets, SharedSecrets, Values};
 
 /// Where the configuration came from, to read it again the same way: its file, and the
 /// secret variables taken from the environment at start-up (removed from it since).
 pub(crate) struct ConfigSource {
     file: PathBuf,
     variables: Vec<(String, String)>,
-    /// One reload at a time: a `SIGHUP` and a panel's edit do not interleave.
+    /// One reload at a time: a `SIGHUP`, a panel's edit and a replica following another
+    /// do not interleave.
     reloading: Mutex<()>,
+    /// Opens the panel's secrets on a shared database (the image's backend), and what it
+    /// opened: once, on the first read of a configuration with a `[database]`.
+    open_shared: Option<OpenPanelSecrets>,
+    shared: OnceLock<Arc<SharedSecrets>>,
+    /// The panel's secrets the engine runs with: a replica reloads when the shared
+    /// database's differ.
+    seen: Mutex<Values>,
 }
 
+/// How often a replica looks for the panel's secrets another replica set.
+const FOLLOW_EVERY: Duration = Duration::from_secs(3);
+
 impl ConfigSource {
-    pub(crate) fn new(file: PathBuf, variables: Vec<(String, String)>) -> Arc<Self> {
+    pub(crate) fn new(
+        file: PathBuf,
+        variables: Vec<(String, String)>,
+        open_shared: Option<OpenPanelSecrets>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             file,
             variables,
             reloading: Mutex::default(),
+            open_shared,
+            shared: OnceLock::new(),
+            seen: Mutex::default(),
         })
+    }
+
+    /// On replicas, the task that follows the panel's secrets in the shared database
+    /// (another replica's panel set them), reloading `engine` when they change. Needs a
+    /// Tokio runtime.
+    pub(crate) fn follow_shared_secrets(
+        self: Arc<Self>,
+        engine: Arc<Engine>,
+    ) -> Option<impl Future<Output = ()>> {
+        self.shared.get()?;
+        Some(async move {
+            loop {
+                tokio::time::sleep(FOLLOW_EVERY).await;
+                let (source, engine) = (Arc::clone(&self), Arc::clone(&engine));
+                let following =
+                    tokio::task::spawn_blocking(move || source.reload_if_secrets_changed(&engine));
+                if let Err(error) = following.await {
+                    tracing::error!("following the panel's secrets panicked: {error}");
+                }
+            }
+        })
+    }
+
+    fn reload_if_secrets_changed(&self, engine: &Engine) {
+        let Some(shared) = self.shared.get() else {
+            return;
+        };
+        let _one = self.lock();
+        match shared.load() {
+            Ok(values) if values == *self.seen() => {}
+            Ok(_) => self.reload_locked(
+                engine,
+                "the admin panel's secrets changed on another replica",
+            ),
+            Err(error) => tracing::warn!("{error}"),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ()> {
+        self.reloading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn seen(&self) -> MutexGuard<'_, Values> {
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Where the panel's secrets of `config` are kept: the shared database its
+    /// `[database]` names (when the image has the backend), else a file under its data
+    /// directory.
+    fn home(&self, config: &EngineConfig) -> Result<Home, String> {
+        let (Some(database), Some(open)) = (&config.database, self.open_shared) else {
+            return Ok(Home::File(PanelSecrets::in_dir(&config.data_dir())));
+        };
+        if let Some(shared) = self.shared.get() {
+            return Ok(Home::Shared(Arc::clone(shared)));
+        }
+        let shared = Arc::new(SharedSecrets::open(open, database)?);
+        Ok(Home::Shared(Arc::clone(self.shared.get_or_init(|| shared))))
     }
 
     /// Listens for `SIGHUP` from now on (so that one sent while the server starts is not
@@ -65,10 +146,13 @@ impl ConfigSource {
     }
 
     fn reload(&self, engine: &Engine) {
-        let _one = self
-            .reloading
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _one = self.lock();
+        self.reload_locked(engine, "SIGHUP");
+    }
+
+    /// Reloads `engine` from the file and the panel's secrets, for `why`; the caller holds
+    /// the lock.
+    fn reload_locked(&self, engine: &Engine, why: &str) {
         let reloaded = self
             .read()
             .and_then(|config| engine.reload(config).map_err(|error| error.to_string()));
@@ -78,11 +162,11 @@ impl ConfigSource {
                 added = ?reloaded.added,
                 removed = ?reloaded.removed,
                 kept = ?reloaded.kept,
-                "SIGHUP: configuration reloaded"
+                "{why}: configuration reloaded"
             ),
             Err(error) => tracing::error!(
                 file = %self.file.display(),
-                "SIGHUP: the configuration was not reloaded, and the engine keeps the one it has: {error}"
+                "{why}: the configuration was not reloaded, and the engine keeps the one it has: {error}"
             ),
         }
     }
@@ -106,16 +190,13 @@ impl ConfigSource {
         let panel = match panel {
             Some(panel) => panel,
             None => {
-                kept = self.panel_secrets(&config).load()?;
+                kept = self.home(&config)?.load()?;
+                *self.seen() = kept.clone();
                 &kept
             }
         };
         config.add_panel_secrets(panel_secrets::triples(panel));
         Ok(config)
-    }
-
-    fn panel_secrets(&self, config: &EngineConfig) -> PanelSecrets {
-        PanelSecrets::in_dir(&config.data_dir())
     }
 }
 
@@ -133,7 +214,7 @@ impl PanelConfig {
         &self,
         what: &str,
         config: Result<EngineConfig, String>,
-        keep: impl FnOnce() -> std::io::Result<()>,
+        keep: impl FnOnce() -> Result<(), String>,
     ) -> Result<(), String> {
         let reloaded = config
             .and_then(|config| {
@@ -172,10 +253,7 @@ impl engine_server::Configuration for PanelConfig {
         change: &mut dyn FnMut(&str) -> Result<Option<String>, String>,
     ) -> Result<bool, String> {
         let source = &self.source;
-        let _one = source
-            .reloading
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _one = source.lock();
         let file = &source.file;
         let text = std::fs::read_to_string(file)
             .map_err(|error| format!("{} could not be read: {error}", file.display()))?;
@@ -184,20 +262,17 @@ impl engine_server::Configuration for PanelConfig {
         };
         let what = file.display().to_string();
         self.change(&what, source.read_as(Some(&changed), None), || {
-            files::replace(file, changed.as_bytes(), None)
+            files::replace(file, changed.as_bytes(), None).map_err(|error| error.to_string())
         })?;
         Ok(true)
     }
 
     fn set_secret(&self, agent: &str, key: &str, value: Option<&str>) -> Result<(), String> {
         let source = &self.source;
-        let _one = source
-            .reloading
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _one = source.lock();
         let without = source.read_as(None, Some(&Values::new()))?;
-        let secrets = source.panel_secrets(&without);
-        let mut values = secrets.load()?;
+        let home = source.home(&without)?;
+        let mut values = home.load()?;
         match value {
             Some(value) => {
                 values
@@ -217,7 +292,9 @@ impl engine_server::Configuration for PanelConfig {
         self.change(
             "the panel's secrets",
             source.read_as(None, Some(&values)),
-            || secrets.store(&values),
-        )
+            || home.keep(&values, agent, key, value),
+        )?;
+        *source.seen() = values;
+        Ok(())
     }
 }

@@ -64,6 +64,9 @@ pub(crate) fn serve<E: std::fmt::Display>(
         .expect("a runtime starts");
     if let Some((source, engine)) = reloading {
         let _entered = runtime.enter();
+        if let Some(following) = Arc::clone(&source).follow_shared_secrets(Arc::clone(&engine)) {
+            runtime.spawn(following);
+        }
         if let Some(reloading) = source.reload_on_hangup(engine) {
             runtime.spawn(reloading);
         }

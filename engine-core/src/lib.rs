@@ -44,7 +44,8 @@ pub use conversation::{ANONYMOUS_SUBSCRIBER, API_CHANNEL, CLI_CHANNEL};
 pub use dispatch::{CallError, CallErrorKind};
 pub use engine::{
     Backends, DevSession, Engine, EngineBuilder, EngineError, OpenConversations, OpenGateway,
-    OpenKnowledge, OpenProvider, OpenShared, Reloaded, Session, SharedStores, UnknownAgent,
+    OpenKnowledge, OpenPanelSecrets, OpenProvider, OpenShared, Reloaded, Session, SharedStores,
+    UnknownAgent,
 };
 pub use equip::LeftOut;
 pub use format::{Format, UnknownFormat};

@@ -20,6 +20,7 @@ mod grants;
 pub mod guide {}
 mod knowledge;
 mod migrations;
+mod panel_secrets;
 mod spend;
 
 use std::future::Future;
@@ -30,7 +31,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, R
 use tokio_postgres::NoTls;
 
 use engine_core::config::{ArtifactLimits, DatabaseConfig, KnowledgeLimits};
-use engine_core::stores::Conversations;
+use engine_core::stores::{Conversations, PanelSecretStore};
 use engine_core::{BackendError, Backends, SharedStores};
 
 pub use artifacts::PostgresArtifacts;
@@ -39,10 +40,22 @@ pub(crate) use conversations::{TurnEnded, TurnLock};
 pub use grants::PostgresGrants;
 pub use knowledge::PostgresKnowledge;
 pub use migrations::SCHEMA_VERSION;
+pub use panel_secrets::PostgresPanelSecrets;
 
-/// `backends` with every store on the database `[database]` names.
+/// `backends` with every store on the database `[database]` names, and the admin panel's
+/// secrets there.
 pub fn backends(backends: Backends) -> Backends {
-    backends.with_shared(open_shared)
+    backends
+        .with_shared(open_shared)
+        .with_panel_secrets(open_panel_secrets)
+}
+
+/// The admin panel's secrets in the database `described` names (connecting migrates it).
+pub fn open_panel_secrets(
+    described: &DatabaseConfig,
+) -> Result<Arc<dyn PanelSecretStore>, BackendError> {
+    let database = Arc::new(Postgres::connect(described).map_err(BackendError::new)?);
+    Ok(Arc::new(PostgresPanelSecrets::new(database)))
 }
 
 /// The stores replicas share, in the database `described` names. Connecting migrates

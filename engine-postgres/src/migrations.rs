@@ -147,6 +147,18 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         // The admin panel lists an agent's conversations.
         "CREATE INDEX owners_by_agent ON owners (agent);",
     ),
+    (
+        8,
+        "panel secrets",
+        // What the admin panel sets, read by every replica (as the configuration file's
+        // secrets are read: the database is to be guarded as the file is).
+        "CREATE TABLE panel_secrets (
+             agent TEXT NOT NULL,
+             key TEXT NOT NULL,
+             value TEXT NOT NULL,
+             PRIMARY KEY (agent, key)
+         );",
+    ),
 ];
 
 /// The newest version of the schema this engine knows.

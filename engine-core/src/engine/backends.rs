@@ -17,7 +17,7 @@ use crate::model::{GatewayError, ModelGateway, SpendLedger};
 use crate::oauth::{Broker, GrantStore, GrantStoreError, OAuthFlow};
 pub use crate::provider::OpenProvider;
 use crate::provider::Provider;
-use crate::stores::{ConversationError, Conversations};
+use crate::stores::{ConversationError, Conversations, PanelSecretStore};
 use crate::BackendError;
 
 /// The stores several replicas share, opened from `[database]`.
@@ -46,6 +46,9 @@ pub type OpenOAuthFlow = fn() -> Arc<dyn OAuthFlow>;
 /// Opens the stores replicas share (the database's name for the log is the backend's).
 pub type OpenShared =
     fn(&DatabaseConfig, ArtifactLimits, KnowledgeLimits) -> Result<SharedStores, BackendError>;
+/// Opens where the admin panel keeps the secrets it sets, on the database `[database]`
+/// names (engine-cli reads them before it builds the engine).
+pub type OpenPanelSecrets = fn(&DatabaseConfig) -> Result<Arc<dyn PanelSecretStore>, BackendError>;
 /// Makes the model gateway `[gateway]` describes.
 pub type OpenGateway = fn(&GatewayConfig) -> Result<Arc<dyn ModelGateway>, GatewayError>;
 
@@ -70,6 +73,8 @@ pub struct Backends {
     pub oauth_flow: Option<OpenOAuthFlow>,
     /// Every store on the database `[database]` names.
     pub shared: Option<OpenShared>,
+    /// The admin panel's secrets on the database `[database]` names.
+    pub panel_secrets: Option<OpenPanelSecrets>,
     /// The providers `[providers]` describes.
     pub provider: Option<OpenProvider>,
     /// The tools' model gateway `[gateway]` describes.
@@ -85,6 +90,7 @@ impl Backends {
         grants: None,
         oauth_flow: None,
         shared: None,
+        panel_secrets: None,
         provider: None,
         gateway: None,
     };
@@ -106,6 +112,13 @@ impl Backends {
     /// These backends, with the stores replicas share opened by `shared`.
     pub fn with_shared(mut self, shared: OpenShared) -> Self {
         self.shared = Some(shared);
+        self
+    }
+
+    /// These backends, with the admin panel's secrets on the shared database opened by
+    /// `open`.
+    pub fn with_panel_secrets(mut self, open: OpenPanelSecrets) -> Self {
+        self.panel_secrets = Some(open);
         self
     }
 

@@ -27,7 +27,8 @@ use plugin_sdk::hook::Event;
 use tokio::sync::watch;
 
 pub use backends::{
-    Backends, OpenConversations, OpenGateway, OpenKnowledge, OpenProvider, OpenShared, SharedStores,
+    Backends, OpenConversations, OpenGateway, OpenKnowledge, OpenPanelSecrets, OpenProvider,
+    OpenShared, SharedStores,
 };
 pub use builder::EngineBuilder;
 pub use dev::DevSession;

@@ -9,6 +9,7 @@ pub mod conversations;
 #[allow(unsafe_code)]
 mod held_bytes;
 pub mod knowledge;
+mod panel_secrets;
 mod records;
 mod states;
 
@@ -18,5 +19,6 @@ pub use conversations::{
     Owner, RecentCursor, TurnLease, MAX_CONVERSATIONS_PAGE,
 };
 pub use knowledge::{MemoryKnowledge, MAX_ANSWERED_DOCUMENTS};
+pub use panel_secrets::{PanelSecretStore, PanelSecretValues};
 pub use records::{ActionRecord, ActionState, ConversationError, TurnRecord, INTERRUPTED};
 pub(crate) use states::{ConversationStates, StateRefusal};

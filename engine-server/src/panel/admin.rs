@@ -282,10 +282,16 @@ const MAX_SECRET_BYTES: usize = 16 * 1024;
 /// `{"value": null}` clears; a form sends `value`, or `clear=true`.
 #[derive(Deserialize)]
 struct NewSecret {
-    #[serde(default)]
-    value: Option<Value>,
+    /// Absent (`None`), `null` (`Some(None)`: clear), or the value.
+    #[serde(default, deserialize_with = "present")]
+    value: Option<Option<String>>,
     #[serde(default)]
     clear: Option<String>,
+}
+
+/// A field that is there, `null` or not: absent is the field's default.
+fn present<'de, D: serde::Deserializer<'de>>(field: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(field).map(Some)
 }
 
 impl NewSecret {
@@ -293,8 +299,8 @@ impl NewSecret {
     /// misspelt field must not clear a secret).
     fn wanted(self) -> Result<Option<String>, (StatusCode, String)> {
         match (self.clear.as_deref(), self.value) {
-            (Some("true"), _) | (None, Some(Value::Null)) => Ok(None),
-            (None, Some(Value::String(value))) => Ok(Some(value)),
+            (Some("true"), _) | (None, Some(None)) => Ok(None),
+            (None, Some(Some(value))) => Ok(Some(value)),
             _ => Err((
                 StatusCode::BAD_REQUEST,
                 "give `{\"value\": \"...\"}` to set the secret, or `{\"value\": null}` to clear the panel's value".to_owned(),

@@ -613,3 +613,91 @@ fn a_replica_killed_mid_perform_leaves_the_action_unknown_and_the_other_never_pe
     drop(b);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `replica`'s JSON answer to `method path` with `body`, and its status line.
+fn admin(replica: &str, method: &str, path: &str, body: &str) -> (String, Value) {
+    let answer = try_send(replica, method, path, body).expect("the replica answers");
+    let answer = String::from_utf8(answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.lines().next().unwrap().to_owned();
+    (
+        status,
+        serde_json::from_str(body.trim()).unwrap_or(Value::Null),
+    )
+}
+
+/// Where `replica` says the agent `bot`'s secret `key` comes from.
+fn secret_source(replica: &str, key: &str) -> String {
+    let (_, secrets) = admin(replica, "GET", "/v1/admin/agents/bot/secrets", "");
+    secrets["secrets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|secret| secret["key"] == key)
+        .map(|secret| secret["source"].as_str().unwrap().to_owned())
+        .unwrap()
+}
+
+#[test]
+fn a_secret_set_on_one_replicas_panel_is_kept_in_the_database_and_equipped_by_the_other() {
+    let database = fresh_database_named("secrets");
+    let mock = Llmock::start();
+    let lines = format!(
+        "[database]\nurl = {database:?}\npassword_env = \"PLUGIN_SDK_POSTGRES_PASSWORD\"\n"
+    );
+    let setup = Setup::new("replica-secrets", &mock, "openai", "", &lines);
+    let b_config = second_replica(&setup);
+    let (a, a_at) = start(&setup.config());
+    let (b, b_at) = start(&b_config);
+    let follows = |replica: &str, key: &str, source: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while secret_source(replica, key) != source {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{replica} did not follow to {source}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    assert_eq!(secret_source(&b_at, "crm_book"), "unset");
+    let (status, answered) = admin(
+        &a_at,
+        "POST",
+        "/v1/admin/agents/bot/secrets/crm_book",
+        r#"{"value":"/tmp/replica-crm-book.jsonl"}"#,
+    );
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {answered}");
+    // In the shared database, not in a replica's data directory.
+    assert_eq!(
+        psql(&database, "SELECT agent || ':' || key FROM panel_secrets").trim(),
+        "bot:crm_book"
+    );
+    assert!(!setup.dir.join("data/panel-secrets.json").exists());
+    // The other replica follows, and equips the tool that reads it.
+    follows(&b_at, "crm_book", "panel");
+    let (_, tools) = admin(&b_at, "GET", "/v1/admin/agents/bot/tools", "");
+    let log_contact = tools["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|plugin| plugin["categories"].as_array().unwrap())
+        .flat_map(|category| category["tools"].as_array().unwrap())
+        .find(|tool| tool["id"] == "contacts:log_contact")
+        .unwrap()
+        .clone();
+    assert_eq!(log_contact["equipped"], true, "{log_contact}");
+    // Cleared on that one, the first follows.
+    let (status, answered) = admin(
+        &b_at,
+        "POST",
+        "/v1/admin/agents/bot/secrets/crm_book",
+        r#"{"value":null}"#,
+    );
+    assert!(status.starts_with("HTTP/1.1 200"), "{status} {answered}");
+    follows(&a_at, "crm_book", "unset");
+    assert_eq!(
+        psql(&database, "SELECT count(*) FROM panel_secrets").trim(),
+        "0"
+    );
+    drop((a, b));
+}
