@@ -115,12 +115,14 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
     } else {
         "the engine refused to start"
     };
-    // Kept to read the file again on SIGHUP, the same way.
+    // Kept to read the file again on SIGHUP, the same way. A check and `dev-token` open
+    // no database: the panel's secrets there wait for an engine that runs.
+    let offline = checking || matches!(cli.command, Command::DevToken { .. });
     let reload_from = file.map(|file| {
         reload::ConfigSource::new(
             file.to_owned(),
             environment.variables.clone(),
-            backends.panel_secrets,
+            backends.panel_secrets.filter(|_| !offline),
         )
     });
     let read = match &reload_from {

@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -26,9 +27,11 @@ pub(crate) struct ConfigSource {
     /// opened: once, on the first read of a configuration with a `[database]`.
     open_shared: Option<OpenPanelSecrets>,
     shared: OnceLock<Arc<SharedSecrets>>,
-    /// The panel's secrets the engine runs with: a replica reloads when the shared
-    /// database's differ.
+    /// The panel's secrets the engine last tried: a replica reloads when the shared
+    /// database's differ, and runs with these while the database cannot be read.
     seen: Mutex<Values>,
+    /// Whether the shared database could not be read last time (said once).
+    unreachable: AtomicBool,
 }
 
 /// How often a replica looks for the panel's secrets another replica set.
@@ -47,6 +50,7 @@ impl ConfigSource {
             open_shared,
             shared: OnceLock::new(),
             seen: Mutex::default(),
+            unreachable: AtomicBool::new(false),
         })
     }
 
@@ -71,18 +75,45 @@ impl ConfigSource {
         })
     }
 
+    /// Reloads `engine` when the shared database's panel secrets are not those it last
+    /// tried: once per change (a change the engine refuses is not tried again every few
+    /// seconds; the next change, a `SIGHUP` or a panel's edit tries again). Read outside
+    /// the lock: a database slow to answer holds up no `SIGHUP` or panel edit.
     fn reload_if_secrets_changed(&self, engine: &Engine) {
         let Some(shared) = self.shared.get() else {
             return;
         };
+        let Some(values) = self.shared_values(shared) else {
+            return;
+        };
+        if values == *self.seen() {
+            return;
+        }
         let _one = self.lock();
+        self.reload_locked(
+            engine,
+            "the admin panel's secrets changed on another replica",
+        );
+    }
+
+    /// The shared database's panel secrets, or `None` while it cannot be read (said
+    /// once when it goes, once when it is back).
+    fn shared_values(&self, shared: &SharedSecrets) -> Option<Values> {
         match shared.load() {
-            Ok(values) if values == *self.seen() => {}
-            Ok(_) => self.reload_locked(
-                engine,
-                "the admin panel's secrets changed on another replica",
-            ),
-            Err(error) => tracing::warn!("{error}"),
+            Ok(values) => {
+                if self.unreachable.swap(false, Ordering::Relaxed) {
+                    tracing::info!("the admin panel's secrets can be read again");
+                }
+                Some(values)
+            }
+            Err(error) => {
+                if !self.unreachable.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "{error}; the engine keeps the ones it has until it can read them"
+                    );
+                }
+                None
+            }
         }
     }
 
@@ -190,7 +221,14 @@ impl ConfigSource {
         let panel = match panel {
             Some(panel) => panel,
             None => {
-                kept = self.home(&config)?.load()?;
+                kept = match self.home(&config)? {
+                    // A database that cannot be read keeps no reload or edit of the file
+                    // from being made: the secrets last read stand in.
+                    Home::Shared(shared) => self
+                        .shared_values(&shared)
+                        .unwrap_or_else(|| self.seen().clone()),
+                    home => home.load()?,
+                };
                 *self.seen() = kept.clone();
                 &kept
             }

@@ -146,12 +146,20 @@ pub async fn serve(
             guard.clone().admit(request, next)
         },
     ));
-    // `Host` and `Origin` first of all (rmcp checks `/mcp` again): a page of another
-    // site gets nothing, not even a session.
+    // `Host` and `Origin` first of all: a page of another site gets nothing, not even a
+    // session. `/mcp` is rmcp's to check, as it always was (it reads allowed origins
+    // its own way).
     let router = router.layer(axum::middleware::from_fn({
         let same_site = same_site.clone();
         move |request: axum::extract::Request, next: axum::middleware::Next| {
-            same_site.clone().check(request, next)
+            let same_site = same_site.clone();
+            async move {
+                if request.uri().path().starts_with("/mcp") {
+                    next.run(request).await
+                } else {
+                    same_site.check(request, next).await
+                }
+            }
         }
     }));
     // A dev session is opened with its agent's dev token, never the engine's (which an

@@ -602,10 +602,7 @@ async fn upload(
             Err(error) => (
                 Err(error),
                 Via::Form {
-                    back: format!(
-                        "/agents/{}/knowledge",
-                        super::pages::layout::segment(&agent)
-                    ),
+                    back: format!("/agents/{}/knowledge", super::segment(&agent)),
                 },
             ),
         }

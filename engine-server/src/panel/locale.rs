@@ -9,8 +9,7 @@ use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
-use super::session::set_cookie;
-use super::views::humanized;
+use super::cookies::{cookie, set_cookie};
 
 /// The cookie the switcher sets.
 const COOKIE: &str = "engine_lang";
@@ -66,14 +65,7 @@ impl Locale {
     }
 
     fn from_headers(headers: &HeaderMap) -> Self {
-        let chosen = headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|value| value.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(key, _)| *key == COOKIE)
-            .map(|(_, tag)| tag.to_owned());
+        let chosen = cookie(headers, COOKIE).map(str::to_owned);
         let asked = || {
             headers
                 .get(header::ACCEPT_LANGUAGE)
@@ -136,6 +128,16 @@ pub(crate) async fn switch(headers: HeaderMap, Query(switch): Query<Switch>) -> 
         );
     }
     response
+}
+
+/// `crm_sync` as `Crm sync`: an id a person reads, when there is no text for it.
+pub(crate) fn humanized(id: &str) -> String {
+    let spaced = id.replace(['_', '-'], " ");
+    let mut chars = spaced.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 /// The category ids the panel translates (seed 003: "the panel translates the ids it
@@ -269,6 +271,14 @@ mod tests {
         headers.insert(header::COOKIE, "engine_lang=it-IT".parse().unwrap());
         let locale = Locale::from_headers(&headers);
         assert_eq!(locale.text(Text::Tools), "Strumenti");
+    }
+
+    #[test]
+    fn ids_are_humanized_with_spaces_and_a_capital() {
+        assert_eq!(humanized("crm_sync"), "Crm sync");
+        assert_eq!(humanized("back-office"), "Back office");
+        assert_eq!(humanized("émail"), "Émail");
+        assert_eq!(humanized(""), "");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod admin;
 mod assets;
 mod config_edit;
 mod configuration;
+mod cookies;
 mod locale;
 mod pages;
 pub(crate) mod session;
@@ -43,7 +44,7 @@ pub(crate) fn router(panel: Panel) -> Router {
 /// The routes open to anyone who passes the `Host`/`Origin` checks: the login form and
 /// the embedded assets (a login page needs its stylesheet).
 pub(crate) fn open_router(sessions: Arc<Sessions>, bearer: Option<Bearer>) -> Router {
-    session::login_router(sessions, bearer).merge(assets::router())
+    pages::login::router(sessions, bearer).merge(assets::router())
 }
 
 /// `path` when it is a path of this site (where a form or a login goes next), else the
@@ -63,6 +64,11 @@ pub(crate) fn local_path(path: Option<&str>) -> &str {
         }
         _ => "/",
     }
+}
+
+/// `text` as one path segment (an agent's name, a tool's id).
+pub(crate) fn segment(text: &str) -> String {
+    percent_encoding::utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
 #[cfg(test)]

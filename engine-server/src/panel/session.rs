@@ -11,18 +11,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::extract::{FromRequest, Request};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::get;
-use axum::{Form, Router};
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::local_path;
-use super::locale::{Locale, Text};
-use super::pages::layout;
+use super::cookies::{cookie, set_cookie};
 use crate::bearer::Bearer;
 
 /// The session cookie's name, before the server's port: cookies do not tell ports apart,
@@ -60,7 +55,7 @@ const MAX_FLASH_BYTES: usize = 1024;
 pub(crate) struct Sessions {
     entries: Mutex<HashMap<[u8; 32], Entry>>,
     /// The cookie's name, for the server's port.
-    cookie: String,
+    pub(crate) cookie: String,
 }
 
 /// A request admitted by the token (a request extension): a script's, which needs no
@@ -78,7 +73,7 @@ impl Sessions {
     }
 
     /// A new session: its cookie's value and what handlers see.
-    fn start(&self) -> (String, Session) {
+    pub(crate) fn start(&self) -> (String, Session) {
         let id = random_hex();
         let key: [u8; 32] = Sha256::digest(id.as_bytes()).into();
         let csrf: Arc<str> = random_hex().into();
@@ -106,7 +101,7 @@ impl Sessions {
     }
 
     /// The session the request's cookie names, if it is one and has not ended.
-    fn find(&self, headers: &HeaderMap) -> Option<Session> {
+    pub(crate) fn find(&self, headers: &HeaderMap) -> Option<Session> {
         let id = cookie(headers, &self.cookie)?;
         let key: [u8; 32] = Sha256::digest(id.as_bytes()).into();
         let mut entries = self.entries.lock().expect("the sessions' lock");
@@ -123,7 +118,7 @@ impl Sessions {
         })
     }
 
-    fn end(&self, session: &Session) {
+    pub(crate) fn end(&self, session: &Session) {
         self.entries
             .lock()
             .expect("the sessions' lock")
@@ -165,37 +160,6 @@ fn random_hex() -> String {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).expect("the system's random source");
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// The value of the cookie `name` in `headers`.
-fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| value)
-}
-
-/// A cookie of the panel's: `HttpOnly`, `SameSite=Strict`, for the whole site; `Secure`
-/// when the request came over https (through a proxy that says so).
-pub(crate) fn set_cookie(
-    headers: &HeaderMap,
-    name: &str,
-    value: &str,
-    max_age: Option<u64>,
-) -> HeaderValue {
-    let age = max_age.map_or(String::new(), |age| format!("; Max-Age={age}"));
-    let secure = headers
-        .get("x-forwarded-proto")
-        .is_some_and(|proto| proto.as_bytes().eq_ignore_ascii_case(b"https"));
-    let secure = if secure { "; Secure" } else { "" };
-    HeaderValue::from_str(&format!(
-        "{name}={value}; Path=/; HttpOnly; SameSite=Strict{age}{secure}"
-    ))
-    .expect("a cookie of hex digits and a tag is a header value")
 }
 
 /// The guard of every route behind the token (the panel, the admin API, `/v1`, `/mcp`).
@@ -299,7 +263,7 @@ fn is_safe(method: &Method) -> bool {
 
 /// Whether a write of `session` carries its CSRF token: in the `x-csrf-token` header,
 /// else in the `csrf` field of its form.
-async fn carries_csrf(session: &Session, headers: &HeaderMap, body: &Bytes) -> bool {
+pub(crate) async fn carries_csrf(session: &Session, headers: &HeaderMap, body: &Bytes) -> bool {
     let matches = |token: &str| {
         use subtle::ConstantTimeEq;
         bool::from(token.as_bytes().ct_eq(session.csrf.as_bytes()))
@@ -313,7 +277,7 @@ async fn carries_csrf(session: &Session, headers: &HeaderMap, body: &Bytes) -> b
         .is_some_and(matches)
 }
 
-fn csrf_refused() -> Response {
+pub(crate) fn csrf_refused() -> Response {
     crate::problem::problem(
         StatusCode::FORBIDDEN,
         "this write needs the session's CSRF token (the `x-csrf-token` header, or the form's `csrf` field): reload the page and try again",
@@ -351,126 +315,10 @@ fn form_urlencoded(bytes: &[u8], name: &str) -> Option<String> {
         .map(|(_, value)| value)
 }
 
-/// `/login` (the form, and its answer) and `/logout`, open: the form is how a browser
-/// gets past the guard.
-pub(crate) fn login_router(sessions: Arc<Sessions>, bearer: Option<Bearer>) -> Router {
-    Router::new()
-        .route("/login", get(login_form).post(login))
-        .route("/logout", axum::routing::post(logout))
-        .with_state(Login { sessions, bearer })
-}
-
-#[derive(Clone)]
-struct Login {
-    sessions: Arc<Sessions>,
-    bearer: Option<Bearer>,
-}
-
-#[derive(Deserialize)]
-struct LoginQuery {
-    #[serde(default)]
-    next: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Credentials {
-    token: String,
-    #[serde(default)]
-    next: Option<String>,
-}
-
-async fn login_form(
-    State(login): State<Login>,
-    locale: Locale,
-    axum::extract::Query(query): axum::extract::Query<LoginQuery>,
-) -> Response {
-    if login.bearer.is_none() {
-        return Redirect::to("/").into_response();
-    }
-    login_page(
-        &locale,
-        local_path(query.next.as_deref()),
-        None,
-        StatusCode::OK,
-    )
-}
-
-fn login_page(locale: &Locale, next: &str, error: Option<&str>, status: StatusCode) -> Response {
-    let body = maud::html! {
-        form.login method="post" action="/login" {
-            h1 { (locale.text(Text::SignIn)) }
-            @if let Some(error) = error {
-                p.error role="alert" { (error) }
-            }
-            label for="token" { (locale.text(Text::Token)) }
-            input #token type="password" name="token" autocomplete="current-password" required autofocus;
-            input type="hidden" name="next" value=(next);
-            button type="submit" { (locale.text(Text::SignIn)) }
-        }
-    };
-    (
-        status,
-        layout::bare(locale, locale.text(Text::SignIn), body),
-    )
-        .into_response()
-}
-
-async fn login(
-    State(login): State<Login>,
-    locale: Locale,
-    headers: HeaderMap,
-    form: Result<Form<Credentials>, axum::extract::rejection::FormRejection>,
-) -> Response {
-    let Some(bearer) = &login.bearer else {
-        return Redirect::to("/").into_response();
-    };
-    let Ok(Form(credentials)) = form else {
-        return login_page(
-            &locale,
-            "/",
-            Some(locale.text(Text::TokenRefused)),
-            StatusCode::BAD_REQUEST,
-        );
-    };
-    let next = local_path(credentials.next.as_deref());
-    if !bearer.admits_token(credentials.token.as_bytes()) {
-        return login_page(
-            &locale,
-            next,
-            Some(locale.text(Text::TokenRefused)),
-            StatusCode::UNAUTHORIZED,
-        );
-    }
-    let (id, _) = login.sessions.start();
-    let cookie = set_cookie(&headers, &login.sessions.cookie, &id, None);
-    let mut response = Redirect::to(next).into_response();
-    response.headers_mut().insert(header::SET_COOKIE, cookie);
-    response
-}
-
-/// Ends the session (the form carries its CSRF token: another site cannot sign a
-/// person out).
-async fn logout(State(login): State<Login>, request: Request) -> Response {
-    let Some(session) = login.sessions.find(request.headers()) else {
-        return Redirect::to("/login").into_response();
-    };
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return csrf_refused();
-    };
-    if !carries_csrf(&session, &parts.headers, &bytes).await {
-        return csrf_refused();
-    }
-    login.sessions.end(&session);
-    let cookie = set_cookie(&parts.headers, &login.sessions.cookie, "", Some(0));
-    let mut response = Redirect::to("/login").into_response();
-    response.headers_mut().insert(header::SET_COOKIE, cookie);
-    response
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     #[test]
     fn a_session_is_found_by_its_cookie_and_ends() {

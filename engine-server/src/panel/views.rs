@@ -7,7 +7,7 @@ use plugin_sdk::hook::Event;
 use plugin_sdk::secrets::SecretKind;
 use serde::Serialize;
 
-use super::locale::Locale;
+use super::locale::{humanized, Locale};
 use engine_core::config::SecretOrigin;
 
 /// An agent, as the panel's menu lists it.
@@ -322,28 +322,5 @@ pub(crate) fn agent_secrets(
         locale: tag.to_owned(),
         editable,
         secrets,
-    }
-}
-
-/// `crm_sync` as `Crm sync`: an id a person reads, when there is no text for it.
-pub(crate) fn humanized(id: &str) -> String {
-    let spaced = id.replace(['_', '-'], " ");
-    let mut chars = spaced.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_humanized_with_spaces_and_a_capital() {
-        assert_eq!(humanized("crm_sync"), "Crm sync");
-        assert_eq!(humanized("back-office"), "Back office");
-        assert_eq!(humanized("émail"), "Émail");
-        assert_eq!(humanized(""), "");
     }
 }

@@ -6,7 +6,8 @@ use axum::response::Response;
 use maud::html;
 
 use super::super::locale::Text;
-use super::layout::{segment, Frame};
+use super::super::segment;
+use super::layout::Frame;
 
 pub(crate) fn render(frame: &Frame, agent: &str, runs_turns: bool) -> Response {
     let locale = frame.locale;

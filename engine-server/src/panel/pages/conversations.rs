@@ -9,7 +9,8 @@ use maud::{html, Markup};
 use serde_json::Value;
 
 use super::super::locale::Text;
-use super::layout::{segment, Frame};
+use super::super::segment;
+use super::layout::Frame;
 
 pub(crate) fn list(frame: &Frame, agent: &str, page: Result<ConversationPage, String>) -> Response {
     let locale = frame.locale;

@@ -7,7 +7,8 @@ use maud::html;
 use serde_json::Value;
 
 use super::super::locale::Text;
-use super::layout::{segment, Frame};
+use super::super::segment;
+use super::layout::Frame;
 
 pub(crate) fn render(
     frame: &Frame,

@@ -53,7 +53,7 @@ impl Frame<'_> {
         let link = |agent: &str, section: Section, path: &str, text: Text| {
             let current = self.current == Some((agent, section));
             html! {
-                a href=(format!("/agents/{}/{path}", segment(agent))) aria-current=[current.then_some("page")] { (locale.text(text)) }
+                a href=(format!("/agents/{}/{path}", super::super::segment(agent))) aria-current=[current.then_some("page")] { (locale.text(text)) }
             }
         };
         let body = html! {
@@ -143,9 +143,4 @@ fn document(locale: &Locale, title: &str, session: Option<&Session>, body: Marku
         markup.into_string(),
     )
         .into_response()
-}
-
-/// `text` as one path segment (an agent's name, a tool's id).
-pub(crate) fn segment(text: &str) -> String {
-    percent_encoding::utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string()
 }

@@ -3,6 +3,7 @@
 //! API.
 
 pub(crate) mod layout;
+pub(crate) mod login;
 
 mod chat;
 mod conversations;
@@ -21,9 +22,10 @@ use super::admin::{
     conversations_page, history, knowledge_page, ConversationsQuery, HistoryQuery, KnowledgeQuery,
 };
 use super::locale::{self, Locale};
+use super::segment;
 use super::session::Session;
 use super::{views, Panel};
-use layout::{segment, Frame, Section};
+use layout::{Frame, Section};
 
 /// The header the panel's script sends when it fetches a page again to follow a change.
 const REFRESH_HEADER: &str = "x-panel-refresh";

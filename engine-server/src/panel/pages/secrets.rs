@@ -8,9 +8,10 @@ use axum::response::Response;
 use maud::{html, Markup};
 
 use super::super::locale::Text;
+use super::super::segment;
 use super::super::views::SecretSource;
 use super::super::views::{AgentSecrets, SecretField};
-use super::layout::{segment, Frame};
+use super::layout::Frame;
 
 pub(crate) fn render(frame: &Frame, secrets: &AgentSecrets) -> Response {
     let locale = frame.locale;

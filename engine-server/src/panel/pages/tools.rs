@@ -6,8 +6,9 @@ use axum::response::Response;
 use maud::{html, Markup};
 
 use super::super::locale::Text;
+use super::super::segment;
 use super::super::views::{AgentTools, ToolView};
-use super::layout::{segment, Frame};
+use super::layout::Frame;
 
 pub(crate) fn render(frame: &Frame, tools: &AgentTools) -> Response {
     let locale = frame.locale;

@@ -533,3 +533,15 @@ fn without_home_the_password_files_home_is_kept_out_of_roots() {
     );
     assert_eq!(output.status.code(), Some(1), "HOME empty: {output:?}");
 }
+
+#[test]
+fn a_check_of_a_configuration_with_a_shared_database_opens_no_database() {
+    // Nothing listens on port 1: a check that connected (to read the panel's secrets
+    // there, or to migrate) would fail.
+    let scratch = Scratch::new("database");
+    let output = scratch.check(
+        "[agents.bot]\n[database]\nurl = \"postgres://engine@127.0.0.1:1/none\"\npassword_env = \"NO_PASSWORD\"\n",
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+}
