@@ -29,6 +29,7 @@ mod bearer;
 mod body_deadline;
 mod channels;
 mod connections;
+mod cookies;
 mod dev;
 mod extensions;
 mod ids;

@@ -92,11 +92,8 @@ async fn callback(
     let (Some(state), Some(code)) = (callback.state, callback.code) else {
         return page(StatusCode::BAD_REQUEST, "this is not a sign-in's callback");
     };
-    let cookie = cookie(&headers, &cookie_name(&state));
-    match engine
-        .oauth_callback(&state, cookie.as_deref(), &code)
-        .await
-    {
+    let cookie = crate::cookies::cookie(&headers, &cookie_name(&state));
+    match engine.oauth_callback(&state, cookie, &code).await {
         // The cookie expires with the link: nothing to clear.
         Ok(key) => page(
             StatusCode::OK,
@@ -107,16 +104,4 @@ async fn callback(
         ),
         Err(error) => refused(&error),
     }
-}
-
-/// The value of the cookie `name`, from the request's `Cookie` headers.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(held, _)| *held == name)
-        .map(|(_, value)| value.to_owned())
 }

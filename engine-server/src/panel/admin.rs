@@ -54,8 +54,27 @@ pub(crate) fn router() -> Router<Panel> {
         .layer(axum::extract::DefaultBodyLimit::disable())
 }
 
+/// Why a request is not done: its status, and the message.
+type Refusal = (StatusCode, String);
+
 /// A write's outcome: a message for people, or a refusal with its status.
-type Outcome = Result<(String, Value), (StatusCode, String)>;
+type Outcome = Result<(String, Value), Refusal>;
+
+/// A read's answer: its JSON, or the refusal's.
+fn answered<T: serde::Serialize>(read: Result<T, Refusal>) -> Response {
+    match read {
+        Ok(value) => Json(value).into_response(),
+        Err((status, message)) => crate::problem::problem(status, &message),
+    }
+}
+
+/// The agent named `name`, or the 404 that says there is none.
+fn agent_named(panel: &Panel, name: &str) -> Result<Arc<engine_core::Agent>, Refusal> {
+    panel
+        .engine
+        .agent(name)
+        .ok_or_else(|| (StatusCode::NOT_FOUND, format!("no agent is named `{name}`")))
+}
 
 /// How a write arrived, and so how it is answered.
 enum Via {
@@ -138,19 +157,11 @@ async fn agents(State(panel): State<Panel>) -> Json<Vec<views::AgentSummary>> {
 /// `GET /v1/admin/agents/{agent}/tools`, in the reader's locale (`Accept-Language`, or
 /// the panel's switcher).
 async fn tools(State(panel): State<Panel>, Path(agent): Path<String>, locale: Locale) -> Response {
-    match panel.engine.agent(&agent) {
-        Some(found) => Json(views::agent_tools(
-            &panel.engine,
-            &found,
-            &locale,
-            panel.config.is_some(),
-        ))
-        .into_response(),
-        None => crate::problem::problem(
-            StatusCode::NOT_FOUND,
-            &format!("no agent is named `{agent}`"),
-        ),
-    }
+    answered(
+        agent_named(&panel, &agent).map(|found| {
+            views::agent_tools(&panel.engine, &found, &locale, panel.config.is_some())
+        }),
+    )
 }
 
 /// What `POST /v1/admin/agents/{agent}/tools` takes: `{"tool", "enabled"}` in JSON; a
@@ -170,7 +181,7 @@ struct Switch {
 
 impl Switch {
     /// The tool, and whether it is to be enabled.
-    fn wanted(self) -> Result<(String, bool), (StatusCode, String)> {
+    fn wanted(self) -> Result<(String, bool), Refusal> {
         match (self.tool, self.enabled, self.enable, self.disable) {
             (Some(tool), Some(enabled), None, None) => Ok((tool, enabled)),
             (None, None, Some(tool), None) => Ok((tool, true)),
@@ -208,12 +219,7 @@ async fn switched(panel: &Panel, agent: &str, tool: &str, enabled: bool) -> Outc
             "the engine was not started from a configuration file (`--config`): there is none to write".to_owned(),
         ));
     };
-    let Some(found) = panel.engine.agent(agent) else {
-        return Err((
-            StatusCode::NOT_FOUND,
-            format!("no agent is named `{agent}`"),
-        ));
-    };
+    let found = agent_named(panel, agent)?;
     if !panel
         .engine
         .tools()
@@ -260,19 +266,11 @@ async fn secrets(
     Path(agent): Path<String>,
     locale: Locale,
 ) -> Response {
-    match panel.engine.agent(&agent) {
-        Some(found) => Json(views::agent_secrets(
-            &panel.engine,
-            &found,
-            &locale,
-            panel.config.is_some(),
-        ))
-        .into_response(),
-        None => crate::problem::problem(
-            StatusCode::NOT_FOUND,
-            &format!("no agent is named `{agent}`"),
-        ),
-    }
+    answered(
+        agent_named(&panel, &agent).map(|found| {
+            views::agent_secrets(&panel.engine, &found, &locale, panel.config.is_some())
+        }),
+    )
 }
 
 /// The longest secret value the panel sets.
@@ -297,7 +295,7 @@ fn present<'de, D: serde::Deserializer<'de>>(field: D) -> Result<Option<Option<S
 impl NewSecret {
     /// The value to set, `None` to clear; a payload that says neither is refused (a
     /// misspelt field must not clear a secret).
-    fn wanted(self) -> Result<Option<String>, (StatusCode, String)> {
+    fn wanted(self) -> Result<Option<String>, Refusal> {
         match (self.clear.as_deref(), self.value) {
             (Some("true"), _) | (None, Some(None)) => Ok(None),
             (None, Some(Some(value))) => Ok(Some(value)),
@@ -333,12 +331,7 @@ async fn secret_set(panel: &Panel, agent: &str, key: &str, value: Option<String>
             "the engine was not started from a configuration file (`--config`): set secrets in its environment".to_owned(),
         ));
     };
-    if panel.engine.agent(agent).is_none() {
-        return Err((
-            StatusCode::NOT_FOUND,
-            format!("no agent is named `{agent}`"),
-        ));
-    }
+    agent_named(panel, agent)?;
     let declared = plugin_sdk::engine::linked_tools()
         .flat_map(|tool| tool.secret_specs())
         .chain(plugin_sdk::engine::linked_hooks().flat_map(|hook| hook.secret_specs()))
@@ -407,10 +400,7 @@ async fn conversations(
     Path(agent): Path<String>,
     Query(query): Query<ConversationsQuery>,
 ) -> Response {
-    match conversations_page(&panel, &agent, &query).await {
-        Ok(page) => Json(page).into_response(),
-        Err((status, message)) => crate::problem::problem(status, &message),
-    }
+    answered(conversations_page(&panel, &agent, &query).await)
 }
 
 /// What [`conversations`] answers; the page renders it too.
@@ -418,13 +408,8 @@ pub(crate) async fn conversations_page(
     panel: &Panel,
     agent: &str,
     query: &ConversationsQuery,
-) -> Result<engine_core::stores::ConversationPage, (StatusCode, String)> {
-    if panel.engine.agent(agent).is_none() {
-        return Err((
-            StatusCode::NOT_FOUND,
-            format!("no agent is named `{agent}`"),
-        ));
-    }
+) -> Result<engine_core::stores::ConversationPage, Refusal> {
+    agent_named(panel, agent)?;
     let after = match query.after.as_deref() {
         Some(text) => Some(RecentCursor::parse(text).ok_or((
             StatusCode::BAD_REQUEST,
@@ -459,10 +444,7 @@ async fn conversation(
     Path((agent, id)): Path<(String, String)>,
     Query(query): Query<HistoryQuery>,
 ) -> Response {
-    match history(&panel, &agent, &id, &query).await {
-        Ok(history) => Json(history).into_response(),
-        Err((status, message)) => crate::problem::problem(status, &message),
-    }
+    answered(history(&panel, &agent, &id, &query).await)
 }
 
 /// What [`conversation`] answers; the page renders it too.
@@ -471,7 +453,7 @@ pub(crate) async fn history(
     agent: &str,
     id: &str,
     query: &HistoryQuery,
-) -> Result<Value, (StatusCode, String)> {
+) -> Result<Value, Refusal> {
     let failed = |error: engine_core::stores::ConversationError| {
         (StatusCode::BAD_GATEWAY, error.to_string())
     };
@@ -511,13 +493,8 @@ async fn extensions(State(panel): State<Panel>) -> Json<Value> {
 }
 
 /// The agent's knowledge store, or why there is none.
-fn store_of(panel: &Panel, agent: &str) -> Result<Arc<dyn KnowledgeStore>, (StatusCode, String)> {
-    let Some(granted) = panel.engine.agent(agent) else {
-        return Err((
-            StatusCode::NOT_FOUND,
-            format!("no agent is named `{agent}`"),
-        ));
-    };
+fn store_of(panel: &Panel, agent: &str) -> Result<Arc<dyn KnowledgeStore>, Refusal> {
+    let granted = agent_named(panel, agent)?;
     match (granted.config().knowledge, panel.engine.knowledge_store()) {
         (Some(_), Some(store)) => Ok(store),
         _ => Err((
@@ -545,10 +522,7 @@ async fn knowledge(
     Path(agent): Path<String>,
     Query(query): Query<KnowledgeQuery>,
 ) -> Response {
-    match knowledge_page(&panel, &agent, &query).await {
-        Ok(page) => Json(page).into_response(),
-        Err((status, message)) => crate::problem::problem(status, &message),
-    }
+    answered(knowledge_page(&panel, &agent, &query).await)
 }
 
 /// What [`knowledge`] answers; the page renders it too.
@@ -556,7 +530,7 @@ pub(crate) async fn knowledge_page(
     panel: &Panel,
     agent: &str,
     query: &KnowledgeQuery,
-) -> Result<Value, (StatusCode, String)> {
+) -> Result<Value, Refusal> {
     let store = store_of(panel, agent)?;
     let scope = Scope::operator(agent, OPERATOR);
     let failed = |error: String| (StatusCode::BAD_GATEWAY, error);

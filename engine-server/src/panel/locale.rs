@@ -9,7 +9,7 @@ use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
-use super::cookies::{cookie, set_cookie};
+use crate::cookies::{cookie, set_cookie};
 
 /// The cookie the switcher sets.
 const COOKIE: &str = "engine_lang";

@@ -10,7 +10,6 @@ mod admin;
 mod assets;
 mod config_edit;
 mod configuration;
-mod cookies;
 mod locale;
 mod pages;
 pub(crate) mod session;

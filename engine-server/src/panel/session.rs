@@ -17,8 +17,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use sha2::{Digest, Sha256};
 
-use super::cookies::{cookie, set_cookie};
 use crate::bearer::Bearer;
+use crate::cookies::{cookie, set_cookie};
 
 /// The session cookie's name, before the server's port: cookies do not tell ports apart,
 /// so two engines on one host keep a session each.

@@ -3,6 +3,7 @@
 //! disagree.
 
 use engine_core::{Agent, Engine};
+use plugin_sdk::engine::SecretSpec;
 use plugin_sdk::hook::Event;
 use plugin_sdk::secrets::SecretKind;
 use serde::Serialize;
@@ -91,16 +92,38 @@ pub(crate) struct ToolView {
     pub(crate) secrets: Vec<SecretView>,
 }
 
-/// A secret a tool declares: a field of the agent's configuration.
+/// A declared secret as a person reads it, in the reader's locale.
 #[derive(Serialize)]
-pub(crate) struct SecretView {
+pub(crate) struct SecretSpecView {
     pub(crate) key: &'static str,
     pub(crate) label: &'static str,
     pub(crate) description: &'static str,
-    /// `password`, `text` or `select`.
+    /// `password` (masked), `text` or `select`.
     pub(crate) kind: &'static str,
     /// A `select`'s choices, as written.
     pub(crate) choices: &'static [&'static str],
+}
+
+impl SecretSpecView {
+    fn new(spec: &'static SecretSpec, tag: &str) -> Self {
+        Self {
+            key: spec.key,
+            label: spec.label.resolve(tag),
+            description: spec.description.resolve(tag),
+            kind: spec.kind.as_str(),
+            choices: match spec.kind {
+                SecretKind::Select(choices) => choices,
+                _ => &[],
+            },
+        }
+    }
+}
+
+/// A secret a tool declares: a field of the agent's configuration.
+#[derive(Serialize)]
+pub(crate) struct SecretView {
+    #[serde(flatten)]
+    pub(crate) spec: SecretSpecView,
     /// Whether the agent has it (its value is never shown).
     pub(crate) set: bool,
 }
@@ -165,14 +188,7 @@ pub(crate) fn agent_tools(
                     secrets: descriptor
                         .secret_specs()
                         .map(|spec| SecretView {
-                            key: spec.key,
-                            label: spec.label.resolve(tag),
-                            description: spec.description.resolve(tag),
-                            kind: spec.kind.as_str(),
-                            choices: match spec.kind {
-                                SecretKind::Select(choices) => choices,
-                                _ => &[],
-                            },
+                            spec: SecretSpecView::new(spec, tag),
                             set: config.secrets.contains_key(spec.key),
                         })
                         .collect(),
@@ -238,13 +254,8 @@ pub(crate) struct AgentSecrets {
 
 #[derive(Serialize)]
 pub(crate) struct SecretField {
-    pub(crate) key: &'static str,
-    pub(crate) label: &'static str,
-    pub(crate) description: &'static str,
-    /// `password` (masked), `text` or `select`.
-    pub(crate) kind: &'static str,
-    /// A `select`'s choices, as written.
-    pub(crate) choices: &'static [&'static str],
+    #[serde(flatten)]
+    pub(crate) spec: SecretSpecView,
     /// The tools and hooks that declare it.
     pub(crate) declared_by: Vec<String>,
     /// Where the agent's value comes from now.
@@ -298,21 +309,14 @@ pub(crate) fn agent_secrets(
     });
     let mut secrets: Vec<SecretField> = Vec::new();
     for (owner, spec) in tools.chain(hooks) {
-        if let Some(field) = secrets.iter_mut().find(|field| field.key == spec.key) {
+        if let Some(field) = secrets.iter_mut().find(|field| field.spec.key == spec.key) {
             if !field.declared_by.iter().any(|id| id == owner) {
                 field.declared_by.push(owner.to_owned());
             }
             continue;
         }
         secrets.push(SecretField {
-            key: spec.key,
-            label: spec.label.resolve(tag),
-            description: spec.description.resolve(tag),
-            kind: spec.kind.as_str(),
-            choices: match spec.kind {
-                SecretKind::Select(choices) => choices,
-                _ => &[],
-            },
+            spec: SecretSpecView::new(spec, tag),
             declared_by: vec![owner.to_owned()],
             source: SecretSource::of(agent, spec.key),
         });

@@ -12,11 +12,11 @@ use axum::routing::get;
 use axum::{Form, Router};
 use serde::Deserialize;
 
-use super::super::cookies;
 use super::super::local_path;
 use super::super::locale::{Locale, Text};
 use super::super::session::{carries_csrf, csrf_refused, Sessions};
 use crate::bearer::Bearer;
+use crate::cookies;
 
 /// `/login` (the form, and its answer) and `/logout`, open: the form is how a browser
 /// gets past the guard.

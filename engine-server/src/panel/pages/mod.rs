@@ -12,11 +12,11 @@ mod knowledge;
 mod secrets;
 mod tools;
 
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, Uri};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
-use axum::{Extension, Router};
+use axum::Router;
 
 use super::admin::{
     conversations_page, history, knowledge_page, ConversationsQuery, HistoryQuery, KnowledgeQuery,
@@ -46,7 +46,8 @@ pub(crate) fn router() -> Router<Panel> {
         .route("/agents/{agent}/conversations/{id}", get(history_page))
 }
 
-/// What a page handler is given: the panel, the reader, the session, where it is.
+/// What a page handler is given (an extractor): the panel, the reader, the session,
+/// where it is, the agents for the menu.
 struct Asked {
     /// Whether the panel's script asked for the page again to follow a change: the
     /// session's message is then left for the page the person asks for.
@@ -58,28 +59,27 @@ struct Asked {
     agents: Vec<views::AgentSummary>,
 }
 
-impl Asked {
-    fn new(
-        panel: Panel,
-        locale: Locale,
-        session: Option<Extension<Session>>,
-        uri: &Uri,
-        headers: &HeaderMap,
-    ) -> Self {
-        let agents = views::agents(&panel.engine);
-        Self {
-            refresh: headers.contains_key(REFRESH_HEADER),
-            panel,
+impl FromRequestParts<Panel> for Asked {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, panel: &Panel) -> Result<Self, Self::Rejection> {
+        let locale = Locale::from_request_parts(parts, panel).await?;
+        Ok(Self {
+            refresh: parts.headers.contains_key(REFRESH_HEADER),
+            panel: panel.clone(),
             locale,
-            session: session.map(|Extension(session)| session),
-            here: uri
+            session: parts.extensions.get::<Session>().cloned(),
+            here: parts
+                .uri
                 .path_and_query()
                 .map_or("/", |path| path.as_str())
                 .to_owned(),
-            agents,
-        }
+            agents: views::agents(&panel.engine),
+        })
     }
+}
 
+impl Asked {
     fn frame<'a>(&'a self, current: Option<(&'a str, Section)>) -> Frame<'a> {
         Frame {
             locale: &self.locale,
@@ -115,15 +115,7 @@ async fn home(State(panel): State<Panel>) -> Response {
     }
 }
 
-async fn tools_page(
-    State(panel): State<Panel>,
-    Path(agent): Path<String>,
-    locale: Locale,
-    session: Option<Extension<Session>>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri, &headers);
+async fn tools_page(Path(agent): Path<String>, asked: Asked) -> Response {
     let Some(found) = asked.panel.engine.agent(&agent) else {
         return asked.no_agent(&agent);
     };
@@ -136,15 +128,7 @@ async fn tools_page(
     tools::render(&asked.frame(Some((&agent, Section::Tools))), &view)
 }
 
-async fn chat_page(
-    State(panel): State<Panel>,
-    Path(agent): Path<String>,
-    locale: Locale,
-    session: Option<Extension<Session>>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri, &headers);
+async fn chat_page(Path(agent): Path<String>, asked: Asked) -> Response {
     let Some(found) = asked.panel.engine.agent(&agent) else {
         return asked.no_agent(&agent);
     };
@@ -156,15 +140,10 @@ async fn chat_page(
 }
 
 async fn knowledge_page_html(
-    State(panel): State<Panel>,
     Path(agent): Path<String>,
     Query(query): Query<KnowledgeQuery>,
-    locale: Locale,
-    session: Option<Extension<Session>>,
-    uri: Uri,
-    headers: HeaderMap,
+    asked: Asked,
 ) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri, &headers);
     if asked.panel.engine.agent(&agent).is_none() {
         return asked.no_agent(&agent);
     }
@@ -179,15 +158,7 @@ async fn knowledge_page_html(
     )
 }
 
-async fn secrets_page(
-    State(panel): State<Panel>,
-    Path(agent): Path<String>,
-    locale: Locale,
-    session: Option<Extension<Session>>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri, &headers);
+async fn secrets_page(Path(agent): Path<String>, asked: Asked) -> Response {
     let Some(found) = asked.panel.engine.agent(&agent) else {
         return asked.no_agent(&agent);
     };
@@ -201,15 +172,10 @@ async fn secrets_page(
 }
 
 async fn conversations_page_html(
-    State(panel): State<Panel>,
     Path(agent): Path<String>,
     Query(query): Query<ConversationsQuery>,
-    locale: Locale,
-    session: Option<Extension<Session>>,
-    uri: Uri,
-    headers: HeaderMap,
+    asked: Asked,
 ) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri, &headers);
     if asked.panel.engine.agent(&agent).is_none() {
         return asked.no_agent(&agent);
     }
@@ -224,15 +190,10 @@ async fn conversations_page_html(
 }
 
 async fn history_page(
-    State(panel): State<Panel>,
     Path((agent, id)): Path<(String, String)>,
     Query(query): Query<HistoryQuery>,
-    locale: Locale,
-    session: Option<Extension<Session>>,
-    uri: Uri,
-    headers: HeaderMap,
+    asked: Asked,
 ) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri, &headers);
     if asked.panel.engine.agent(&agent).is_none() {
         return asked.no_agent(&agent);
     }
@@ -252,14 +213,7 @@ async fn history_page(
     )
 }
 
-async fn extensions_page(
-    State(panel): State<Panel>,
-    locale: Locale,
-    session: Option<Extension<Session>>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    let asked = Asked::new(panel, locale, session, &uri, &headers);
+async fn extensions_page(asked: Asked) -> Response {
     let status = crate::extensions::status(&asked.panel.engine);
     extensions::render(&asked.frame(Some(("", Section::Extensions))), &status)
 }

@@ -35,10 +35,10 @@ fn field(frame: &Frame, secrets: &AgentSecrets, secret: &SecretField) -> Markup 
     let action = format!(
         "/v1/admin/agents/{}/secrets/{}",
         segment(&secrets.agent),
-        segment(secret.key)
+        segment(secret.spec.key)
     );
     let back = format!("/agents/{}/secrets", segment(&secrets.agent));
-    let id = format!("secret-{}", secret.key);
+    let id = format!("secret-{}", secret.spec.key);
     let (state, class) = match secret.source {
         SecretSource::Environment => (Text::SourceEnvironment, "on"),
         SecretSource::Panel => (Text::SourcePanel, "on"),
@@ -46,9 +46,9 @@ fn field(frame: &Frame, secrets: &AgentSecrets, secret: &SecretField) -> Markup 
         SecretSource::Unset => (Text::SecretUnset, "off"),
     };
     html! {
-        section.plugin.secret data-key=(secret.key) data-source=(format!("{:?}", secret.source).to_lowercase()) {
-            h2 { label for=(id) { (secret.label) } " " code.dim { (secret.key) } }
-            p { (secret.description) }
+        section.plugin.secret data-key=(secret.spec.key) data-source=(format!("{:?}", secret.source).to_lowercase()) {
+            h2 { label for=(id) { (secret.spec.label) } " " code.dim { (secret.spec.key) } }
+            p { (secret.spec.description) }
             p.dim {
                 span.tag.(class) { (locale.text(state)) } " "
                 (locale.text(Text::DeclaredBy)) ": "
@@ -61,10 +61,10 @@ fn field(frame: &Frame, secrets: &AgentSecrets, secret: &SecretField) -> Markup 
                 form method="post" action=(action) autocomplete="off" {
                     (frame.csrf())
                     input type="hidden" name="back" value=(back);
-                    @match secret.kind {
+                    @match secret.spec.kind {
                         "select" => {
                             select #(id) name="value" required {
-                                @for choice in secret.choices { option value=(choice) { (choice) } }
+                                @for choice in secret.spec.choices { option value=(choice) { (choice) } }
                             }
                         },
                         "text" => { input #(id) type="text" name="value" required; },

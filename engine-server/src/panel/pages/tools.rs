@@ -74,12 +74,12 @@ fn row(frame: &Frame, tools: &AgentTools, tool: &ToolView) -> Markup {
                 }
                 @for secret in &tool.secrets {
                     div.dim {
-                        (locale.text(Text::Secrets)) ": " strong { (secret.label) } " "
-                        span.tag { (secret.kind) @if !secret.choices.is_empty() { ": " (secret.choices.join(", ")) } }
+                        (locale.text(Text::Secrets)) ": " strong { (secret.spec.label) } " "
+                        span.tag { (secret.spec.kind) @if !secret.spec.choices.is_empty() { ": " (secret.spec.choices.join(", ")) } }
                         span.tag.(if secret.set { "on" } else { "off" }) {
                             (locale.text(if secret.set { Text::SecretSet } else { Text::SecretUnset }))
                         }
-                        " " (secret.description)
+                        " " (secret.spec.description)
                     }
                 }
             }

@@ -1,5 +1,5 @@
-//! The panel's cookies: the session's and the language switcher's, read and set the same
-//! way.
+//! The cookies the server reads and sets: the panel's session and language, the OAuth
+//! broker's sign-in.
 
 use axum::http::{header, HeaderMap, HeaderValue};
 
