@@ -71,7 +71,7 @@ fn main() {
     )
     .unwrap();
     let options = engine_server::HttpOptions {
-        config_file: Some(Arc::new(Unchanged)),
+        configuration: Some(Arc::new(Unchanged)),
         ..Default::default()
     };
     let shutdown = tokio_util::sync::CancellationToken::new();

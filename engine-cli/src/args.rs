@@ -313,7 +313,7 @@ impl HttpArgs {
             header_read_timeout: Duration::from_millis(self.header_read_timeout_ms),
             body_read_timeout: Duration::from_millis(self.body_read_timeout_ms),
             dev_tokens: None,
-            config_file: None,
+            configuration: None,
         }
     }
 }

@@ -23,10 +23,10 @@ pub(crate) fn replace(file: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::
             }
             (target, mode.unwrap_or(permissions.mode() & 0o777))
         }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound && mode.is_some() => {
-            (file.to_owned(), mode.unwrap_or(0o600))
-        }
-        Err(error) => return Err(error),
+        Err(error) => match mode {
+            Some(mode) if error.kind() == std::io::ErrorKind::NotFound => (file.to_owned(), mode),
+            _ => return Err(error),
+        },
     };
     let dir = target.parent().unwrap_or(Path::new("/"));
     let name = target

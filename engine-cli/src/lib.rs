@@ -116,13 +116,14 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
         "the engine refused to start"
     };
     // Kept to read the file again on SIGHUP, the same way. A check and `dev-token` open
-    // no database: the panel's secrets there wait for an engine that runs.
+    // no database: the panel's secrets there are read by an engine that runs.
     let offline = checking || matches!(cli.command, Command::DevToken { .. });
     let reload_from = file.map(|file| {
         reload::ConfigSource::new(
             file.to_owned(),
             environment.variables.clone(),
-            backends.panel_secrets.filter(|_| !offline),
+            backends.panel_secrets,
+            offline,
         )
     });
     let read = match &reload_from {
@@ -295,7 +296,7 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             http,
         } => {
             let _watching = extensions.map(|external| external.watch(&engine));
-            let config_file = reload_from.clone().map(|source| {
+            let configuration = reload_from.clone().map(|source| {
                 Arc::new(reload::PanelConfig {
                     source,
                     engine: Arc::clone(&engine),
@@ -308,7 +309,7 @@ pub unsafe fn run(image: Image, backends: Backends) -> ExitCode {
             };
             let options = engine_server::HttpOptions {
                 dev_tokens: Some(dev_tokens),
-                config_file,
+                configuration,
                 ..http.options(token)
             };
             return serving::serve(serving::serve_http(server, addr, options), reloading);

@@ -20,7 +20,9 @@ const FILE: &str = "panel-secrets.json";
 
 /// Where the panel's secrets are kept.
 pub(crate) enum Home {
-    File(PanelSecrets),
+    File(SecretsFile),
+    /// The shared database's, not read: a command that opens no database (a check).
+    Unread,
     Shared(Arc<SharedSecrets>),
 }
 
@@ -30,6 +32,7 @@ impl Home {
         match self {
             Self::File(file) => file.load(),
             Self::Shared(shared) => shared.load(),
+            Self::Unread => Ok(Values::new()),
         }
     }
 
@@ -45,16 +48,17 @@ impl Home {
         match self {
             Self::File(file) => file.store(values).map_err(|error| error.to_string()),
             Self::Shared(shared) => shared.set(agent, key, value),
+            Self::Unread => Err("this command opens no database".to_owned()),
         }
     }
 }
 
 /// The panel's secrets in a file under the data directory.
-pub(crate) struct PanelSecrets {
+pub(crate) struct SecretsFile {
     path: PathBuf,
 }
 
-impl PanelSecrets {
+impl SecretsFile {
     pub(crate) fn in_dir(data_dir: &Path) -> Self {
         Self {
             path: data_dir.join(FILE),
@@ -169,7 +173,7 @@ mod tests {
     fn the_file_is_only_the_engines_users_and_reads_back() {
         let dir = std::env::temp_dir().join(format!("panel-secrets-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let secrets = PanelSecrets::in_dir(&dir);
+        let secrets = SecretsFile::in_dir(&dir);
         assert_eq!(secrets.load().unwrap(), Values::new());
         let mut values = Values::new();
         values

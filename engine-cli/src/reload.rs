@@ -13,7 +13,7 @@ use engine_core::config::EngineConfig;
 use engine_core::{Engine, OpenPanelSecrets};
 
 use crate::files;
-use crate::panel_secrets::{self, Home, PanelSecrets, SharedSecrets, Values};
+use crate::panel_secrets::{self, Home, SecretsFile, SharedSecrets, Values};
 
 /// Where the configuration came from, to read it again the same way: its file, and the
 /// secret variables taken from the environment at start-up (removed from it since).
@@ -27,6 +27,9 @@ pub(crate) struct ConfigSource {
     /// opened: once, on the first read of a configuration with a `[database]`.
     open_shared: Option<OpenPanelSecrets>,
     shared: OnceLock<Arc<SharedSecrets>>,
+    /// Whether the command opens no database (a check): the shared database's panel
+    /// secrets are then not read.
+    offline: bool,
     /// The panel's secrets the engine last tried: a replica reloads when the shared
     /// database's differ, and runs with these while the database cannot be read.
     seen: Mutex<Values>,
@@ -42,6 +45,7 @@ impl ConfigSource {
         file: PathBuf,
         variables: Vec<(String, String)>,
         open_shared: Option<OpenPanelSecrets>,
+        offline: bool,
     ) -> Arc<Self> {
         Arc::new(Self {
             file,
@@ -49,6 +53,7 @@ impl ConfigSource {
             reloading: Mutex::default(),
             open_shared,
             shared: OnceLock::new(),
+            offline,
             seen: Mutex::default(),
             unreachable: AtomicBool::new(false),
         })
@@ -134,8 +139,11 @@ impl ConfigSource {
     /// directory.
     fn home(&self, config: &EngineConfig) -> Result<Home, String> {
         let (Some(database), Some(open)) = (&config.database, self.open_shared) else {
-            return Ok(Home::File(PanelSecrets::in_dir(&config.data_dir())));
+            return Ok(Home::File(SecretsFile::in_dir(&config.data_dir())));
         };
+        if self.offline {
+            return Ok(Home::Unread);
+        }
         if let Some(shared) = self.shared.get() {
             return Ok(Home::Shared(Arc::clone(shared)));
         }
@@ -164,9 +172,8 @@ impl ConfigSource {
         hangup: &mut tokio::signal::unix::Signal,
         engine: Arc<Engine>,
     ) {
-        let source = self;
         while hangup.recv().await.is_some() {
-            let (source, engine) = (Arc::clone(&source), Arc::clone(&engine));
+            let (source, engine) = (Arc::clone(&self), Arc::clone(&engine));
             // Reading the file and building the agents (their plugins' states, project
             // roots) may block: off the async workers.
             let reloading = tokio::task::spawn_blocking(move || source.reload(&engine));
@@ -184,10 +191,7 @@ impl ConfigSource {
     /// Reloads `engine` from the file and the panel's secrets, for `why`; the caller holds
     /// the lock.
     fn reload_locked(&self, engine: &Engine, why: &str) {
-        let reloaded = self
-            .read()
-            .and_then(|config| engine.reload(config).map_err(|error| error.to_string()));
-        match reloaded {
+        match reload_with(engine, self.read()) {
             Ok(reloaded) => tracing::info!(
                 file = %self.file.display(),
                 added = ?reloaded.added,
@@ -202,8 +206,9 @@ impl ConfigSource {
         }
     }
 
-    /// The configuration: the file, the secrets the panel set (under the data directory
-    /// the file names), and the environment's secret variables, which win.
+    /// The configuration: the file, the secrets the panel set (in a file under the data
+    /// directory the file names, or the shared database its `[database]` names), and the
+    /// environment's secret variables, which win.
     pub(crate) fn read(&self) -> Result<EngineConfig, String> {
         self.read_as(None, None)
     }
@@ -254,22 +259,12 @@ impl PanelConfig {
         config: Result<EngineConfig, String>,
         keep: impl FnOnce() -> Result<(), String>,
     ) -> Result<(), String> {
-        let reloaded = config
-            .and_then(|config| {
-                self.engine
-                    .reload(config)
-                    .map_err(|error| error.to_string())
-            })
-            .map_err(|error| {
-                format!("the engine refused the change, and nothing was written: {error}")
-            })?;
+        let reloaded = reload_with(&self.engine, config).map_err(|error| {
+            format!("the engine refused the change, and nothing was written: {error}")
+        })?;
         if let Err(error) = keep() {
             // The engine runs what the files do not say: back to what they say.
-            let restored = match self.source.read().and_then(|config| {
-                self.engine
-                    .reload(config)
-                    .map_err(|error| error.to_string())
-            }) {
+            let restored = match reload_with(&self.engine, self.source.read()) {
                 Ok(_) => "the engine is back on the configuration the files hold",
                 Err(_) => "and the engine could not read the files back: it runs the change",
             };
@@ -335,4 +330,12 @@ impl engine_server::Configuration for PanelConfig {
         *source.seen() = values;
         Ok(())
     }
+}
+
+/// `engine` reloaded with `config`, when it was read: what changed, or why nothing did.
+fn reload_with(
+    engine: &Engine,
+    config: Result<EngineConfig, String>,
+) -> Result<engine_core::Reloaded, String> {
+    config.and_then(|config| engine.reload(config).map_err(|error| error.to_string()))
 }

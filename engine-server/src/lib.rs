@@ -2,9 +2,10 @@
 //! `/v1` (`POST /v1/agents/{agent}/turns` answers the turn's events as NDJSON,
 //! `GET /v1/conversations/{id}` a conversation's history: engine-core's guide, `engine_core::guide`),
 //! the channels at `/channels/{name}`, the external tools' status, and the web panel at `/`
-//! on its JSON admin API under `/v1/admin` (`docs/admin-api.md`), all behind one set of
-//! guards ([`HttpOptions`]): a bearer token (or the panel's session, signed in with it) (required when other hosts can reach the
-//! server, directly or through a proxy), `Origin` and `Host` checks, a bound on the
+//! on its JSON admin API under `/v1/admin` ([`admin_api`]), all behind one set of guards
+//! ([`HttpOptions`]): a bearer token, required when other hosts can reach the server,
+//! directly or through a proxy (a browser signs in with it for a panel session),
+//! `Origin` and `Host` checks, a bound on the
 //! connections open and on the requests served at once, and deadlines for a request's
 //! head and body, so that slow clients cannot hold the server.
 //!
@@ -61,8 +62,8 @@ use panel::session::{self as sessions, Guard, Sessions};
 /// The most a request to an open route (the login form) may send.
 const OPEN_BODY_BYTES: usize = 16 * 1024;
 
-/// Serves `server`'s MCP at `/mcp`, and its engine's turns, channels and external tools'
-/// status (see the crate's documentation), on `listener`, guarded as `options` say, until
+/// Serves `server`'s MCP at `/mcp`, and its engine's turns, channels, external tools'
+/// status and web panel (see the crate's documentation), on `listener`, guarded as `options` say, until
 /// `shutdown` is cancelled. Refuses to start on options that [`HttpOptions::check`]
 /// refuses.
 pub async fn serve(
@@ -111,7 +112,7 @@ pub async fn serve(
     };
     let panel = panel::router(panel::Panel {
         engine: Arc::clone(&engine),
-        config: options.config_file,
+        configuration: options.configuration,
         sessions: Arc::clone(&sessions),
     });
     // The login form's body is small, and read by a deadline like every other: a slow

@@ -57,7 +57,7 @@ pub struct HttpOptions {
     pub dev_tokens: Option<crate::DevTokens>,
     /// The configuration the panel changes (its tool switches write the file, its secrets
     /// page sets secrets); none: neither is offered.
-    pub config_file: Option<std::sync::Arc<dyn crate::Configuration>>,
+    pub configuration: Option<std::sync::Arc<dyn crate::Configuration>>,
 }
 
 impl Default for HttpOptions {
@@ -71,7 +71,7 @@ impl Default for HttpOptions {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(10),
             dev_tokens: None,
-            config_file: None,
+            configuration: None,
         }
     }
 }
@@ -193,7 +193,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("dev_tokens", &self.dev_tokens)
-            .field("config_file", &self.config_file.is_some())
+            .field("configuration", &self.configuration.is_some())
             .finish()
     }
 }

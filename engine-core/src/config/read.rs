@@ -46,7 +46,7 @@ impl EngineConfig {
             }
             None => None,
         };
-        Self::read_variables(path.zip(text.as_deref()), variables)
+        Self::from_text(path.zip(text.as_deref()), variables)
     }
 
     /// [`read`](Self::read) of `text` as if it were the file at `path`'s: how the admin
@@ -56,10 +56,12 @@ impl EngineConfig {
         text: &str,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, ConfigError> {
-        Self::read_variables(Some((path, text)), secret_variables(env)?)
+        Self::from_text(Some((path, text)), secret_variables(env)?)
     }
 
-    fn read_variables(
+    /// The configuration of `file` (its path and text; none: no file) with the secret
+    /// `variables`, as [`read`](Self::read) describes.
+    fn from_text(
         file: Option<(&Path, &str)>,
         variables: Vec<SecretVariable>,
     ) -> Result<Self, ConfigError> {

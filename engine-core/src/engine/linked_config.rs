@@ -434,8 +434,8 @@ fn unused_secrets(
             .map(|client| client.client_secret.as_str()),
     );
     for key in agent.secrets.keys() {
-        let panels = agent.secret_origin(key) == Some(SecretOrigin::Panel);
-        if !read.contains(key.as_str()) && !panels {
+        let from_panel = agent.secret_origin(key) == Some(SecretOrigin::Panel);
+        if !read.contains(key.as_str()) && !from_panel {
             problems.push(ConfigProblem::new(
                 format!("agents.{name}.secrets.{key}"),
                 "is a secret nothing the agent enables reads",

@@ -25,9 +25,9 @@ use super::views::SecretSource;
 use super::{local_path, views, Panel};
 
 /// Who the panel writes knowledge as (`origin_ref` of an operator's document).
-pub(crate) const OPERATOR: &str = "panel";
+const OPERATOR: &str = "panel";
 /// The most documents a page of the listing holds.
-pub(crate) const PAGE: usize = 50;
+const PAGE: usize = 50;
 
 pub(crate) fn router() -> Router<Panel> {
     Router::new()
@@ -66,6 +66,27 @@ fn answered<T: serde::Serialize>(read: Result<T, Refusal>) -> Response {
         Ok(value) => Json(value).into_response(),
         Err((status, message)) => crate::problem::problem(status, &message),
     }
+}
+
+/// The configuration the panel changes, or the 409 that says there is none (and
+/// `instead`, what to do).
+fn configuration(panel: &Panel, instead: &str) -> Result<Arc<dyn super::Configuration>, Refusal> {
+    panel.configuration.clone().ok_or_else(|| {
+        (
+            StatusCode::CONFLICT,
+            format!("the engine was not started from a configuration file (`--config`): {instead}"),
+        )
+    })
+}
+
+/// Runs `change` (blocking: it reads and writes files, reloads the engine) off the
+/// async workers.
+async fn blocking<T: Send + 'static>(
+    change: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(change)
+        .await
+        .unwrap_or_else(|_| Err("the change panicked, and was not made".to_owned()))
 }
 
 /// The agent named `name`, or the 404 that says there is none.
@@ -157,11 +178,14 @@ async fn agents(State(panel): State<Panel>) -> Json<Vec<views::AgentSummary>> {
 /// `GET /v1/admin/agents/{agent}/tools`, in the reader's locale (`Accept-Language`, or
 /// the panel's switcher).
 async fn tools(State(panel): State<Panel>, Path(agent): Path<String>, locale: Locale) -> Response {
-    answered(
-        agent_named(&panel, &agent).map(|found| {
-            views::agent_tools(&panel.engine, &found, &locale, panel.config.is_some())
-        }),
-    )
+    answered(agent_named(&panel, &agent).map(|found| {
+        views::agent_tools(
+            &panel.engine,
+            &found,
+            &locale,
+            panel.configuration.is_some(),
+        )
+    }))
 }
 
 /// What `POST /v1/admin/agents/{agent}/tools` takes: `{"tool", "enabled"}` in JSON; a
@@ -213,12 +237,7 @@ async fn switch(
 }
 
 async fn switched(panel: &Panel, agent: &str, tool: &str, enabled: bool) -> Outcome {
-    let Some(config) = panel.config.clone() else {
-        return Err((
-            StatusCode::CONFLICT,
-            "the engine was not started from a configuration file (`--config`): there is none to write".to_owned(),
-        ));
-    };
+    let config = configuration(panel, "there is none to write")?;
     let found = agent_named(panel, agent)?;
     if !panel
         .engine
@@ -232,12 +251,11 @@ async fn switched(panel: &Panel, agent: &str, tool: &str, enabled: bool) -> Outc
     // only the switched tool changes.
     let equipped: Vec<String> = found.tools().map(|tool| tool.id().to_owned()).collect();
     let (agent_name, tool_id) = (agent.to_owned(), tool.to_owned());
-    let written = tokio::task::spawn_blocking(move || {
+    let written = blocking(move || {
         let ids: Vec<&str> = equipped.iter().map(String::as_str).collect();
         config.edit(&mut |text| switch_tool(text, &agent_name, &tool_id, enabled, &ids))
     })
-    .await
-    .unwrap_or_else(|_| Err("the configuration edit panicked".to_owned()));
+    .await;
     let state = if enabled { "enabled" } else { "disabled" };
     match written {
         Ok(changed) => {
@@ -266,11 +284,14 @@ async fn secrets(
     Path(agent): Path<String>,
     locale: Locale,
 ) -> Response {
-    answered(
-        agent_named(&panel, &agent).map(|found| {
-            views::agent_secrets(&panel.engine, &found, &locale, panel.config.is_some())
-        }),
-    )
+    answered(agent_named(&panel, &agent).map(|found| {
+        views::agent_secrets(
+            &panel.engine,
+            &found,
+            &locale,
+            panel.configuration.is_some(),
+        )
+    }))
 }
 
 /// The longest secret value the panel sets.
@@ -325,18 +346,10 @@ async fn set_secret(
 }
 
 async fn secret_set(panel: &Panel, agent: &str, key: &str, value: Option<String>) -> Outcome {
-    let Some(config) = panel.config.clone() else {
-        return Err((
-            StatusCode::CONFLICT,
-            "the engine was not started from a configuration file (`--config`): set secrets in its environment".to_owned(),
-        ));
-    };
+    let config = configuration(panel, "set secrets in its environment")?;
     agent_named(panel, agent)?;
-    let declared = plugin_sdk::engine::linked_tools()
-        .flat_map(|tool| tool.secret_specs())
-        .chain(plugin_sdk::engine::linked_hooks().flat_map(|hook| hook.secret_specs()))
-        .find(|spec| spec.key == key);
-    let Some(spec) = declared else {
+    let declared = views::declared_secrets(&panel.engine).find(|(_, spec)| spec.key == key);
+    let Some((_, spec)) = declared else {
         return Err((
             StatusCode::NOT_FOUND,
             format!("no linked tool or hook declares the secret `{key}`"),
@@ -360,11 +373,7 @@ async fn secret_set(panel: &Panel, agent: &str, key: &str, value: Option<String>
         }
     }
     let (agent_name, key_name, cleared) = (agent.to_owned(), key.to_owned(), value.is_none());
-    let set = tokio::task::spawn_blocking(move || {
-        config.set_secret(&agent_name, &key_name, value.as_deref())
-    })
-    .await
-    .unwrap_or_else(|_| Err("setting the secret panicked".to_owned()));
+    let set = blocking(move || config.set_secret(&agent_name, &key_name, value.as_deref())).await;
     match set {
         Ok(()) => {
             let source = panel
@@ -400,11 +409,11 @@ async fn conversations(
     Path(agent): Path<String>,
     Query(query): Query<ConversationsQuery>,
 ) -> Response {
-    answered(conversations_page(&panel, &agent, &query).await)
+    answered(read_conversations(&panel, &agent, &query).await)
 }
 
 /// What [`conversations`] answers; the page renders it too.
-pub(crate) async fn conversations_page(
+pub(crate) async fn read_conversations(
     panel: &Panel,
     agent: &str,
     query: &ConversationsQuery,
@@ -424,8 +433,10 @@ pub(crate) async fn conversations_page(
         .map_err(|error| (StatusCode::BAD_GATEWAY, error.to_string()))
 }
 
-/// The most messages a page of a conversation's history holds.
-pub(crate) const MAX_MESSAGES_PAGE: usize = 500;
+/// The messages a page of a conversation's history holds, unless `limit` says; and the
+/// most it may say.
+const MESSAGES_PAGE: usize = 100;
+const MAX_MESSAGES_PAGE: usize = 500;
 
 #[derive(Deserialize)]
 pub(crate) struct HistoryQuery {
@@ -433,7 +444,16 @@ pub(crate) struct HistoryQuery {
     #[serde(default)]
     pub(crate) offset: Option<usize>,
     #[serde(default)]
-    pub(crate) limit: Option<usize>,
+    limit: Option<usize>,
+}
+
+impl HistoryQuery {
+    /// The messages of a page.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+            .unwrap_or(MESSAGES_PAGE)
+            .clamp(1, MAX_MESSAGES_PAGE)
+    }
 }
 
 /// `GET /v1/admin/agents/{agent}/conversations/{id}[?offset=&limit=]`: a page of the
@@ -444,11 +464,11 @@ async fn conversation(
     Path((agent, id)): Path<(String, String)>,
     Query(query): Query<HistoryQuery>,
 ) -> Response {
-    answered(history(&panel, &agent, &id, &query).await)
+    answered(read_history(&panel, &agent, &id, &query).await)
 }
 
 /// What [`conversation`] answers; the page renders it too.
-pub(crate) async fn history(
+pub(crate) async fn read_history(
     panel: &Panel,
     agent: &str,
     id: &str,
@@ -466,7 +486,7 @@ pub(crate) async fn history(
         ));
     };
     let messages = engine.conversation(id).await.map_err(failed)?;
-    let limit = query.limit.unwrap_or(100).clamp(1, MAX_MESSAGES_PAGE);
+    let limit = query.limit();
     let total = messages.len();
     let offset = query
         .offset
@@ -522,11 +542,11 @@ async fn knowledge(
     Path(agent): Path<String>,
     Query(query): Query<KnowledgeQuery>,
 ) -> Response {
-    answered(knowledge_page(&panel, &agent, &query).await)
+    answered(read_knowledge(&panel, &agent, &query).await)
 }
 
 /// What [`knowledge`] answers; the page renders it too.
-pub(crate) async fn knowledge_page(
+pub(crate) async fn read_knowledge(
     panel: &Panel,
     agent: &str,
     query: &KnowledgeQuery,

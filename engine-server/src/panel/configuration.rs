@@ -16,7 +16,7 @@ pub trait Configuration: Send + Sync {
     ) -> Result<bool, String>;
 
     /// Sets (`Some`) or clears (`None`) the panel's value of `agent`'s secret `key`,
-    /// reloading the engine with it; kept (in a file only the engine's user can read)
-    /// once the engine took it.
+    /// reloading the engine with it; kept (in a file only the engine's user can read, or
+    /// the shared database of a `[database]`) once the engine took it.
     fn set_secret(&self, agent: &str, key: &str, value: Option<&str>) -> Result<(), String>;
 }

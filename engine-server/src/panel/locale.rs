@@ -24,7 +24,7 @@ pub(crate) struct Locale {
 }
 
 impl Locale {
-    pub(crate) fn new(tag: &str) -> Self {
+    fn new(tag: &str) -> Self {
         Self {
             tag: if plausible(tag) { tag } else { LOCALES[0].0 }.to_owned(),
         }
@@ -111,14 +111,14 @@ fn plausible(tag: &str) -> bool {
 }
 
 #[derive(Deserialize)]
-pub(crate) struct Switch {
+pub(crate) struct LanguageChoice {
     lang: String,
     #[serde(default)]
     next: Option<String>,
 }
 
 /// `GET /locale?lang=it-IT&next=/...`: the switcher; a preference, so a link may set it.
-pub(crate) async fn switch(headers: HeaderMap, Query(switch): Query<Switch>) -> Response {
+pub(crate) async fn switch(headers: HeaderMap, Query(switch): Query<LanguageChoice>) -> Response {
     let next = super::local_path(switch.next.as_deref());
     let mut response = Redirect::to(next).into_response();
     if plausible(&switch.lang) {
@@ -176,6 +176,12 @@ macro_rules! texts {
 
 texts! {
     Agents => "Agents", "Agenti";
+    Apply => "Apply", "Applica";
+    ChatNeedsScript => "The chat streams its reply: it needs JavaScript.", "La chat trasmette la risposta mentre arriva: serve JavaScript.";
+    MutatesResponse => "mutates the response", "modifica la risposta";
+    Requests => "requests", "richieste";
+    TokensIn => "tokens in", "token in ingresso";
+    TokensOut => "tokens out", "token in uscita";
     Actions => "Staged actions", "Azioni differite";
     Call => "call", "chiamata";
     Chat => "Chat", "Chat";

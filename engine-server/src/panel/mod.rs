@@ -29,9 +29,9 @@ use session::Sessions;
 #[derive(Clone)]
 pub(crate) struct Panel {
     pub(crate) engine: Arc<Engine>,
-    /// The configuration file the tools' switches write, when the engine was started
-    /// from one.
-    pub(crate) config: Option<Arc<dyn Configuration>>,
+    /// The configuration the panel changes (its tool switches write the file, its
+    /// secrets page sets secrets), when the engine was started from a file.
+    pub(crate) configuration: Option<Arc<dyn Configuration>>,
     pub(crate) sessions: Arc<Sessions>,
 }
 

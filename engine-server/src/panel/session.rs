@@ -162,7 +162,8 @@ fn random_hex() -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// The guard of every route behind the token (the panel, the admin API, `/v1`, `/mcp`).
+/// The guard of every route behind the token (the panel, the admin API, `/v1`,
+/// `/channels`, `/mcp`).
 #[derive(Clone)]
 pub(crate) struct Guard {
     pub(crate) bearer: Option<Bearer>,
@@ -246,24 +247,32 @@ pub(crate) async fn check_csrf(request: Request, next: Next) -> Response {
         }
         return next.run(request).await;
     };
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return csrf_refused();
-    };
-    if !carries_csrf(&session, &parts.headers, &bytes).await {
-        return csrf_refused();
+    match checked_csrf(&session, request).await {
+        Ok(request) => next.run(request).await,
+        Err(refused) => refused,
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
 }
 
 fn is_safe(method: &Method) -> bool {
     matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
+/// `request`, a write of `session`, when it carries the session's CSRF token (its body
+/// read, and given back); else the 403 that says so.
+pub(crate) async fn checked_csrf(session: &Session, request: Request) -> Result<Request, Response> {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Err(csrf_refused());
+    };
+    if !carries_csrf(session, &parts.headers, &bytes).await {
+        return Err(csrf_refused());
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
 /// Whether a write of `session` carries its CSRF token: in the `x-csrf-token` header,
 /// else in the `csrf` field of its form.
-pub(crate) async fn carries_csrf(session: &Session, headers: &HeaderMap, body: &Bytes) -> bool {
+async fn carries_csrf(session: &Session, headers: &HeaderMap, body: &Bytes) -> bool {
     let matches = |token: &str| {
         use subtle::ConstantTimeEq;
         bool::from(token.as_bytes().ct_eq(session.csrf.as_bytes()))
@@ -277,7 +286,7 @@ pub(crate) async fn carries_csrf(session: &Session, headers: &HeaderMap, body: &
         .is_some_and(matches)
 }
 
-pub(crate) fn csrf_refused() -> Response {
+fn csrf_refused() -> Response {
     crate::problem::problem(
         StatusCode::FORBIDDEN,
         "this write needs the session's CSRF token (the `x-csrf-token` header, or the form's `csrf` field): reload the page and try again",

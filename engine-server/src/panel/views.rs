@@ -275,6 +275,16 @@ pub(crate) enum SecretSource {
 }
 
 impl SecretSource {
+    /// Its name, as the JSON says it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Environment => "environment",
+            Self::Panel => "panel",
+            Self::File => "file",
+            Self::Unset => "unset",
+        }
+    }
+
     pub(crate) fn of(agent: &Agent, key: &str) -> Self {
         match agent.config().secret_origin(key) {
             Some(SecretOrigin::Environment) => Self::Environment,
@@ -283,6 +293,25 @@ impl SecretSource {
             None => Self::Unset,
         }
     }
+}
+
+/// Each secret a linked tool or hook of `engine` declares, with the tool's or hook's id.
+pub(crate) fn declared_secrets(
+    engine: &Engine,
+) -> impl Iterator<Item = (&str, &'static SecretSpec)> {
+    let tools = engine.tools().iter().flat_map(|tool| {
+        tool.descriptor()
+            .secret_specs()
+            .map(move |spec| (tool.id(), spec))
+    });
+    let hooks = Event::ALL.iter().flat_map(move |&event| {
+        engine.hooks(event).iter().flat_map(|hook| {
+            hook.descriptor()
+                .secret_specs()
+                .map(move |spec| (hook.id(), spec))
+        })
+    });
+    tools.chain(hooks)
 }
 
 /// Every secret key the linked tools and hooks declare, once each (the first
@@ -295,20 +324,8 @@ pub(crate) fn agent_secrets(
     editable: bool,
 ) -> AgentSecrets {
     let tag = locale.tag();
-    let tools = engine.tools().iter().flat_map(|tool| {
-        tool.descriptor()
-            .secret_specs()
-            .map(move |spec| (tool.id(), spec))
-    });
-    let hooks = Event::ALL.iter().flat_map(|&event| {
-        engine.hooks(event).iter().flat_map(|hook| {
-            hook.descriptor()
-                .secret_specs()
-                .map(move |spec| (hook.id(), spec))
-        })
-    });
     let mut secrets: Vec<SecretField> = Vec::new();
-    for (owner, spec) in tools.chain(hooks) {
+    for (owner, spec) in declared_secrets(engine) {
         if let Some(field) = secrets.iter_mut().find(|field| field.spec.key == spec.key) {
             if !field.declared_by.iter().any(|id| id == owner) {
                 field.declared_by.push(owner.to_owned());

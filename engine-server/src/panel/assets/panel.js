@@ -19,6 +19,8 @@ function live(main) {
         if (fresh) main.innerHTML = fresh.innerHTML;
       }
       last = text;
+      // Said on the page: a test waits for the first answer before it changes the
+      // directory.
       main.dataset.polled = "yes";
     } catch (_) { /* the engine restarting: try again at the next tick */ }
     setTimeout(poll, 1500);

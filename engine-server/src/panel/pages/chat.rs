@@ -16,7 +16,7 @@ pub(crate) fn render(frame: &Frame, agent: &str, runs_turns: bool) -> Response {
         @if !runs_turns {
             p.dim { (locale.text(Text::NoTurns)) }
         } @else {
-            noscript { p.error { "The chat streams its reply: it needs JavaScript." } }
+            noscript { p.error { (locale.text(Text::ChatNeedsScript)) } }
             div #chat-log .chat-log aria-live="polite" {}
             form.chat-form method="post" action=(format!("/v1/agents/{}/turns", segment(agent))) {
                 input type="hidden" name="conversation" value="";

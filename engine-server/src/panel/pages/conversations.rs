@@ -86,7 +86,7 @@ pub(crate) fn history(
                         tr.turn {
                             td { (index + 1) }
                             td { (stop_reason(turn["stop"].as_str().unwrap_or_default())) }
-                            td { (turn["usage"]["input_tokens"].as_u64().unwrap_or_default()) " in · " (turn["usage"]["output_tokens"].as_u64().unwrap_or_default()) " out · " (turn["model_requests"].as_u64().unwrap_or_default()) " requests" }
+                            td { (turn["usage"]["input_tokens"].as_u64().unwrap_or_default()) " " (locale.text(Text::TokensIn)) " · " (turn["usage"]["output_tokens"].as_u64().unwrap_or_default()) " " (locale.text(Text::TokensOut)) " · " (turn["model_requests"].as_u64().unwrap_or_default()) " " (locale.text(Text::Requests)) }
                             td { "$" (format!("{:.4}", turn["cost_usd"].as_f64().unwrap_or_default())) }
                         }
                     }

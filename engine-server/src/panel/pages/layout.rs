@@ -20,12 +20,22 @@ pub(crate) struct Frame<'a> {
     pub(crate) flash: Option<String>,
     pub(crate) agents: &'a [AgentSummary],
     /// The agent the page is about, and which of its pages.
-    pub(crate) current: Option<(&'a str, Section)>,
+    pub(crate) current: Place<'a>,
     /// The path and query the page was asked at (the switcher comes back to it).
     pub(crate) here: &'a str,
 }
 
-/// The pages of an agent, and the extensions'.
+/// Which page the menu marks as the one shown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place<'a> {
+    /// One of an agent's pages.
+    Agent(&'a str, Section),
+    Extensions,
+    /// None of the menu's (a page that says there is no such agent).
+    Elsewhere,
+}
+
+/// The pages of an agent.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Section {
     Tools,
@@ -33,12 +43,11 @@ pub(crate) enum Section {
     Knowledge,
     Secrets,
     Conversations,
-    Extensions,
 }
 
 impl Frame<'_> {
-    /// The hidden field a form's write needs (none without a session: then the engine
-    /// has no token, and a script's write needs no CSRF token).
+    /// The hidden field a form's write needs (none when the page was fetched with the
+    /// bearer token, whose writes need no CSRF token).
     pub(crate) fn csrf(&self) -> Markup {
         html! {
             @if let Some(session) = self.session {
@@ -51,7 +60,7 @@ impl Frame<'_> {
     pub(crate) fn page(&self, title: &str, body: Markup) -> Response {
         let locale = self.locale;
         let link = |agent: &str, section: Section, path: &str, text: Text| {
-            let current = self.current == Some((agent, section));
+            let current = self.current == Place::Agent(agent, section);
             html! {
                 a href=(format!("/agents/{}/{path}", super::super::segment(agent))) aria-current=[current.then_some("page")] { (locale.text(text)) }
             }
@@ -72,7 +81,7 @@ impl Frame<'_> {
                             @if agent.knowledge { (link(&agent.name, Section::Knowledge, "knowledge", Text::Knowledge)) }
                         }
                     }
-                    a href="/extensions" aria-current=[matches!(self.current, Some((_, Section::Extensions))).then_some("page")] { (locale.text(Text::Extensions)) }
+                    a href="/extensions" aria-current=[(self.current == Place::Extensions).then_some("page")] { (locale.text(Text::Extensions)) }
                 }
                 div.end {
                     form.inline method="get" action="/locale" {
@@ -84,7 +93,7 @@ impl Frame<'_> {
                             }
                         }
                         input type="hidden" name="next" value=(self.here);
-                        " " button type="submit" { "OK" }
+                        " " button type="submit" { (locale.text(Text::Apply)) }
                     }
                     @if self.session.is_some() {
                         form.inline method="post" action="/logout" {
@@ -94,7 +103,7 @@ impl Frame<'_> {
                     }
                 }
             }
-            main data-live=[(self.current.map(|(_, section)| section) == Some(Section::Extensions)).then_some("/v1/admin/extensions")] {
+            main data-live=[(self.current == Place::Extensions).then_some("/v1/admin/extensions")] {
                 h1 { (title) }
                 @if let Some(flash) = &self.flash {
                     @match flash.strip_prefix("! ") {

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::super::local_path;
 use super::super::locale::{Locale, Text};
-use super::super::session::{carries_csrf, csrf_refused, Sessions};
+use super::super::session::{checked_csrf, Sessions};
 use crate::bearer::Bearer;
 use crate::cookies;
 
@@ -121,15 +121,12 @@ async fn logout(State(login): State<Login>, request: Request) -> Response {
     let Some(session) = login.sessions.find(request.headers()) else {
         return Redirect::to("/login").into_response();
     };
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return csrf_refused();
+    let request = match checked_csrf(&session, request).await {
+        Ok(request) => request,
+        Err(refused) => return refused,
     };
-    if !carries_csrf(&session, &parts.headers, &bytes).await {
-        return csrf_refused();
-    }
     login.sessions.end(&session);
-    let cookie = cookies::set_cookie(&parts.headers, &login.sessions.cookie, "", Some(0));
+    let cookie = cookies::set_cookie(request.headers(), &login.sessions.cookie, "", Some(0));
     let mut response = Redirect::to("/login").into_response();
     response.headers_mut().insert(header::SET_COOKIE, cookie);
     response

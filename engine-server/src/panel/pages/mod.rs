@@ -2,7 +2,7 @@
 //! admin API's answers: each a `GET` that changes nothing; their forms post to the admin
 //! API.
 
-pub(crate) mod layout;
+mod layout;
 pub(crate) mod login;
 
 mod chat;
@@ -19,13 +19,14 @@ use axum::routing::get;
 use axum::Router;
 
 use super::admin::{
-    conversations_page, history, knowledge_page, ConversationsQuery, HistoryQuery, KnowledgeQuery,
+    read_conversations, read_history, read_knowledge, ConversationsQuery, HistoryQuery,
+    KnowledgeQuery,
 };
 use super::locale::{self, Locale};
 use super::segment;
 use super::session::Session;
 use super::{views, Panel};
-use layout::{Frame, Section};
+use layout::{Frame, Place, Section};
 
 /// The header the panel's script sends when it fetches a page again to follow a change.
 const REFRESH_HEADER: &str = "x-panel-refresh";
@@ -37,12 +38,9 @@ pub(crate) fn router() -> Router<Panel> {
         .route("/extensions", get(extensions_page))
         .route("/agents/{agent}/tools", get(tools_page))
         .route("/agents/{agent}/chat", get(chat_page))
-        .route("/agents/{agent}/knowledge", get(knowledge_page_html))
+        .route("/agents/{agent}/knowledge", get(knowledge_page))
         .route("/agents/{agent}/secrets", get(secrets_page))
-        .route(
-            "/agents/{agent}/conversations",
-            get(conversations_page_html),
-        )
+        .route("/agents/{agent}/conversations", get(conversations_page))
         .route("/agents/{agent}/conversations/{id}", get(history_page))
 }
 
@@ -80,7 +78,7 @@ impl FromRequestParts<Panel> for Asked {
 }
 
 impl Asked {
-    fn frame<'a>(&'a self, current: Option<(&'a str, Section)>) -> Frame<'a> {
+    fn frame<'a>(&'a self, current: Place<'a>) -> Frame<'a> {
         Frame {
             locale: &self.locale,
             session: self.session.as_ref(),
@@ -98,7 +96,7 @@ impl Asked {
     /// The page that says no agent is named `name`.
     fn no_agent(&self, name: &str) -> Response {
         let mut page = self
-            .frame(None)
+            .frame(Place::Elsewhere)
             .page(&format!("no agent is named `{name}`"), maud::html! {});
         *page.status_mut() = axum::http::StatusCode::NOT_FOUND;
         page
@@ -123,9 +121,9 @@ async fn tools_page(Path(agent): Path<String>, asked: Asked) -> Response {
         &asked.panel.engine,
         &found,
         &asked.locale,
-        asked.panel.config.is_some(),
+        asked.panel.configuration.is_some(),
     );
-    tools::render(&asked.frame(Some((&agent, Section::Tools))), &view)
+    tools::render(&asked.frame(Place::Agent(&agent, Section::Tools)), &view)
 }
 
 async fn chat_page(Path(agent): Path<String>, asked: Asked) -> Response {
@@ -133,13 +131,13 @@ async fn chat_page(Path(agent): Path<String>, asked: Asked) -> Response {
         return asked.no_agent(&agent);
     };
     chat::render(
-        &asked.frame(Some((&agent, Section::Chat))),
+        &asked.frame(Place::Agent(&agent, Section::Chat)),
         &agent,
         found.config().turn.is_some(),
     )
 }
 
-async fn knowledge_page_html(
+async fn knowledge_page(
     Path(agent): Path<String>,
     Query(query): Query<KnowledgeQuery>,
     asked: Asked,
@@ -147,11 +145,11 @@ async fn knowledge_page_html(
     if asked.panel.engine.agent(&agent).is_none() {
         return asked.no_agent(&agent);
     }
-    let answer = knowledge_page(&asked.panel, &agent, &query)
+    let answer = read_knowledge(&asked.panel, &agent, &query)
         .await
         .map_err(|(_, message)| message);
     knowledge::render(
-        &asked.frame(Some((&agent, Section::Knowledge))),
+        &asked.frame(Place::Agent(&agent, Section::Knowledge)),
         &agent,
         answer,
         query.q.as_deref(),
@@ -166,12 +164,12 @@ async fn secrets_page(Path(agent): Path<String>, asked: Asked) -> Response {
         &asked.panel.engine,
         &found,
         &asked.locale,
-        asked.panel.config.is_some(),
+        asked.panel.configuration.is_some(),
     );
-    secrets::render(&asked.frame(Some((&agent, Section::Secrets))), &view)
+    secrets::render(&asked.frame(Place::Agent(&agent, Section::Secrets)), &view)
 }
 
-async fn conversations_page_html(
+async fn conversations_page(
     Path(agent): Path<String>,
     Query(query): Query<ConversationsQuery>,
     asked: Asked,
@@ -179,11 +177,11 @@ async fn conversations_page_html(
     if asked.panel.engine.agent(&agent).is_none() {
         return asked.no_agent(&agent);
     }
-    let page = conversations_page(&asked.panel, &agent, &query)
+    let page = read_conversations(&asked.panel, &agent, &query)
         .await
         .map_err(|(_, message)| message);
     conversations::list(
-        &asked.frame(Some((&agent, Section::Conversations))),
+        &asked.frame(Place::Agent(&agent, Section::Conversations)),
         &agent,
         page,
     )
@@ -197,15 +195,12 @@ async fn history_page(
     if asked.panel.engine.agent(&agent).is_none() {
         return asked.no_agent(&agent);
     }
-    let found = history(&asked.panel, &agent, &id, &query)
+    let found = read_history(&asked.panel, &agent, &id, &query)
         .await
         .map_err(|(_, message)| message);
-    let limit = query
-        .limit
-        .unwrap_or(100)
-        .clamp(1, super::admin::MAX_MESSAGES_PAGE);
+    let limit = query.limit();
     conversations::history(
-        &asked.frame(Some((&agent, Section::Conversations))),
+        &asked.frame(Place::Agent(&agent, Section::Conversations)),
         &agent,
         &id,
         found,
@@ -215,5 +210,5 @@ async fn history_page(
 
 async fn extensions_page(asked: Asked) -> Response {
     let status = crate::extensions::status(&asked.panel.engine);
-    extensions::render(&asked.frame(Some(("", Section::Extensions))), &status)
+    extensions::render(&asked.frame(Place::Extensions), &status)
 }

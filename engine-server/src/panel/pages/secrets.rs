@@ -46,7 +46,7 @@ fn field(frame: &Frame, secrets: &AgentSecrets, secret: &SecretField) -> Markup 
         SecretSource::Unset => (Text::SecretUnset, "off"),
     };
     html! {
-        section.plugin.secret data-key=(secret.spec.key) data-source=(format!("{:?}", secret.source).to_lowercase()) {
+        section.plugin.secret data-key=(secret.spec.key) data-source=(secret.source.as_str()) {
             h2 { label for=(id) { (secret.spec.label) } " " code.dim { (secret.spec.key) } }
             p { (secret.spec.description) }
             p.dim {

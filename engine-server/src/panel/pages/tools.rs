@@ -52,7 +52,7 @@ pub(crate) fn render(frame: &Frame, tools: &AgentTools) -> Response {
                         td { (hook.position) }
                         td { code { (hook.id) } }
                         td { (hook.summary) }
-                        td.dim { (hook.timeout_ms) " ms" @if hook.mutates_response { ", mutates the response" } }
+                        td.dim { (hook.timeout_ms) " ms" @if hook.mutates_response { ", " (locale.text(Text::MutatesResponse)) } }
                     }
                 }
             }
