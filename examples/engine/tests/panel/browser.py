@@ -57,7 +57,10 @@ def submit_token(driver, token):
     """Types `token` into the login form on screen and sends it."""
     field = wait(driver).until(seen.presence_of_element_located((By.ID, "token")))
     field.send_keys(token)
+    before = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+    # The page the form answers with (the login form again, or the page asked for).
+    wait(driver).until(seen.staleness_of(before))
 
 
 def sign_in(driver, plan):
@@ -66,8 +69,14 @@ def sign_in(driver, plan):
     wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "main h1")))
 
 
-def flash(driver):
-    return wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.flash"))).text
+def submit(driver, button, selector="p.flash"):
+    """Presses a form's `button` and answers the text of `selector` on the page the form
+    is sent back to: the page pressed from must be gone first (it may show a message of
+    its own)."""
+    before = driver.find_element(By.TAG_NAME, "html")
+    button.click()
+    wait(driver).until(seen.staleness_of(before))
+    return wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, selector))).text
 
 
 def login(driver, plan):
@@ -126,19 +135,17 @@ def switch(driver, plan):
     row = f'tr.tool[data-tool="{plan["tool"]}"]'
     wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, row)))
     before = driver.find_element(By.CSS_SELECTOR, row + " td.state").text
-    driver.find_element(By.CSS_SELECTOR, row + " button.switch").click()
-    switched = flash(driver)
+    switched = submit(driver, driver.find_element(By.CSS_SELECTOR, row + " button.switch"))
     driver.save_screenshot(plan["screenshot"])
     after = driver.find_element(By.CSS_SELECTOR, row + " td.state").text
     button = driver.find_element(By.CSS_SELECTOR, row + " button.switch").text
     # A tool the agent cannot equip (its secret is not set): the change is refused, and
     # the page says why.
     refused_row = f'tr.tool[data-tool="{plan["refused_tool"]}"]'
-    driver.find_element(By.CSS_SELECTOR, refused_row + " button.switch").click()
-    refused = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "p.flash.error"))).text
+    refused = submit(driver, driver.find_element(By.CSS_SELECTOR, refused_row + " button.switch"), "p.flash.error")
     # The language switcher, a form too.
     Select(driver.find_element(By.CSS_SELECTOR, 'select[name="lang"]')).select_by_value("it-IT")
-    driver.find_element(By.CSS_SELECTOR, 'form[action="/locale"] button').click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, 'form[action="/locale"] button'), "main h1")
     wait(driver).until(seen.text_to_be_present_in_element((By.CSS_SELECTOR, "main h1"), "Strumenti"))
     return {
         "before": before,
@@ -263,8 +270,7 @@ def knowledge(driver, plan):
         driver.get(page)
         upload = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, 'input[type="file"]')))
         upload.send_keys(path)
-        upload.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
-        uploaded.append(flash(driver))
+        uploaded.append(submit(driver, upload.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button")))
     listed = documents(driver)
     origins = [row.find_elements(By.TAG_NAME, "td")[1].text for row in driver.find_elements(By.CSS_SELECTOR, "tr.document")]
     search = driver.find_element(By.CSS_SELECTOR, 'input[type="search"]')
@@ -275,8 +281,7 @@ def knowledge(driver, plan):
     driver.get(page)
     name = os.path.basename(plan["files"][0])
     row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "tr.document") if r.find_element(By.CSS_SELECTOR, ".filename").text == name)
-    row.find_element(By.CSS_SELECTOR, "button.danger").click()
-    deleted = flash(driver)
+    deleted = submit(driver, row.find_element(By.CSS_SELECTOR, "button.danger"))
     left = documents(driver)
     search = driver.find_element(By.CSS_SELECTOR, 'input[type="search"]')
     search.send_keys(plan["query"])
@@ -287,13 +292,11 @@ def knowledge(driver, plan):
     driver.get(page)
     confirm = driver.find_element(By.CSS_SELECTOR, 'input[name="confirm"]')
     confirm.send_keys("not-" + plan["agent"])
-    confirm.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
-    wrong = flash(driver)
+    wrong = submit(driver, confirm.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button"))
     kept = documents(driver)
     confirm = driver.find_element(By.CSS_SELECTOR, 'input[name="confirm"]')
     confirm.send_keys(plan["agent"])
-    confirm.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
-    wiped = flash(driver)
+    wiped = submit(driver, confirm.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button"))
     return {
         "uploaded": uploaded,
         "listed": listed,
@@ -324,8 +327,7 @@ def secret(driver, plan):
         field = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, section + ' [name="value"]')))
         kind = field.get_attribute("type")
         field.send_keys(value)
-        field.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
-        said = flash(driver)
+        said = submit(driver, field.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button"))
         after = driver.find_element(By.CSS_SELECTOR, section)
         return {
             "kind": kind,
@@ -347,8 +349,8 @@ def secret(driver, plan):
     # Cleared, the panel's value is gone and the tool left out again.
     driver.get(plan["base"] + "/agents/bot/secrets")
     section = f'section.secret[data-key="{plan["key"]}"]'
-    driver.find_element(By.CSS_SELECTOR, section + " form.inline button.danger").click()
-    cleared = {"flash": flash(driver), "source": driver.find_element(By.CSS_SELECTOR, section).get_attribute("data-source")}
+    said = submit(driver, driver.find_element(By.CSS_SELECTOR, section + " form.inline button.danger"))
+    cleared = {"flash": said, "source": driver.find_element(By.CSS_SELECTOR, section).get_attribute("data-source")}
     return {
         "before": before,
         "saved": saved,
