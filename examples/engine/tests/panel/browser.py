@@ -14,6 +14,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as seen
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 CHROMIUM = os.environ.get("PLUGIN_SDK_CHROMIUM", "/usr/bin/chromium")
@@ -49,6 +50,21 @@ def wait(driver, seconds=10):
     return WebDriverWait(driver, seconds, poll_frequency=0.05)
 
 
+def gone(element):
+    """Whether `element`'s page has been left. Chromium answers a node of a page left
+    either way: a stale reference, or a node that "does not belong to the document"
+    (which Selenium's `staleness_of` does not count)."""
+
+    def left(_):
+        try:
+            element.is_enabled()
+            return False
+        except (StaleElementReferenceException, WebDriverException):
+            return True
+
+    return left
+
+
 def text_of(driver, selector):
     return [node.text for node in driver.find_elements(By.CSS_SELECTOR, selector)]
 
@@ -60,7 +76,7 @@ def submit_token(driver, token):
     before = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, "form.login button").click()
     # The page the form answers with (the login form again, or the page asked for).
-    wait(driver).until(seen.staleness_of(before))
+    wait(driver).until(gone(before))
 
 
 def sign_in(driver, plan):
@@ -75,7 +91,7 @@ def submit(driver, button, selector="p.flash"):
     its own)."""
     before = driver.find_element(By.TAG_NAME, "html")
     button.click()
-    wait(driver).until(seen.staleness_of(before))
+    wait(driver).until(gone(before))
     return wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, selector))).text
 
 
