@@ -102,6 +102,17 @@ fn main() {
         ("/agents/default/tools", "text/html"),
         ("/agents/default/conversations/long", "text/html"),
     ];
+    // The page measured is an operator's: a switch for each tool.
+    let page = client_runtime.block_on(async {
+        let answer = client
+            .get(format!("{base}/agents/default/tools"))
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap();
+        answer.text().await.unwrap()
+    });
+    assert_eq!(page.matches("class=\"switch\"").count(), 1_000);
     println!("\nweights (machine-independent):");
     for (path, accept) in routes {
         println!("  {path:<40} {:>9} bytes", fetch(path, accept));
