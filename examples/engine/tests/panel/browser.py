@@ -14,14 +14,19 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as seen
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.common.exceptions import (
+    SessionNotCreatedException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 CHROMIUM = os.environ.get("PLUGIN_SDK_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("PLUGIN_SDK_CHROMEDRIVER", "/usr/bin/chromedriver")
 
 
-def browser(plan, profile):
+def chromium_options(plan, profile):
+    """The options of a headless Chromium for `plan`, its profile in `profile`."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in [
@@ -43,7 +48,28 @@ def browser(plan, profile):
     if not plan.get("javascript", True):
         prefs["profile.managed_default_content_settings.javascript"] = 2
     options.add_experimental_option("prefs", prefs)
-    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    return options
+
+
+def start_browser(plan, scratch):
+    """A browser for `plan`, in a profile of its own under `scratch`. Chromium has exited
+    while starting once ("Chrome instance exited", in a fresh-clone CI run whose other
+    browser tests all passed; never in 70 starts here, idle or under load); a browser that
+    never started has shown nothing of the panel, so a start is tried three times, each
+    failed one told on stderr with the end of ChromeDriver's log."""
+    for attempt in range(1, 4):
+        profile = os.path.join(scratch, f"profile-{attempt}")
+        log = os.path.join(scratch, f"chromedriver-{attempt}.log")
+        service = Service(executable_path=CHROMEDRIVER, log_output=log, service_args=["--verbose", "--enable-chrome-logs"])
+        try:
+            return webdriver.Chrome(service=service, options=chromium_options(plan, profile))
+        except SessionNotCreatedException as refused:
+            with open(log, errors="replace") as lines:
+                tail = lines.readlines()[-30:]
+            print(f"Chromium's start {attempt} of 3 failed: {refused.msg}", file=sys.stderr)
+            print("".join(tail), file=sys.stderr)
+            if attempt == 3:
+                raise
 
 
 def wait(driver, seconds=10):
@@ -392,8 +418,8 @@ SCENARIOS = {
 
 def main():
     plan = json.load(sys.stdin)
-    with tempfile.TemporaryDirectory(prefix="engine-panel-chromium-") as profile:
-        driver = browser(plan, profile)
+    with tempfile.TemporaryDirectory(prefix="engine-panel-chromium-") as scratch:
+        driver = start_browser(plan, scratch)
         try:
             report = SCENARIOS[plan["scenario"]](driver, plan)
         except Exception:
