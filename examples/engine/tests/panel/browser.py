@@ -14,11 +14,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as seen
-from selenium.common.exceptions import (
-    SessionNotCreatedException,
-    StaleElementReferenceException,
-    WebDriverException,
-)
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 CHROMIUM = os.environ.get("PLUGIN_SDK_CHROMIUM", "/usr/bin/chromium")
@@ -63,11 +59,12 @@ def start_browser(plan, scratch):
         service = Service(executable_path=CHROMEDRIVER, log_output=log, service_args=["--verbose", "--enable-chrome-logs"])
         try:
             return webdriver.Chrome(service=service, options=chromium_options(plan, profile))
-        except SessionNotCreatedException as refused:
-            with open(log, errors="replace") as lines:
-                tail = lines.readlines()[-30:]
+        except WebDriverException as refused:
+            # SessionNotCreatedException (the browser exited), or ChromeDriver's own start.
             print(f"Chromium's start {attempt} of 3 failed: {refused.msg}", file=sys.stderr)
-            print("".join(tail), file=sys.stderr)
+            if os.path.exists(log):
+                with open(log, errors="replace") as lines:
+                    print("".join(lines.readlines()[-30:]), file=sys.stderr)
             if attempt == 3:
                 raise
 
@@ -76,19 +73,32 @@ def wait(driver, seconds=10):
     return WebDriverWait(driver, seconds, poll_frequency=0.05)
 
 
-def gone(element):
-    """Whether `element`'s page has been left. Chromium answers a node of a page left
-    either way: a stale reference, or a node that "does not belong to the document"
-    (which Selenium's `staleness_of` does not count)."""
+def press(driver, button):
+    """Clicks `button`, which leaves the page (a form's, a link), and waits until the page
+    it leads to has loaded."""
+    leave(driver, button.click)
 
-    def left(_):
-        try:
-            element.is_enabled()
-            return False
-        except (StaleElementReferenceException, WebDriverException):
-            return True
 
-    return left
+def leave(driver, act):
+    """Does `act`, which leaves the page, and waits until the page it leads to has loaded.
+    The page left is marked first, and the wait is for a whole document without the mark:
+    neither an error Chromium gives while it changes pages, nor the old page's own
+    elements (a login form's heading, a message of its own) can pass for the new one's.
+    Scripts of the browser's driver run with the page's JavaScript off too."""
+    driver.execute_script("document.documentElement.dataset.left = 'yes'")
+    act()
+    wait(driver).until(arrived)
+
+
+def arrived(driver):
+    try:
+        return driver.execute_script(
+            "return document.documentElement.dataset.left === undefined"
+            " && document.readyState === 'complete'"
+        )
+    except WebDriverException:
+        # Between two pages: ask again.
+        return False
 
 
 def text_of(driver, selector):
@@ -99,10 +109,8 @@ def submit_token(driver, token):
     """Types `token` into the login form on screen and sends it."""
     field = wait(driver).until(seen.presence_of_element_located((By.ID, "token")))
     field.send_keys(token)
-    before = driver.find_element(By.TAG_NAME, "html")
-    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
-    # The page the form answers with (the login form again, or the page asked for).
-    wait(driver).until(gone(before))
+    # The page the form answers with: the login form again, or the page asked for.
+    press(driver, driver.find_element(By.CSS_SELECTOR, "form.login button"))
 
 
 def sign_in(driver, plan):
@@ -113,11 +121,8 @@ def sign_in(driver, plan):
 
 def submit(driver, button, selector="p.flash"):
     """Presses a form's `button` and answers the text of `selector` on the page the form
-    is sent back to: the page pressed from must be gone first (it may show a message of
-    its own)."""
-    before = driver.find_element(By.TAG_NAME, "html")
-    button.click()
-    wait(driver).until(gone(before))
+    is sent back to."""
+    press(driver, button)
     return wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, selector))).text
 
 
@@ -209,21 +214,41 @@ def extension_error(driver, plan):
     dropped = time.monotonic()
     name = os.path.basename(plan["file"])
     row = f'tr.extension[data-path$="{name}"]'
-    error = wait(driver, 5).until(seen.presence_of_element_located((By.CSS_SELECTOR, row + " .error"))).text
+    # Waits past the issue's 5 s, so that a late page says how late (the Rust side
+    # asserts the 5 s).
+    broken = wait(driver, 30).until(lambda d: (shown := extension_row(d, row)) and shown["error"] and shown)
     seconds = time.monotonic() - dropped
-    state = driver.find_element(By.CSS_SELECTOR, row).get_attribute("data-state")
     driver.save_screenshot(plan["screenshot"])
     # Mended, it offers its tool.
     with open(plan["file"], "w") as mended:
         mended.write(plan["mended"])
-    wait(driver, 5).until(lambda d: d.find_elements(By.CSS_SELECTOR, row + " code") and not d.find_elements(By.CSS_SELECTOR, row + " .error"))
+    mended = wait(driver, 30).until(lambda d: (shown := extension_row(d, row)) and not shown["error"] and shown["tools"] and shown)
     return {
-        "error": error,
-        "state": state,
+        "error": broken["error"],
+        "state": broken["state"],
         "seconds": seconds,
-        "mended_state": driver.find_element(By.CSS_SELECTOR, row).get_attribute("data-state"),
-        "mended_tools": text_of(driver, row + " td:nth-child(3) code"),
+        "mended_state": mended["state"],
+        "mended_tools": mended["tools"],
     }
+
+
+def extension_row(driver, row):
+    """The state, error and tools of the extension at `row`, read in one script: the
+    page's own script replaces the whole table when the directory changes, so elements
+    found one by one may belong to a table already gone."""
+    return driver.execute_script(
+        """
+        const row = document.querySelector(arguments[0]);
+        if (!row) return null;
+        const error = row.querySelector(".error");
+        return {
+          state: row.dataset.state,
+          error: error && error.innerText,
+          tools: [...row.querySelectorAll("td:nth-child(3) code")].map((tool) => tool.innerText),
+        };
+        """,
+        row,
+    )
 
 
 # Records, in order, what the chat's log shows as it changes: a tool call's line (open or
@@ -255,14 +280,14 @@ def chat(driver, plan):
     driver.execute_script(RECORDER)
     box.send_keys(plan["message"])
     driver.find_element(By.CSS_SELECTOR, "form.chat-form button").click()
-    line = wait(driver, 20).until(seen.presence_of_element_located((By.CSS_SELECTOR, "details.activity")))
+    line = wait(driver, 60).until(seen.presence_of_element_located((By.CSS_SELECTOR, "details.activity")))
     collapsed = line.get_attribute("open") is None
     arguments = line.find_element(By.CSS_SELECTOR, "pre.arguments")
     hidden_before = not arguments.is_displayed()
     name = line.find_element(By.CSS_SELECTOR, "summary .name").text
     line.find_element(By.TAG_NAME, "summary").click()
     shown_after = arguments.is_displayed()
-    done = wait(driver, 20).until(seen.presence_of_element_located((By.CSS_SELECTOR, ".chat-log .done")))
+    done = wait(driver, 60).until(seen.presence_of_element_located((By.CSS_SELECTOR, ".chat-log .done")))
     status = line.find_element(By.CSS_SELECTOR, ".status")
     driver.save_screenshot(plan["screenshot"])
     return {
@@ -285,7 +310,7 @@ def conversations(driver, plan):
     driver.get(plan["base"] + "/agents/bot/conversations")
     row = wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "tr.conversation")))
     listed = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
-    row.find_element(By.TAG_NAME, "a").click()
+    press(driver, row.find_element(By.TAG_NAME, "a"))
     wait(driver).until(seen.presence_of_element_located((By.ID, "history")))
     calls = driver.find_elements(By.CSS_SELECTOR, "#history details.activity")
     driver.save_screenshot(plan["screenshot"])
@@ -317,7 +342,7 @@ def knowledge(driver, plan):
     origins = [row.find_elements(By.TAG_NAME, "td")[1].text for row in driver.find_elements(By.CSS_SELECTOR, "tr.document")]
     search = driver.find_element(By.CSS_SELECTOR, 'input[type="search"]')
     search.send_keys(plan["query"])
-    search.submit()
+    leave(driver, search.submit)
     found = [hit.find_element(By.TAG_NAME, "td").text for hit in wait(driver).until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr.hit"))]
     driver.save_screenshot(plan["screenshot"])
     driver.get(page)
@@ -327,7 +352,7 @@ def knowledge(driver, plan):
     left = documents(driver)
     search = driver.find_element(By.CSS_SELECTOR, 'input[type="search"]')
     search.send_keys(plan["query"])
-    search.submit()
+    leave(driver, search.submit)
     wait(driver).until(seen.presence_of_element_located((By.CSS_SELECTOR, "#hits")))
     found_after = text_of(driver, "tr.hit td:first-child")
     # Wipe: the agent's name typed wrong keeps everything; typed right, nothing is left.
