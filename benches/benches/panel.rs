@@ -88,11 +88,36 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    // The page measured is an operator's: a switch for each tool, and the session its
+    // first answer started (a browser keeps its cookie; without one, each request would
+    // start a session of its own).
+    let (page, session) = client_runtime.block_on(async {
+        let answer = client
+            .get(format!("{base}/agents/default/tools"))
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap();
+        let cookie = answer.headers()[reqwest::header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        (answer.text().await.unwrap(), cookie)
+    });
+    assert_eq!(page.matches("class=\"switch\"").count(), 1_000);
     let fetch = |path: &str, accept: &str| {
-        let request = client.get(format!("{base}{path}")).header("accept", accept);
+        let request = client
+            .get(format!("{base}{path}"))
+            .header("accept", accept)
+            .header("cookie", &session);
         client_runtime.block_on(async {
             let answer = request.send().await.unwrap();
             assert!(answer.status().is_success(), "{path}: {}", answer.status());
+            // The session is kept: no request starts another.
+            assert!(answer.headers().get(reqwest::header::SET_COOKIE).is_none());
             answer.bytes().await.unwrap().len()
         })
     };
@@ -102,17 +127,6 @@ fn main() {
         ("/agents/default/tools", "text/html"),
         ("/agents/default/conversations/long", "text/html"),
     ];
-    // The page measured is an operator's: a switch for each tool.
-    let page = client_runtime.block_on(async {
-        let answer = client
-            .get(format!("{base}/agents/default/tools"))
-            .header("accept", "text/html")
-            .send()
-            .await
-            .unwrap();
-        answer.text().await.unwrap()
-    });
-    assert_eq!(page.matches("class=\"switch\"").count(), 1_000);
     println!("\nweights (machine-independent):");
     for (path, accept) in routes {
         println!("  {path:<40} {:>9} bytes", fetch(path, accept));

@@ -303,8 +303,9 @@ impl engine_server::Configuration for PanelConfig {
     fn set_secret(&self, agent: &str, key: &str, value: Option<&str>) -> Result<(), String> {
         let source = &self.source;
         let _one = source.lock();
-        let without = source.read_as(None, Some(&Values::new()))?;
-        let home = source.home(&without)?;
+        // Read once, without the panel's secrets: where they are kept is in it.
+        let mut config = source.read_as(None, Some(&Values::new()))?;
+        let home = source.home(&config)?;
         let mut values = home.load()?;
         match value {
             Some(value) => {
@@ -322,11 +323,10 @@ impl engine_server::Configuration for PanelConfig {
                 }
             }
         }
-        self.change(
-            "the panel's secrets",
-            source.read_as(None, Some(&values)),
-            || home.keep(&values, agent, key, value),
-        )?;
+        config.add_panel_secrets(panel_secrets::triples(&values));
+        self.change("the panel's secrets", Ok(config), || {
+            home.keep(&values, agent, key, value)
+        })?;
         *source.seen() = values;
         Ok(())
     }

@@ -47,6 +47,8 @@ use rmcp::service::{
 };
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
+pub use locale::preferred_language;
+
 /// How the server answers: the default locale and the time a call may take.
 #[derive(Clone, Debug)]
 pub struct Options {

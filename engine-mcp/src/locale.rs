@@ -20,16 +20,17 @@ pub fn for_request(context: &RequestContext<RoleServer>, default: &str) -> Strin
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.headers.get(axum::http::header::ACCEPT_LANGUAGE))
             .and_then(|value| value.to_str().ok())
-            .and_then(preferred)
+            .and_then(|header| preferred_language(header, |_| true))
     };
     from_meta
         .or_else(from_header)
         .unwrap_or_else(|| default.to_owned())
 }
 
-/// The most preferred tag of an `Accept-Language` value (`it-IT,it;q=0.9,en;q=0.8`);
-/// `*` names no language.
-fn preferred(header: &str) -> Option<String> {
+/// The most preferred tag of an `Accept-Language` value (`it-IT,it;q=0.9,en;q=0.8`)
+/// among those `usable` accepts; `*` names no language. Also the admin panel's, which
+/// writes the tag into its pages.
+pub fn preferred_language(header: &str, usable: impl Fn(&str) -> bool) -> Option<String> {
     let mut best: Option<(f32, &str)> = None;
     for item in header.split(',') {
         let mut parts = item.split(';');
@@ -38,7 +39,7 @@ fn preferred(header: &str) -> Option<String> {
             .find_map(|part| part.trim().strip_prefix("q="))
             .map_or(Some(1.0), |q| q.trim().parse::<f32>().ok());
         let Some(quality) = quality else { continue };
-        if tag.is_empty() || tag == "*" || quality <= 0.0 {
+        if tag.is_empty() || tag == "*" || quality <= 0.0 || !usable(tag) {
             continue;
         }
         if best.is_none_or(|(most, _)| quality > most) {
@@ -50,7 +51,11 @@ fn preferred(header: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::preferred;
+    use super::preferred_language;
+
+    fn preferred(header: &str) -> Option<String> {
+        preferred_language(header, |_| true)
+    }
 
     #[test]
     fn the_most_preferred_tag_wins_and_the_first_among_equals() {

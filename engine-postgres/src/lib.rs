@@ -51,10 +51,16 @@ pub fn backends(backends: Backends) -> Backends {
 }
 
 /// The admin panel's secrets in the database `described` names (connecting migrates it).
+/// Read before the engine's stores are opened, so on a connection of its own: one at
+/// most, beside the `max_connections` of the stores (its reads are a row every 3 s).
 pub fn open_panel_secrets(
     described: &DatabaseConfig,
 ) -> Result<Arc<dyn PanelSecretStore>, BackendError> {
-    let database = Arc::new(Postgres::connect(described).map_err(BackendError::new)?);
+    let one = DatabaseConfig {
+        max_connections: 1,
+        ..described.clone()
+    };
+    let database = Arc::new(Postgres::connect(&one).map_err(BackendError::new)?);
     Ok(Arc::new(PostgresPanelSecrets::new(database)))
 }
 

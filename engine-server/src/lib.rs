@@ -148,11 +148,15 @@ pub async fn serve(
             guard.clone().admit(request, next)
         },
     ));
-    // `Host` and `Origin` first of all: a page of another site gets nothing, not even a
-    // session. `/mcp` is rmcp's to check, as it always was (it reads allowed origins
-    // its own way).
-    let router = router.layer(axum::middleware::from_fn({
-        let same_site = same_site.clone();
+    // A dev session is opened with its agent's dev token, never the engine's (which an
+    // author should not hold), the OAuth routes by a person's browser, which holds
+    // none, and the panel's login form is how a browser gets a session: outside the
+    // guard, so merged after it.
+    let router = router.merge(dev.merge(oauth).merge(open));
+    // `Host` and `Origin` first of all, on every route: a page of another site gets
+    // nothing, not even a session. `/mcp` is rmcp's to check, as it always was (it reads
+    // allowed origins its own way).
+    let router = router.layer(axum::middleware::from_fn(
         move |request: axum::extract::Request, next: axum::middleware::Next| {
             let same_site = same_site.clone();
             async move {
@@ -162,21 +166,8 @@ pub async fn serve(
                     same_site.check(request, next).await
                 }
             }
-        }
-    }));
-    // A dev session is opened with its agent's dev token, never the engine's (which an
-    // author should not hold), the OAuth routes by a person's browser, which holds
-    // none, and the panel's login form is how a browser gets a session: outside the
-    // guard, inside the same-site checks.
-    let router = router.merge(
-        dev.merge(oauth)
-            .merge(open)
-            .layer(axum::middleware::from_fn(
-                move |request: axum::extract::Request, next: axum::middleware::Next| {
-                    same_site.clone().check(request, next)
-                },
-            )),
-    );
+        },
+    ));
     connections::serve(
         listener,
         router,

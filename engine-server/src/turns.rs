@@ -20,7 +20,7 @@ use engine_core::{
 use serde::Deserialize;
 use serde_json::json;
 
-use super::ids::{valid_id, CHANNEL_MARK};
+use super::ids::{random_hex, valid_id, CHANNEL_MARK};
 use super::problem::problem;
 use super::rojo::RojoWire;
 
@@ -300,7 +300,5 @@ pub(super) fn attachment_refused(refused: &AttachmentError) -> Response {
 
 /// A new conversation's id: 128 random bits, as hex.
 fn new_conversation_id() -> String {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the system has randomness");
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    random_hex(16)
 }

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::ids::random_hex;
+
 /// The file's name, in the data directory.
 pub const FILE_NAME: &str = "dev-tokens.json";
 
@@ -204,12 +206,6 @@ fn digest(token: &str) -> String {
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect()
-}
-
-fn random_hex(bytes: usize) -> String {
-    let mut buffer = vec![0u8; bytes];
-    getrandom::fill(&mut buffer).expect("the system's random source answers");
-    buffer.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 fn now_secs() -> u64 {

@@ -239,14 +239,11 @@ async fn switch(
 async fn switched(panel: &Panel, agent: &str, tool: &str, enabled: bool) -> Outcome {
     let config = configuration(panel, "there is none to write")?;
     let found = agent_named(panel, agent)?;
-    if !panel
-        .engine
-        .tools()
-        .iter()
-        .any(|linked| linked.id() == tool)
-    {
+    let Some(linked) = panel.engine.tool(tool) else {
         return Err((StatusCode::NOT_FOUND, format!("no linked tool is `{tool}`")));
-    }
+    };
+    // A wire name is written as the id it names.
+    let tool = linked.id();
     // What a list written in place of none holds: what the agent equips now, so that
     // only the switched tool changes.
     let equipped: Vec<String> = found.tools().map(|tool| tool.id().to_owned()).collect();

@@ -7,6 +7,7 @@ use axum::extract::{FromRequestParts, Query};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Redirect, Response};
+use engine_mcp::preferred_language;
 use serde::Deserialize;
 
 use crate::cookies::{cookie, set_cookie};
@@ -70,7 +71,7 @@ impl Locale {
             headers
                 .get(header::ACCEPT_LANGUAGE)
                 .and_then(|value| value.to_str().ok())
-                .and_then(preferred)
+                .and_then(|accept| preferred_language(accept, plausible))
         };
         Self::new(&chosen.or_else(asked).unwrap_or_default())
     }
@@ -82,23 +83,6 @@ impl<S: Send + Sync> FromRequestParts<S> for Locale {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(Self::from_headers(&parts.headers))
     }
-}
-
-/// The tag `Accept-Language` prefers most (the first of the highest weight).
-fn preferred(accept: &str) -> Option<String> {
-    let mut best: Option<(f32, &str)> = None;
-    for item in accept.split(',') {
-        let mut parts = item.trim().split(';');
-        let tag = parts.next().unwrap_or_default().trim();
-        let weight = parts
-            .find_map(|part| part.trim().strip_prefix("q="))
-            .and_then(|q| q.parse::<f32>().ok())
-            .unwrap_or(1.0);
-        if plausible(tag) && weight > 0.0 && best.is_none_or(|(most, _)| weight > most) {
-            best = Some((weight, tag));
-        }
-    }
-    best.map(|(_, tag)| tag.to_owned())
 }
 
 /// Whether `tag` looks like a BCP 47 tag: what the panel writes into pages and cookies.

@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::bearer::Bearer;
 use crate::cookies::{cookie, set_cookie};
+use crate::ids::random_hex;
 
 /// The session cookie's name, before the server's port: cookies do not tell ports apart,
 /// so two engines on one host keep a session each.
@@ -74,9 +75,9 @@ impl Sessions {
 
     /// A new session: its cookie's value and what handlers see.
     pub(crate) fn start(&self) -> (String, Session) {
-        let id = random_hex();
+        let id = random_hex(32);
         let key: [u8; 32] = Sha256::digest(id.as_bytes()).into();
-        let csrf: Arc<str> = random_hex().into();
+        let csrf: Arc<str> = random_hex(32).into();
         let mut entries = self.entries.lock().expect("the sessions' lock");
         let now = Instant::now();
         entries.retain(|_, entry| now.duration_since(entry.used) < IDLE);
@@ -154,12 +155,6 @@ impl Sessions {
             .flash
             .take()
     }
-}
-
-fn random_hex() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the system's random source");
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The guard of every route behind the token (the panel, the admin API, `/v1`,
@@ -357,7 +352,7 @@ mod tests {
         let mut forged = HeaderMap::new();
         forged.insert(
             header::COOKIE,
-            HeaderValue::from_str(&format!("{COOKIE}8080={}", random_hex())).unwrap(),
+            HeaderValue::from_str(&format!("{COOKIE}8080={}", random_hex(32))).unwrap(),
         );
         assert!(sessions.find(&forged).is_none());
     }
@@ -365,16 +360,27 @@ mod tests {
     #[test]
     fn sessions_past_the_bound_end_the_least_recently_used() {
         let sessions = Sessions::new(8080);
+        let with_cookie = |id: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                header::COOKIE,
+                HeaderValue::from_str(&format!("{COOKIE}8080={id}")).unwrap(),
+            );
+            headers
+        };
+        // The first started, then used after the second: the second is the least
+        // recently used (the pauses keep the instants apart on any clock).
         let (first, _) = sessions.start();
-        for _ in 0..MAX_SESSIONS {
+        std::thread::sleep(Duration::from_millis(2));
+        let (second, _) = sessions.start();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(sessions.find(&with_cookie(&first)).is_some());
+        std::thread::sleep(Duration::from_millis(2));
+        for _ in 0..MAX_SESSIONS - 1 {
             sessions.start();
         }
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::COOKIE,
-            HeaderValue::from_str(&format!("{COOKIE}8080={first}")).unwrap(),
-        );
-        assert!(sessions.find(&headers).is_none());
         assert_eq!(sessions.entries.lock().unwrap().len(), MAX_SESSIONS);
+        assert!(sessions.find(&with_cookie(&second)).is_none());
+        assert!(sessions.find(&with_cookie(&first)).is_some());
     }
 }

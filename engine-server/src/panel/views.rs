@@ -2,11 +2,12 @@
 //! JSON by the admin API and rendered as HTML by the pages, so that the two never
 //! disagree.
 
-use engine_core::{Agent, Engine};
+use engine_core::{Agent, Engine, LeftOut};
 use plugin_sdk::engine::SecretSpec;
 use plugin_sdk::hook::Event;
 use plugin_sdk::secrets::SecretKind;
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 
 use super::locale::{humanized, Locale};
 use engine_core::config::SecretOrigin;
@@ -146,16 +147,24 @@ pub(crate) fn agent_tools(
 ) -> AgentTools {
     let tag = locale.tag();
     let config = agent.config();
+    // Looked up once per tool: an agent switched in the panel lists nearly every tool.
+    let listed: Option<HashSet<&str>> = config
+        .tools
+        .as_ref()
+        .map(|listed| listed.iter().map(String::as_str).collect());
+    let left_out: HashMap<&str, &LeftOut> = agent
+        .left_out()
+        .iter()
+        .map(|left| (left.tool.as_str(), left))
+        .collect();
     let plugins = engine
         .plugins()
         .map(|(plugin, tools)| {
             let mut categories: Vec<Category> = Vec::new();
             for tool in tools {
                 let descriptor = tool.descriptor();
-                let left_out = agent
-                    .left_out()
-                    .iter()
-                    .find(|left| left.tool == tool.id())
+                let left_out = left_out
+                    .get(tool.id())
                     .map(|left| left.reasons.clone())
                     .unwrap_or_default();
                 let annotations = &descriptor.annotations;
@@ -179,10 +188,9 @@ pub(crate) fn agent_tools(
                     } else {
                         "tool"
                     },
-                    enabled: config
-                        .tools
+                    enabled: listed
                         .as_ref()
-                        .is_none_or(|listed| listed.iter().any(|id| id == tool.id())),
+                        .is_none_or(|listed| listed.contains(tool.id())),
                     equipped: left_out.is_empty(),
                     left_out,
                     secrets: descriptor

@@ -690,6 +690,21 @@ fn form_post(authority: &str, path: &str, headers: &str, body: &str) -> String {
     )
 }
 
+/// The session cookie `answer` sets, as a `cookie` header's value.
+fn session_of(answer: &str) -> &str {
+    let set = header(answer, "set-cookie").unwrap_or_else(|| panic!("a session: {answer}"));
+    set.split(';').next().unwrap()
+}
+
+/// The CSRF token of the panel's page `page` (its `<meta name="csrf">`).
+fn csrf_of(page: &str) -> &str {
+    let after = page
+        .split("name=\"csrf\" content=\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("a CSRF token: {page}"));
+    after.split('"').next().unwrap()
+}
+
 /// The value of the header `name` in `answer`'s head.
 fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
     let head = answer.split("\r\n\r\n").next().unwrap();
@@ -728,18 +743,12 @@ fn a_sessions_write_needs_its_csrf_token_and_a_session_opens_no_mcp() {
         cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict"),
         "{cookie}"
     );
-    let session = cookie.split(';').next().unwrap();
+    let session = session_of(&signed);
     let page = exchange(
         &authority,
         &format!("GET /agents/bot/tools HTTP/1.1\r\nhost: {authority}\r\naccept: text/html\r\ncookie: {session}\r\nconnection: close\r\n\r\n"),
     );
-    let csrf = page
-        .split("name=\"csrf\" content=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap();
+    let csrf = csrf_of(&page);
     let before = std::fs::read_to_string(setup.config()).unwrap();
     let switch = "/v1/admin/agents/bot/tools";
     let with_cookie = format!("cookie: {session}\r\n");
@@ -834,14 +843,16 @@ fn without_a_token_a_browsers_admin_write_needs_the_panels_session_and_a_script_
     );
     assert!(from_a_page.starts_with("HTTP/1.1 403"), "{from_a_page}");
     assert_eq!(std::fs::read_to_string(setup.config()).unwrap(), before);
-    // A script on this machine, as `/mcp` serves one.
-    let body = r#"{"tool":"weather:weather","enabled":false}"#;
+    // A script on this machine, as `/mcp` serves one; a wire name names the tool too,
+    // and its id is what the file gets.
+    let body = r#"{"tool":"weather__weather","enabled":false}"#;
     let script = exchange(
         &authority,
         &format!("POST {switch} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()),
     );
     assert!(script.starts_with("HTTP/1.1 200"), "{script}");
     assert!(script.contains(r#""changed":true"#), "{script}");
+    assert!(script.contains(r#""tool":"weather:weather""#), "{script}");
     // A page opened gets a session, whose forms carry its CSRF token.
     let page = exchange(&authority, &format!("GET /agents/bot/tools HTTP/1.1\r\nhost: {authority}\r\naccept: text/html\r\nconnection: close\r\n\r\n"));
     assert!(
@@ -852,5 +863,21 @@ fn without_a_token_a_browsers_admin_write_needs_the_panels_session_and_a_script_
         page.contains("name=\"csrf\" value=\""),
         "the forms carry the token"
     );
+    // That session's write needs its token, and with it is done.
+    let listed = || std::fs::read_to_string(setup.config()).unwrap();
+    assert!(listed().contains("tools = [\""), "{}", listed());
+    assert!(!listed().contains("weather"), "{}", listed());
+    let with_cookie = format!("cookie: {}\r\n", session_of(&page));
+    let csrf = csrf_of(&page);
+    let forged = form_post(&authority, switch, &with_cookie, "enable=weather%3Aweather");
+    assert!(forged.starts_with("HTTP/1.1 403"), "{forged}");
+    let done = form_post(
+        &authority,
+        switch,
+        &with_cookie,
+        &format!("enable=weather%3Aweather&back=%2F&csrf={csrf}"),
+    );
+    assert!(done.starts_with("HTTP/1.1 303"), "{done}");
+    assert!(listed().contains("\"weather:weather\""), "{}", listed());
     drop(served);
 }

@@ -209,20 +209,18 @@ def extension_error(driver, plan):
     driver.get(plan["base"] + "/extensions")
     # The panel's script has asked the API once: the file below is then a change.
     wait(driver).until(lambda d: d.find_element(By.TAG_NAME, "main").get_attribute("data-polled"))
-    with open(plan["file"], "w") as broken:
-        broken.write(plan["broken"])
+    with open(plan["file"], "w") as file:
+        file.write(plan["broken"])
     dropped = time.monotonic()
     name = os.path.basename(plan["file"])
     row = f'tr.extension[data-path$="{name}"]'
-    # Waits past the issue's 5 s, so that a late page says how late (the Rust side
-    # asserts the 5 s).
-    broken = wait(driver, 30).until(lambda d: (shown := extension_row(d, row)) and shown["error"] and shown)
+    broken = extension_row_once(driver, row, lambda shown: shown["error"])
     seconds = time.monotonic() - dropped
     driver.save_screenshot(plan["screenshot"])
     # Mended, it offers its tool.
-    with open(plan["file"], "w") as mended:
-        mended.write(plan["mended"])
-    mended = wait(driver, 30).until(lambda d: (shown := extension_row(d, row)) and not shown["error"] and shown["tools"] and shown)
+    with open(plan["file"], "w") as file:
+        file.write(plan["mended"])
+    mended = extension_row_once(driver, row, lambda shown: not shown["error"] and shown["tools"])
     return {
         "error": broken["error"],
         "state": broken["state"],
@@ -230,6 +228,17 @@ def extension_error(driver, plan):
         "mended_state": mended["state"],
         "mended_tools": mended["tools"],
     }
+
+
+def extension_row_once(driver, row, ready):
+    """What `extension_row` reads, once it is `ready`. Waits past the issue's 5 s, so
+    that a late page says how late (panel.rs asserts the 5 s)."""
+
+    def read(driver):
+        shown = extension_row(driver, row)
+        return shown if shown and ready(shown) else None
+
+    return wait(driver, 30).until(read)
 
 
 def extension_row(driver, row):
